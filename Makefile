@@ -1,0 +1,40 @@
+# `make demo` and `make test` work on a fresh machine with Python 3 and make:
+# each (re)creates .venv when it is missing or pyproject.toml changed.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.devplan-installed
+
+.PHONY: test demo lint pytest lit bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
+	@touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/ruff check --quiet .
+	$(BIN)/pytest -q tests
+	$(BIN)/lit -q --order=smart tests/filecheck
+	@echo "lit: all FileCheck tests passed"
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q tests
+
+lit: $(STAMP)
+	$(BIN)/lit -v tests/filecheck
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pyright
+
+demo: $(STAMP)
+	@$(BIN)/python examples/demo.py
+
+bench: $(STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,99 @@
+"""`devplan-opt`: xDSL's opt driver with every devplan dialect and pass.
+
+On top of `xdsl-opt` it gives parsed ops their source locations, verifies with
+located diagnostics, and turns every user error (bad IR, unknown pass or option,
+missing file) into one message and exit status 1; `--debug` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from .. import __version__
+from ..diagnostics import DevplanError, LocatingParser, register_source, verify_located
+
+
+class DevplanOptMain(xDSLOptMain):
+    """`xDSLOptMain` with source locations and located verification."""
+
+    version_format = f"devplan-opt {__version__} (xdsl {{xdsl_version}})"
+    _line_offset: int = 0
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(description="devplan modular optimizer driver", args=args)
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+
+        def parse_mlir(io: IO[bytes]) -> ModuleOp:
+            text = io.read().decode("utf-8", "replace")
+            name = self.get_input_name()
+            if self._line_offset == 0:
+                register_source(name, text)
+            parser = LocatingParser(self.ctx, text, name)
+            parser.line_offset = self._line_offset
+            return parser.parse_module(not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse_mlir
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        self._line_offset = start_offset
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        verify_located(prog)
+        super().apply_passes(prog)
+        verify_located(prog)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--debug", action="store_true", help="show Python tracebacks for errors"
+        )
+
+
+def user_error_text(error: BaseException) -> str | None:
+    """The message to print for a user error, or None when `error` is a bug."""
+    if isinstance(error, ParseError | DiagnosticException | DevplanError):
+        return str(error)
+    if isinstance(error, ArgSpecParseError):
+        return f"error: {error}"
+    if isinstance(error, FileNotFoundError | IsADirectoryError | PermissionError):
+        return f"error: cannot read '{error.filename}': {error.strerror}"
+    if isinstance(error, ValueError):
+        return f"error: {error}"
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        DevplanOptMain(args=args).run()
+    except (Exception, ArgSpecParseError) as e:
+        text = user_error_text(e)
+        if debug:
+            raise
+        if text is None:
+            print(
+                f"devplan-opt: internal error: {type(e).__name__}: {e} "
+                "(rerun with --debug for a traceback)",
+                file=sys.stderr,
+            )
+            return 2
+        print(text, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""devplan's xDSL universe: every devplan dialect and pass, for plain `xdsl-opt`.
+
+Registered under the `xdsl.universe` entry-point group in `pyproject.toml`. Values
+are zero-argument factories so that tool start-up imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _target() -> Dialect:
+    from .dialects.target import TargetDialect
+
+    return TargetDialect
+
+
+def _vdev() -> Dialect:
+    from .dialects.vdev import Vdev
+
+    return Vdev
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "target": _target,
+    "vdev": _vdev,
+}
+"""Dialect name -> factory."""
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+"""Pass name -> factory."""
+
+UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
