@@ -31,7 +31,8 @@ lint: $(STAMP)
 	$(BIN)/pyright
 
 demo: $(STAMP)
-	@$(BIN)/python examples/demo.py
+	@echo "== devplan-opt examples/targets.mlir  (targets, printed canonically)"
+	@$(BIN)/devplan-opt examples/targets.mlir
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b; done
