@@ -16,6 +16,7 @@ Errors raised from here are `DevplanError`s (or xDSL's `ParseError` and
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
@@ -175,11 +176,28 @@ class LocatingParser(Parser):
             raise LocatedParseError(_point_at_op_name(e), e.msg) from None
 
 
+ModuleVerifier = Callable[[Operation], None]
+"""A dialect-level check of a whole module (e.g. its discardable attributes)."""
+
+_module_verifiers: dict[str, ModuleVerifier] = {}
+
+
+def register_module_verifier(name: str, verifier: ModuleVerifier) -> None:
+    """Have `verify_located` also run `verifier(module)` after the op verifiers.
+
+    For checks no single op owns, such as a dialect's discardable attributes (MLIR's
+    `verifyOperationAttribute`); `verifier` raises a `LocatedError`. Registering
+    the same `name` again replaces the earlier verifier.
+    """
+    _module_verifiers[name] = verifier
+
+
 def verify_located(module: Operation) -> None:
     """Verify `module` op by op; the first failure becomes a located diagnostic.
 
     Ops are verified outermost first without their nested ops, so a message points
-    at the innermost op that is actually wrong rather than at the module.
+    at the innermost op that is actually wrong rather than at the module. Then the
+    registered module verifiers run.
     """
     for op in module.walk():
         try:
@@ -189,6 +207,8 @@ def verify_located(module: Operation) -> None:
                 raise
             message = str(e).removeprefix("Operation does not verify: ").strip()
             raise error_at(op, f"'{op.name}' {message}") from e
+    for verifier in list(_module_verifiers.values()):
+        verifier(module)
 
 
 __all__ = [
@@ -201,6 +221,7 @@ __all__ = [
     "format_diagnostic",
     "format_parse_error",
     "location_of",
+    "register_module_verifier",
     "register_source",
     "verify_located",
 ]
