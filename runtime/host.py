@@ -1,0 +1,882 @@
+"""Host code compiled to Python closures: `func`, `arith`, `math`, `scf`, and `memref`.
+
+The executor turns every function of a level-2 module into Python callables once,
+before anything runs, so running a program never walks IR:
+
+* Each SSA value of a function gets a *slot*, an index into a flat Python list (the
+  function's *frame*); a call makes a fresh frame, so recursion works.
+* Each op becomes a *step*, a closure `step(frame) -> None` that reads its operand
+  slots and writes its result slots. A block is its list of steps; a region-holding
+  op (`scf.for`, `scf.if`, `scf.while`) is one step whose closure runs the steps of
+  its blocks.
+* Op compilers live in a table keyed by op name (`HOST_OPS`); the executor adds the
+  `device` ops to the same table, so host and device ops compile the same way.
+
+Run-time values of host code:
+
+* integers (`index`, `iN`) are Python ints in two's-complement signed form, wrapped
+  to their width after every op (MLIR's arith semantics); `i1` is a Python bool;
+* floats are NumPy scalars of their width (`np.float16/32/64`), so `f32` arithmetic
+  rounds like `f32`; floating-point exceptions follow IEEE (no warnings);
+* memrefs in host memory (no memory space) are NumPy arrays; memrefs in a device's
+  memory are whatever the executor's `memory` hooks give (runtime buffers).
+
+Nothing is clamped or wrapped silently: an index outside a memref, a division by
+zero, a non-positive `scf.for` step, a float-to-integer conversion of NaN or of an
+out-of-range value all raise a located `DevplanError`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from ..diagnostics import DevplanError, error_at
+
+Frame = list[Any]
+"""A function activation: one entry per SSA value slot."""
+
+Step = Callable[[Frame], None]
+"""One compiled op."""
+
+Getter = Callable[[Frame], Any]
+"""Reads one run-time value out of a frame."""
+
+
+class Compiler(Protocol):
+    """What an op compiler may ask of the compiler driving it."""
+
+    def slot(self, value: SSAValue) -> int:
+        """The frame index of `value` in the function being compiled."""
+        ...
+
+    def compile_block(self, block: Block) -> Step:
+        """The block's ops (without its terminator) as one step."""
+        ...
+
+    def host_memory(self, op: Operation, value: SSAValue, write: bool) -> Getter:
+        """A getter giving the NumPy array behind memref `value` for host code `op`.
+
+        It raises a located error when the host cannot see that memory (device
+        memory, freed memory).
+        """
+        ...
+
+    def call_target(self, op: Operation, name: str) -> CompiledFunction:
+        """The compiled function `name` (possibly not yet filled in: recursion)."""
+        ...
+
+
+OpCompiler = Callable[[Compiler, Operation], Step]
+
+HOST_OPS: dict[str, OpCompiler] = {}
+"""Op name -> compiler for every op the executor runs in host code."""
+
+
+def _register(*names: str) -> Callable[[OpCompiler], OpCompiler]:
+    def decorate(fn: OpCompiler) -> OpCompiler:
+        for name in names:
+            HOST_OPS[name] = fn
+        return fn
+
+    return decorate
+
+
+# ---------------------------------------------------------------------------------------
+# Scalar types
+
+
+def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
+    """The NumPy dtype of an element or scalar type (`index` is `int64`, `i1` is `bool`)."""
+    spelled = str(type_)
+    if isinstance(type_, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(type_, IntegerType):
+        width = type_.bitwidth
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width in (8, 16, 32, 64):
+            signed = not spelled.startswith("ui")
+            return np.dtype(f"{'i' if signed else 'u'}{width // 8}")
+    if isinstance(type_, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(type_, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(type_, Float64Type):
+        return np.dtype(np.float64)
+    raise DevplanError(f"error: the executor does not support values of type {type_}")
+
+
+def element_type(type_: Attribute) -> Attribute:
+    """The element type of a memref type."""
+    memref_type: Any = type_
+    element: Attribute = memref_type.element_type
+    return element
+
+
+def int_width(type_: Attribute) -> int:
+    """Bit width of an integer-like type (`index` counts as 64)."""
+    if isinstance(type_, IndexType):
+        return 64
+    if isinstance(type_, IntegerType):
+        return type_.bitwidth
+    raise DevplanError(f"error: expected an integer or index type, got {type_}")
+
+
+def wrapper(type_: Attribute) -> Callable[[int], Any]:
+    """Wraps a Python int to `type_`'s width in signed two's complement (i1 -> bool)."""
+    width = int_width(type_)
+    if width == 1:
+        return lambda x: bool(x & 1)
+    half, mask = 1 << (width - 1), (1 << width) - 1
+    return lambda x: ((x + half) & mask) - half
+
+
+def signed(x: Any) -> int:
+    """The signed reading of an integer value (`i1` true is -1)."""
+    return -1 if x is True else int(x)
+
+
+def is_integer_like(type_: Attribute) -> bool:
+    """Whether `type_` is `index` or an integer type."""
+    return isinstance(type_, IndexType | IntegerType)
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool | np.bool_)
+
+
+def _is_number(value: object, floats: bool) -> bool:
+    if _is_bool(value):
+        return False
+    if floats:
+        return isinstance(value, int | float | np.integer | np.floating)
+    return isinstance(value, int | np.integer)
+
+
+def from_python(type_: Attribute, value: object, what: str) -> Any:
+    """A Python or NumPy scalar given by a user as a run-time value of `type_`."""
+    got = f"got {_type_name(value)} {value!r}"
+    number: Any = value
+    if is_integer_like(type_):
+        width = int_width(type_)
+        if not (_is_number(value, floats=False) or (width == 1 and _is_bool(value))):
+            raise DevplanError(f"error: {what} is {type_}, {got}")
+        v = int(number)
+        lo, hi = (0, 1) if width == 1 else (-(1 << (width - 1)), (1 << width) - 1)
+        if not lo <= v <= hi:
+            raise DevplanError(f"error: {what} is {type_}, and {v} does not fit in it")
+        return wrapper(type_)(v)
+    if isinstance(type_, AnyFloat):
+        if not _is_number(value, floats=True):
+            raise DevplanError(f"error: {what} is {type_}, {got}")
+        return numpy_dtype(type_).type(number)
+    raise DevplanError(f"error: {what} has type {type_}, which the executor cannot pass in")
+
+
+def to_numpy_scalar(type_: Attribute, value: Any) -> np.generic:
+    """A run-time scalar as the NumPy scalar of its type (how results are returned)."""
+    dtype = numpy_dtype(type_)
+    if dtype.kind == "u":
+        return dtype.type(int(value) & ((1 << (dtype.itemsize * 8)) - 1))
+    return dtype.type(value)
+
+
+# ---------------------------------------------------------------------------------------
+# Functions
+
+
+@dataclass(eq=False)
+class CompiledFunction:
+    """A `func.func` compiled to closures: `fn(args) -> results` (run-time values)."""
+
+    name: str
+    op: func.FuncOp
+    nslots: int = 0
+    arg_slots: tuple[int, ...] = ()
+    body: Step | None = None
+    result_slots: tuple[int, ...] = ()
+    slots: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
+
+    def __call__(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        body = self.body
+        if body is None:
+            raise error_at(self.op, f"function @{self.name} is a declaration without a body")
+        frame: Frame = [None] * self.nslots
+        for slot, value in zip(self.arg_slots, args, strict=True):
+            frame[slot] = value
+        body(frame)
+        return tuple(frame[s] for s in self.result_slots)
+
+
+def run_steps(steps: Sequence[Step]) -> Step:
+    """One step running `steps` in order (specialised for short blocks)."""
+    steps = tuple(steps)
+    if not steps:
+        return lambda f: None
+    if len(steps) == 1:
+        return steps[0]
+
+    def run(f: Frame) -> None:
+        for s in steps:
+            s(f)
+
+    return run
+
+
+def terminator_slots(c: Compiler, region: Region) -> tuple[int, ...]:
+    """Slots of the values the region's single block yields (its terminator's operands)."""
+    block = region.block
+    last = block.last_op
+    if last is None:
+        return ()
+    return tuple(c.slot(v) for v in last.operands)
+
+
+@_register("func.call")
+def _call(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, func.CallOp)
+    callee = c.call_target(op, op.callee.string_value())
+    args = tuple(c.slot(v) for v in op.arguments)
+    results = tuple(c.slot(v) for v in op.res)
+
+    def run(f: Frame) -> None:
+        out = callee([f[a] for a in args])
+        for r, v in zip(results, out, strict=True):
+            f[r] = v
+
+    return run
+
+
+# ---------------------------------------------------------------------------------------
+# arith
+
+
+@_register("arith.constant")
+def _constant(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, arith.ConstantOp)
+    value = op.value
+    r = c.slot(op.result)
+    if isinstance(value, IntegerAttr):
+        v: Any = wrapper(value.type)(value.value.data)
+    elif isinstance(value, FloatAttr):
+        v = numpy_dtype(value.type).type(value.value.data)
+    else:
+        raise error_at(op, f"'arith.constant' of {value} is not supported in host code")
+
+    def run(f: Frame) -> None:
+        f[r] = v
+
+    return run
+
+
+def _binary(c: Compiler, op: Operation, fn: Callable[[Any, Any], Any]) -> Step:
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        f[r] = fn(f[a], f[b])
+
+    return run
+
+
+def _int_binary(fn: Callable[[int, int], int]) -> OpCompiler:
+    def compile_(c: Compiler, op: Operation) -> Step:
+        wrap = wrapper(op.results[0].type)
+        return _binary(c, op, lambda x, y: wrap(fn(signed(x), signed(y))))
+
+    return compile_
+
+
+def _unsigned_binary(fn: Callable[[int, int], int]) -> OpCompiler:
+    def compile_(c: Compiler, op: Operation) -> Step:
+        wrap = wrapper(op.results[0].type)
+        mask = (1 << int_width(op.results[0].type)) - 1
+        return _binary(c, op, lambda x, y: wrap(fn(int(x) & mask, int(y) & mask)))
+
+    return compile_
+
+
+def _checked_division(fn: Callable[[int, int], int], unsigned: bool) -> OpCompiler:
+    def compile_(c: Compiler, op: Operation) -> Step:
+        wrap = wrapper(op.results[0].type)
+        mask = (1 << int_width(op.results[0].type)) - 1
+        read: Callable[[Any], int] = (lambda x: int(x) & mask) if unsigned else signed
+        a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+        def run(f: Frame) -> None:
+            y = read(f[b])
+            if y == 0:
+                raise error_at(op, f"'{op.name}' divides {read(f[a])} by zero")
+            f[r] = wrap(fn(read(f[a]), y))
+
+        return run
+
+    return compile_
+
+
+def _trunc_div(x: int, y: int) -> int:
+    q = abs(x) // abs(y)
+    return q if (x < 0) == (y < 0) else -q
+
+
+def _trunc_rem(x: int, y: int) -> int:
+    return x - y * _trunc_div(x, y)
+
+
+def _ceil_div(x: int, y: int) -> int:
+    return -((-x) // y)
+
+
+_INT_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "arith.addi": operator.add,
+    "arith.subi": operator.sub,
+    "arith.muli": operator.mul,
+    "arith.andi": lambda x, y: x & y,
+    "arith.ori": lambda x, y: x | y,
+    "arith.xori": lambda x, y: x ^ y,
+    "arith.maxsi": max,
+    "arith.minsi": min,
+}
+
+for _name, _fn in _INT_BINARY.items():
+    HOST_OPS[_name] = _int_binary(_fn)
+
+for _name, _fn in {"arith.maxui": max, "arith.minui": min}.items():
+    HOST_OPS[_name] = _unsigned_binary(_fn)
+
+_DIVISIONS: dict[str, tuple[Callable[[int, int], int], bool]] = {
+    "arith.divsi": (_trunc_div, False),
+    "arith.remsi": (_trunc_rem, False),
+    "arith.floordivsi": (lambda x, y: x // y, False),
+    "arith.ceildivsi": (_ceil_div, False),
+    "arith.divui": (lambda x, y: x // y, True),
+    "arith.remui": (operator.mod, True),
+    "arith.ceildivui": (_ceil_div, True),
+}
+
+for _name, (_fn, _unsigned) in _DIVISIONS.items():
+    HOST_OPS[_name] = _checked_division(_fn, _unsigned)
+
+
+def _shift(kind: str) -> OpCompiler:
+    def compile_(c: Compiler, op: Operation) -> Step:
+        type_ = op.results[0].type
+        width, wrap = int_width(type_), wrapper(type_)
+        mask = (1 << width) - 1
+        a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+        def run(f: Frame) -> None:
+            amount = int(f[b]) & mask
+            if amount >= width:
+                raise error_at(op, f"'{op.name}' shifts a {type_} value by {amount} bits")
+            x = f[a]
+            if kind == "shli":
+                f[r] = wrap(int(x) << amount)
+            elif kind == "shrsi":
+                f[r] = wrap(signed(x) >> amount)
+            else:
+                f[r] = wrap((int(x) & mask) >> amount)
+
+        return run
+
+    return compile_
+
+
+for _kind in ("shli", "shrsi", "shrui"):
+    HOST_OPS[f"arith.{_kind}"] = _shift(_kind)
+
+
+def _float_binary(fn: Callable[[Any, Any], Any]) -> OpCompiler:
+    def compile_(c: Compiler, op: Operation) -> Step:
+        cast = numpy_dtype(op.results[0].type).type
+        return _binary(c, op, lambda x, y: cast(fn(x, y)))
+
+    return compile_
+
+
+_FLOAT_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "arith.addf": operator.add,
+    "arith.subf": operator.sub,
+    "arith.mulf": operator.mul,
+    "arith.divf": np.divide,
+    "arith.remf": np.fmod,
+    "arith.maximumf": np.maximum,
+    "arith.minimumf": np.minimum,
+    "arith.maxnumf": np.fmax,
+    "arith.minnumf": np.fmin,
+    "math.powf": np.power,
+    "math.atan2": np.arctan2,
+    "math.copysign": np.copysign,
+}
+
+for _name, _fn in _FLOAT_BINARY.items():
+    HOST_OPS[_name] = _float_binary(_fn)
+
+
+def _unary(fn: Callable[[Any], Any]) -> OpCompiler:
+    def compile_(c: Compiler, op: Operation) -> Step:
+        cast = numpy_dtype(op.results[0].type).type
+        a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+        def run(f: Frame) -> None:
+            f[r] = cast(fn(f[a]))
+
+        return run
+
+    return compile_
+
+
+_FLOAT_UNARY: dict[str, Callable[[Any], Any]] = {
+    "arith.negf": np.negative,
+    "math.absf": np.abs,
+    "math.sqrt": np.sqrt,
+    "math.rsqrt": lambda x: 1 / np.sqrt(x),
+    "math.exp": np.exp,
+    "math.exp2": np.exp2,
+    "math.expm1": np.expm1,
+    "math.log": np.log,
+    "math.log2": np.log2,
+    "math.log10": np.log10,
+    "math.log1p": np.log1p,
+    "math.sin": np.sin,
+    "math.cos": np.cos,
+    "math.tan": np.tan,
+    "math.asin": np.arcsin,
+    "math.acos": np.arccos,
+    "math.atan": np.arctan,
+    "math.sinh": np.sinh,
+    "math.cosh": np.cosh,
+    "math.tanh": np.tanh,
+    "math.asinh": np.arcsinh,
+    "math.acosh": np.arccosh,
+    "math.atanh": np.arctanh,
+    "math.cbrt": np.cbrt,
+    "math.erf": lambda x: math.erf(float(x)),
+    "math.floor": np.floor,
+    "math.ceil": np.ceil,
+    "math.trunc": np.trunc,
+    "math.round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x),
+    "math.roundeven": np.round,
+}
+
+for _name, _fn in _FLOAT_UNARY.items():
+    HOST_OPS[_name] = _unary(_fn)
+
+
+@_register("math.absi")
+def _absi(c: Compiler, op: Operation) -> Step:
+    wrap = wrapper(op.results[0].type)
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        f[r] = wrap(abs(signed(f[a])))
+
+    return run
+
+
+@_register("math.fma")
+def _fma(c: Compiler, op: Operation) -> Step:
+    cast = numpy_dtype(op.results[0].type).type
+    a, b, d, r = (c.slot(v) for v in (*op.operands, op.results[0]))
+
+    def run(f: Frame) -> None:
+        f[r] = cast(f[a] * f[b] + f[d])
+
+    return run
+
+
+_CMPI: dict[int, tuple[Callable[[Any, Any], bool], bool]] = {
+    0: (operator.eq, False),
+    1: (operator.ne, False),
+    2: (operator.lt, False),
+    3: (operator.le, False),
+    4: (operator.gt, False),
+    5: (operator.ge, False),
+    6: (operator.lt, True),
+    7: (operator.le, True),
+    8: (operator.gt, True),
+    9: (operator.ge, True),
+}
+
+
+@_register("arith.cmpi")
+def _cmpi(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, arith.CmpiOp)
+    compare, unsigned = _CMPI[op.predicate.value.data]
+    mask = (1 << int_width(op.lhs.type)) - 1
+    if unsigned:
+        return _binary(c, op, lambda x, y: compare(int(x) & mask, int(y) & mask))
+    return _binary(c, op, lambda x, y: compare(signed(x), signed(y)))
+
+
+def _ordered(fn: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    return lambda x, y: not (math.isnan(x) or math.isnan(y)) and fn(x, y)
+
+
+def _unordered(fn: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    return lambda x, y: math.isnan(x) or math.isnan(y) or fn(x, y)
+
+
+_CMPF: dict[int, Callable[[Any, Any], bool]] = {
+    0: lambda x, y: False,
+    1: _ordered(operator.eq),
+    2: _ordered(operator.gt),
+    3: _ordered(operator.ge),
+    4: _ordered(operator.lt),
+    5: _ordered(operator.le),
+    6: _ordered(operator.ne),
+    7: lambda x, y: not (math.isnan(x) or math.isnan(y)),
+    8: _unordered(operator.eq),
+    9: _unordered(operator.gt),
+    10: _unordered(operator.ge),
+    11: _unordered(operator.lt),
+    12: _unordered(operator.le),
+    13: _unordered(operator.ne),
+    14: lambda x, y: math.isnan(x) or math.isnan(y),
+    15: lambda x, y: True,
+}
+
+
+@_register("arith.cmpf")
+def _cmpf(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, arith.CmpfOp)
+    compare = _CMPF[op.predicate.value.data]
+    return _binary(c, op, lambda x, y: bool(compare(x, y)))
+
+
+@_register("arith.select")
+def _select(c: Compiler, op: Operation) -> Step:
+    cond, a, b, r = (c.slot(v) for v in (*op.operands, op.results[0]))
+
+    def run(f: Frame) -> None:
+        f[r] = f[a] if f[cond] else f[b]
+
+    return run
+
+
+@_register("arith.index_cast", "arith.extsi", "arith.trunci")
+def _int_cast(c: Compiler, op: Operation) -> Step:
+    wrap = wrapper(op.results[0].type)
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        f[r] = wrap(signed(f[a]))
+
+    return run
+
+
+@_register("arith.extui", "arith.index_castui")
+def _unsigned_int_cast(c: Compiler, op: Operation) -> Step:
+    wrap = wrapper(op.results[0].type)
+    mask = (1 << int_width(op.operands[0].type)) - 1
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        f[r] = wrap(int(f[a]) & mask)
+
+    return run
+
+
+@_register("arith.sitofp", "arith.uitofp")
+def _int_to_float(c: Compiler, op: Operation) -> Step:
+    cast = numpy_dtype(op.results[0].type).type
+    mask = (1 << int_width(op.operands[0].type)) - 1
+    read: Callable[[Any], int] = (lambda x: int(x) & mask) if op.name.endswith("uitofp") else signed
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        f[r] = cast(read(f[a]))
+
+    return run
+
+
+@_register("arith.fptosi", "arith.fptoui")
+def _float_to_int(c: Compiler, op: Operation) -> Step:
+    type_ = op.results[0].type
+    width, wrap = int_width(type_), wrapper(type_)
+    unsigned = op.name.endswith("fptoui")
+    lo, hi = (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        x = f[a]
+        if not math.isfinite(x) or not lo <= math.trunc(x) <= hi:
+            raise error_at(op, f"'{op.name}' cannot convert {x} to {type_}: out of range")
+        f[r] = wrap(math.trunc(x))
+
+    return run
+
+
+@_register("arith.extf", "arith.truncf")
+def _float_cast(c: Compiler, op: Operation) -> Step:
+    return _unary(lambda x: x)(c, op)
+
+
+# ---------------------------------------------------------------------------------------
+# scf
+
+
+@_register("scf.for")
+def _for(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, scf.ForOp)
+    lb, ub, st = c.slot(op.lb), c.slot(op.ub), c.slot(op.step)
+    block = op.body.block
+    iv = c.slot(block.args[0])
+    carried = tuple(c.slot(a) for a in block.args[1:])
+    inits = tuple(c.slot(v) for v in op.iter_args)
+    results = tuple(c.slot(v) for v in op.res)
+    yields = terminator_slots(c, op.body)
+    body = c.compile_block(block)
+
+    if not carried:
+
+        def run_plain(f: Frame) -> None:
+            step = f[st]
+            if step <= 0:
+                raise error_at(op, f"'scf.for' step must be positive, got {step}")
+            for i in range(f[lb], f[ub], step):
+                f[iv] = i
+                body(f)
+
+        return run_plain
+
+    def run(f: Frame) -> None:
+        step = f[st]
+        if step <= 0:
+            raise error_at(op, f"'scf.for' step must be positive, got {step}")
+        values = [f[s] for s in inits]
+        for k, v in zip(carried, values, strict=True):
+            f[k] = v
+        for i in range(f[lb], f[ub], step):
+            f[iv] = i
+            body(f)
+            values = [f[y] for y in yields]
+            for k, v in zip(carried, values, strict=True):
+                f[k] = v
+        for r, k in zip(results, carried, strict=True):
+            f[r] = f[k]
+
+    return run
+
+
+@_register("scf.if")
+def _if(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, scf.IfOp)
+    cond = c.slot(op.cond)
+    results = tuple(c.slot(v) for v in op.output)
+    then = c.compile_block(op.true_region.block)
+    then_yields = terminator_slots(c, op.true_region)
+    has_else = bool(op.false_region.blocks)
+    orelse = c.compile_block(op.false_region.block) if has_else else None
+    else_yields = terminator_slots(c, op.false_region) if has_else else ()
+
+    def run(f: Frame) -> None:
+        if f[cond]:
+            then(f)
+            yields = then_yields
+        elif orelse is not None:
+            orelse(f)
+            yields = else_yields
+        else:
+            return
+        values = [f[y] for y in yields]
+        for r, v in zip(results, values, strict=True):
+            f[r] = v
+
+    return run
+
+
+@_register("scf.while")
+def _while(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, scf.WhileOp)
+    before, after = op.before_region.block, op.after_region.block
+    before_args = tuple(c.slot(a) for a in before.args)
+    after_args = tuple(c.slot(a) for a in after.args)
+    inits = tuple(c.slot(v) for v in op.arguments)
+    results = tuple(c.slot(v) for v in op.res)
+    condition = before.last_op
+    assert isinstance(condition, scf.ConditionOp)
+    cond = c.slot(condition.condition)
+    forwarded = tuple(c.slot(v) for v in condition.args)
+    yields = terminator_slots(c, op.after_region)
+    run_before, run_after = c.compile_block(before), c.compile_block(after)
+
+    def run(f: Frame) -> None:
+        values = [f[s] for s in inits]
+        while True:
+            for k, v in zip(before_args, values, strict=True):
+                f[k] = v
+            run_before(f)
+            values = [f[s] for s in forwarded]
+            if not f[cond]:
+                break
+            for k, v in zip(after_args, values, strict=True):
+                f[k] = v
+            run_after(f)
+            values = [f[y] for y in yields]
+        for r, v in zip(results, values, strict=True):
+            f[r] = v
+
+    return run
+
+
+# ---------------------------------------------------------------------------------------
+# memref on host memory
+
+
+def shape_with(
+    op: Operation, type_: MemRefType, dynamic: Sequence[int]
+) -> Callable[[Frame], tuple[int, ...]]:
+    """The concrete shape of an allocation of `type_` whose `?` sizes are in `dynamic` slots."""
+    static = [d.data for d in type_.shape]
+    positions = [i for i, d in enumerate(static) if d < 0]
+    if len(positions) != len(dynamic):
+        raise error_at(op, f"'{op.name}' needs {len(positions)} dynamic sizes for {type_}")
+    if not positions:
+        fixed = tuple(static)
+        return lambda f: fixed
+
+    def shape(f: Frame) -> tuple[int, ...]:
+        dims = list(static)
+        for i, s in zip(positions, dynamic, strict=True):
+            n = f[s]
+            if n < 0:
+                raise error_at(op, f"'{op.name}' of {type_} with negative size {n}")
+            dims[i] = n
+        return tuple(dims)
+
+    return shape
+
+
+@_register("memref.alloc", "memref.alloca")
+def _alloc(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, memref.AllocOp | memref.AllocaOp)
+    type_ = op.memref.type
+    assert isinstance(type_, MemRefType)
+    if not isinstance(type_.memory_space, NoneAttr):
+        raise error_at(
+            op,
+            f"'{op.name}' allocates {type_} in device memory; "
+            "use 'device.alloc' for memory of a device",
+        )
+    shape = shape_with(op, type_, [c.slot(v) for v in op.dynamic_sizes])
+    dtype = numpy_dtype(type_.element_type)
+    r = c.slot(op.memref)
+
+    def run(f: Frame) -> None:
+        f[r] = np.zeros(shape(f), dtype)
+
+    return run
+
+
+def _index_checker(
+    op: Operation, what: str, indices: tuple[int, ...]
+) -> Callable[[Frame, np.ndarray[Any, Any]], tuple[int, ...]]:
+    def check(f: Frame, array: np.ndarray[Any, Any]) -> tuple[int, ...]:
+        index = tuple(f[i] for i in indices)
+        for i, n in zip(index, array.shape, strict=True):
+            if not 0 <= i < n:
+                raise error_at(
+                    op,
+                    f"'{op.name}' index [{', '.join(map(str, index))}] is out of bounds "
+                    f"for {what} of shape {'x'.join(map(str, array.shape)) or 'scalar'}",
+                )
+        return index
+
+    return check
+
+
+@_register("memref.load")
+def _load(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, memref.LoadOp)
+    type_ = op.memref.type
+    assert isinstance(type_, MemRefType)
+    memory = c.host_memory(op, op.memref, write=False)
+    check = _index_checker(op, f"{type_}", tuple(c.slot(v) for v in op.indices))
+    element = element_type(op.memref.type)
+    convert: Callable[[Any], Any] = (
+        (lambda x: wrapper(element)(int(x))) if is_integer_like(element) else (lambda x: x)
+    )
+    r = c.slot(op.res)
+
+    def run(f: Frame) -> None:
+        array = memory(f)
+        f[r] = convert(array[check(f, array)])
+
+    return run
+
+
+@_register("memref.store")
+def _store(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, memref.StoreOp)
+    type_ = op.memref.type
+    assert isinstance(type_, MemRefType)
+    memory = c.host_memory(op, op.memref, write=True)
+    check = _index_checker(op, f"{type_}", tuple(c.slot(v) for v in op.indices))
+    value = c.slot(op.value)
+    dtype = numpy_dtype(element_type(op.memref.type))
+    unsigned_mask = (1 << (dtype.itemsize * 8)) - 1 if dtype.kind == "u" else None
+
+    def run(f: Frame) -> None:
+        array = memory(f)
+        v = f[value]
+        array[check(f, array)] = v if unsigned_mask is None else int(v) & unsigned_mask
+
+    return run
+
+
+@_register("memref.dim")
+def _dim(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, memref.DimOp)
+    source, index, r = c.slot(op.source), c.slot(op.index), c.slot(op.result)
+    type_ = op.source.type
+    rank = type_.get_num_dims() if isinstance(type_, MemRefType) else 0
+
+    def run(f: Frame) -> None:
+        i = f[index]
+        if not 0 <= i < rank:
+            raise error_at(op, f"'memref.dim' index {i} is out of range for rank {rank}")
+        f[r] = int(f[source].shape[i])
+
+    return run
+
+
+__all__ = [
+    "HOST_OPS",
+    "CompiledFunction",
+    "Compiler",
+    "Frame",
+    "Getter",
+    "Step",
+    "from_python",
+    "int_width",
+    "numpy_dtype",
+    "run_steps",
+    "shape_with",
+    "signed",
+    "to_numpy_scalar",
+    "wrapper",
+]
