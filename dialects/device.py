@@ -1,0 +1,809 @@
+"""The `device` dialect: host-side device operations (TVM's DeviceAPI calls as ops).
+
+Level-2 host programs use it to allocate and free device memory (`device.alloc`,
+`device.alloc_workspace`), move data between memories (`device.copy`, and
+`device.copy_async` on a stream, ordered by `!device.token`s and `device.wait`),
+launch kernels of a `kernel.module` on a device (`device.launch`, MLIR's
+`gpu.launch_func`), and query device attributes (`device.attr`, TVM's
+`DeviceAPI::GetAttr`). A memref without a memory space is host memory; a memref whose
+memory space is a `#vdev.device` lives on that device:
+
+```mlir
+%d = device.alloc() : memref<16xf32, #vdev.device<"cuda", 0, ?, "global">>
+device.copy %h to %d : memref<16xf32> to memref<16xf32, #vdev.device<"cuda", 0, ?, "global">>
+device.launch @kernels::@scale on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1)
+    block(%c16, %c1, %c1) args(%d) : memref<16xf32, #vdev.device<"cuda", 0, ?, "global">>
+device.free %d : memref<16xf32, #vdev.device<"cuda", 0, ?, "global">>
+```
+
+Memory effects are declared so xDSL's DCE and CSE keep what matters: allocs allocate,
+frees free, copies read their source and write their destination, launches read and
+write every memref argument, `device.wait` orders everything, and `device.attr` is a
+pure query (except `available_global_memory`, which changes as memory is allocated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_result_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import (
+    AlwaysSpeculatable,
+    EffectInstance,
+    MemoryAllocEffect,
+    MemoryEffect,
+    MemoryEffectKind,
+    MemoryFreeEffect,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.hints import isa
+
+from .kernel import KernelFuncOp, KernelModuleOp
+from .target import TargetAttr
+from .vdev import DeviceAttr, memory_space_of
+
+DEVICE_ATTR_KINDS: dict[str, Literal["int", "string"]] = {
+    "exist": "int",
+    "max_threads_per_block": "int",
+    "warp_size": "int",
+    "max_shared_memory_per_block": "int",
+    "compute_version": "string",
+    "device_name": "string",
+    "max_clock_rate": "int",
+    "multi_processor_count": "int",
+    "max_thread_dimensions": "string",
+    "max_registers_per_block": "int",
+    "gcn_arch": "int",
+    "api_version": "int",
+    "driver_version": "int",
+    "l2_cache_size_bytes": "int",
+    "total_global_memory": "int",
+    "available_global_memory": "int",
+    "image_pitch_alignment": "int",
+}
+"""TVM's `DeviceAttrKind`, in snake case, in TVM's order, with the kind of value it has."""
+
+KERNEL_ONLY_SCOPES = ("shared", "local")
+"""Memory scopes that exist only inside a running kernel (not allocatable by the host)."""
+
+
+@irdl_attr_definition
+class TokenType(ParametrizedAttribute, TypeAttribute):
+    """Completion of asynchronous device work (a copy or a launch on a stream).
+
+    ```mlir
+    %t = device.copy_async [] %h to %d : memref<4xf32> to memref<4xf32, #vdev.device<"cuda", 0>>
+    ```
+    """
+
+    name = "device.token"
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def _memref(value: SSAValue) -> MemRefType[Attribute]:
+    type_ = value.type
+    assert isa(type_, MemRefType[Attribute])
+    return type_
+
+
+def _require_concrete(device: DeviceAttr, what: str) -> None:
+    if isinstance(device.device_type, StringAttr) and isinstance(device.virtual_id, IntAttr):
+        return
+    raise VerifyException(
+        f'{what} needs a device type and id, e.g. #vdev.device<"cuda", 0>; got {device}'
+    )
+
+
+def _kernel_can_reach(launch: DeviceAttr, memory: DeviceAttr | None) -> bool:
+    """Whether kernels on `launch` can address `memory` (None = plain host memory).
+
+    Interim rule until `vdev.kernel_can_reach` lands: plain host memory only from cpu
+    kernels; device memory when its device type and id agree with the launch's.
+    """
+    if memory is None:
+        return launch.device_type == StringAttr("cpu")
+    for mine, theirs in (
+        (launch.device_type, memory.device_type),
+        (launch.virtual_id, memory.virtual_id),
+    ):
+        if not isinstance(theirs, NoneAttr) and mine != theirs:
+            return False
+    return True
+
+
+def _constant_index(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _shapes_agree(a: Sequence[int], b: Sequence[int]) -> int | None:
+    """The first dimension where two static extents differ (None if they agree)."""
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x != DYNAMIC_INDEX and y != DYNAMIC_INDEX and x != y:
+            return i
+    return None
+
+
+def _verify_copy_types(source: MemRefType[Attribute], destination: MemRefType[Attribute]) -> None:
+    what = f"cannot copy {source} to {destination}"
+    if source.element_type != destination.element_type:
+        raise VerifyException(
+            f"{what}: element type {source.element_type} differs from {destination.element_type}"
+        )
+    src_shape, dst_shape = source.get_shape(), destination.get_shape()
+    if len(src_shape) != len(dst_shape):
+        raise VerifyException(f"{what}: rank {len(src_shape)} differs from rank {len(dst_shape)}")
+    dim = _shapes_agree(src_shape, dst_shape)
+    if dim is not None:
+        raise VerifyException(
+            f"{what}: dimension {dim} is {src_shape[dim]} in the source and "
+            f"{dst_shape[dim]} in the destination"
+        )
+
+
+def _verify_device_memory(type_: MemRefType[Attribute], op_name: str, remedy: str) -> DeviceAttr:
+    device = memory_space_of(type_)
+    if device is None:
+        raise VerifyException(
+            f"{op_name} works on device memory, but {type_} is host memory "
+            f"(no memory space); {remedy}"
+        )
+    return device
+
+
+def _verify_allocation(op_name: str, result: MemRefType[Attribute], dynamic_sizes: int) -> None:
+    device = _verify_device_memory(result, op_name, "allocate host memory with memref.alloc")
+    _require_concrete(device, f"{op_name} of {result}")
+    scope = device.memory_scope
+    if isinstance(scope, StringAttr) and scope.data in KERNEL_ONLY_SCOPES:
+        raise VerifyException(
+            f'{op_name} cannot allocate {result}: scope "{scope.data}" exists only '
+            "inside a kernel (use kernel.alloc_shared there)"
+        )
+    wanted = sum(1 for d in result.get_shape() if d == DYNAMIC_INDEX)
+    if dynamic_sizes != wanted:
+        raise VerifyException(
+            f"{op_name} of {result} takes {wanted} dynamic size(s), one per '?' "
+            f"dimension, but got {dynamic_sizes}"
+        )
+
+
+# --- memory effects ----------------------------------------------------------------------
+
+
+class _CopyEffect(MemoryEffect):
+    """A copy reads its source and writes its destination."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        assert isinstance(op, CopyOp | CopyAsyncOp)
+        return frozenset(
+            (
+                EffectInstance(MemoryEffectKind.READ, op.source),
+                EffectInstance(MemoryEffectKind.WRITE, op.destination),
+            )
+        )
+
+
+class _LaunchEffect(MemoryEffect):
+    """A kernel may read and write each memref it is given (conservatively, all of them)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        assert isinstance(op, LaunchOp)
+        effects: set[EffectInstance] = set()
+        for arg in op.args:
+            if isinstance(arg.type, MemRefType):
+                effects.add(EffectInstance(MemoryEffectKind.READ, arg))
+                effects.add(EffectInstance(MemoryEffectKind.WRITE, arg))
+        return frozenset(effects)
+
+
+class _WaitEffect(MemoryEffect):
+    """After a wait, the writes of the awaited work are visible: it orders all memory."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        return frozenset(
+            (EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE))
+        )
+
+
+class _DeviceQueryEffect(MemoryEffect):
+    """Device attributes are fixed, except the free memory, which allocations change."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance] | None:
+        assert isinstance(op, AttrOp)
+        # Unknown effects keep DCE, CSE and hoisting away from a value that changes.
+        return None if op.attr_name == "available_global_memory" else frozenset()
+
+
+# --- ops ---------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """Allocates device memory (TVM's `AllocDataSpace`); one index per `?` dimension.
+
+    The result's memory space names the device and scope; host memory (no memory
+    space) is allocated with `memref.alloc` instead.
+
+    ```mlir
+    %a = device.alloc(%n) : memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>
+    ```
+    """
+
+    name = "device.alloc"
+
+    dynamic_sizes = var_operand_def(IndexType)
+    """The extents of the `?` dimensions, in order."""
+    result = result_def(MemRefType)
+
+    traits = traits_def(MemoryAllocEffect())
+
+    assembly_format = "`(` $dynamic_sizes `)` attr-dict `:` type($result)"
+
+    def __init__(
+        self, result_type: MemRefType[Attribute], dynamic_sizes: Sequence[SSAValue | Operation] = ()
+    ) -> None:
+        super().__init__(operands=[dynamic_sizes], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_allocation(self.name, _memref(self.result), len(self.dynamic_sizes))
+
+
+@irdl_op_definition
+class FreeOp(IRDLOperation):
+    """Frees device memory allocated by `device.alloc` (TVM's `FreeDataSpace`).
+
+    ```mlir
+    device.free %a : memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>
+    ```
+    """
+
+    name = "device.free"
+
+    buffer = operand_def(MemRefType)
+
+    traits = traits_def(MemoryFreeEffect())
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue | Operation) -> None:
+        super().__init__(operands=[buffer])
+
+    def verify_(self) -> None:
+        _verify_device_memory(
+            _memref(self.buffer), self.name, "free host memory with memref.dealloc"
+        )
+
+
+@irdl_op_definition
+class AllocWorkspaceOp(IRDLOperation):
+    """Takes temporary device memory from the device's workspace pool (TVM's
+    `AllocWorkspace`: page-rounded, reused after `device.free_workspace`).
+
+    ```mlir
+    %w = device.alloc_workspace(%n) : memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>
+    ```
+    """
+
+    name = "device.alloc_workspace"
+
+    dynamic_sizes = var_operand_def(IndexType)
+    """The extents of the `?` dimensions, in order."""
+    result = result_def(MemRefType)
+
+    traits = traits_def(MemoryAllocEffect())
+
+    assembly_format = "`(` $dynamic_sizes `)` attr-dict `:` type($result)"
+
+    def __init__(
+        self, result_type: MemRefType[Attribute], dynamic_sizes: Sequence[SSAValue | Operation] = ()
+    ) -> None:
+        super().__init__(operands=[dynamic_sizes], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_allocation(self.name, _memref(self.result), len(self.dynamic_sizes))
+
+
+@irdl_op_definition
+class FreeWorkspaceOp(IRDLOperation):
+    """Returns workspace memory to its device's pool (TVM's `FreeWorkspace`).
+
+    ```mlir
+    device.free_workspace %w : memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>
+    ```
+    """
+
+    name = "device.free_workspace"
+
+    buffer = operand_def(MemRefType)
+
+    traits = traits_def(MemoryFreeEffect())
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue | Operation) -> None:
+        super().__init__(operands=[buffer])
+
+    def verify_(self) -> None:
+        _verify_device_memory(_memref(self.buffer), self.name, "workspaces are device memory")
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """Copies all elements of one memref into another, across memories if they differ
+    (TVM's `CopyDataFromTo`); returns when the copy is done.
+
+    Shapes (where both are static) and element types must agree; memory spaces may
+    differ: host→device, device→host, device→device and between two devices.
+
+    ```mlir
+    device.copy %src to %dst : memref<16xf32> to memref<16xf32, #vdev.device<"cuda", 0>>
+    ```
+    """
+
+    name = "device.copy"
+
+    source = operand_def(MemRefType)
+    destination = operand_def(MemRefType)
+
+    traits = traits_def(_CopyEffect())
+
+    assembly_format = (
+        "$source `to` $destination attr-dict `:` type($source) `to` type($destination)"
+    )
+
+    def __init__(self, source: SSAValue | Operation, destination: SSAValue | Operation) -> None:
+        super().__init__(operands=[source, destination])
+
+    def verify_(self) -> None:
+        _verify_copy_types(_memref(self.source), _memref(self.destination))
+
+
+@irdl_op_definition
+class CopyAsyncOp(IRDLOperation):
+    """`device.copy` on a stream: starts once every dependency token completed and
+    returns at once a token that completes with the copy. The list may be empty.
+
+    ```mlir
+    %t = device.copy_async [%t0] %h to %d : memref<4xf32> to memref<4xf32, #vdev.device<"cuda", 0>>
+    ```
+    """
+
+    name = "device.copy_async"
+
+    dependencies = var_operand_def(TokenType)
+    """Work that must complete before the copy starts."""
+    source = operand_def(MemRefType)
+    destination = operand_def(MemRefType)
+    token = result_def(TokenType)
+    """Completes when the copy is done."""
+
+    traits = traits_def(_CopyEffect())
+
+    assembly_format = (
+        "` ` `[` $dependencies `]` $source `to` $destination attr-dict"
+        " `:` type($source) `to` type($destination)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        destination: SSAValue | Operation,
+        dependencies: Sequence[SSAValue | Operation] = (),
+    ) -> None:
+        super().__init__(operands=[dependencies, source, destination], result_types=[TokenType()])
+
+    def verify_(self) -> None:
+        _verify_copy_types(_memref(self.source), _memref(self.destination))
+
+
+@irdl_op_definition
+class WaitOp(IRDLOperation):
+    """Blocks the host until the given tokens complete; with no tokens, until every
+    outstanding asynchronous copy and launch completed (TVM's `StreamSync`).
+
+    ```mlir
+    device.wait %t, %t1
+    ```
+    """
+
+    name = "device.wait"
+
+    tokens = var_operand_def(TokenType)
+
+    traits = traits_def(_WaitEffect())
+
+    assembly_format = "$tokens attr-dict"
+
+    def __init__(self, tokens: Sequence[SSAValue | Operation] = ()) -> None:
+        super().__init__(operands=[tokens])
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Runs kernel `@module::@kernel` on a device over a grid of blocks of threads
+    (MLIR's `gpu.launch_func`, TVM's packed kernel call).
+
+    The sync form returns when the kernel is done; `async [deps]` starts it once the
+    dependencies completed and returns a token at once. Memref arguments must live in
+    memory the device's kernels reach; grid and block are three index values each.
+
+    ```mlir
+    device.launch @kernels::@add on #vdev.device<"cuda", 0> grid(%g, %c1, %c1)
+        block(%b, %c1, %c1) args(%a) : memref<?xf32, #vdev.device<"cuda", 0>>
+    ```
+    """
+
+    name = "device.launch"
+
+    kernel = prop_def(SymbolRefAttr)
+    """The kernel, `@module::@kernel`."""
+    device = prop_def(DeviceAttr)
+    """Where it runs (device type and id)."""
+    dependencies = var_operand_def(TokenType)
+    """Work that must complete first (async form only)."""
+    grid_x = operand_def(IndexType)
+    grid_y = operand_def(IndexType)
+    grid_z = operand_def(IndexType)
+    block_x = operand_def(IndexType)
+    block_y = operand_def(IndexType)
+    block_z = operand_def(IndexType)
+    args = var_operand_def()
+    """Kernel arguments: memrefs, index, integers and floats."""
+    token = opt_result_def(TokenType)
+    """Completes with the kernel (async form only)."""
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    traits = traits_def(_LaunchEffect())
+
+    def __init__(
+        self,
+        kernel: SymbolRefAttr,
+        device: DeviceAttr,
+        grid: Sequence[SSAValue | Operation],
+        block: Sequence[SSAValue | Operation],
+        args: Sequence[SSAValue | Operation] = (),
+        *,
+        is_async: bool = False,
+        dependencies: Sequence[SSAValue | Operation] = (),
+    ) -> None:
+        if len(grid) != 3 or len(block) != 3:
+            raise ValueError("grid and block take three index values each (x, y, z)")
+        super().__init__(
+            operands=[dependencies, *([g] for g in grid), *([b] for b in block), args],
+            properties={"kernel": kernel, "device": device},
+            result_types=[[TokenType()] if is_async or dependencies else []],
+        )
+
+    @property
+    def grid(self) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """The number of blocks along x, y, z."""
+        return (self.grid_x, self.grid_y, self.grid_z)
+
+    @property
+    def block(self) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """The number of threads per block along x, y, z."""
+        return (self.block_x, self.block_y, self.block_z)
+
+    @property
+    def is_async(self) -> bool:
+        """Whether this is the `async` form (it returns a token)."""
+        return self.token is not None
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        is_async = parser.parse_optional_keyword("async") is not None
+        deps: list[UnresolvedOperand] = []
+        if is_async:
+            deps = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+            )
+        start = parser.pos
+        kernel = parser.parse_attribute()
+        if not isinstance(kernel, SymbolRefAttr):
+            parser.raise_error("expected a kernel symbol such as @kernels::@add", start, parser.pos)
+        parser.parse_keyword("on")
+        start = parser.pos
+        device = parser.parse_attribute()
+        if not isinstance(device, DeviceAttr):
+            parser.raise_error(
+                'expected a device such as #vdev.device<"cuda", 0>', start, parser.pos
+            )
+        index = IndexType()
+        sizes: list[SSAValue] = []
+        for keyword in ("grid", "block"):
+            parser.parse_keyword(keyword)
+            start = parser.pos
+            values = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_unresolved_operand
+            )
+            if len(values) != 3:
+                parser.raise_error(
+                    f"{keyword} takes three index values (x, y, z), got {len(values)}",
+                    start,
+                    parser.pos,
+                )
+            sizes += (parser.resolve_operand(v, index) for v in values)
+        parser.parse_keyword("args")
+        start = parser.pos
+        arg_names = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        attrs = parser.parse_optional_attr_dict()
+        arg_types: list[Attribute] = []
+        if arg_names:
+            parser.parse_punctuation(":")
+            arg_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(arg_types) != len(arg_names):
+            parser.raise_error(
+                f"{len(arg_names)} argument(s) but {len(arg_types)} type(s)", start, parser.pos
+            )
+        token = TokenType()
+        op = cls(
+            kernel,
+            device,
+            sizes[:3],
+            sizes[3:],
+            [parser.resolve_operand(a, t) for a, t in zip(arg_names, arg_types, strict=True)],
+            is_async=is_async,
+            dependencies=[parser.resolve_operand(d, token) for d in deps],
+        )
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.is_async:
+            printer.print_string(" async [")
+            printer.print_list(self.dependencies, printer.print_operand)
+            printer.print_string("]")
+        printer.print_string(" ")
+        printer.print_attribute(self.kernel)
+        printer.print_string(" on ")
+        printer.print_attribute(self.device)
+        for keyword, values in (("grid", self.grid), ("block", self.block)):
+            printer.print_string(f" {keyword}(")
+            printer.print_list(values, printer.print_operand)
+            printer.print_string(")")
+        printer.print_string(" args(")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        if self.args:
+            printer.print_string(" : ")
+            printer.print_list(self.args.types, printer.print_attribute)
+
+    # -- verification ---------------------------------------------------------------------
+
+    def verify_(self) -> None:
+        if self.dependencies and self.token is None:
+            raise VerifyException("dependencies are only allowed in the async form")
+        _require_concrete(self.device, f"launch of {self.kernel}")
+        kernel = self._verify_kernel()
+        self._verify_launch_sizes(kernel)
+        self._verify_args(kernel)
+
+    def _verify_kernel(self) -> KernelFuncOp:
+        try:
+            found = SymbolTable.lookup_symbol(self, self.kernel)
+        except ValueError:
+            found = None
+        if found is None:
+            raise VerifyException(f"kernel {self.kernel} not found{self._known_kernels_hint()}")
+        if not isinstance(found, KernelFuncOp) or not isinstance(
+            module := found.parent_op(), KernelModuleOp
+        ):
+            raise VerifyException(
+                f"{self.kernel} is '{found.name}', not a kernel.func inside a kernel.module"
+            )
+        launch_type = self.device.device_type
+        assert isinstance(launch_type, StringAttr)
+        kernel_type = module.target.device_type
+        if kernel_type != launch_type.data:
+            raise VerifyException(
+                f"kernel {self.kernel} is compiled for {module.target} (device type "
+                f'"{kernel_type}") but launched on {self.device} (device type '
+                f'"{launch_type.data}")'
+            )
+        return found
+
+    def _known_kernels_hint(self) -> str:
+        root = self
+        while (parent := root.parent_op()) is not None:
+            root = parent
+        names = [
+            f"@{m.sym_name.data}::@{k.sym_name.data}"
+            for m in root.walk()
+            if isinstance(m, KernelModuleOp)
+            for k in m.kernels
+        ]
+        return f"; known kernels: {', '.join(names)}" if names else "; there is no kernel.func"
+
+    def _target(self, kernel: KernelFuncOp) -> TargetAttr:
+        target = self.device.target
+        if isinstance(target, TargetAttr):
+            return target
+        module = kernel.parent_op()
+        assert isinstance(module, KernelModuleOp)
+        return module.target
+
+    def _verify_launch_sizes(self, kernel: KernelFuncOp) -> None:
+        for keyword, values in (("grid", self.grid), ("block", self.block)):
+            for axis, value in zip("xyz", values, strict=True):
+                size = _constant_index(value)
+                if size is not None and size < 1:
+                    raise VerifyException(
+                        f"{keyword} size along {axis} is {size}; sizes must be at least 1"
+                    )
+        block = [_constant_index(v) for v in self.block]
+        target = self._target(kernel)
+        limit = target.get_attr("max_num_threads")
+        if not isinstance(limit, int) or any(b is None for b in block):
+            return  # unknown block size or no limit: checked when the kernel runs
+        threads = 1
+        for b in block:
+            assert b is not None
+            threads *= b
+        if threads > limit:
+            raise VerifyException(
+                f"block of {'x'.join(map(str, block))} = {threads} threads exceeds "
+                f"max_num_threads = {limit} of {target}"
+            )
+
+    def _verify_args(self, kernel: KernelFuncOp) -> None:
+        params = kernel.param_types
+        where = f"kernel {self.kernel}"
+        if len(params) != len(self.args):
+            raise VerifyException(
+                f"{where} takes {len(params)} argument(s) "
+                f"({', '.join(map(str, params))}) but the launch passes {len(self.args)}"
+            )
+        for i, (param, arg) in enumerate(zip(params, self.args, strict=True)):
+            arg_type = arg.type
+            if isa(param, MemRefType[Attribute]) and isa(arg_type, MemRefType[Attribute]):
+                self._verify_memref_arg(i, param, arg_type)
+            elif param != arg_type:
+                raise VerifyException(
+                    f"argument {i} of {where} has type {arg_type} but the kernel expects {param}"
+                )
+
+    def _verify_memref_arg(
+        self, i: int, param: MemRefType[Attribute], arg: MemRefType[Attribute]
+    ) -> None:
+        where = f"argument {i} of kernel {self.kernel}"
+        mismatch = arg.element_type != param.element_type or len(arg.get_shape()) != len(
+            param.get_shape()
+        )
+        if mismatch or _shapes_agree(arg.get_shape(), param.get_shape()) is not None:
+            raise VerifyException(
+                f"{where} has type {arg} but the kernel expects {param} "
+                "(shape and element type must agree)"
+            )
+        param_space = memory_space_of(param)
+        memory = memory_space_of(arg)
+        if param_space is not None and param_space != memory:
+            raise VerifyException(
+                f"{where} lives in {arg.memory_space} but the kernel expects memory {param_space}"
+            )
+        if not _kernel_can_reach(self.device, memory):
+            place = "host memory" if memory is None else str(memory)
+            raise VerifyException(
+                f"{where} ({arg}) lives in {place}, which kernels on {self.device} "
+                "cannot reach; copy it to the device first"
+            )
+
+
+@irdl_op_definition
+class AttrOp(IRDLOperation):
+    """Reads a device attribute (TVM's `DeviceAPI::GetAttr`); names are TVM's
+    `DeviceAttrKind` in snake case. Numeric attributes only: the string-valued ones
+    (`device_name`, `compute_version`, `max_thread_dimensions`) have no SSA value.
+
+    ```mlir
+    %n = device.attr "max_threads_per_block" of #vdev.device<"cuda", 0> : index
+    ```
+    """
+
+    name = "device.attr"
+
+    kind = prop_def(StringAttr)
+    """Which attribute, e.g. "max_threads_per_block"."""
+    device = prop_def(DeviceAttr)
+    """The queried device (type and id)."""
+    result = result_def()
+
+    traits = traits_def(_DeviceQueryEffect(), AlwaysSpeculatable())
+
+    assembly_format = "$kind `of` qualified($device) attr-dict `:` type($result)"
+
+    def __init__(self, attr_name: str, device: DeviceAttr, result_type: Attribute) -> None:
+        super().__init__(
+            properties={"kind": StringAttr(attr_name), "device": device},
+            result_types=[result_type],
+        )
+
+    @property
+    def attr_name(self) -> str:
+        """The attribute's name, e.g. "max_threads_per_block"."""
+        return self.kind.data
+
+    def verify_(self) -> None:
+        kind = DEVICE_ATTR_KINDS.get(self.attr_name)
+        if kind is None:
+            raise VerifyException(
+                f'unknown device attribute "{self.attr_name}"; valid names: '
+                + ", ".join(DEVICE_ATTR_KINDS)
+            )
+        if kind == "string":
+            raise VerifyException(
+                f'device attribute "{self.attr_name}" is a string and cannot be an SSA '
+                "value; numeric attributes: "
+                + ", ".join(k for k, v in DEVICE_ATTR_KINDS.items() if v == "int")
+            )
+        type_ = self.result.type
+        if not (isinstance(type_, IndexType | IntegerType) or isa(type_, AnyFloat)):
+            raise VerifyException(
+                f"result type {type_} is not a number; use index, an integer or a float"
+            )
+        _require_concrete(self.device, "device.attr")
+
+
+Device = Dialect(
+    "device",
+    [
+        AllocOp,
+        FreeOp,
+        AllocWorkspaceOp,
+        FreeWorkspaceOp,
+        CopyOp,
+        CopyAsyncOp,
+        WaitOp,
+        LaunchOp,
+        AttrOp,
+    ],
+    [TokenType],
+)

@@ -1,0 +1,513 @@
+"""The `kernel` dialect: device code (MLIR's `gpu.module`/`gpu.func`, TVM's device functions).
+
+A `kernel.module` groups the kernels compiled for one target; each `kernel.func` is one
+SIMT kernel, run by every thread of a grid of blocks (`device.launch` starts it). Inside a
+kernel, `kernel.thread_id`/`block_id`/`block_dim`/`grid_dim` give the thread's place,
+`kernel.barrier` synchronises the threads of a block and `kernel.alloc_shared` allocates
+memory shared by them. Kernel bodies use a small, fixed op set (`KERNEL_BODY_OPS`) so every
+backend can compile them:
+
+```mlir
+kernel.module @kernels target #target.target<"cuda"> {
+  kernel.func @scale(%a: memref<?xf32>, %k: f32) {
+    %i = kernel.thread_id x
+    %x = memref.load %a[%i] : memref<?xf32>
+    %y = arith.mulf %x, %k : f32
+    memref.store %y, %a[%i] : memref<?xf32>
+    kernel.return
+  }
+}
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, cast
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    SymbolRefAttr,
+)
+from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    EffectInstance,
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryAllocEffect,
+    MemoryEffect,
+    MemoryEffectKind,
+    NoTerminator,
+    Pure,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.hints import isa
+
+from ..diagnostics import error_at
+from .target import TargetAttr
+from .vdev import memory_space_of
+
+Dimension = Literal["x", "y", "z"]
+DIMENSIONS: tuple[Dimension, ...] = ("x", "y", "z")
+
+KERNEL_BODY_OPS: tuple[str, ...] = (
+    "arith.*",
+    "math.*",
+    "memref.load",
+    "memref.store",
+    "memref.dim",
+    "scf.for",
+    "scf.if",
+    "scf.yield",
+    "kernel.return",
+    "kernel.thread_id",
+    "kernel.block_id",
+    "kernel.block_dim",
+    "kernel.grid_dim",
+    "kernel.barrier",
+    "kernel.alloc_shared",
+)
+"""The ops a kernel body may use (`dialect.*` = every op of that dialect)."""
+
+
+def _allowed_in_kernel(name: str) -> bool:
+    dialect = name.split(".", 1)[0]
+    return name in KERNEL_BODY_OPS or f"{dialect}.*" in KERNEL_BODY_OPS
+
+
+def is_kernel_param_type(type_: Attribute) -> bool:
+    """Kernel parameters are memrefs, `index`, integers and floats."""
+    return isinstance(type_, MemRefType | IndexType | IntegerType) or isa(type_, AnyFloat)
+
+
+@irdl_op_definition
+class KernelModuleOp(IRDLOperation):
+    """A group of kernels compiled for one target (MLIR's `gpu.module`).
+
+    The target fixes the device type the kernels run on: `device.launch` checks that
+    its device has that type. The body holds only `kernel.func` ops.
+
+    ```mlir
+    kernel.module @kernels target #target.target<"cuda"> { kernel.func @k() { kernel.return } }
+    ```
+    """
+
+    name = "kernel.module"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    """The module's symbol, the first part of a launch's `@module::@kernel`."""
+    target = prop_def(TargetAttr)
+    """How (and for which device type) the kernels are compiled."""
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), SymbolTable())
+
+    assembly_format = "$sym_name `target` qualified($target) attr-dict-with-keyword $body"
+
+    def __init__(
+        self, sym_name: str, target: TargetAttr, kernels: Sequence[KernelFuncOp] = ()
+    ) -> None:
+        super().__init__(
+            properties={"sym_name": StringAttr(sym_name), "target": target},
+            regions=[Region(Block(kernels))],
+        )
+
+    @property
+    def kernels(self) -> list[KernelFuncOp]:
+        """The module's kernels, in order."""
+        return [op for op in self.body.block.ops if isinstance(op, KernelFuncOp)]
+
+    def verify_(self) -> None:
+        for op in self.body.block.ops:
+            if not isinstance(op, KernelFuncOp):
+                raise error_at(
+                    op,
+                    f"'{op.name}' is not allowed in kernel.module @{self.sym_name.data}; "
+                    "a kernel.module holds only kernel.func ops",
+                )
+
+
+@irdl_op_definition
+class KernelFuncOp(IRDLOperation):
+    """One SIMT kernel: every thread of the launch grid runs the body once.
+
+    Parameters are memrefs (their memory space may be omitted: then any memory the
+    launching device's kernels reach is accepted), `index`, integers and floats; a
+    kernel returns nothing. The body uses only `KERNEL_BODY_OPS`, and
+    `kernel.alloc_shared` only in its top-level block.
+
+    ```mlir
+    kernel.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) { ... }
+    ```
+    """
+
+    name = "kernel.func"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    """The kernel's name, the last part of a launch's `@module::@kernel`."""
+    function_type = prop_def(FunctionType)
+    """Parameter types; no results."""
+    arg_attrs = opt_prop_def(ArrayAttr[DictionaryAttr])
+    """Optional per-parameter attribute dictionaries."""
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), HasParent(KernelModuleOp), SymbolOpInterface())
+
+    def __init__(
+        self,
+        sym_name: str,
+        param_types: Sequence[Attribute],
+        body: Region | None = None,
+    ) -> None:
+        function_type = FunctionType.from_lists(param_types, [])
+        super().__init__(
+            properties={"sym_name": StringAttr(sym_name), "function_type": function_type},
+            regions=[body if body is not None else Region(Block(arg_types=param_types))],
+        )
+
+    @property
+    def param_types(self) -> tuple[Attribute, ...]:
+        """The kernel's parameter types, in order."""
+        return self.function_type.inputs.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelFuncOp:
+        reserved = ("sym_name", "function_type", "arg_attrs")
+        name, inputs, outputs, region, extra, arg_attrs, _ = parse_func_op_like(
+            parser, reserved_attr_names=reserved
+        )
+        op = cls.create(
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(inputs, outputs),
+            },
+            regions=[region],
+        )
+        if arg_attrs is not None:
+            op.properties["arg_attrs"] = arg_attrs
+        if extra is not None:
+            op.attributes |= extra.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_func_op_like(
+            printer,
+            self.sym_name,
+            self.function_type,
+            self.body,
+            self.attributes,
+            arg_attrs=self.arg_attrs,
+            reserved_attr_names=("sym_name", "function_type", "arg_attrs"),
+            print_empty_outputs=False,
+        )
+
+    def verify_(self) -> None:
+        where = f"kernel.func @{self.sym_name.data}"
+        if self.function_type.outputs.data:
+            raise VerifyException(
+                f"{where} declares results {list(map(str, self.function_type.outputs))}; "
+                "kernels return nothing (write results to a memref parameter)"
+            )
+        if not self.body.blocks:
+            raise VerifyException(f"{where} has no body; kernels must be defined")
+        block_types = self.body.block.arg_types
+        if tuple(block_types) != self.param_types:
+            raise VerifyException(
+                f"{where}: entry block argument types ({', '.join(map(str, block_types))}) "
+                f"differ from the signature ({', '.join(map(str, self.param_types))})"
+            )
+        for i, type_ in enumerate(self.param_types):
+            if not is_kernel_param_type(type_):
+                raise VerifyException(
+                    f"{where}: parameter {i} has type {type_}; kernel parameters are "
+                    "memrefs, index, integers and floats"
+                )
+            if isa(type_, MemRefType[Attribute]) and not (
+                isinstance(type_.memory_space, NoneAttr) or memory_space_of(type_) is not None
+            ):
+                raise VerifyException(
+                    f"{where}: parameter {i} has memory space {type_.memory_space}; "
+                    "a kernel memref has no memory space or a #vdev.device"
+                )
+        for op in self.body.walk():
+            if op is self:
+                continue
+            if not _allowed_in_kernel(op.name):
+                raise error_at(
+                    op,
+                    f"'{op.name}' is not allowed in {where}; kernel bodies may use "
+                    + ", ".join(KERNEL_BODY_OPS),
+                )
+            if isinstance(op, AllocSharedOp) and op.parent_op() is not self:
+                raise error_at(
+                    op,
+                    f"'kernel.alloc_shared' must be in the top-level block of {where}, "
+                    "not nested in a loop or branch",
+                )
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """Ends a kernel body; kernels return nothing.
+
+    ```mlir
+    kernel.return
+    ```
+    """
+
+    name = "kernel.return"
+
+    traits = traits_def(HasParent(KernelFuncOp), IsTerminator())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+def _enclosing_kernel(op: Operation) -> KernelFuncOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelFuncOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _require_kernel(op: Operation) -> None:
+    if _enclosing_kernel(op) is None:
+        raise VerifyException("is only valid inside a kernel.func")
+
+
+class _IndexQueryOp(IRDLOperation):
+    """Shared definition of the thread/block position queries (`kernel.thread_id x`)."""
+
+    dimension = prop_def(StringAttr)
+    """Which grid axis: "x", "y" or "z"."""
+    result = result_def(IndexType)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, dim: Dimension) -> None:
+        super().__init__(properties={"dimension": StringAttr(dim)}, result_types=[IndexType()])
+
+    @property
+    def dim(self) -> Dimension:
+        """The queried axis, "x", "y" or "z"."""
+        return cast(Dimension, self.dimension.data)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> _IndexQueryOp:
+        start = parser.pos
+        word = parser.parse_optional_identifier()
+        if word not in DIMENSIONS:
+            parser.raise_error(
+                f"expected a dimension, one of {', '.join(DIMENSIONS)}", start, parser.pos
+            )
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(word)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.dimension.data}")
+        printer.print_op_attributes(self.attributes)
+
+    def verify_(self) -> None:
+        if self.dimension.data not in DIMENSIONS:
+            raise VerifyException(
+                f"dimension '{self.dimension.data}' is not one of {', '.join(DIMENSIONS)}"
+            )
+        _require_kernel(self)
+
+
+@irdl_op_definition
+class ThreadIdOp(_IndexQueryOp):
+    """The calling thread's index inside its block along one axis (CUDA `threadIdx`).
+
+    ```mlir
+    %tx = kernel.thread_id x
+    ```
+    """
+
+    name = "kernel.thread_id"
+
+
+@irdl_op_definition
+class BlockIdOp(_IndexQueryOp):
+    """The calling thread's block index inside the grid along one axis (CUDA `blockIdx`).
+
+    ```mlir
+    %bx = kernel.block_id x
+    ```
+    """
+
+    name = "kernel.block_id"
+
+
+@irdl_op_definition
+class BlockDimOp(_IndexQueryOp):
+    """The number of threads per block along one axis (CUDA `blockDim`).
+
+    ```mlir
+    %bd = kernel.block_dim x
+    ```
+    """
+
+    name = "kernel.block_dim"
+
+
+@irdl_op_definition
+class GridDimOp(_IndexQueryOp):
+    """The number of blocks in the grid along one axis (CUDA `gridDim`).
+
+    ```mlir
+    %gd = kernel.grid_dim x
+    ```
+    """
+
+    name = "kernel.grid_dim"
+
+
+class _BarrierEffect(MemoryEffect):
+    """A barrier orders every memory access of the block: read and write of everything."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        return frozenset(
+            (EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE))
+        )
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """Waits until every thread of the block reaches it; then their memory writes
+    before the barrier are visible to all of them (CUDA `__syncthreads`).
+
+    ```mlir
+    kernel.barrier
+    ```
+    """
+
+    name = "kernel.barrier"
+
+    traits = traits_def(_BarrierEffect())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def verify_(self) -> None:
+        _require_kernel(self)
+
+
+@irdl_op_definition
+class AllocSharedOp(IRDLOperation):
+    """Allocates block-shared memory for the kernel's lifetime (CUDA `__shared__`).
+
+    Every thread of a block sees the same buffer. The shape is static and the memory
+    space is a `#vdev.device` whose scope is "shared". Only in a kernel.func's top-level
+    block.
+
+    ```mlir
+    %s = kernel.alloc_shared : memref<256xf32, #vdev.device<?, ?, ?, "shared">>
+    ```
+    """
+
+    name = "kernel.alloc_shared"
+
+    result = result_def(MemRefType)
+
+    traits = traits_def(MemoryAllocEffect())
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: MemRefType) -> None:
+        super().__init__(result_types=[result_type])
+
+    def verify_(self) -> None:
+        type_ = self.result.type
+        assert isinstance(type_, MemRefType)
+        if not type_.has_static_shape():
+            raise VerifyException(f"shared memory needs a static shape, got {type_}")
+        space = memory_space_of(type_)
+        if space is None or space.memory_scope != StringAttr("shared"):
+            raise VerifyException(
+                f"result {type_} must live in shared memory, e.g. "
+                'memref<256xf32, #vdev.device<?, ?, ?, "shared">>'
+            )
+        if self.parent_op() is None or not isinstance(self.parent_op(), KernelFuncOp):
+            _require_kernel(self)
+
+
+def lookup_kernel(op: Operation, symbol_ref: SymbolRefAttr) -> KernelFuncOp | None:
+    """The `kernel.func` that `@module::@kernel` names, seen from `op`'s symbol table.
+
+    None when the reference does not resolve, when `op` has no enclosing symbol table,
+    or when the symbol is not a `kernel.func` inside a `kernel.module`.
+    """
+    try:
+        found = SymbolTable.lookup_symbol(op, symbol_ref)
+    except ValueError:  # no SymbolTable ancestor
+        return None
+    if isinstance(found, KernelFuncOp) and isinstance(found.parent_op(), KernelModuleOp):
+        return found
+    return None
+
+
+__all__ = [
+    "DIMENSIONS",
+    "KERNEL_BODY_OPS",
+    "AllocSharedOp",
+    "BarrierOp",
+    "BlockDimOp",
+    "BlockIdOp",
+    "Dimension",
+    "GridDimOp",
+    "Kernel",
+    "KernelFuncOp",
+    "KernelModuleOp",
+    "ReturnOp",
+    "ThreadIdOp",
+    "is_kernel_param_type",
+    "lookup_kernel",
+]
+
+Kernel = Dialect(
+    "kernel",
+    [
+        KernelModuleOp,
+        KernelFuncOp,
+        ReturnOp,
+        ThreadIdOp,
+        BlockIdOp,
+        BlockDimOp,
+        GridDimOp,
+        BarrierOp,
+        AllocSharedOp,
+    ],
+    [],
+)
