@@ -25,9 +25,23 @@ def _vdev() -> Dialect:
     return Vdev
 
 
+def _device() -> Dialect:
+    from .dialects.device import Device
+
+    return Device
+
+
+def _kernel() -> Dialect:
+    from .dialects.kernel import Kernel
+
+    return Kernel
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "target": _target,
     "vdev": _vdev,
+    "device": _device,
+    "kernel": _kernel,
 }
 """Dialect name -> factory."""
 
