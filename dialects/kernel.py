@@ -126,7 +126,33 @@ class KernelModuleOp(IRDLOperation):
 
     traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), SymbolTable())
 
-    assembly_format = "$sym_name `target` qualified($target) attr-dict-with-keyword $body"
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelModuleOp:
+        name = parser.parse_symbol_name()
+        parser.parse_keyword("target")
+        start = parser.pos
+        target = parser.parse_attribute()
+        if not isinstance(target, TargetAttr):
+            parser.raise_error(
+                'expected a target such as #target.target<"cuda">', start, parser.pos
+            )
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region()
+        if not body.blocks:  # `{}`: the body block of a module without kernels
+            body.add_block(Block())
+        op = cls.create(properties={"sym_name": name, "target": target}, regions=[body])
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" target ")
+        printer.print_attribute(self.target)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
     def __init__(
         self, sym_name: str, target: TargetAttr, kernels: Sequence[KernelFuncOp] = ()
@@ -229,7 +255,7 @@ class KernelFuncOp(IRDLOperation):
         where = f"kernel.func @{self.sym_name.data}"
         if self.function_type.outputs.data:
             raise VerifyException(
-                f"{where} declares results {list(map(str, self.function_type.outputs))}; "
+                f"{where} declares results ({', '.join(map(str, self.function_type.outputs))}); "
                 "kernels return nothing (write results to a memref parameter)"
             )
         if not self.body.blocks:

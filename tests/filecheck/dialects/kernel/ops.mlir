@@ -48,7 +48,7 @@ kernel.module @kernels target #target.target<"cuda"> {
   // CHECK-NEXT:  %{{.*}} = kernel.grid_dim z
   // CHECK-NEXT:  %{{.*}} = math.sqrt %{{.*}} : f32
   // CHECK-NEXT:  kernel.barrier
-  // CHECK-NEXT:  scf.for
+  // CHECK:       scf.for
   // CHECK:         kernel.barrier
   // CHECK:       kernel.return
   kernel.func @reduce(%in: memref<256xf32, #vdev.device<"cuda", 0>>, %out: memref<1xf32, #vdev.device<"cuda", 0, ?, "global">>, %n: index, %k: f32, %m: i32) {
