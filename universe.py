@@ -45,7 +45,29 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
 }
 """Dialect name -> factory."""
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+def _classify_regions() -> type[ModulePass]:
+    from .passes.classify_regions import ClassifyRegionsPass
+
+    return ClassifyRegionsPass
+
+
+def _outline_device_regions() -> type[ModulePass]:
+    from .passes.outline_device_regions import OutlineDeviceRegionsPass
+
+    return OutlineDeviceRegionsPass
+
+
+def _convert_gpu_to_device() -> type[ModulePass]:
+    from .passes.convert_gpu_to_device import ConvertGpuToDevicePass
+
+    return ConvertGpuToDevicePass
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "classify-regions": _classify_regions,
+    "outline-device-regions": _outline_device_regions,
+    "convert-gpu-to-device": _convert_gpu_to_device,
+}
 """Pass name -> factory."""
 
 UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
