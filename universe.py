@@ -45,6 +45,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
 }
 """Dialect name -> factory."""
 
+
 def _classify_regions() -> type[ModulePass]:
     from .passes.classify_regions import ClassifyRegionsPass
 
