@@ -1,0 +1,508 @@
+"""`classify-regions`: which functions are device programs (the Target RFC's rule).
+
+A *device program* is host code for one device with its host: it may allocate and
+free that device's memory, query `device.attr`, compute sizes and launch parameters
+with scalar `arith`/`scf`, launch that device's kernels, copy between scopes of that
+device and call other device programs for the same device. It may not read or write
+memory of another device, the host's included. The pass marks every `func.func` with
+`device.region` = `"host" | "device" | "mixed" | "multi-device"` and each device
+program with `device.target`, its device's target with the module's host target as
+its host.
+
+Algorithm
+=========
+
+Phase 1 — footprint of each op (`op_footprint`). An op's *footprint* is the set of
+devices it works on and whether the host works on host memory. Device keys are
+(device type, virtual id); memory with no memory space, or in a space of the module's
+host device (`vdev.host_device`, default `cpu:0`), is host memory.
+  * `device.alloc/free/alloc_workspace/free_workspace`: the buffer's device (host
+    memory: the host works on host memory).
+  * `device.copy/copy_async`: both ends (a copy from or to host memory is host work).
+  * `device.launch`: the launch's device, and the owner of every memref argument.
+  * `memref.load/store/alloc/alloca/dealloc/copy` and any other op that is not known
+    to be neutral and has a memref operand or result: the host works on that memory;
+    when the memory belongs to a device, that device too (a host read of device
+    memory needs both, so it is never a device program).
+  * `func.call`: the callee's summary (phase 2); a call to a declaration, whose body
+    is unknown, is host work.
+  * Everything else — scalar ops, `device.attr`, `device.wait`, region ops themselves
+    (their nested ops count on their own), `memref.dim`, views — is neutral.
+
+Phase 2 — summaries, interprocedurally. A function's summary is the join of the
+footprints of all ops in its body (nested regions included). Footprints form a
+finite lattice (sets of devices × host bit, ordered by inclusion) whose image under
+`region_class` is host < device(d) < mixed(d) < multi-device. Functions are visited
+callees first (post-order of the call graph) and the rounds repeat until no summary
+changes, which handles recursion: the join is monotone and the lattice finite.
+
+Phase 3 — classes and targets. No device: "host". Two or more devices:
+"multi-device". One device plus host memory: "mixed". One device only: "device".
+The target of a device program for device d is, in order: the target written on a
+`#vdev.device` of d in the function or its device-program callees, the module's
+`vdev.targets` entry for d's type, the target of the `kernel.module` of its launches.
+Its host is the module host device's target (default `llvm`) unless the target
+already names one, and none when d is the host device itself.
+
+Phase 4 — rewrite: set the attributes (stale `device.target` is removed from
+functions that are not device programs). With `explain=true`, for each function
+that is not a device program, a remark goes to stderr at the first op whose prefix
+of the body already has the function's final class ("decides" it), with its reason;
+a host function gets its remark at the function itself (nothing decides "host").
+
+Invariants: the analysis does not change IR; classes only depend on the IR, not on
+visit order. Not handled: indirect calls (`func.call_indirect`) and unknown ops with
+memref operands are treated as host work (never wrongly "device"); an unconstrained
+virtual id (`#vdev.device<"cuda">`) is the same device as any concrete id of its
+type in the same function; memory whose device type is unconstrained counts as host
+memory.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.hints import isa
+
+from ..diagnostics import diagnostic_at, error_at
+from ..dialects import device as dev
+from ..dialects.kernel import KernelModuleOp, lookup_kernel
+from ..dialects.target import TargetAttr
+from ..dialects.vdev import DeviceAttr, memory_space_of
+
+REGION_ATTR = "device.region"
+"""Function attribute holding the class (`"host"`, `"device"`, `"mixed"`, `"multi-device"`)."""
+
+TARGET_ATTR = "device.target"
+"""Function attribute holding a device program's target."""
+
+CLASSES = ("host", "device", "mixed", "multi-device")
+"""The region classes, in lattice order."""
+
+DeviceKey = tuple[str, int | None]
+"""A device: (device type, virtual id); an id of None is unconstrained."""
+
+
+def device_name(key: DeviceKey) -> str:
+    """`cuda:0`, or `cuda` when the id is unconstrained."""
+    return key[0] if key[1] is None else f"{key[0]}:{key[1]}"
+
+
+def _add_device(devices: frozenset[DeviceKey], key: DeviceKey) -> frozenset[DeviceKey]:
+    """`devices ∪ {key}`, where an unconstrained id is absorbed by a concrete one."""
+    kind, ident = key
+    if ident is None and any(k[0] == kind for k in devices):
+        return devices
+    if ident is not None and (kind, None) in devices:
+        devices = devices - {(kind, None)}
+    return devices | {key}
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What code touches: the devices it works on and whether it works on host memory.
+
+    The lattice element of the analysis; `join` is its least upper bound.
+    """
+
+    devices: frozenset[DeviceKey] = frozenset()
+    host_memory: bool = False
+
+    def join(self, other: Footprint) -> Footprint:
+        devices = self.devices
+        for key in sorted(other.devices, key=lambda k: (k[0], k[1] is None, k[1] or 0)):
+            devices = _add_device(devices, key)
+        return Footprint(devices, self.host_memory or other.host_memory)
+
+    @property
+    def region_class(self) -> str:
+        if not self.devices:
+            return "host"
+        if len(self.devices) > 1:
+            return "multi-device"
+        return "mixed" if self.host_memory else "device"
+
+    @property
+    def device(self) -> DeviceKey | None:
+        """The single device of a device or mixed footprint."""
+        return next(iter(self.devices)) if len(self.devices) == 1 else None
+
+    def describe(self) -> str:
+        parts = [device_name(k) for k in sorted(self.devices, key=device_name)]
+        if self.host_memory:
+            parts.append("host memory")
+        return " and ".join(parts) if parts else "nothing"
+
+
+NEUTRAL = Footprint()
+
+NEUTRAL_MEMREF_OPS = frozenset(
+    {
+        "memref.dim",
+        "memref.rank",
+        "memref.cast",
+        "memref.subview",
+        "memref.reinterpret_cast",
+        "memref.expand_shape",
+        "memref.collapse_shape",
+        "memref.extract_strided_metadata",
+    }
+)
+"""memref ops that compute on a memref's shape or make a view without touching its data."""
+
+_ACCESS_VERBS = {
+    "memref.load": "reads",
+    "memref.store": "writes",
+    "memref.alloc": "allocates",
+    "memref.alloca": "allocates",
+    "memref.dealloc": "frees",
+    "memref.copy": "copies",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One op's contribution to its function's footprint, with the reason in words."""
+
+    op: Operation
+    footprint: Footprint
+    reason: str
+
+
+class RegionAnalysis:
+    """Footprints and classes of every function in a module (phases 1–3).
+
+    Read-only: build it, then ask `summary`, `region_class`, `steps`, `target_of`.
+    """
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.host_device = _host_device(module)
+        self.host_key: DeviceKey = (
+            self.host_device.type_name or "cpu",
+            self.host_device.device_id if self.host_device.device_id is not None else 0,
+        )
+        self.functions: dict[str, func.FuncOp] = {
+            f.sym_name.data: f for f in module.body.ops if isinstance(f, func.FuncOp)
+        }
+        self.summaries: dict[str, Footprint] = {name: NEUTRAL for name in self.functions}
+        self._solve()
+
+    # ---- phase 1 ------------------------------------------------------------------
+
+    def owner(self, memref: Attribute) -> DeviceKey | None:
+        """The device owning a memref type's memory; None for host memory."""
+        if not isa(memref, MemRefType[Attribute]):
+            return None
+        space = memory_space_of(memref)
+        if space is None or space.type_name is None:
+            return None
+        key: DeviceKey = (space.type_name, space.device_id)
+        if key[0] == self.host_key[0] and key[1] in (None, self.host_key[1]):
+            return None
+        return key
+
+    def _touch(self, memref: Attribute) -> Footprint:
+        """The footprint of the host (or a device op) touching memory of this type."""
+        key = self.owner(memref)
+        return Footprint(host_memory=True) if key is None else Footprint(frozenset({key}))
+
+    def _where(self, memref: Attribute) -> str:
+        key = self.owner(memref)
+        return "host memory" if key is None else f"memory of {device_name(key)}"
+
+    def op_step(self, op: Operation) -> Step | None:
+        """The footprint an op contributes by itself (nested ops not included)."""
+        name = f"'{op.name}'"
+        if isinstance(op, dev.AllocOp | dev.AllocWorkspaceOp):
+            t = op.result.type
+            return Step(op, self._touch(t), f"{name} allocates {self._where(t)}")
+        if isinstance(op, dev.FreeOp | dev.FreeWorkspaceOp):
+            t = op.buffer.type
+            return Step(op, self._touch(t), f"{name} frees {self._where(t)}")
+        if isinstance(op, dev.CopyOp | dev.CopyAsyncOp):
+            s, d = op.source.type, op.destination.type
+            fp = self._touch(s).join(self._touch(d))
+            return Step(op, fp, f"{name} copies from {self._where(s)} to {self._where(d)}")
+        if isinstance(op, dev.LaunchOp):
+            return self._launch_step(op)
+        if isinstance(op, func.CallOp):
+            return self._call_step(op)
+        if isinstance(op, dev.AttrOp | dev.WaitOp) or op.name in NEUTRAL_MEMREF_OPS:
+            return None
+        if op.name == "func.call_indirect":
+            return Step(op, Footprint(host_memory=True), f"{name} calls an unknown function")
+        memrefs = _memref_types(_values(op))
+        if not memrefs:
+            return None
+        fp = NEUTRAL
+        for t in memrefs:
+            fp = fp.join(self._touch(t)).join(Footprint(host_memory=True))
+        verb = _ACCESS_VERBS.get(op.name, "uses")
+        return Step(op, fp, f"{name} {verb} {self._where(memrefs[0])} on the host")
+
+    def _launch_step(self, op: dev.LaunchOp) -> Step:
+        device = op.device
+        key: DeviceKey = (device.type_name or "?", device.device_id)
+        fp = Footprint(frozenset({key}))
+        reason = f"'device.launch' launches {op.kernel} on {device_name(key)}"
+        for arg in _memref_types(op.args):
+            if self.owner(arg) != key:
+                fp = fp.join(self._touch(arg))
+                reason += f" with an argument in {self._where(arg)}"
+        return Step(op, fp, reason)
+
+    def _call_step(self, op: func.CallOp) -> Step | None:
+        callee = op.callee.root_reference.data
+        target = self.functions.get(callee)
+        if target is None or target.is_declaration:
+            return Step(
+                op,
+                Footprint(host_memory=True),
+                f"'func.call' calls @{callee}, whose body is unknown (counted as host work)",
+            )
+        summary = self.summaries[callee]
+        if summary == NEUTRAL:
+            return None
+        cls = summary.region_class
+        if cls == "device":
+            what = f"a device program for {summary.describe()}"
+        elif cls == "host":
+            what = "host code working on host memory"
+        else:
+            what = f"{cls} ({summary.describe()})"
+        return Step(op, summary, f"'func.call' calls @{callee}, which is {what}")
+
+    def steps(self, function: func.FuncOp) -> Iterator[Step]:
+        """Each op's contribution in program order (nested ops after their parent)."""
+        for op in function.body.walk():
+            step = self.op_step(op)
+            if step is not None and step.footprint != NEUTRAL:
+                yield step
+
+    # ---- phase 2 ------------------------------------------------------------------
+
+    def _solve(self) -> None:
+        order = self._callees_first()
+        changed = True
+        while changed:
+            changed = False
+            for name in order:
+                summary = NEUTRAL
+                for step in self.steps(self.functions[name]):
+                    summary = summary.join(step.footprint)
+                if summary != self.summaries[name]:
+                    self.summaries[name] = summary
+                    changed = True
+
+    def _callees_first(self) -> list[str]:
+        order: list[str] = []
+        seen: set[str] = set()
+
+        def visit(name: str) -> None:
+            seen.add(name)
+            for callee in self.callees(name):
+                if callee not in seen:
+                    visit(callee)
+            order.append(name)
+
+        for name in self.functions:
+            if name not in seen:
+                visit(name)
+        return order
+
+    def callees(self, name: str) -> list[str]:
+        """Functions of this module that `name` calls, in program order."""
+        found: list[str] = []
+        for op in self.functions[name].body.walk():
+            if isinstance(op, func.CallOp):
+                callee = op.callee.root_reference.data
+                if callee in self.functions and callee not in found:
+                    found.append(callee)
+        return found
+
+    # ---- phase 3 ------------------------------------------------------------------
+
+    def summary(self, function: func.FuncOp) -> Footprint:
+        return self.summaries[function.sym_name.data]
+
+    def region_class(self, function: func.FuncOp) -> str:
+        return self.summary(function).region_class
+
+    def deciding_step(self, function: func.FuncOp) -> Step | None:
+        """The first op after which the body's prefix has the function's final class."""
+        final = self.region_class(function)
+        if final == "host":
+            return None
+        prefix = NEUTRAL
+        for step in self.steps(function):
+            before = prefix
+            prefix = prefix.join(step.footprint)
+            if prefix.region_class == final:
+                return _with_context(step, before)
+        return None
+
+    def target_of(self, function: func.FuncOp) -> TargetAttr:
+        """The target of a device program (phase 3); a located error when unknown."""
+        key = self.summary(function).device
+        assert key is not None, "only device programs have a target"
+        target = self._written_target(function, key)
+        if target is None:
+            target = self._module_target(key[0])
+        if target is None:
+            target = self._kernel_target(function, key)
+        if target is None:
+            raise error_at(
+                function,
+                f"cannot tell the target of device program @{function.sym_name.data} "
+                f"for {device_name(key)}: write it on the device "
+                f'(#vdev.device<"{key[0]}", {key[1] if key[1] is not None else "?"}, '
+                f"#target.target<...>>), list it in the module's vdev.targets, or "
+                f"launch kernels of a kernel.module with a target",
+            )
+        if key == self.host_key or target.host_target is not None:
+            return target
+        host = self.host_device.target_value or TargetAttr.from_config({"kind": "llvm"})
+        return target.with_host(host.without_host())
+
+    def _device_programs(self, function: func.FuncOp) -> list[func.FuncOp]:
+        """`function` and the device programs it calls, transitively."""
+        found = [function]
+        index = 0
+        while index < len(found):
+            for callee in self.callees(found[index].sym_name.data):
+                f = self.functions[callee]
+                if f not in found and self.region_class(f) == "device":
+                    found.append(f)
+            index += 1
+        return found
+
+    def _written_target(self, function: func.FuncOp, key: DeviceKey) -> TargetAttr | None:
+        seen: dict[TargetAttr, Operation] = {}
+        for f in self._device_programs(function):
+            for op in f.body.walk():
+                for device in _device_attrs(op):
+                    if (
+                        device.target_value is not None
+                        and device.type_name == key[0]
+                        and device.device_id in (None, key[1])
+                    ):
+                        seen.setdefault(device.target_value, op)
+        if len(seen) > 1:
+            (first, _), (second, op) = list(seen.items())[:2]
+            raise error_at(
+                op,
+                f"device program @{function.sym_name.data} names two targets for "
+                f"{device_name(key)}: {first} and {second}",
+            )
+        return next(iter(seen), None)
+
+    def _module_target(self, device_type: str) -> TargetAttr | None:
+        targets = self.module.attributes.get("vdev.targets")
+        if not isa(targets, ArrayAttr[Attribute]):
+            return None
+        for target in targets.data:
+            if isinstance(target, TargetAttr) and target.device_type == device_type:
+                return target
+        return None
+
+    def _kernel_target(self, function: func.FuncOp, key: DeviceKey) -> TargetAttr | None:
+        for f in self._device_programs(function):
+            for op in f.body.walk():
+                if isinstance(op, dev.LaunchOp):
+                    kernel = lookup_kernel(op, op.kernel)
+                    module = kernel.parent_op() if kernel is not None else None
+                    if isinstance(module, KernelModuleOp):
+                        return module.target
+        return None
+
+
+def _with_context(step: Step, before: Footprint) -> Step:
+    """The deciding step, its reason extended by what came before it."""
+    if before == NEUTRAL:
+        return step
+    return Step(step.op, step.footprint, f"{step.reason}, beside work on {before.describe()}")
+
+
+def _values(op: Operation) -> Iterable[SSAValue]:
+    yield from op.operands
+    yield from op.results
+
+
+def _memref_types(values: Iterable[SSAValue]) -> list[MemRefType[Attribute]]:
+    return [v.type for v in values if isa(v.type, MemRefType[Attribute])]
+
+
+def _device_attrs(op: Operation) -> Iterator[DeviceAttr]:
+    """Every `#vdev.device` an op names: its launch device and its memrefs' spaces."""
+    if isinstance(op, dev.LaunchOp):
+        yield op.device
+    for memref in _memref_types(_values(op)):
+        space = memory_space_of(memref)
+        if space is not None:
+            yield space
+
+
+def _host_device(module: ModuleOp) -> DeviceAttr:
+    host = module.attributes.get("vdev.host_device")
+    if isinstance(host, DeviceAttr):
+        return host
+    return DeviceAttr.make("cpu", 0, TargetAttr.from_config({"kind": "llvm"}), "global")
+
+
+def explain(analysis: RegionAnalysis, function: func.FuncOp) -> str:
+    """The remark for a function that is not a device program."""
+    name = function.sym_name.data
+    cls = analysis.region_class(function)
+    step = analysis.deciding_step(function)
+    if step is None:
+        summary = analysis.summary(function)
+        why = "it does no device work"
+        if summary.host_memory:
+            why += " (it works on host memory only)"
+        return diagnostic_at(function, f"@{name} is host: {why}", kind="remark")
+    return diagnostic_at(step.op, f"@{name} is {cls}: {step.reason}", kind="remark")
+
+
+@dataclass(frozen=True)
+class ClassifyRegionsPass(ModulePass):
+    """Marks every function `device.region = "host" | "device" | "mixed" | "multi-device"`.
+
+    Device programs also get `device.target` (their single target, with the host's
+    target as its host): `func.func @f() attributes {device.region = "device",
+    device.target = #target.target<"cuda", host = #target.target<"llvm">>}`.
+    `explain=true` prints, for each other function, a remark at the op that decided
+    its class. See the module docstring for the rules.
+    """
+
+    name = "classify-regions"
+
+    explain: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        analysis = RegionAnalysis(op)
+        targets = {
+            name: analysis.target_of(f)
+            for name, f in analysis.functions.items()
+            if analysis.region_class(f) == "device"
+        }
+        remarks = [
+            explain(analysis, f)
+            for name, f in analysis.functions.items()
+            if self.explain and name not in targets
+        ]
+        for name, function in analysis.functions.items():
+            function.attributes[REGION_ATTR] = StringAttr(analysis.region_class(function))
+            if name in targets:
+                function.attributes[TARGET_ATTR] = targets[name]
+            else:
+                function.attributes.pop(TARGET_ATTR, None)
+        for remark in remarks:
+            print(remark, file=sys.stderr)

@@ -1,0 +1,451 @@
+"""`convert-gpu-to-device`: xDSL's `gpu` dialect becomes devplan's `device` and `kernel`.
+
+Other xDSL flows produce host code in MLIR's `gpu` dialect; this pass maps it onto
+one devplan device chosen by the `device` option (`convert-gpu-to-device{device="cuda:0"}`),
+so devplan can classify, plan and run it.
+
+  gpu.module @m, gpu.func @k kernel  ->  kernel.module @m target <device's target>, kernel.func @k
+  gpu.thread_id/block_id/block_dim/grid_dim  ->  kernel.thread_id/block_id/block_dim/grid_dim
+  gpu.global_id                      ->  block_id * block_dim + thread_id
+  gpu.barrier, gpu.return            ->  kernel.barrier, kernel.return
+  gpu.alloc / gpu.dealloc            ->  device.alloc / device.free
+  gpu.memcpy %dst, %src              ->  device.copy %src to %dst (async: device.copy_async)
+  gpu.launch_func                    ->  device.launch (async kept; i32/i64 sizes cast to index)
+  gpu.wait                           ->  device.wait; an async gpu.wait only joins tokens
+
+Memory: the result of `gpu.alloc` and every memref parameter of a kernel live in
+`#vdev.device<type, id, ?, "global">` of the chosen device. The new types are
+propagated: through `func.return` to the function's result types and its callers,
+through `func.call` to the callee's parameters, and a host function's parameter
+passed to a kernel becomes device memory (so is every caller's argument for it).
+
+Tokens: each `!gpu.async.token` maps to the list of `!device.token`s it stands for
+(empty when the work is already done, several for a joining `gpu.wait async`).
+Ops devplan has only in a synchronous form (alloc, free) wait for their
+dependencies first and produce an empty list.
+
+Not converted (a located error at the op): `gpu.launch` with a region body (outline
+it first, e.g. with MLIR's gpu-kernel-outlining), `gpu.all_reduce`, shuffles and
+subgroup ops, `gpu.lane_id`, `gpu.host_register`, `gpu.set_default_device`,
+`host_shared` allocations, cluster sizes, dynamic shared memory, non-kernel
+`gpu.func`s, memory spaces other than none/0/1 (global), and tokens that flow into
+ops other than the gpu ops above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, gpu
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.hints import isa
+
+from ..diagnostics import DevplanError, error_at
+from ..dialects import device as dev
+from ..dialects import kernel
+from ..dialects.target import TargetAttr, TargetError
+from ..dialects.vdev import DeviceAttr
+
+UNSUPPORTED: dict[str, str] = {
+    "gpu.launch": "a gpu.launch with a region body cannot be converted; outline its body "
+    "into a gpu.func and use gpu.launch_func",
+    "gpu.all_reduce": "gpu.all_reduce has no kernel-dialect equivalent",
+    "gpu.shuffle": "gpu.shuffle has no kernel-dialect equivalent",
+    "gpu.lane_id": "gpu.lane_id has no kernel-dialect equivalent",
+    "gpu.subgroup_id": "subgroup ops have no kernel-dialect equivalent",
+    "gpu.subgroup_size": "subgroup ops have no kernel-dialect equivalent",
+    "gpu.num_subgroups": "subgroup ops have no kernel-dialect equivalent",
+    "gpu.host_register": "gpu.host_register has no devplan equivalent; copy the buffer "
+    "with gpu.memcpy instead",
+    "gpu.host_unregister": "gpu.host_unregister has no devplan equivalent",
+    "gpu.set_default_device": "gpu.set_default_device cannot be converted; choose the "
+    'device with the pass option, e.g. convert-gpu-to-device{device="cuda:1"}',
+}
+"""gpu ops this pass refuses, with the reason."""
+
+_INDEX_QUERIES: dict[
+    str, type[kernel.ThreadIdOp | kernel.BlockIdOp | kernel.BlockDimOp | kernel.GridDimOp]
+] = {
+    "gpu.thread_id": kernel.ThreadIdOp,
+    "gpu.block_id": kernel.BlockIdOp,
+    "gpu.block_dim": kernel.BlockDimOp,
+    "gpu.grid_dim": kernel.GridDimOp,
+}
+
+_HOST_TOKEN_USERS = (gpu.AllocOp, gpu.DeallocOp, gpu.MemcpyOp, gpu.LaunchFuncOp, gpu.WaitOp)
+
+
+def parse_device_option(text: str) -> DeviceAttr:
+    """The device of `device="cuda:0"`; a `DevplanError` naming the problem otherwise."""
+    hint = 'write it as type:id, e.g. convert-gpu-to-device{device="cuda:0"}'
+    try:
+        device = DeviceAttr.from_string(text)
+    except (ValueError, DevplanError) as e:
+        raise DevplanError(
+            f"error: convert-gpu-to-device: invalid device '{text}': {e}; {hint}"
+        ) from None
+    if device.type_name is None or device.device_id is None:
+        raise DevplanError(
+            f"error: convert-gpu-to-device: device '{text}' must name a device type and id; {hint}"
+        )
+    return device
+
+
+def device_target(module: ModuleOp, device: DeviceAttr) -> TargetAttr:
+    """The device's target: its own, the module's `vdev.targets` entry, or the kind
+    named like the device type."""
+    if device.target_value is not None:
+        return device.target_value
+    targets = module.attributes.get("vdev.targets")
+    if isa(targets, ArrayAttr[Attribute]):
+        for target in targets.data:
+            if isinstance(target, TargetAttr) and target.device_type == device.type_name:
+                return target
+    try:
+        return TargetAttr.from_config({"kind": device.type_name})
+    except TargetError as e:
+        raise DevplanError(
+            f"error: convert-gpu-to-device: no target for device type '{device.type_name}' ({e}); "
+            "list one in the module's vdev.targets"
+        ) from None
+
+
+class GpuToDevice:
+    """One conversion of one module onto one device."""
+
+    def __init__(self, module: ModuleOp, device: DeviceAttr):
+        self.module = module
+        assert device.type_name is not None
+        self.device = DeviceAttr.make(device.type_name, device.device_id)
+        self.memory = DeviceAttr.make(device.type_name, device.device_id, None, "global")
+        self.target = device_target(module, device)
+        self.tokens: dict[SSAValue, list[SSAValue]] = {}
+
+    # ---- checks ----------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Every refusal, before anything changes."""
+        for op in self.module.walk():
+            self._check_op(op)
+            for result in op.results:
+                self._check_token_uses(result)
+            if isinstance(op, func.FuncOp) and not op.is_declaration:
+                for arg in op.args:
+                    if isinstance(arg.type, gpu.AsyncTokenType):
+                        raise error_at(
+                            op, "a !gpu.async.token function parameter cannot be converted"
+                        )
+
+    def _check_op(self, op: Operation) -> None:
+        if op.name in UNSUPPORTED:
+            raise error_at(op, UNSUPPORTED[op.name])
+        if isinstance(op, gpu.AllocOp):
+            if op.hostShared is not None:
+                raise error_at(
+                    op,
+                    "host_shared gpu.alloc cannot be converted: devplan has no memory "
+                    "shared by host and device; allocate device memory and copy",
+                )
+            if op.symbolOperands:
+                raise error_at(op, "gpu.alloc with symbol operands cannot be converted")
+        if isinstance(op, gpu.LaunchFuncOp):
+            self._check_launch(op)
+        if isinstance(op, gpu.FuncOp) and op.kernel is None:
+            raise error_at(
+                op,
+                f"gpu.func @{op.sym_name.data} is not a kernel; only kernels (gpu.func "
+                "... kernel) can be converted",
+            )
+
+    def _check_launch(self, op: gpu.LaunchFuncOp) -> None:
+        if op.clusterSizeX is not None:
+            raise error_at(op, "gpu.launch_func with cluster sizes cannot be converted")
+        if op.dynamicSharedMemorySize is not None:
+            raise error_at(
+                op,
+                "gpu.launch_func with dynamic shared memory cannot be converted; "
+                "use kernel.alloc_shared with a static size in the kernel",
+            )
+        if op.asyncObject is not None:
+            raise error_at(op, "gpu.launch_func with an async object cannot be converted")
+
+    def _check_token_uses(self, value: SSAValue) -> None:
+        if not isinstance(value.type, gpu.AsyncTokenType):
+            return
+        for use in value.uses:
+            if not isinstance(use.operation, _HOST_TOKEN_USERS):
+                raise error_at(
+                    use.operation,
+                    f"'{use.operation.name}' uses a !gpu.async.token; tokens can only flow "
+                    "into gpu.alloc, gpu.dealloc, gpu.memcpy, gpu.launch_func and gpu.wait",
+                )
+
+    # ---- memory types ----------------------------------------------------------------
+
+    def device_memref(self, type_: Attribute, where: Operation) -> Attribute:
+        """`type_` in the device's global memory (non-memrefs unchanged)."""
+        if not isa(type_, MemRefType[Attribute]):
+            return type_
+        space = type_.memory_space
+        if isinstance(space, DeviceAttr) and space == self.memory:
+            return type_
+        if not (
+            isinstance(space, NoneAttr)
+            or (isinstance(space, IntegerAttr) and space.value.data in (0, 1))
+        ):
+            raise error_at(
+                where,
+                f"memory space {space} of {type_} has no devplan equivalent; "
+                "only global memory (no space, 0 or 1) is converted",
+            )
+        return MemRefType(type_.element_type, type_.shape, type_.layout, self.memory)
+
+    def retype(self, value: SSAValue, new_type: Attribute, where: Operation) -> SSAValue:
+        """Give `value` the device memory type and propagate it to its users."""
+        if value.type == new_type:
+            return value
+        if isinstance(value, BlockArgument):
+            function = value.block.parent_op()
+            if (
+                not isinstance(function, func.FuncOp)
+                or value.block is not function.body.blocks.first
+            ):
+                raise error_at(
+                    where,
+                    f"cannot move this block argument of '{function.name if function else '?'}' "
+                    "into device memory; only function parameters can change memory space",
+                )
+            new = Rewriter.replace_value_with_new_type(value, new_type)
+            function.update_function_type()
+            for call in self._calls_of(function):
+                self.retype(call.arguments[value.index], new_type, call)
+        elif isinstance(value, OpResult) and isinstance(value.op, func.CallOp):
+            new = Rewriter.replace_value_with_new_type(value, new_type)
+        else:
+            owner = value.owner.name if isinstance(value.owner, Operation) else "a block"
+            raise error_at(
+                where,
+                f"{value.type} comes from '{owner}' in host memory, but is used as device "
+                "memory; allocate it with gpu.alloc",
+            )
+        self.propagate(new)
+        return new
+
+    def propagate(self, value: SSAValue) -> None:
+        """After `value` became device memory: fix the types that must agree with it."""
+        for use in list(value.uses):
+            user = use.operation
+            if isinstance(user, func.ReturnOp):
+                function = user.parent_op()
+                assert isinstance(function, func.FuncOp)
+                function.update_function_type()
+                for call in self._calls_of(function):
+                    self.retype(call.res[use.index], value.type, call)
+            elif isinstance(user, func.CallOp):
+                callee = self._function(user.callee.root_reference.data)
+                if callee is None or callee.is_declaration:
+                    raise error_at(
+                        user,
+                        f"device memory passed to @{user.callee.root_reference.data}, whose "
+                        "body is unknown, cannot change its parameter type",
+                    )
+                self.retype(callee.args[use.index], value.type, user)
+
+    def _function(self, name: str) -> func.FuncOp | None:
+        for op in self.module.body.block.ops:
+            if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+                return op
+        return None
+
+    def _calls_of(self, function: func.FuncOp) -> list[func.CallOp]:
+        name = function.sym_name.data
+        return [
+            op
+            for op in self.module.walk()
+            if isinstance(op, func.CallOp) and op.callee.root_reference.data == name
+        ]
+
+    # ---- kernels ---------------------------------------------------------------------
+
+    def convert_module(self, op: gpu.ModuleOp) -> None:
+        kernels = [
+            self.convert_func(f) for f in list(op.body.block.ops) if isinstance(f, gpu.FuncOp)
+        ]
+        for other in op.body.block.ops:
+            if not isinstance(other, gpu.FuncOp) and other.name != "gpu.module_end":
+                raise error_at(other, f"'{other.name}' in a gpu.module cannot be converted")
+        new = kernel.KernelModuleOp(op.sym_name.data, self.target, kernels)
+        new.location = op.location
+        Rewriter.replace_op(op, new)
+
+    def convert_func(self, op: gpu.FuncOp) -> kernel.KernelFuncOp:
+        body = op.detach_region(op.body)
+        block = body.blocks.first
+        assert block is not None
+        for arg in list(block.args):
+            Rewriter.replace_value_with_new_type(arg, self.device_memref(arg.type, op))
+        for inner in list(body.walk()):
+            self.convert_kernel_op(inner)
+        new = kernel.KernelFuncOp(op.sym_name.data, [a.type for a in block.args], body)
+        new.location = op.location
+        op.erase()
+        return new
+
+    def convert_kernel_op(self, op: Operation) -> None:
+        query = _INDEX_QUERIES.get(op.name)
+        if query is not None:
+            assert isinstance(op, gpu.ThreadIdOp | gpu.BlockIdOp | gpu.BlockDimOp | gpu.GridDimOp)
+            self._replace(op, [query(op.dimension.data.value)])  # pyright: ignore[reportArgumentType]
+        elif isinstance(op, gpu.GlobalIdOp):
+            dim = op.dimension.data.value
+            bid, bdim, tid = kernel.BlockIdOp(dim), kernel.BlockDimOp(dim), kernel.ThreadIdOp(dim)  # pyright: ignore[reportArgumentType]
+            base = arith.MuliOp(bid, bdim)
+            self._replace(op, [bid, bdim, tid, base, arith.AddiOp(base, tid)])
+        elif isinstance(op, gpu.BarrierOp):
+            self._replace(op, [kernel.BarrierOp()])
+        elif isinstance(op, gpu.ReturnOp):
+            if op.args:
+                raise error_at(op, "a kernel returns nothing; gpu.return has operands")
+            self._replace(op, [kernel.ReturnOp()])
+
+    @staticmethod
+    def _replace(op: Operation, new_ops: Sequence[Operation]) -> None:
+        for new in new_ops:
+            new.location = op.location
+        Rewriter.replace_op(op, list(new_ops))
+
+    # ---- host ------------------------------------------------------------------------
+
+    def deps(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        found: list[SSAValue] = []
+        for value in values:
+            for token in self.tokens.get(value, []):
+                if token not in found:
+                    found.append(token)
+        return found
+
+    def wait_first(self, op: Operation, dependencies: Sequence[SSAValue]) -> list[Operation]:
+        tokens = self.deps(dependencies)
+        return [dev.WaitOp(tokens)] if tokens else []
+
+    def convert_host_op(self, op: Operation) -> None:
+        if isinstance(op, gpu.AllocOp):
+            type_ = self.device_memref(op.result.type, op)
+            assert isa(type_, MemRefType[Attribute])
+            alloc = dev.AllocOp(type_, op.dynamicSizes)
+            self._host_replace(
+                op, [*self.wait_first(op, op.asyncDependencies), alloc], alloc.result, []
+            )
+            self.propagate(alloc.result)
+        elif isinstance(op, gpu.DeallocOp):
+            free = dev.FreeOp(op.buffer)
+            self._host_replace(op, [*self.wait_first(op, op.asyncDependencies), free], None, [])
+        elif isinstance(op, gpu.MemcpyOp):
+            if op.asyncToken is not None:
+                copy = dev.CopyAsyncOp(op.src, op.dst, self.deps(op.asyncDependencies))
+                self._host_replace(op, [copy], None, [copy.token])
+            else:
+                ops = [*self.wait_first(op, op.asyncDependencies), dev.CopyOp(op.src, op.dst)]
+                self._host_replace(op, ops, None, [])
+        elif isinstance(op, gpu.LaunchFuncOp):
+            self.convert_launch(op)
+        elif isinstance(op, gpu.WaitOp):
+            tokens = self.deps(op.asyncDependencies)
+            if op.asyncToken is not None:
+                self.tokens[op.asyncToken] = tokens
+                Rewriter.erase_op(op, safe_erase=False)
+            else:
+                has_deps = bool(op.asyncDependencies)
+                self._host_replace(
+                    op, [] if has_deps and not tokens else [dev.WaitOp(tokens)], None, []
+                )
+
+    def convert_launch(self, op: gpu.LaunchFuncOp) -> None:
+        new_ops: list[Operation] = []
+        sizes: list[SSAValue] = []
+        for size in (
+            op.gridSizeX,
+            op.gridSizeY,
+            op.gridSizeZ,
+            op.blockSizeX,
+            op.blockSizeY,
+            op.blockSizeZ,
+        ):
+            if isinstance(size.type, IndexType):
+                sizes.append(size)
+            else:
+                cast = arith.IndexCastOp(size, IndexType())
+                new_ops.append(cast)
+                sizes.append(cast.result)
+        for arg in op.kernelOperands:
+            new_type = self.device_memref(arg.type, op)
+            if new_type != arg.type:
+                self.retype(arg, new_type, op)
+        is_async = op.asyncToken is not None
+        if not is_async:
+            new_ops.extend(self.wait_first(op, op.asyncDependencies))
+        launch = dev.LaunchOp(
+            op.kernel,
+            self.device,
+            sizes[:3],
+            sizes[3:],
+            list(op.kernelOperands),
+            is_async=is_async,
+            dependencies=self.deps(op.asyncDependencies) if is_async else (),
+        )
+        new_ops.append(launch)
+        self._host_replace(op, new_ops, None, [launch.token] if launch.token is not None else [])
+
+    def _host_replace(
+        self,
+        op: Operation,
+        new_ops: Sequence[Operation],
+        result: SSAValue | None,
+        tokens: list[SSAValue],
+    ) -> None:
+        """Replace `op`: its memref result by `result`, its token by `tokens`."""
+        for new in new_ops:
+            new.location = op.location
+        token = next((r for r in op.results if isinstance(r.type, gpu.AsyncTokenType)), None)
+        if token is not None:
+            self.tokens[token] = tokens
+        block = op.parent_block()
+        assert block is not None
+        for new in new_ops:
+            block.insert_op_before(new, op)
+        memref = next((r for r in op.results if not isinstance(r.type, gpu.AsyncTokenType)), None)
+        if memref is not None and result is not None:
+            memref.replace_all_uses_with(result)
+        Rewriter.erase_op(op, safe_erase=False)
+
+    def run(self) -> None:
+        self.check()
+        for op in list(self.module.walk()):
+            if isinstance(op, gpu.ModuleOp):
+                self.convert_module(op)
+        for op in list(self.module.walk()):
+            if op.name.startswith("gpu.") and op.parent_op() is not None:
+                self.convert_host_op(op)
+        self.module.attributes.pop("gpu.container_module", None)
+
+
+@dataclass(frozen=True)
+class ConvertGpuToDevicePass(ModulePass):
+    """Converts xDSL's `gpu` dialect (generic form) to `device` and `kernel` ops on one
+    device: `"gpu.launch_func"(...) <{kernel = @m::@k}>` becomes
+    `device.launch @m::@k on #vdev.device<"cuda", 0> grid(...) block(...) args(...)`.
+    See the module docstring for the mapping and what is refused.
+    """
+
+    name = "convert-gpu-to-device"
+
+    device: str = "cuda:0"
+    """The device the gpu code runs on, `type:id` (e.g. "cuda:0", "rocm:1")."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        GpuToDevice(op, parse_device_option(self.device)).run()

@@ -1,0 +1,230 @@
+"""`outline-device-regions`: split mixed and multi-device functions into device programs.
+
+Each maximal run of ops that forms a device program for one device is moved into a
+new `func.func` (named after the original function and the device, e.g.
+`@main_cuda0`, made unique) and replaced by a `func.call` to it; `classify-regions`
+then marks the new function "device". What is left — the host glue — keeps the
+host work and the ops that span devices, and calls the device programs in order.
+
+Algorithm
+=========
+
+Phase 1 — tags (analysis, `classify-regions`' `RegionAnalysis`). Every op of a
+mixed or multi-device function gets a tag from the footprint of the op and its
+nested ops: *free* (touches nothing: scalar `arith`, `device.attr`, `device.wait`,
+calls to scalar host functions), *device d* (a footprint of exactly device d and no
+host memory: `device.alloc` of d's memory, a launch on d, a loop whose body only
+launches on d, a call to a device program for d), or *host* (anything else: host
+memory work, a copy between host and device, work on two devices, terminators).
+
+Phase 2 — runs, per block. A run is a maximal contiguous sequence of ops of one
+device d and free ops that begins and ends with a d op; any host op or op of
+another device ends it. Free ops just before a run join it when their results are
+used only inside it (scalar launch parameters go with their launches). Ops tagged
+host whose regions hold runs (e.g. an `scf.for` that stores to host memory and
+launches) are searched recursively.
+
+Phase 3 — rewrite, run by run. Values defined outside a run and used inside
+become the new function's arguments (in order of first use); results of the run
+used after it become its results. The run's ops move into the new function in
+their order and a `func.call` takes their place.
+
+Invariants: behaviour is unchanged because every run is contiguous, so the order
+of all effects is kept; ops never move across host work. Each outlined function
+consists of ops allowed in a device program for one device, so it classifies as
+"device". Not handled: ops are never reordered to make longer runs (a
+`device.alloc` separated from its launches by a host-to-device copy becomes its
+own small device program); runs never cross block boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import IsTerminator
+
+from .classify_regions import NEUTRAL, DeviceKey, Footprint, RegionAnalysis
+
+FREE = "free"
+HOST = "host"
+
+Tag = DeviceKey | str
+"""`FREE`, `HOST` or the device of an op."""
+
+
+@dataclass
+class Run:
+    """Contiguous ops of one block that form a device program for `device`."""
+
+    device: DeviceKey
+    ops: list[Operation]
+
+
+class OutlinePlan:
+    """Phases 1 and 2: the runs to outline in one function."""
+
+    def __init__(self, analysis: RegionAnalysis, function: func.FuncOp):
+        self.analysis = analysis
+        self.runs: list[Run] = []
+        for block in function.body.blocks:
+            self._plan_block(block)
+
+    def footprint(self, op: Operation) -> Footprint:
+        """The join of the footprints of `op` and every op nested in it."""
+        total = NEUTRAL
+        for inner in op.walk():
+            step = self.analysis.op_step(inner)
+            if step is not None:
+                total = total.join(step.footprint)
+        return total
+
+    def tag(self, op: Operation) -> Tag:
+        if op.has_trait(IsTerminator):
+            return HOST
+        fp = self.footprint(op)
+        if fp == NEUTRAL:
+            return FREE
+        if fp.region_class == "device":
+            assert fp.device is not None
+            return fp.device
+        return HOST
+
+    def _plan_block(self, block: Block) -> None:
+        current: Run | None = None
+        pending: list[Operation] = []
+        for op in block.ops:
+            tag = self.tag(op)
+            if tag == FREE:
+                if current is not None:
+                    pending.append(op)
+                continue
+            if current is not None and tag == current.device:
+                current.ops.extend(pending)
+                current.ops.append(op)
+                pending = []
+                continue
+            self._close(current)
+            current, pending = None, []
+            if tag == HOST:
+                for region in op.regions:
+                    for inner in region.blocks:
+                        self._plan_block(inner)
+            else:
+                assert not isinstance(tag, str)
+                current = Run(tag, [op])
+        self._close(current)
+
+    def _close(self, run: Run | None) -> None:
+        if run is None:
+            return
+        taken = {id(op) for r in self.runs for op in r.ops}
+        previous = run.ops[0].prev_op
+        while (
+            previous is not None
+            and id(previous) not in taken
+            and previous.results
+            and self.tag(previous) == FREE
+            and all(_inside(run.ops, use.operation) for r in previous.results for use in r.uses)
+        ):
+            run.ops.insert(0, previous)
+            previous = previous.prev_op
+        self.runs.append(run)
+
+
+def _inside(ops: Sequence[Operation], op: Operation) -> bool:
+    return any(o.is_ancestor(op) for o in ops)
+
+
+def _defined_inside(ops: Sequence[Operation], value: SSAValue) -> bool:
+    owner = value.owner
+    return any(o.is_ancestor(owner) for o in ops)
+
+
+def _unique_name(module: ModuleOp, base: str) -> str:
+    taken: set[str] = set()
+    for op in module.body.block.ops:
+        symbol = op.properties.get("sym_name") or op.attributes.get("sym_name")
+        if isinstance(symbol, StringAttr):
+            taken.add(symbol.data)
+    if base not in taken:
+        return base
+    n = 1
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
+
+
+def outline_run(
+    module: ModuleOp, function: func.FuncOp, run: Run, anchor: Operation
+) -> func.FuncOp:
+    """Phase 3: move `run` into a new function, placed after `anchor` in the module and
+    called where the run was; return the new function."""
+    ops = run.ops
+    inputs: list[SSAValue] = []
+    for op in ops:
+        for inner in op.walk():
+            for operand in inner.operands:
+                if not _defined_inside(ops, operand) and operand not in inputs:
+                    inputs.append(operand)
+    outputs = [
+        result
+        for op in ops
+        for result in op.results
+        if any(not _inside(ops, use.operation) for use in result.uses)
+    ]
+    kind, ident = run.device
+    name = _unique_name(module, f"{function.sym_name.data}_{kind}{'' if ident is None else ident}")
+    block = Block(arg_types=[v.type for v in inputs])
+    for arg, value in zip(block.args, inputs, strict=True):
+        arg.name_hint = value.name_hint
+    parent = ops[0].parent_block()
+    after = ops[-1].next_op
+    assert parent is not None
+    assert after is not None, "a run never holds its block's terminator"
+    for op in ops:
+        op.detach()
+        block.add_op(op)
+    block.add_op(func.ReturnOp(*outputs))
+    outlined = func.FuncOp(
+        name, ([v.type for v in inputs], [v.type for v in outputs]), Region(block)
+    )
+    for arg, value in zip(block.args, inputs, strict=True):
+        value.replace_uses_with_if(arg, lambda use: outlined.is_ancestor(use.operation))
+    call = func.CallOp(name, inputs, [v.type for v in outputs])
+    parent.insert_op_before(call, after)
+    for result, value in zip(call.res, outputs, strict=True):
+        result.name_hint = value.name_hint
+        value.replace_uses_with_if(result, lambda use: not outlined.is_ancestor(use.operation))
+    module.body.block.insert_op_after(outlined, anchor)
+    return outlined
+
+
+@dataclass(frozen=True)
+class OutlineDeviceRegionsPass(ModulePass):
+    """Moves each maximal single-device run of a mixed or multi-device function into
+    its own function (a device program) and calls it from the remaining host glue.
+
+    `func.func @main(...)` with host stores, a copy to cuda:0 and two launches becomes
+    `@main` (the stores, the copy, `func.call @main_cuda0(...)`) and `@main_cuda0`
+    (the launches). Behaviour is unchanged; see the module docstring.
+    """
+
+    name = "outline-device-regions"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        analysis = RegionAnalysis(op)
+        plans = [
+            (function, OutlinePlan(analysis, function))
+            for function in analysis.functions.values()
+            if analysis.region_class(function) in ("mixed", "multi-device")
+        ]
+        for function, plan in plans:
+            anchor: Operation = function
+            for run in plan.runs:
+                anchor = outline_run(op, function, run, anchor)
