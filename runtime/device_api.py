@@ -1,0 +1,821 @@
+"""TVM's runtime `DeviceAPI` in Python: memory, copies, streams and attributes of a device.
+
+One `DeviceAPI` object serves one device (TVM keeps one per device *type* and passes
+the id; here the id is checked against the device the object serves, which turns
+"free of a buffer from another device" into a clear error). The surface is TVM's
+(`include/tvm/runtime/device_api.h`) in snake case: `get_attr`, `set_device`,
+`alloc_data_space` (by shape and scope, and the flat `(nbytes, alignment)` form),
+`free_data_space`, `alloc_workspace`/`free_workspace`, `copy_data_from_to`,
+`create_stream`/`free_stream`/`stream_sync`/`sync_stream_from_to`,
+`set_stream`/`get_current_stream`. devplan adds what an executor needs to check
+programs: `launch` (a kernel queued on a stream), `host_view`/`device_view`,
+`pending_writes`, `live_buffers` and `teardown`.
+
+Memory is described by `Buffer` handles. Their bytes live inside the API that
+allocated them; the host reaches them through `host_view` only where the API says
+the host can (`host_can_access(scope)`: all of a CPU's memory, a simulated device's
+"host" scope), and kernels through `device_view` only while they run on that
+device. Everything else goes through `copy_data_from_to`.
+
+Blocking versus async: an operation given `stream=None` runs on the device's current
+stream and blocks the host until it is done (like `cudaMemcpy`); given a stream it
+is queued there and returns a `Token` to wait on (see `streams.py`).
+
+Who performs a copy (TVM's `Tensor::CopyFromTo`): the API of the source when the
+source is not CPU memory, else the API of the destination. `Runtime.copy` picks it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from ..diagnostics import DevplanError
+
+if TYPE_CHECKING:
+    from .streams import Hop, Scheduler, Stream, Token
+    from .workspace import WorkspacePool
+
+DEVICE_ATTR_KINDS: tuple[str, ...] = (
+    "exist",
+    "max_threads_per_block",
+    "warp_size",
+    "max_shared_memory_per_block",
+    "compute_version",
+    "device_name",
+    "max_clock_rate",
+    "multi_processor_count",
+    "max_thread_dimensions",
+    "max_registers_per_block",
+    "gcn_arch",
+    "api_version",
+    "driver_version",
+    "l2_cache_size_bytes",
+    "total_global_memory",
+    "available_global_memory",
+    "image_pitch_alignment",
+)
+"""TVM's `DeviceAttrKind` in snake case, in enum order (kExist = 0 ... 16)."""
+
+KERNEL_ONLY_SCOPES = frozenset({"shared", "local", "warp"})
+"""Scopes that exist per thread block or thread; kernels allocate them, the host cannot."""
+
+ALLOC_ALIGNMENT = 64
+"""TVM's `kAllocAlignment`: minimum alignment of `alloc_data_space`."""
+
+
+class DeviceError(DevplanError):
+    """A run-time error of a device: its text names the device, scope and buffer."""
+
+
+class UseAfterFreeError(DeviceError):
+    """A buffer used after it was freed."""
+
+
+class DoubleFreeError(DeviceError):
+    """A buffer freed twice."""
+
+
+class WrongDeviceError(DeviceError):
+    """A buffer or stream handed to the API of a device it does not belong to."""
+
+
+class OutOfDeviceMemoryError(DeviceError):
+    """An allocation beyond the capacity of a device's memory scope."""
+
+
+class CopySizeError(DeviceError):
+    """A copy between buffers whose byte sizes differ, or a non-contiguous host array."""
+
+
+class HostAccessError(DeviceError):
+    """The host touched memory only the device can see (or a kernel touched host memory)."""
+
+
+class UnknownDeviceAPIError(DeviceError):
+    """No DeviceAPI registered under a name."""
+
+
+@dataclass(frozen=True, order=True)
+class Device:
+    """TVM's `DLDevice`: a device type name and an id; prints as "cuda:0"."""
+
+    type: str
+    id: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.id}"
+
+    @classmethod
+    def parse(cls, text: str) -> Device:
+        """ "cuda:0" → Device("cuda", 0); "cuda" → Device("cuda", 0)."""
+        kind, _, index = text.partition(":")
+        if not kind or (index and not index.isdigit()):
+            raise DeviceError(f"malformed device '{text}': expected 'type:id' such as 'cuda:0'")
+        return cls(kind, int(index) if index else 0)
+
+
+BufferKind = Literal["data", "workspace"]
+
+
+@dataclass(eq=False)
+class Buffer:
+    """An opaque handle to memory allocated by a DeviceAPI (its bytes stay in the API)."""
+
+    id: int
+    device: Device
+    shape: tuple[int, ...]
+    dtype: np.dtype[np.generic]
+    scope: str
+    nbytes: int
+    label: str
+    """Who allocated it, for messages: an SSA name and/or an op location."""
+    kind: BufferKind = "data"
+    alignment: int = ALLOC_ALIGNMENT
+    freed_at: str | None = None
+    """Set when freed: the label of the free (or "freed")."""
+    api: DeviceAPI | None = field(default=None, repr=False)
+
+    @property
+    def is_live(self) -> bool:
+        return self.freed_at is None
+
+    def describe(self) -> str:
+        dims = "x".join(str(d) for d in self.shape)
+        shape = f"{dims}x{self.dtype}" if dims else str(self.dtype)
+        what = "workspace buffer" if self.kind == "workspace" else "buffer"
+        return f"{what} {self.label} ({self.device} scope '{self.scope}', {shape}, {self.nbytes} B)"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+Memory = Buffer | np.ndarray
+"""What copies accept: a device buffer, or a NumPy array standing for plain host memory."""
+
+KernelArg = Buffer | np.ndarray | int | float | bool
+
+
+@dataclass
+class ScopeStats:
+    """Memory accounting of one scope of one device."""
+
+    capacity: int | None
+    in_use: int = 0
+    peak: int = 0
+    allocations: int = 0
+    frees: int = 0
+    buffers: int = 0
+
+
+_next_buffer_id = 0
+
+
+def _new_buffer_id() -> int:
+    global _next_buffer_id
+    _next_buffer_id += 1
+    return _next_buffer_id
+
+
+def _as_dtype(dtype: DTypeLike, where: str) -> np.dtype[np.generic]:
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise DeviceError(f"{where}: unknown dtype {dtype!r}") from None
+
+
+def _aligned_bytes(nbytes: int, alignment: int) -> np.ndarray:
+    """A zeroed uint8 array of `nbytes` whose data address is a multiple of `alignment`."""
+    raw = np.zeros(nbytes + alignment, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % alignment
+    return raw[offset : offset + nbytes]
+
+
+class DeviceAPI(ABC):
+    """TVM's `DeviceAPI` for one device, with buffer bookkeeping and run-time checks.
+
+    Subclasses say what the host may touch (`host_can_access`) and which attributes
+    the device has (`_get_attr`); `_allocate_storage` may be overridden to change how
+    bytes are held.
+    """
+
+    def __init__(
+        self,
+        device: Device,
+        scopes: Mapping[str, int | None] | None = None,
+        attrs: Mapping[str, object] | None = None,
+        scheduler: Scheduler | None = None,
+        host_scopes: Iterable[str] = (),
+    ) -> None:
+        from .streams import Scheduler  # streams imports this module
+
+        self.device = device
+        self.host_scopes = frozenset(host_scopes)
+        """Scopes of this device the host may read and write directly (pinned host memory)."""
+        self.scopes: dict[str, ScopeStats] = {
+            name: ScopeStats(capacity) for name, capacity in (scopes or {"global": None}).items()
+        }
+        if "global" not in self.scopes:
+            raise DeviceError(f"device {device} must have a 'global' memory scope")
+        unknown = sorted(set(attrs or {}) - set(DEVICE_ATTR_KINDS))
+        if unknown:
+            raise DeviceError(
+                f"device {device}: unknown attribute(s) {', '.join(unknown)}; "
+                f"valid: {', '.join(DEVICE_ATTR_KINDS)}"
+            )
+        self.attrs: dict[str, object] = dict(attrs or {})
+        self.scheduler = scheduler if scheduler is not None else Scheduler()
+        self._storage: dict[int, np.ndarray] = {}
+        self._live: dict[int, Buffer] = {}
+        self._default_stream = self.scheduler.new_stream(device)
+        self._current_stream = self._default_stream
+        self._pool: WorkspacePool | None = None
+        self.launches = 0
+        self.kernel_seconds = 0.0
+        self.kernel_wall_seconds = 0.0
+        self.torn_down = False
+
+    # -- what subclasses decide ----------------------------------------------------------
+
+    @abstractmethod
+    def host_can_access(self, scope: str) -> bool:
+        """Whether host code may read and write this device's memory in `scope`."""
+
+    @abstractmethod
+    def _get_attr(self, kind: str) -> object | None:
+        """The value of a valid `DeviceAttrKind` name, or None when unsupported."""
+
+    def _allocate_storage(self, nbytes: int, alignment: int) -> np.ndarray:
+        return _aligned_bytes(nbytes, alignment)
+
+    @property
+    def kernels_reach_host_memory(self) -> bool:
+        """Whether kernels on this device may take plain host arrays (CPU kernels)."""
+        return False
+
+    # -- TVM surface: device and attributes -----------------------------------------------
+
+    def set_device(self, device: Device) -> None:
+        """`SetDevice`: make `device` active for following kernels (checks it is served)."""
+        self._check_device(device, "set_device")
+
+    def get_attr(self, device: Device, kind: str) -> object | None:
+        """`GetAttr`: a `DeviceAttrKind` (snake case) value, None when not supported."""
+        self._check_device(device, "get_attr")
+        if kind not in DEVICE_ATTR_KINDS:
+            raise DeviceError(
+                f"unknown device attribute '{kind}' for {device}; valid: "
+                f"{', '.join(DEVICE_ATTR_KINDS)}"
+            )
+        return self._get_attr(kind)
+
+    # -- TVM surface: memory ---------------------------------------------------------------
+
+    def alloc_data_space(
+        self,
+        device: Device,
+        shape: Sequence[int],
+        dtype: DTypeLike,
+        scope: str | None = None,
+        *,
+        label: str = "<unnamed>",
+    ) -> Buffer:
+        """`AllocDataSpace` by shape: `prod(shape) * itemsize` bytes in `scope` (None = global)."""
+        self._check_device(device, "alloc_data_space")
+        dt = _as_dtype(dtype, f"alloc_data_space of {label} on {device}")
+        dims = tuple(int(d) for d in shape)
+        if any(d < 0 for d in dims):
+            raise DeviceError(f"alloc_data_space of {label} on {device}: negative shape {dims}")
+        nbytes = math.prod(dims) * dt.itemsize
+        alignment = max(ALLOC_ALIGNMENT, dt.itemsize)
+        return self._allocate(dims, dt, nbytes, alignment, scope, label, "data")
+
+    def alloc_data_space_flat(
+        self,
+        device: Device,
+        nbytes: int,
+        alignment: int,
+        dtype_hint: DTypeLike | None = None,
+        *,
+        scope: str | None = None,
+        label: str = "<unnamed>",
+    ) -> Buffer:
+        """`AllocDataSpace(dev, nbytes, alignment, type_hint)`: a 1-D buffer of `nbytes` bytes.
+
+        Its elements are of `dtype_hint` (uint8 when none); `nbytes` must be a whole
+        number of them, and `alignment` a power of two.
+        """
+        self._check_device(device, "alloc_data_space_flat")
+        dt = _as_dtype(dtype_hint if dtype_hint is not None else np.uint8, f"alloc of {label}")
+        where = f"alloc_data_space_flat of {label} on {device}"
+        if nbytes < 0:
+            raise DeviceError(f"{where}: negative size {nbytes}")
+        if alignment <= 0 or alignment & (alignment - 1):
+            raise DeviceError(f"{where}: alignment {alignment} is not a power of two")
+        if nbytes % dt.itemsize:
+            raise DeviceError(
+                f"{where}: {nbytes} bytes is not a whole number of {dt} elements "
+                f"({dt.itemsize} bytes each)"
+            )
+        shape = (nbytes // dt.itemsize,)
+        return self._allocate(shape, dt, nbytes, alignment, scope, label, "data")
+
+    def free_data_space(self, device: Device, buffer: Buffer, *, at: str | None = None) -> None:
+        """`FreeDataSpace`; waits first for queued operations on the buffer (as `cudaFree`)."""
+        self._check_device(device, "free_data_space")
+        self._check_free(buffer, "free_data_space", at)
+        if buffer.kind == "workspace":
+            raise DeviceError(
+                f"free_data_space of {buffer}: it was allocated by alloc_workspace; "
+                "free it with free_workspace"
+            )
+        self.scheduler.quiesce(buffer)
+        self._release(buffer, at)
+
+    def alloc_workspace(
+        self,
+        device: Device,
+        nbytes: int,
+        dtype_hint: DTypeLike | None = None,
+        *,
+        label: str = "<unnamed>",
+    ) -> Buffer:
+        """`AllocWorkspace`: temporary memory from the device's page-rounded pool.
+
+        Workspace buffers live in the global scope and cannot be copied to or from
+        the host (TVM does not require them to be host-transferable).
+        """
+        from .workspace import WorkspacePool
+
+        self._check_device(device, "alloc_workspace")
+        dt = _as_dtype(dtype_hint if dtype_hint is not None else np.uint8, f"alloc of {label}")
+        if nbytes < 0 or nbytes % dt.itemsize:
+            raise DeviceError(
+                f"alloc_workspace of {label} on {device}: {nbytes} bytes is not a whole, "
+                f"non-negative number of {dt} elements"
+            )
+        if self._pool is None:
+            self._pool = WorkspacePool(self._allocate_page, self._release_page)
+        page = self._pool.alloc(nbytes, label)
+        buffer = Buffer(
+            _new_buffer_id(), self.device, (nbytes // dt.itemsize,), dt, "global", nbytes, label,
+            kind="workspace", api=self,
+        )  # fmt: skip
+        self._storage[buffer.id] = page.storage[:nbytes]
+        self._live[buffer.id] = buffer
+        self._pool.bind(page, buffer)
+        return buffer
+
+    def free_workspace(self, device: Device, buffer: Buffer, *, at: str | None = None) -> None:
+        """`FreeWorkspace`: the page goes back to the pool (not to the device)."""
+        self._check_device(device, "free_workspace")
+        self._check_free(buffer, "free_workspace", at)
+        if buffer.kind != "workspace" or self._pool is None:
+            raise DeviceError(
+                f"free_workspace of {buffer}: it was not allocated by alloc_workspace; "
+                "free it with free_data_space"
+            )
+        self.scheduler.quiesce(buffer)
+        self._pool.free(buffer)
+        buffer.freed_at = at or "free_workspace"
+        del self._live[buffer.id]
+        del self._storage[buffer.id]
+
+    # -- TVM surface: copies ---------------------------------------------------------------
+
+    def copy_data_from_to(
+        self,
+        src: Memory,
+        dst: Memory,
+        stream: Stream | None = None,
+        *,
+        wait_for: Sequence[Token] = (),
+        label: str | None = None,
+    ) -> Token:
+        """`CopyDataFromTo`: copy all bytes of `src` into `dst` (sizes must match exactly).
+
+        `src`/`dst` are buffers of any device or NumPy arrays (host memory). This API
+        must be the one TVM would pick (the source's unless that is CPU memory, else
+        the destination's). Without a stream the copy blocks; with one it is queued.
+        """
+        src_dev, dst_dev = self._memory_device(src), self._memory_device(dst)
+        name = label or f"{self._memory_name(src)} -> {self._memory_name(dst)}"
+        self._check_copy_operands(src, dst, name)
+        performer = src_dev if src_dev.type != "cpu" else dst_dev
+        if performer != self.device:
+            raise WrongDeviceError(
+                f"copy {name} from {src_dev} to {dst_dev} is performed by the DeviceAPI of "
+                f"{performer} (the non-CPU side, as in TVM), not by that of {self.device}"
+            )
+        hops: list[Hop] = self.scheduler.cost_model.route(str(src_dev), str(dst_dev))
+        nbytes = self._nbytes(src)
+
+        def effect() -> None:
+            self._bytes_of(dst)[...] = self._bytes_of(src)
+
+        return self.scheduler.submit(
+            self._stream_for(stream, "copy_data_from_to"), "copy", name, effect,
+            reads=[(src, self._memory_name(src))], writes=[(dst, self._memory_name(dst))],
+            wait_for=wait_for, hops=hops, nbytes=nbytes, blocking=stream is None,
+        )  # fmt: skip
+
+    # -- kernels -----------------------------------------------------------------------
+
+    def launch(
+        self,
+        device: Device,
+        kernel: Callable[[list[np.ndarray | int | float | bool]], None],
+        args: Sequence[KernelArg],
+        *,
+        name: str,
+        seconds: float = 0.0,
+        stream: Stream | None = None,
+        wait_for: Sequence[Token] = (),
+        writes: Iterable[int] | None = None,
+    ) -> Token:
+        """Queue `kernel(views)` on a stream of `device`; `seconds` is its cost-model time.
+
+        Buffer arguments become device views when the kernel runs; `writes` are the
+        indices of the arguments it may write (all buffer arguments when None).
+        """
+        self._check_device(device, f"launch of {name}")
+        written = set(range(len(args)) if writes is None else writes)
+        reads: list[tuple[object, str]] = []
+        write_set: list[tuple[object, str]] = []
+        for i, arg in enumerate(args):
+            if isinstance(arg, Buffer):
+                self._check_live(arg, f"kernel {name} on {device}")
+                if arg.api is not self:
+                    raise WrongDeviceError(
+                        f"kernel {name} on {device} got {arg} as argument {i}; kernels "
+                        f"reach only memory of their own device"
+                    )
+                access = (arg, arg.describe())
+            elif isinstance(arg, np.ndarray):
+                if not self.kernels_reach_host_memory:
+                    raise HostAccessError(
+                        f"kernel {name} on {device} got a host array as argument {i}; "
+                        f"kernels on {device} cannot reach host memory (copy it to the device)"
+                    )
+                access = (arg, f"host array argument {i} of {name}")
+            else:
+                continue
+            reads.append(access)
+            if i in written:
+                write_set.append(access)
+
+        def effect() -> None:
+            views = [self._kernel_arg(a) for a in args]
+            kernel(views)
+
+        token = self.scheduler.submit(
+            self._stream_for(stream, f"launch of {name}"), "kernel", name, effect,
+            reads=reads, writes=write_set, wait_for=wait_for, seconds=seconds,
+            blocking=stream is None,
+        )  # fmt: skip
+        self.launches += 1
+        self.kernel_seconds += seconds
+        return token
+
+    def _kernel_arg(self, arg: KernelArg) -> np.ndarray | int | float | bool:
+        if isinstance(arg, Buffer):
+            return self.device_view(arg)
+        return arg
+
+    # -- views ---------------------------------------------------------------------------
+
+    def host_view(self, buffer: Buffer, *, write: bool = False) -> np.ndarray:
+        """The buffer's memory as a NumPy array for host code, where the host can see it."""
+        self._check_live(buffer, "host access")
+        self._check_owned(buffer, "host_view")
+        if buffer.kind == "workspace" or not self.host_can_access(buffer.scope):
+            raise HostAccessError(
+                f"host code cannot access {buffer}: the host reaches memory of "
+                f"{self.device} in scope '{buffer.scope}' only through copies "
+                "(copy_data_from_to)"
+            )
+        self.scheduler.check_host_access(buffer, buffer.describe(), write)
+        return self._typed(buffer)
+
+    def device_view(self, buffer: Buffer) -> np.ndarray:
+        """The buffer's memory as a NumPy array for a kernel running on this device."""
+        self._check_live(buffer, "device access")
+        self._check_owned(buffer, "device_view")
+        running = self.scheduler.current
+        in_kernel = (
+            running is not None
+            and running.kind == "kernel"
+            and running.stream.device == self.device
+        )
+        if not in_kernel and not self.host_can_access(buffer.scope):
+            raise HostAccessError(
+                f"device_view of {buffer} outside a kernel running on {self.device}: "
+                "the host reaches this memory only through copies (copy_data_from_to)"
+            )
+        return self._typed(buffer)
+
+    # -- TVM surface: streams --------------------------------------------------------------
+
+    def create_stream(self, device: Device) -> Stream:
+        """`CreateStream`: a new in-order queue on `device`."""
+        self._check_device(device, "create_stream")
+        return self.scheduler.new_stream(device)
+
+    def free_stream(self, device: Device, stream: Stream) -> None:
+        """`FreeStream`: finishes what is queued, then the stream may not be used again."""
+        self._check_stream(device, stream, "free_stream")
+        if stream is self._default_stream:
+            raise DeviceError(f"free_stream: the default stream of {device} cannot be freed")
+        if stream is self._current_stream:
+            self._current_stream = self._default_stream
+        self.scheduler.free_stream(stream)
+
+    def stream_sync(self, device: Device, stream: Stream | None = None) -> None:
+        """`StreamSync`: returns once everything queued on `stream` (current when None) ran."""
+        self.scheduler.sync(self._stream_for(stream, "stream_sync"))
+
+    def sync_stream_from_to(self, device: Device, src: Stream, dst: Stream) -> None:
+        """`SyncStreamFromTo`: `dst` runs nothing queued later until `src`'s queue is done."""
+        self._check_stream(device, src, "sync_stream_from_to")
+        self._check_stream(device, dst, "sync_stream_from_to")
+        if src.last is not None:
+            self.scheduler.submit(dst, "marker", f"wait for {src.name}", None, wait_for=[src.last])
+
+    def set_stream(self, device: Device, stream: Stream) -> None:
+        """`SetStream`: `stream` receives the operations given no stream."""
+        self._check_stream(device, stream, "set_stream")
+        self._current_stream = stream
+
+    def get_current_stream(self, device: Device) -> Stream:
+        """`GetCurrentStream` (the default stream unless `set_stream` changed it)."""
+        self._check_device(device, "get_current_stream")
+        return self._current_stream
+
+    # -- checks the executor calls ---------------------------------------------------------
+
+    def pending_writes(self, memory: Memory) -> list[Token]:
+        """Queued operations not yet run that write `memory`."""
+        return self.scheduler.pending_writes(memory)
+
+    def live_buffers(self) -> list[Buffer]:
+        """Buffers allocated and not freed (leaks, at teardown)."""
+        return list(self._live.values())
+
+    def teardown(self) -> list[Buffer]:
+        """Finish all streams, return the workspace pool's pages; the leaked buffers."""
+        for stream in self.scheduler.streams:
+            if stream.device == self.device:
+                self.scheduler.sync(stream)
+        leaks = self.live_buffers()
+        if self._pool is not None:
+            self._pool.release_all()
+        self.torn_down = True
+        return leaks
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_device(self, device: Device, what: str) -> None:
+        if device != self.device:
+            raise WrongDeviceError(f"{what} for {device} called on the DeviceAPI of {self.device}")
+
+    def _check_stream(self, device: Device, stream: Stream, what: str) -> None:
+        self._check_device(device, what)
+        if stream.device != self.device:
+            raise WrongDeviceError(
+                f"{what}: stream {stream.name} belongs to {stream.device}, not {self.device}"
+            )
+        if stream.freed:
+            from .streams import StreamError
+
+            raise StreamError(f"{what}: stream {stream.name} was freed")
+
+    def _stream_for(self, stream: Stream | None, what: str) -> Stream:
+        if stream is None:
+            return self._current_stream
+        self._check_stream(self.device, stream, what)
+        return stream
+
+    def _check_live(self, buffer: Buffer, what: str) -> None:
+        if not buffer.is_live:
+            raise UseAfterFreeError(
+                f"use after free in {what}: {buffer} was freed at {buffer.freed_at}"
+            )
+
+    def _check_owned(self, buffer: Buffer, what: str) -> None:
+        if buffer.api is not self:
+            raise WrongDeviceError(f"{what} of {buffer} called on the DeviceAPI of {self.device}")
+
+    def _check_free(self, buffer: Buffer, what: str, at: str | None) -> None:
+        if not buffer.is_live:
+            where = f" at {at}" if at else ""
+            raise DoubleFreeError(
+                f"double free{where}: {buffer} was already freed at {buffer.freed_at}"
+            )
+        if buffer.api is not self:
+            raise WrongDeviceError(
+                f"{what} of {buffer} on the DeviceAPI of {self.device}: the buffer belongs "
+                f"to {buffer.device}; free it there"
+            )
+
+    def _scope(self, scope: str | None, label: str) -> ScopeStats:
+        name = "global" if scope in (None, "") else scope
+        assert name is not None
+        if name in KERNEL_ONLY_SCOPES:
+            raise DeviceError(
+                f"cannot allocate {label} in scope '{name}' of {self.device} from the host: "
+                f"'{name}' memory exists only inside kernels (use kernel.alloc_shared)"
+            )
+        stats = self.scopes.get(name)
+        if stats is None:
+            valid = ", ".join(s for s in self.scopes if s not in KERNEL_ONLY_SCOPES)
+            raise DeviceError(
+                f"device {self.device} has no memory scope '{name}' (for {label}); "
+                f"scopes it allocates: {valid}"
+            )
+        return stats
+
+    def _reserve(self, stats: ScopeStats, scope: str, nbytes: int, label: str) -> None:
+        if stats.capacity is not None and stats.in_use + nbytes > stats.capacity:
+            pooled = self._pool.held_bytes if self._pool is not None and scope == "global" else 0
+            held = f", of which {pooled} held by the workspace pool" if pooled else ""
+            raise OutOfDeviceMemoryError(
+                f"out of device memory on {self.device} scope '{scope}': {label} requests "
+                f"{nbytes} bytes, capacity {stats.capacity} bytes, {stats.in_use} bytes in "
+                f"use by {stats.buffers} allocation(s){held}"
+            )
+        stats.in_use += nbytes
+        stats.peak = max(stats.peak, stats.in_use)
+        stats.allocations += 1
+        stats.buffers += 1
+
+    def _allocate(
+        self,
+        shape: tuple[int, ...],
+        dtype: np.dtype[np.generic],
+        nbytes: int,
+        alignment: int,
+        scope: str | None,
+        label: str,
+        kind: BufferKind,
+    ) -> Buffer:
+        if self.torn_down:
+            raise DeviceError(f"allocation of {label} on {self.device} after teardown")
+        stats = self._scope(scope, label)
+        name = "global" if scope in (None, "") else scope
+        assert name is not None
+        self._reserve(stats, name, nbytes, label)
+        buffer = Buffer(
+            _new_buffer_id(), self.device, shape, dtype, name, nbytes, label,
+            kind=kind, alignment=alignment, api=self,
+        )  # fmt: skip
+        self._storage[buffer.id] = self._allocate_storage(nbytes, alignment)
+        self._live[buffer.id] = buffer
+        return buffer
+
+    def _release(self, buffer: Buffer, at: str | None) -> None:
+        stats = self.scopes[buffer.scope]
+        stats.in_use -= buffer.nbytes
+        stats.frees += 1
+        stats.buffers -= 1
+        buffer.freed_at = at or "free_data_space"
+        del self._live[buffer.id]
+        del self._storage[buffer.id]
+
+    def _allocate_page(self, nbytes: int, label: str) -> np.ndarray:
+        self._reserve(self.scopes["global"], "global", nbytes, f"workspace page for {label}")
+        return self._allocate_storage(nbytes, ALLOC_ALIGNMENT)
+
+    def _release_page(self, nbytes: int) -> None:
+        stats = self.scopes["global"]
+        stats.in_use -= nbytes
+        stats.frees += 1
+        stats.buffers -= 1
+
+    def _typed(self, buffer: Buffer) -> np.ndarray:
+        return self._storage[buffer.id].view(buffer.dtype).reshape(buffer.shape)
+
+    def _memory_device(self, memory: Memory) -> Device:
+        return memory.device if isinstance(memory, Buffer) else self.scheduler.host
+
+    def _memory_name(self, memory: Memory) -> str:
+        if isinstance(memory, Buffer):
+            return memory.label
+        return f"host array {'x'.join(map(str, memory.shape))}x{memory.dtype}"
+
+    def _nbytes(self, memory: Memory) -> int:
+        return memory.nbytes
+
+    def _bytes_of(self, memory: Memory) -> np.ndarray:
+        if isinstance(memory, np.ndarray):
+            return memory.reshape(-1).view(np.uint8)
+        owner = memory.api
+        assert owner is not None
+        self._check_live(memory, "copy")
+        return owner._storage[memory.id]
+
+    def _check_copy_operands(self, src: Memory, dst: Memory, name: str) -> None:
+        for memory, side in ((src, "source"), (dst, "destination")):
+            if isinstance(memory, Buffer):
+                self._check_live(memory, f"copy {name}")
+                if memory.api is None or memory.api.scheduler is not self.scheduler:
+                    raise DeviceError(f"copy {name}: {memory} belongs to another runtime")
+                if memory.kind == "workspace" and not isinstance(
+                    dst if side == "source" else src, Buffer
+                ):
+                    raise DeviceError(
+                        f"copy {name}: {memory} is workspace memory, which is not "
+                        "transferable to or from the host; use alloc_data_space"
+                    )
+            elif not memory.flags.c_contiguous:
+                raise CopySizeError(
+                    f"copy {name}: the {side} host array is not contiguous; copies support "
+                    "contiguous arrays only (use numpy.ascontiguousarray)"
+                )
+        if self._nbytes(src) != self._nbytes(dst):
+            raise CopySizeError(
+                f"copy {name}: the size in bytes must match exactly: source "
+                f"{self._describe_memory(src)} has {self._nbytes(src)} bytes, destination "
+                f"{self._describe_memory(dst)} has {self._nbytes(dst)} bytes"
+            )
+
+    def _describe_memory(self, memory: Memory) -> str:
+        return memory.describe() if isinstance(memory, Buffer) else self._memory_name(memory)
+
+
+def physical_memory_bytes() -> int | None:
+    """Physical RAM of this machine (TVM's CPU `kTotalGlobalMemory`), None if unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+DeviceAPIFactory = Callable[..., DeviceAPI]
+"""Called as `factory(device=, scopes=, attrs=, host_scopes=, scheduler=)`."""
+
+_registry: dict[str, DeviceAPIFactory] = {}
+
+
+def register_device_api(name: str, factory: DeviceAPIFactory, override: bool = False) -> None:
+    """Register a DeviceAPI under `name` (the `api` key of a system's device)."""
+    if name in _registry and not override:
+        raise DeviceError(
+            f"a DeviceAPI named '{name}' is already registered; pass override=True to replace it"
+        )
+    _registry[name] = factory
+
+
+def get_device_api(name: str) -> DeviceAPIFactory:
+    """The factory registered as `name` (TVM's `device_api.<name>` lookup)."""
+    _register_builtins()
+    factory = _registry.get(name)
+    if factory is None:
+        raise UnknownDeviceAPIError(
+            f"Device API {name} is not enabled: no DeviceAPI registered as '{name}'; "
+            f"registered: {', '.join(sorted(_registry))}"
+        )
+    return factory
+
+
+def list_device_apis() -> list[str]:
+    _register_builtins()
+    return sorted(_registry)
+
+
+def _register_builtins() -> None:
+    from .cpu import CPUDeviceAPI
+    from .simulated import SimulatedDeviceAPI
+
+    _registry.setdefault("cpu", CPUDeviceAPI)
+    _registry.setdefault("simulated", SimulatedDeviceAPI)
+
+
+__all__ = [
+    "ALLOC_ALIGNMENT",
+    "DEVICE_ATTR_KINDS",
+    "KERNEL_ONLY_SCOPES",
+    "Buffer",
+    "CopySizeError",
+    "Device",
+    "DeviceAPI",
+    "DeviceError",
+    "DoubleFreeError",
+    "HostAccessError",
+    "Memory",
+    "OutOfDeviceMemoryError",
+    "ScopeStats",
+    "UnknownDeviceAPIError",
+    "UseAfterFreeError",
+    "WrongDeviceError",
+    "get_device_api",
+    "list_device_apis",
+    "physical_memory_bytes",
+    "register_device_api",
+]

@@ -1,0 +1,407 @@
+"""Streams with deferred, ordered execution and a simulated timeline.
+
+Every operation a DeviceAPI is asked to do on device memory — a copy, a kernel
+launch, a stream-to-stream wait — becomes a `Token` queued on a `Stream`. Its
+*data effect* runs later, when the stream is synchronised or when something that
+depends on it must run (a token waited on, a blocking operation on the same
+stream, a free of a buffer it touches). A program that reads an async copy's
+destination before waiting for it therefore sees stale data *and* an error from
+`Scheduler.check_host_access`, exactly the bug it has on a real GPU.
+
+Ordering (happens-before) between tokens:
+
+1. tokens on one stream run in submission order;
+2. a token runs after every token it was given in `wait_for`;
+3. `sync_stream_from_to(src, dst)` queues a marker on `dst` that waits for the last
+   token queued on `src`.
+
+When a token runs, every still-pending token that touches one of its buffers (a
+write against its reads, any access against its writes) must be ordered after it;
+otherwise the two are a race and `RaceError` names both.
+
+Timeline: each token also gets simulated start and end times under a `CostModel`
+when it is submitted (they depend only on tokens submitted earlier). A stream
+starts a token when its previous token and all its dependencies have ended and
+the host has issued it; a copy also waits for the copy engine of each link it
+crosses (one engine per direction of a link), so copies serialise per link while
+kernels on other streams overlap with them. Copy time per hop is
+`latency + bytes / bandwidth` of the link; kernel time is given by the caller.
+Copies between two devices with no direct link are staged through the host when
+both have a link to it (two hops, two engines); with no route they are an error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .device_api import Device, DeviceError
+
+TokenKind = Literal["copy", "kernel", "marker"]
+
+
+class StreamError(DeviceError):
+    """A stream was used wrongly (freed, of another device, ...)."""
+
+
+class RaceError(DeviceError):
+    """Two unordered async operations touch one buffer and at least one writes it."""
+
+
+class PendingWriteError(DeviceError):
+    """The host touches memory that an async operation has not finished with."""
+
+
+class NoLinkError(DeviceError):
+    """A copy between two devices that the system connects by no link."""
+
+
+@dataclass(frozen=True)
+class LinkCost:
+    """A bidirectional link between two devices (names like "cuda:0")."""
+
+    a: str
+    b: str
+    bandwidth: float
+    """Bytes per second, each direction."""
+    latency: float
+    """Seconds per transfer."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.a}<->{self.b}"
+
+    def seconds(self, nbytes: int) -> float:
+        return self.latency + nbytes / self.bandwidth
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One leg of a copy: from one device to another over `link` (None: within a device)."""
+
+    src: str
+    dst: str
+    link: LinkCost | None
+
+    def seconds(self, nbytes: int) -> float:
+        return 0.0 if self.link is None else self.link.seconds(nbytes)
+
+
+class CostModel:
+    """Copy times from the system's links; the route a copy takes between two devices."""
+
+    def __init__(self, links: Iterable[LinkCost] = (), host: str = "cpu:0") -> None:
+        self.host = host
+        self.links: dict[frozenset[str], LinkCost] = {}
+        self._connect_all = False
+        for link in links:
+            self.links[frozenset((link.a, link.b))] = link
+
+    @classmethod
+    def zero(cls) -> CostModel:
+        """Every pair of devices connected, every copy free (for APIs used on their own)."""
+        model = cls()
+        model._connect_all = True
+        return model
+
+    def link_between(self, a: str, b: str) -> LinkCost | None:
+        return self.links.get(frozenset((a, b)))
+
+    def route(self, src: str, dst: str) -> list[Hop]:
+        """The hops of a copy from `src` to `dst`: none apart from one on the same device."""
+        if src == dst:
+            return [Hop(src, dst, None)]
+        direct = self.link_between(src, dst)
+        if direct is not None or self._connect_all:
+            return [Hop(src, dst, direct)]
+        to_host = self.link_between(src, self.host)
+        from_host = self.link_between(self.host, dst)
+        if src != self.host and dst != self.host and to_host and from_host:
+            return [Hop(src, self.host, to_host), Hop(self.host, dst, from_host)]
+        known = ", ".join(sorted(link.name for link in self.links.values())) or "none"
+        raise NoLinkError(
+            f"cannot copy from {src} to {dst}: the system has no link between them and no "
+            f"route through the host {self.host} (links: {known}); add a [[link]] with "
+            f'between = ["{src}", "{dst}"] to the system description'
+        )
+
+
+@dataclass
+class Slice:
+    """One bar in the trace: a token's time on one track (a stream or a copy engine)."""
+
+    device: str
+    track: str
+    name: str
+    start: float
+    end: float
+    args: dict[str, object] = field(default_factory=dict[str, object])
+
+
+class Stream:
+    """An in-order queue of tokens on one device (TVM's `TVMStreamHandle`)."""
+
+    def __init__(self, device: Device, index: int) -> None:
+        self.device = device
+        self.index = index
+        self.queue: deque[Token] = deque()
+        self.last: Token | None = None
+        self.ready = 0.0
+        """Simulated time at which the last queued token ends."""
+        self.freed = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.device}/{'default' if self.index == 0 else f's{self.index}'}"
+
+    def __repr__(self) -> str:
+        return f"Stream({self.name})"
+
+
+@dataclass(eq=False)
+class Token:
+    """One queued operation; waiting on it waits for it and everything ordered before it."""
+
+    id: int
+    kind: TokenKind
+    label: str
+    stream: Stream
+    preds: list[Token]
+    reads: tuple[object, ...]
+    writes: tuple[object, ...]
+    effect: Callable[[], None] | None
+    start: float = 0.0
+    end: float = 0.0
+    nbytes: int = 0
+    slices: list[Slice] = field(default_factory=list[Slice])
+    done: bool = False
+    wall_seconds: float = 0.0
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.label} (token #{self.id} on stream {self.stream.name})"
+
+
+def _key(memory: object) -> int:
+    # NumPy arrays are unhashable; a buffer or array is identified by its object.
+    return id(memory)
+
+
+class Scheduler:
+    """The streams, pending tokens, host clock and copy engines shared by a runtime's APIs."""
+
+    def __init__(self, cost_model: CostModel | None = None, host: Device | None = None) -> None:
+        self.cost_model = cost_model if cost_model is not None else CostModel.zero()
+        self.host = host if host is not None else Device("cpu", 0)
+        self.host_time = 0.0
+        """Simulated time the host has reached (it advances by waiting)."""
+        self.tokens: list[Token] = []
+        self.streams: list[Stream] = []
+        self.engine_ready: dict[tuple[str, str], float] = {}
+        self.current: Token | None = None
+        """The token whose effect is running (kernels may take device views then)."""
+        self._pending: dict[int, list[tuple[Token, bool]]] = {}
+        self._names: dict[int, str] = {}
+        self.created = time.perf_counter()
+
+    # -- streams -------------------------------------------------------------------------
+
+    def new_stream(self, device: Device) -> Stream:
+        index = sum(1 for s in self.streams if s.device == device)
+        stream = Stream(device, index)
+        self.streams.append(stream)
+        return stream
+
+    def free_stream(self, stream: Stream) -> None:
+        self.sync(stream)
+        stream.freed = True
+
+    # -- submission ----------------------------------------------------------------------
+
+    def submit(
+        self,
+        stream: Stream,
+        kind: TokenKind,
+        label: str,
+        effect: Callable[[], None] | None,
+        *,
+        reads: Sequence[tuple[object, str]] = (),
+        writes: Sequence[tuple[object, str]] = (),
+        wait_for: Sequence[Token] = (),
+        seconds: float = 0.0,
+        hops: Sequence[Hop] = (),
+        nbytes: int = 0,
+        blocking: bool = False,
+    ) -> Token:
+        """Queue an operation; with `blocking`, run it (and what it needs) before returning."""
+        if stream.freed:
+            raise StreamError(f"stream {stream.name} was freed; create a new stream")
+        for dep in wait_for:
+            if not isinstance(dep, Token):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise StreamError(f"wait_for takes tokens, got {dep!r}")
+        for memory, name in (*reads, *writes):
+            self._names[_key(memory)] = name
+        preds = [t for t in (stream.last, *wait_for) if t is not None and not t.done]
+        token = Token(
+            id=len(self.tokens),
+            kind=kind,
+            label=label,
+            stream=stream,
+            preds=preds,
+            reads=tuple(m for m, _ in reads),
+            writes=tuple(m for m, _ in writes),
+            effect=effect,
+            nbytes=nbytes,
+        )
+        self._schedule(token, stream, wait_for, seconds, hops)
+        self.tokens.append(token)
+        stream.queue.append(token)
+        stream.last = token
+        for memory in token.reads:
+            self._pending.setdefault(_key(memory), []).append((token, False))
+        for memory in token.writes:
+            self._pending.setdefault(_key(memory), []).append((token, True))
+        if blocking:
+            self.wait(token)
+        return token
+
+    def _schedule(
+        self,
+        token: Token,
+        stream: Stream,
+        wait_for: Sequence[Token],
+        seconds: float,
+        hops: Sequence[Hop],
+    ) -> None:
+        start = max([stream.ready, self.host_time, *(d.end for d in wait_for)])
+        token.start = start
+        device = str(stream.device)
+        if token.kind == "copy":
+            now = start
+            for hop in hops:
+                engine = (hop.src, hop.dst)
+                begin = max(now, self.engine_ready.get(engine, 0.0))
+                now = begin + hop.seconds(token.nbytes)
+                self.engine_ready[engine] = now
+                args: dict[str, object] = {"bytes": token.nbytes, "stream": stream.name}
+                if len(hops) > 1:
+                    args["staged_through"] = self.cost_model.host
+                token.slices.append(
+                    Slice(device, f"copy {hop.src}->{hop.dst}", token.label, begin, now, args)
+                )
+            token.end = now
+        else:
+            token.end = start + seconds
+            if token.kind == "kernel":
+                args = {"stream": stream.name}
+                token.slices.append(Slice(device, stream.name, token.label, start, token.end, args))
+        stream.ready = token.end
+
+    # -- execution -----------------------------------------------------------------------
+
+    def wait(self, token: Token) -> None:
+        """Run `token` and everything ordered before it; the host clock reaches its end."""
+        stack = [token]
+        while stack:
+            top = stack[-1]
+            if top.done:
+                stack.pop()
+                continue
+            waiting = [p for p in top.preds if not p.done]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            stack.pop()
+            self._execute(top)
+        self.host_time = max(self.host_time, token.end)
+
+    def sync(self, stream: Stream) -> None:
+        """`StreamSync`: returns once everything queued on `stream` has run."""
+        if stream.last is not None:
+            self.wait(stream.last)
+
+    def sync_all(self) -> None:
+        for stream in self.streams:
+            self.sync(stream)
+
+    def quiesce(self, memory: object) -> None:
+        """Run every pending token that touches `memory` (before it is freed)."""
+        for token, _ in list(self._pending.get(_key(memory), [])):
+            self.wait(token)
+
+    def _execute(self, token: Token) -> None:
+        head = token.stream.queue.popleft()
+        assert head is token, "a stream's tokens run in order"
+        self._check_race(token)
+        self.current = token
+        began = time.perf_counter()
+        try:
+            if token.effect is not None:
+                token.effect()
+        finally:
+            self.current = None
+            token.wall_seconds = time.perf_counter() - began
+            token.done = True
+            for memory in (*token.reads, *token.writes):
+                entries = self._pending.get(_key(memory), [])
+                entries[:] = [(t, w) for t, w in entries if t is not token]
+
+    def _check_race(self, token: Token) -> None:
+        for memory, writes in ((m, False) for m in token.reads):
+            self._check_unordered(token, memory, writes)
+        for memory in token.writes:
+            self._check_unordered(token, memory, True)
+
+    def _check_unordered(self, token: Token, memory: object, token_writes: bool) -> None:
+        for other, other_writes in self._pending.get(_key(memory), []):
+            if other is token or not (other_writes or token_writes):
+                continue
+            if not self._ordered_after(other, token):
+                raise RaceError(
+                    f"race on {self._names.get(_key(memory), 'a buffer')}: "
+                    f"{token.describe()} and {other.describe()} are not ordered and "
+                    f"{'both write it' if token_writes and other_writes else 'one writes it'}; "
+                    "make one wait on the other's token"
+                )
+
+    @staticmethod
+    def _ordered_after(later: Token, earlier: Token) -> bool:
+        """Whether `earlier` must run before `later` (searching not-yet-run predecessors)."""
+        seen: set[int] = set()
+        stack = [later]
+        while stack:
+            top = stack.pop()
+            for pred in top.preds:
+                if pred is earlier:
+                    return True
+                if not pred.done and pred.id not in seen:
+                    seen.add(pred.id)
+                    stack.append(pred)
+        return False
+
+    # -- host-side checks ----------------------------------------------------------------
+
+    def pending_writes(self, memory: object) -> list[Token]:
+        """Tokens not yet run that write `memory`."""
+        return [t for t, writes in self._pending.get(_key(memory), []) if writes]
+
+    def pending_accesses(self, memory: object) -> list[Token]:
+        return [t for t, _ in self._pending.get(_key(memory), [])]
+
+    def check_host_access(self, memory: object, name: str, write: bool = False) -> None:
+        """Raise if the host may not read (or, with `write`, write) `memory` yet."""
+        pending = self.pending_accesses(memory) if write else self.pending_writes(memory)
+        if pending:
+            first = pending[0]
+            kind = "access" if write and first not in self.pending_writes(memory) else "write"
+            raise PendingWriteError(
+                f"host {'writes' if write else 'reads'} {name} while it has a pending async "
+                f"{kind}: {first.describe()}; wait on its token first (device.wait)"
+            )
+
+    @property
+    def model_time(self) -> float:
+        """Simulated time at which everything submitted so far has ended."""
+        return max([self.host_time, *(t.end for t in self.tokens)])
