@@ -1,0 +1,484 @@
+"""#vdev.device semantics: TVM's VirtualDevice Join/Default (reference §b), constructors,
+memory spaces, memory-scope rules and the placement attributes on functions and modules."""
+
+from __future__ import annotations
+
+import pytest
+import xdsl.dialects.test as test_dialect
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float32Type,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import FuncOp
+
+import devplan
+from devplan.dialects.target import Target
+from devplan.dialects.vdev import (
+    BUILTIN_SCOPES,
+    UNCONSTRAINED,
+    DeviceAttr,
+    DeviceCopyOp,
+    OnDeviceOp,
+    VirtualDevice,
+    VirtualDeviceError,
+    arg_device,
+    default,
+    default_device,
+    default_host_device,
+    host_can_access,
+    host_device,
+    join,
+    kernel_can_reach,
+    memory_space_of,
+    module_targets,
+    op_device,
+    result_device,
+    scopes_of,
+)
+
+CUDA = Target.parse("cuda")
+LLVM = Target.parse("llvm")
+make = DeviceAttr.make
+
+
+def parse_attr(text: str) -> DeviceAttr:
+    module = devplan.parse(f'"test.op"() {{d = {text}}} : () -> ()')
+    op = next(iter(module.ops))
+    attr = op.attributes["d"]
+    assert isinstance(attr, DeviceAttr)
+    return attr
+
+
+# --- reference §b.2: Join (virtual_device_test.cc Join_Defined / Join_Undefined) ----------
+
+
+def test_join_id_with_target_and_scope() -> None:
+    lhs = make("cuda", 3)
+    rhs = make("cuda", None, CUDA, "global")
+    assert join(lhs, rhs) == make("cuda", 3, CUDA, "global")
+
+
+def test_join_is_the_same_swapped() -> None:
+    lhs = make("cuda", None, CUDA, "global")
+    rhs = make("cuda", 3)
+    assert join(lhs, rhs) == make("cuda", 3, CUDA, "global")
+
+
+def test_join_type_only_with_id_and_target() -> None:
+    assert join(make("cuda"), make("cuda", 2, CUDA)) == make("cuda", 2, CUDA)
+
+
+def test_join_unconstrained_with_device_is_the_device() -> None:
+    rhs = make("cuda", 3, CUDA, "global")
+    assert join(UNCONSTRAINED, rhs) == rhs
+
+
+def test_join_conflicting_types_is_none() -> None:
+    assert join(make("cuda"), make("cpu")) is None
+
+
+def test_join_conflicting_ids_is_none() -> None:
+    assert join(make("cuda", 3), make("cuda", 4)) is None
+
+
+def test_join_two_separately_built_equal_targets_joins() -> None:
+    # TVM compares targets by identity and fails here (Join_Undefined case 3); devplan
+    # compares them by value on purpose.
+    lhs = make("cuda", 3, Target.parse("cuda"))
+    rhs = make("cuda", 3, Target.from_config({"kind": "cuda"}))
+    assert join(lhs, rhs) == lhs
+
+
+def test_join_different_targets_of_one_type_is_none() -> None:
+    sm80 = Target.from_config({"kind": "cuda", "arch": "sm_80"})
+    sm70 = Target.from_config({"kind": "cuda", "arch": "sm_70"})
+    assert join(make("cuda", 0, sm80), make("cuda", 0, sm70)) is None
+
+
+def test_join_conflicting_scopes_is_none() -> None:
+    assert join(make(scope="local"), make(scope="global")) is None
+
+
+def test_join_header_example_fills_id_and_scope() -> None:
+    # virtual_device.h:
+    # Join((CPU,-1,"llvm",""), (Invalid,3,null,"global")) => (CPU,3,"llvm","global")
+    assert join(make("cpu", None, LLVM), make(None, 3, None, "global")) == make(
+        "cpu", 3, LLVM, "global"
+    )
+
+
+def test_join_follows_the_code_not_the_headers_second_example() -> None:
+    # The header claims null here; the code (and devplan) joins the unconstrained scope.
+    assert join(make("cpu", None, LLVM), make(None, 3, None, "local")) == make(
+        "cpu", 3, LLVM, "local"
+    )
+
+
+def test_join_of_a_device_with_itself_is_itself() -> None:
+    device = make("cuda", 1, CUDA, "shared")
+    assert join(device, device) is not None
+    assert join(device, device) == device
+
+
+def test_join_target_against_other_device_type_is_none() -> None:
+    assert join(make(None, 0, None, None), make("cpu")) == make("cpu", 0)
+    assert join(make("cuda", 0), make("cpu", None, LLVM)) is None
+
+
+# --- reference §b.3: Default --------------------------------------------------------------
+
+
+def test_default_header_example_keeps_target_and_scope_fills_id() -> None:
+    # Default((CPU,-1,"llvm","local"), (CPU,3,null,"global")) => (CPU,3,"llvm","local")
+    lhs = make("cpu", None, LLVM, "local")
+    rhs = make("cpu", 3, None, "global")
+    assert default(lhs, rhs) == make("cpu", 3, LLVM, "local")
+
+
+def test_default_takes_target_of_the_same_device_type() -> None:
+    # virtual_device_test.cc Default: (CUDA,-1,null,"global") default (CUDA,3,cuda,"local")
+    lhs = make("cuda", None, None, "global")
+    rhs = make("cuda", 3, CUDA, "local")
+    assert default(lhs, rhs) == make("cuda", 3, CUDA, "global")
+
+
+def test_default_never_takes_a_target_of_another_device_type() -> None:
+    assert default(make("cpu"), make("cuda", 0, CUDA, "global")) == make("cpu", 0, None, "global")
+
+
+def test_default_of_unconstrained_is_the_default() -> None:
+    rhs = make("cuda", 3, CUDA, "global")
+    assert default(UNCONSTRAINED, rhs) == rhs
+
+
+def test_default_of_a_device_with_itself_is_itself() -> None:
+    device = make("cpu", 0, LLVM)
+    assert default(device, device) == device
+
+
+def test_methods_match_the_functions() -> None:
+    a, b = make("cuda"), make(None, 1)
+    assert a.join(b) == join(a, b)
+    assert a.default(b) == default(a, b)
+
+
+# --- constructors, accessors and canonical form -----------------------------------------
+
+
+def test_make_derives_the_device_type_from_the_target() -> None:
+    device = make(device_id=0, target=CUDA)
+    assert device.type_name == "cuda"
+    assert device == make("cuda", 0, CUDA)
+
+
+def test_make_accepts_a_target_string() -> None:
+    assert make("cuda", 0, "cuda").target_value == CUDA
+
+
+def test_make_with_disagreeing_type_and_target_names_both() -> None:
+    with pytest.raises(VirtualDeviceError) as info:
+        make("cpu", None, CUDA)
+    message = str(info.value)
+    assert "device type 'cpu' does not match the device type 'cuda' of target" in message
+    assert '#target.target<"cuda"' in message
+
+
+def test_make_rejects_negative_id_and_bad_names() -> None:
+    with pytest.raises(VirtualDeviceError, match="invalid virtual id -1"):
+        make("cuda", -1)
+    with pytest.raises(VirtualDeviceError, match="invalid device type 'cu:da'"):
+        make("cu:da")
+    with pytest.raises(VirtualDeviceError, match="invalid memory scope ''"):
+        make(scope="")
+
+
+def test_accessors_give_python_values() -> None:
+    device = make("cuda", 2, CUDA, "shared")
+    assert (device.type_name, device.device_id, device.target_value, device.scope) == (
+        "cuda",
+        2,
+        CUDA,
+        "shared",
+    )
+    assert (UNCONSTRAINED.type_name, UNCONSTRAINED.device_id) == (None, None)
+    assert (UNCONSTRAINED.target_value, UNCONSTRAINED.scope) == (None, None)
+
+
+def test_virtual_device_is_the_attribute_class() -> None:
+    assert VirtualDevice is DeviceAttr
+    assert devplan.VirtualDevice is DeviceAttr
+
+
+def test_fully_constrained_needs_target_id_and_scope() -> None:
+    assert make("cuda", 0, CUDA, "global").is_fully_constrained
+    assert not make("cuda", 0, CUDA).is_fully_constrained
+    assert not make("cuda", 0, None, "global").is_fully_constrained
+    assert not make("cuda", None, CUDA, "global").is_fully_constrained
+
+
+def test_fully_unconstrained_only_when_every_field_is_open() -> None:
+    assert UNCONSTRAINED.is_fully_unconstrained
+    assert make().is_fully_unconstrained
+    assert not make(scope="global").is_fully_unconstrained
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("cuda", make("cuda")),
+        ("cuda:0", make("cuda", 0)),
+        ("cuda:0/global", make("cuda", 0, None, "global")),
+        ("cpu/host", make("cpu", None, None, "host")),
+        ("?/shared", make(None, None, None, "shared")),
+        ("?:1", make(None, 1)),
+        ("opencl:2/global.texture", make("opencl", 2, None, "global.texture")),
+    ],
+)
+def test_from_string(text: str, expected: DeviceAttr) -> None:
+    assert DeviceAttr.from_string(text) == expected
+    assert DeviceAttr.from_string(expected.to_string()) == expected
+
+
+@pytest.mark.parametrize("text", ["", "cuda:x", "cuda:-1", "cuda:0:1", "cuda:0/", ":0"])
+def test_from_string_rejects_malformed_text(text: str) -> None:
+    with pytest.raises(VirtualDeviceError):
+        DeviceAttr.from_string(text)
+
+
+def test_from_string_error_shows_the_form() -> None:
+    with pytest.raises(VirtualDeviceError) as info:
+        DeviceAttr.from_string("cuda:x")
+    assert str(info.value) == (
+        "invalid device string 'cuda:x': expected TYPE[:ID][/SCOPE], "
+        "e.g. 'cuda', 'cuda:0' or 'cuda:0/global'"
+    )
+
+
+def test_parsing_a_target_without_type_stores_the_derived_type() -> None:
+    device = parse_attr('#vdev.device<?, 0, #target.target<"cuda">>')
+    assert device == make("cuda", 0, CUDA)
+    assert str(device) == '#vdev.device<"cuda", 0, #target.target<"cuda">>'
+
+
+def test_printing_omits_trailing_unconstrained_fields() -> None:
+    assert str(make("cuda", 0)) == '#vdev.device<"cuda", 0>'
+    assert str(make("cpu", None, None, "global")) == '#vdev.device<"cpu", ?, ?, "global">'
+    assert str(UNCONSTRAINED) == "#vdev.device<?>"
+
+
+def test_equal_devices_are_equal_attributes_and_hash_alike() -> None:
+    a = parse_attr('#vdev.device<"cuda", 0, #target.target<"cuda">, "global">')
+    b = make("cuda", 0, Target.from_config({"kind": "cuda"}), "global")
+    assert a == b
+    assert hash(a) == hash(b)
+
+
+def test_parsing_disagreeing_type_and_target_is_a_located_error() -> None:
+    with pytest.raises(devplan.DevplanError) as info:
+        parse_attr('#vdev.device<"cpu", 0, #target.target<"cuda">>')
+    first = str(info.value).splitlines()[0]
+    assert first.startswith("<string>:1:31: error: device type 'cpu' does not match")
+    assert "'cuda' of target" in first
+
+
+# --- memory spaces -------------------------------------------------------------------------
+
+
+def test_memory_space_of_a_device_memref() -> None:
+    space = make("cuda", 0, None, "global")
+    memref = MemRefType(Float32Type(), [16], memory_space=space)
+    assert memory_space_of(memref) == space
+
+
+def test_memory_space_of_a_plain_memref_is_host_memory() -> None:
+    assert memory_space_of(MemRefType(Float32Type(), [16])) is None
+
+
+def test_memory_space_that_is_not_a_device_is_an_error() -> None:
+    memref = MemRefType(Float32Type(), [16], memory_space=StringAttr("gpu"))
+    with pytest.raises(VirtualDeviceError, match=r"is not a #vdev\.device"):
+        memory_space_of(memref)
+
+
+def test_memory_space_parses_and_prints() -> None:
+    text = 'memref<16xf32, #vdev.device<"cuda", 0, ?, "global">>'
+    module = devplan.parse(f'%m = "test.op"() : () -> {text}')
+    result_type = next(iter(module.ops)).results[0].type
+    assert isinstance(result_type, MemRefType)
+    assert str(result_type) == text
+    assert memory_space_of(result_type) == make("cuda", 0, None, "global")  # pyright: ignore[reportUnknownArgumentType]
+
+
+# --- memory scopes without a system --------------------------------------------------------
+
+
+def test_builtin_scopes() -> None:
+    assert BUILTIN_SCOPES == ("global", "shared", "local", "global.texture", "host")
+
+
+def test_scopes_per_device_type() -> None:
+    assert scopes_of("cuda") == ("global", "shared", "local", "host")
+    assert "global.texture" in scopes_of("opencl")
+    assert "host" not in scopes_of("cpu")
+    assert scopes_of("dsp") == ("global",)
+
+
+@pytest.mark.parametrize(
+    ("memory", "visible"),
+    [
+        (None, True),
+        (make("cpu", 0, None, "global"), True),
+        (make("cpu", 1, None, "shared"), True),
+        (make("cuda", 0, None, "host"), True),
+        (make(None, None, None, "host"), True),
+        (make("cuda", 0, None, "global"), False),
+        (make("cuda", 0), False),
+        (make("hexagon", 0, None, "vtcm"), False),
+    ],
+)
+def test_host_can_access(memory: DeviceAttr | None, visible: bool) -> None:
+    assert host_can_access(memory) is visible
+
+
+@pytest.mark.parametrize(
+    ("launch", "memory", "reachable"),
+    [
+        ("cpu:0", None, True),
+        ("cuda:0", None, False),
+        ("cuda:0", "cuda:0/global", True),
+        ("cuda:0", "cuda:0", True),
+        ("cuda:0", "cuda/global", True),
+        ("cuda:0", "cuda:0/host", True),
+        ("cuda:0", "cuda:1/global", False),
+        ("cuda:0", "cpu:0/global", False),
+        ("cuda:0", "cuda:0/shared", False),
+        ("cuda:0", "cuda:0/local", False),
+        ("cpu:0", "cuda:0/host", True),
+        ("cpu:0", "cuda:0/global", False),
+        ("cpu:0", "cpu:0/global", True),
+        ("hexagon:0", "hexagon:0/vtcm", True),
+    ],
+)
+def test_kernel_can_reach(launch: str, memory: str | None, reachable: bool) -> None:
+    space = DeviceAttr.from_string(memory) if memory is not None else None
+    assert kernel_can_reach(DeviceAttr.from_string(launch), space) is reachable
+
+
+# --- ops built from Python -----------------------------------------------------------------
+
+
+def test_on_device_flags_default_as_in_tvm() -> None:
+    value = test_dialect.TestOp(result_types=[TensorType(Float32Type(), [4])]).results[0]
+    op = OnDeviceOp(value, make("cuda", 0))
+    assert (op.constrain_body, op.constrain_result) == (True, False)
+    op.verify()
+    fixed = OnDeviceOp(value, make("cuda", 0), constrain_result=True)
+    assert fixed.constrain_result
+    free = OnDeviceOp(value, UNCONSTRAINED, constrain_body=False)
+    assert not free.constrain_body
+    free.verify()
+    assert "constrain_body = false" in str(free)
+
+
+def test_device_copy_keeps_the_type() -> None:
+    value = test_dialect.TestOp(result_types=[TensorType(Float32Type(), [4])]).results[0]
+    op = DeviceCopyOp(value, make("cpu", 0), make("cuda", 0))
+    op.verify()
+    assert op.result.type == value.type
+    assert (op.src_device, op.dst_device) == (make("cpu", 0), make("cuda", 0))
+
+
+# --- placement attributes on modules and functions -----------------------------------------
+
+
+def test_module_without_attributes_uses_the_default_host() -> None:
+    module = ModuleOp([])
+    assert host_device(module) == default_host_device()
+    assert str(default_host_device()) == (
+        '#vdev.device<"cpu", 0, #target.target<"llvm">, "global">'
+    )
+    assert default_device(module) == default_host_device()
+    assert module_targets(module) == {}
+
+
+def test_module_attributes_are_read() -> None:
+    module = devplan.parse(
+        'builtin.module attributes {vdev.host_device = #vdev.device<"cpu", 1>, '
+        'vdev.default_device = #vdev.device<"cuda", 0>, '
+        'vdev.targets = [#target.target<"cuda">, #target.target<"llvm">]} {\n}\n'
+    )
+    assert host_device(module) == make("cpu", 1)
+    assert default_device(module) == make("cuda", 0)
+    assert module_targets(module) == {"cuda": CUDA, "cpu": LLVM}
+
+
+def test_default_device_defaults_to_the_modules_host() -> None:
+    module = devplan.parse(
+        'builtin.module attributes {vdev.host_device = #vdev.device<"cpu", 1>} {\n}\n'
+    )
+    assert default_device(module) == make("cpu", 1)
+
+
+def test_function_argument_and_result_devices() -> None:
+    module = devplan.parse(
+        'func.func @f(%a: tensor<4xf32> {vdev.device = #vdev.device<"cpu">}, %b: i32)'
+        ' -> (tensor<4xf32> {vdev.device = #vdev.device<"cuda">}) {\n'
+        '  %c = "test.op"(%a) {vdev.device = #vdev.device<"cpu", 0>} '
+        ": (tensor<4xf32>) -> tensor<4xf32>\n"
+        "  func.return %c : tensor<4xf32>\n}\n"
+    )
+    func = next(iter(module.ops))
+    assert isinstance(func, FuncOp)
+    assert arg_device(func, 0) == make("cpu")
+    assert arg_device(func, 1) is None
+    assert result_device(func, 0) == make("cuda")
+    assert op_device(next(iter(func.body.ops))) == make("cpu", 0)
+
+
+def test_function_without_attributes_has_no_devices() -> None:
+    func = FuncOp("f", ((), ()))
+    assert arg_device(func, 0) is None
+    assert result_device(func, 0) is None
+
+
+def first_line_of_error(text: str) -> str:
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.parse(text)
+    return str(info.value).splitlines()[0]
+
+
+def test_two_targets_for_one_device_type_is_a_located_error() -> None:
+    line = first_line_of_error(
+        'builtin.module attributes {vdev.targets = [#target.target<"cuda">, '
+        '#target.target<"nvptx">]} {\n}\n'
+    )
+    assert line.startswith("<string>:1:1: error: 'vdev.targets' has two targets for device")
+    assert "type 'cuda'" in line
+    assert "(at most one target per device type)" in line
+
+
+def test_host_device_of_wrong_kind_is_an_error() -> None:
+    line = first_line_of_error('builtin.module attributes {vdev.host_device = "cpu"} {\n}\n')
+    assert line == ("<string>:1:1: error: 'vdev.host_device' must be a #vdev.device, got \"cpu\"")
+
+
+def test_module_attribute_on_a_function_is_an_error() -> None:
+    line = first_line_of_error(
+        'func.func @f() attributes {vdev.default_device = #vdev.device<"cpu">} {\n'
+        "  func.return\n}\n"
+    )
+    assert line == (
+        "<string>:1:1: error: 'vdev.default_device' is a module attribute; "
+        "put it on the builtin.module"
+    )
+
+
+def test_targets_must_be_an_array_of_targets() -> None:
+    module = ModuleOp([])
+    module.attributes["vdev.targets"] = ArrayAttr([StringAttr("cuda")])
+    with pytest.raises(devplan.DevplanError, match=r"must hold only #target\.target"):
+        devplan.diagnostics.verify_located(module)
