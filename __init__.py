@@ -27,6 +27,7 @@ from .diagnostics import (
     verify_located,
 )
 from .dialects.target import Target, TargetError
+from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
 
 __version__ = "0.1.0"
 
@@ -79,6 +80,7 @@ __all__ = [
     "DevplanError",
     "Target",
     "TargetError",
+    "VirtualDevice",
     "__version__",
     "apply",
     "context",
