@@ -1,0 +1,922 @@
+"""The executor: runs level-2 devplan programs on a `Runtime` (DESIGN §5, §6).
+
+`execute(module, inputs)` compiles the module once into a `Program` (cached per
+module object and kernel backend) and runs its entry function:
+
+1. **Compile** (once). Every `func.func` becomes a `CompiledFunction` of closures
+   (`host.py`: one slot per SSA value, one step per op). The `device` ops compile
+   to steps that call the DeviceAPI of their device; each `device.launch` compiles
+   its kernel through `compile_kernel` on first use (once per kernel and backend)
+   and knows statically which arguments the kernel stores to.
+2. **Bind inputs.** NumPy arrays become host memory (copied, so a run never changes
+   its inputs) or, for an argument whose memory space is a device, a buffer on
+   that device filled by a copy (the host side of a driver); Python scalars become
+   run-time values of the argument's type. Wrong count, shape, dtype or type is an
+   error naming the argument and the signature.
+3. **Run.** Synchronous copies and launches block (run on the device's default
+   stream); `async` ones go on a copy stream or a compute stream of their device,
+   ordered after their dependency tokens (a token is the runtime's stream token;
+   `device.wait` waits for it). The runtime defers async work until something
+   needs it and checks every ordering: host reads of memory with a pending async
+   write, unordered async accesses to one buffer (races), use after free, double
+   free, out of memory, buffers of another device. Each such error is re-raised at
+   the op that caused it (`file:line:col: error: 'device.launch' ...`).
+4. **Finish.** Results are copied to host NumPy values (memrefs as arrays, scalars
+   as NumPy scalars); the driver frees the device buffers it made for arguments and
+   results; every stream is synchronised; buffers still live are leaks, listed in
+   the report (an error with `strict=True`).
+
+Host code sees host memory only: `memref.load`/`store` on memory of a device is an
+error unless the system makes that scope host-visible (a CPU device, a "host" scope).
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
+
+from ..diagnostics import DevplanError, LocatedError, diagnostic_at, error_at, location_of
+from ..dialects import device as dev
+from ..dialects.kernel import KernelFuncOp, KernelModuleOp
+from ..dialects.vdev import DeviceAttr, memory_space_of
+from .device_api import Buffer, Device, DeviceAPI
+from .host import (
+    HOST_OPS,
+    CompiledFunction,
+    Frame,
+    Getter,
+    Step,
+    element_type,
+    from_python,
+    numpy_dtype,
+    run_steps,
+    shape_with,
+    to_numpy_scalar,
+    wrapper,
+)
+from .system import System
+
+if TYPE_CHECKING:
+    from .kernels import CompiledKernel
+    from .report import Report
+    from .runtime import Runtime
+    from .streams import Stream
+
+KERNEL_BACKENDS = ("numpy", "numba")
+"""Kernel backends `execute` accepts."""
+
+
+# ---------------------------------------------------------------------------------------
+# Results and the per-run state
+
+
+@dataclass
+class ExecutionResult:
+    """What a run gives back.
+
+    `outputs` has one entry per result of the entry function: a memref result is a
+    NumPy array (a host copy, whatever memory it lived in), a scalar result a NumPy
+    scalar of its type (`np.float32`, `np.int64` for `index`, `np.bool_` for `i1`;
+    `.shape == ()`, so `np.asarray` gives a 0-d array).
+    """
+
+    outputs: list[Any]
+    report: Report
+    leaks: list[Buffer] = field(default_factory=list[Buffer])
+    """Device buffers the program allocated and never freed."""
+
+
+class Execution:
+    """The state of one run, kept in slot 0 of every frame."""
+
+    def __init__(self, program: Program, runtime: Runtime, system: System) -> None:
+        self.program = program
+        self.runtime = runtime
+        self.system = system
+        self.apis: dict[Device, DeviceAPI] = {}
+        self.streams: dict[tuple[Device, str], Stream] = {}
+        self.freed_host: dict[int, tuple[np.ndarray[Any, Any], str]] = {}
+        """Host arrays freed by memref.dealloc (kept alive so their ids stay unique)."""
+        self.max_threads: dict[Device, int | None] = {}
+
+    def api(self, device: Device, op: Operation) -> DeviceAPI:
+        api = self.apis.get(device)
+        if api is None:
+            try:
+                api = self.runtime.api(device)
+            except DevplanError as e:
+                raise error_at(op, f"'{op.name}' on {device}: {_text(e)}") from None
+            self.apis[device] = api
+        return api
+
+    def stream(self, device: Device, purpose: str, op: Operation) -> Stream:
+        """The stream of `device` for async work of one kind ("copy" or "compute")."""
+        stream = self.streams.get((device, purpose))
+        if stream is None:
+            stream = self.api(device, op).create_stream(device)
+            self.streams[(device, purpose)] = stream
+        return stream
+
+
+def _text(error: BaseException) -> str:
+    """An error's message without a leading "error: " (it is re-placed at an op)."""
+    return str(error).removeprefix("error: ")
+
+
+def _at(op: Operation, error: DevplanError) -> LocatedError:
+    """`error` from the runtime, placed at `op` (kept as is when it is already placed)."""
+    if isinstance(error, LocatedError):
+        return error
+    return error_at(op, f"'{op.name}' {_text(error)}")
+
+
+def _label(value: SSAValue, op: Operation) -> str:
+    """How a buffer is named in messages: its SSA name and where it was made."""
+    loc = location_of(op)
+    where = f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}" if loc else ""
+    name = f"%{value.name_hint}" if value.name_hint else "a buffer"
+    return f"{name}{where}"
+
+
+def _where(op: Operation) -> str:
+    loc = location_of(op)
+    where = f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}" if loc else ""
+    return f"'{op.name}'{where}"
+
+
+def device_of(attr: DeviceAttr, op: Operation) -> Device:
+    """The runtime `Device` a fully constrained `#vdev.device` names."""
+    if attr.type_name is None or attr.device_id is None:
+        raise error_at(op, f"'{op.name}' needs a device with a type and an id, got {attr}")
+    return Device(attr.type_name, attr.device_id)
+
+
+def _memref_type(value: SSAValue) -> MemRefType[Attribute]:
+    type_: Any = value.type
+    assert isinstance(type_, MemRefType)
+    return type_  # pyright: ignore[reportUnknownVariableType]
+
+
+# ---------------------------------------------------------------------------------------
+# Compilation
+
+
+class Program:
+    """A level-2 module compiled once to closures; `run` executes an entry function."""
+
+    def __init__(self, module: ModuleOp, kernel_backend: str) -> None:
+        self.module = module
+        self.kernel_backend = kernel_backend
+        self.functions: dict[str, CompiledFunction] = {}
+        self.kernels: dict[str, CompiledKernel] = {}
+        """Compiled kernels by "@module::@kernel", filled on first launch."""
+        self._slots: dict[SSAValue, int] = {}
+        for op in module.ops:
+            if isinstance(op, func.FuncOp):
+                self.functions[op.sym_name.data] = CompiledFunction(op.sym_name.data, op)
+            elif not isinstance(op, KernelModuleOp):
+                raise error_at(
+                    op,
+                    f"'{op.name}' at the top level of a program is not supported by the "
+                    "executor (expected func.func and kernel.module)",
+                )
+        for compiled in self.functions.values():
+            self._compile_function(compiled)
+
+    # -- the Compiler protocol of host.py ---------------------------------------------------
+
+    def slot(self, value: SSAValue) -> int:
+        index = self._slots.get(value)
+        if index is None:
+            index = self._slots[value] = len(self._slots) + 1
+        return index
+
+    def compile_block(self, block: Block) -> Step:
+        ops = list(block.ops)
+        body = ops[:-1] if ops and ops[-1].has_trait(IsTerminator) else ops
+        return run_steps([self._compile_op(op) for op in body])
+
+    def host_memory(self, op: Operation, value: SSAValue, write: bool) -> Getter:
+        space = memory_space_of(_memref_type(value))
+        s = self.slot(value)
+        if space is None:
+            return _host_array_getter(op, s, write)
+        return _device_memory_getter(op, s, write, space)
+
+    def call_target(self, op: Operation, name: str) -> CompiledFunction:
+        callee = self.functions.get(name)
+        if callee is None:
+            known = ", ".join(f"@{n}" for n in self.functions) or "none"
+            raise error_at(
+                op, f"'{op.name}' calls @{name}, which is not a function (known: {known})"
+            )
+        return callee
+
+    # -- functions and ops -------------------------------------------------------------------
+
+    def _compile_function(self, compiled: CompiledFunction) -> None:
+        op = compiled.op
+        self._slots = compiled.slots
+        if not op.body.blocks:
+            return  # a declaration: calling it is an error (CompiledFunction.__call__)
+        if len(op.body.blocks) > 1:
+            raise error_at(
+                op,
+                f"function @{compiled.name} has {len(op.body.blocks)} blocks; the executor "
+                "runs structured control flow (scf) only, not branches between blocks",
+            )
+        block = op.body.block
+        compiled.arg_slots = tuple(self.slot(a) for a in block.args)
+        last = block.last_op
+        compiled.body = self.compile_block(block)
+        compiled.result_slots = (
+            tuple(self.slot(v) for v in last.operands) if isinstance(last, func.ReturnOp) else ()
+        )
+        compiled.nslots = len(self._slots) + 1
+
+    def _compile_op(self, op: Operation) -> Step:
+        compile_ = HOST_OPS.get(op.name) or DEVICE_OPS.get(op.name)
+        if compile_ is None:
+            raise error_at(
+                op,
+                f"'{op.name}' is not supported by the executor in host code; it runs func, "
+                "arith, math, scf (for, if, while), memref (alloc, alloca, dealloc, load, "
+                "store, dim) and device ops",
+            )
+        return compile_(self, op)
+
+    def kernel(self, op: dev.LaunchOp) -> tuple[CompiledKernel, tuple[int, ...]]:
+        """The launch's kernel compiled for this program's backend, and the indices of
+        the arguments it stores to."""
+        from .kernels import compile_kernel
+
+        key = str(op.kernel)
+        found = _lookup_kernel(op)
+        compiled = self.kernels.get(key)
+        if compiled is None:
+            compiled = self.kernels[key] = compile_kernel(found, self.kernel_backend)
+        return compiled, _stored_arguments(found)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def run(
+        self,
+        inputs: Sequence[object],
+        entry: str = "main",
+        system: System | str | Path | None = None,
+        strict: bool = False,
+    ) -> ExecutionResult:
+        from .runtime import Runtime
+
+        function = find_entry(self.module, entry)
+        compiled = self.functions[entry]
+        resolved = System.resolve(system)
+        runtime = Runtime.from_system(resolved)
+        ex = Execution(self, runtime, resolved)
+        began = time.perf_counter()
+        with np.errstate(all="ignore"):
+            args, owned = _bind_inputs(ex, function, inputs)
+            results = compiled(ex, args)
+            outputs, returned = _collect_outputs(ex, function, results)
+        for buffer in (*owned, *returned):
+            if buffer.is_live and buffer.api is not None:
+                buffer.api.free_data_space(buffer.device, buffer, at="the end of the run")
+        leaks = _teardown(ex)
+        wall = time.perf_counter() - began
+        report = runtime.report(wall_seconds=wall, leaks=leaks)
+        if strict and leaks:
+            listed = "; ".join(b.describe() for b in leaks)
+            raise DevplanError(
+                f"error: {len(leaks)} device buffer(s) leaked at the end of @{entry} "
+                f"(never freed): {listed}"
+            )
+        return ExecutionResult(outputs, report, leaks)
+
+
+def _lookup_kernel(op: dev.LaunchOp) -> KernelFuncOp:
+    from ..dialects.kernel import lookup_kernel
+
+    found = lookup_kernel(op, op.kernel)
+    if found is None:
+        raise error_at(op, f"'device.launch' of {op.kernel}: no such kernel.func")
+    return found
+
+
+def _stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
+    """Indices of the kernel's memref parameters that some memref.store writes."""
+    params = {arg: i for i, arg in enumerate(kernel.body.block.args)}
+    stored: set[int] = set()
+    for op in kernel.walk():
+        if isinstance(op, memref.StoreOp) and op.memref in params:
+            stored.add(params[op.memref])
+    return tuple(sorted(stored))
+
+
+# ---------------------------------------------------------------------------------------
+# Host memory access from host code
+
+
+def _host_array_getter(op: Operation, s: int, write: bool) -> Getter:
+    def get(f: Frame) -> np.ndarray[Any, Any]:
+        array = f[s]
+        ex: Execution = f[0]
+        freed = ex.freed_host.get(id(array))
+        if freed is not None:
+            raise error_at(op, f"'{op.name}' uses host memory freed by {freed[1]}")
+        try:
+            ex.runtime.scheduler.check_host_access(array, _host_array_name(op, s, array), write)
+        except DevplanError as e:
+            raise _at(op, e) from None
+        return array
+
+    return get
+
+
+def _host_array_name(op: Operation, s: int, array: np.ndarray[Any, Any]) -> str:
+    del op, s
+    return f"host memory {'x'.join(map(str, array.shape))}x{array.dtype}"
+
+
+def _device_memory_getter(op: Operation, s: int, write: bool, space: DeviceAttr) -> Getter:
+    def get(f: Frame) -> np.ndarray[Any, Any]:
+        buffer = f[s]
+        if not isinstance(buffer, Buffer):
+            return buffer  # a host array bound to a host-visible memory space
+        api = buffer.api
+        assert api is not None
+        try:
+            return api.host_view(buffer, write=write)
+        except DevplanError as e:
+            raise error_at(
+                op,
+                f"'{op.name}' in host code {'writes' if write else 'reads'} memory of "
+                f"{space}: {_text(e)}",
+            ) from None
+
+    return get
+
+
+# ---------------------------------------------------------------------------------------
+# device ops
+
+DEVICE_OPS: dict[str, Callable[[Program, Operation], Step]] = {}
+"""Op name -> compiler for the `device` ops (and memref.dealloc, which needs run state)."""
+
+
+def _device_op(
+    name: str,
+) -> Callable[[Callable[[Program, Any], Step]], Callable[[Program, Any], Step]]:
+    def decorate(fn: Callable[[Program, Any], Step]) -> Callable[[Program, Any], Step]:
+        DEVICE_OPS[name] = fn
+        return fn
+
+    return decorate
+
+
+def _allocation(p: Program, op: dev.AllocOp | dev.AllocWorkspaceOp, workspace: bool) -> Step:
+    type_ = _memref_type(op.result)
+    space = memory_space_of(type_)
+    if space is None:
+        raise error_at(op, f"'{op.name}' of host memory {type_}; use memref.alloc")
+    device = device_of(space, op)
+    scope = space.scope or "global"
+    shape = shape_with(op, type_, [p.slot(v) for v in op.dynamic_sizes])
+    dtype = numpy_dtype(element_type(type_))
+    r = p.slot(op.result)
+    label = _label(op.result, op)
+
+    def run(f: Frame) -> None:
+        ex: Execution = f[0]
+        api = ex.api(device, op)
+        dims = shape(f)
+        try:
+            if workspace:
+                buffer = api.alloc_workspace(
+                    device, int(np.prod(dims)) * dtype.itemsize, dtype, label=label
+                )
+                # The pool hands out flat pages; the memref is shaped.
+                buffer.shape = dims
+            else:
+                buffer = api.alloc_data_space(device, dims, dtype, scope, label=label)
+        except DevplanError as e:
+            raise _at(op, e) from None
+        f[r] = buffer
+
+    return run
+
+
+@_device_op("device.alloc")
+def _alloc(p: Program, op: dev.AllocOp) -> Step:
+    return _allocation(p, op, workspace=False)
+
+
+@_device_op("device.alloc_workspace")
+def _alloc_workspace(p: Program, op: dev.AllocWorkspaceOp) -> Step:
+    return _allocation(p, op, workspace=True)
+
+
+def _release(p: Program, op: dev.FreeOp | dev.FreeWorkspaceOp, workspace: bool) -> Step:
+    s = p.slot(op.buffer)
+    where = _where(op)
+
+    def run(f: Frame) -> None:
+        buffer = f[s]
+        if not isinstance(buffer, Buffer):
+            raise error_at(op, f"'{op.name}' of host memory; free it with memref.dealloc")
+        api = buffer.api
+        assert api is not None
+        try:
+            if workspace:
+                api.free_workspace(buffer.device, buffer, at=where)
+            else:
+                api.free_data_space(buffer.device, buffer, at=where)
+        except DevplanError as e:
+            raise _at(op, e) from None
+
+    return run
+
+
+@_device_op("device.free")
+def _free(p: Program, op: dev.FreeOp) -> Step:
+    return _release(p, op, workspace=False)
+
+
+@_device_op("device.free_workspace")
+def _free_workspace(p: Program, op: dev.FreeWorkspaceOp) -> Step:
+    return _release(p, op, workspace=True)
+
+
+@_device_op("memref.dealloc")
+def _dealloc(p: Program, op: memref.DeallocOp) -> Step:
+    s = p.slot(op.memref)
+    where = _where(op)
+
+    def run(f: Frame) -> None:
+        ex: Execution = f[0]
+        array = f[s]
+        if isinstance(array, Buffer):
+            raise error_at(op, f"'memref.dealloc' of device memory ({array}); use device.free")
+        freed = ex.freed_host.get(id(array))
+        if freed is not None:
+            raise error_at(
+                op, f"'memref.dealloc' double free: host memory already freed by {freed[1]}"
+            )
+        try:
+            ex.runtime.scheduler.quiesce(array)
+        except DevplanError as e:
+            raise _at(op, e) from None
+        ex.freed_host[id(array)] = (array, where)
+
+    return run
+
+
+def _copy_step(p: Program, op: dev.CopyOp | dev.CopyAsyncOp, is_async: bool) -> Step:
+    src, dst = p.slot(op.source), p.slot(op.destination)
+    deps = tuple(p.slot(d) for d in op.dependencies) if isinstance(op, dev.CopyAsyncOp) else ()
+    token_slot = p.slot(op.token) if isinstance(op, dev.CopyAsyncOp) else None
+    label = f"{_where(op)}"
+
+    def run(f: Frame) -> None:
+        ex: Execution = f[0]
+        source, destination = f[src], f[dst]
+        for memory in (source, destination):
+            if not isinstance(memory, Buffer) and id(memory) in ex.freed_host:
+                raise error_at(
+                    op, f"'{op.name}' uses host memory freed by {ex.freed_host[id(memory)][1]}"
+                )
+        performer = _performer(source, destination, ex)
+        stream = ex.stream(performer, "copy", op) if is_async else None
+        try:
+            token = ex.api(performer, op).copy_data_from_to(
+                source, destination, stream, wait_for=[f[d] for d in deps], label=label
+            )
+        except DevplanError as e:
+            raise _at(op, e) from None
+        if token_slot is not None:
+            f[token_slot] = token
+
+    return run
+
+
+def _performer(source: object, destination: object, ex: Execution) -> Device:
+    """Whose DeviceAPI performs a copy: the source's unless it is CPU memory (TVM)."""
+    host = ex.runtime.scheduler.host
+    src = source.device if isinstance(source, Buffer) else host
+    dst = destination.device if isinstance(destination, Buffer) else host
+    return src if src.type != "cpu" else dst
+
+
+@_device_op("device.copy")
+def _copy(p: Program, op: dev.CopyOp) -> Step:
+    return _copy_step(p, op, is_async=False)
+
+
+@_device_op("device.copy_async")
+def _copy_async(p: Program, op: dev.CopyAsyncOp) -> Step:
+    return _copy_step(p, op, is_async=True)
+
+
+@_device_op("device.wait")
+def _wait(p: Program, op: dev.WaitOp) -> Step:
+    tokens = tuple(p.slot(t) for t in op.tokens)
+
+    def run(f: Frame) -> None:
+        ex: Execution = f[0]
+        scheduler = ex.runtime.scheduler
+        try:
+            if tokens:
+                for t in tokens:
+                    scheduler.wait(f[t])
+            else:
+                scheduler.sync_all()
+        except DevplanError as e:
+            raise _at(op, e) from None
+
+    return run
+
+
+@_device_op("device.attr")
+def _attr(p: Program, op: dev.AttrOp) -> Step:
+    device = device_of(op.device, op)
+    name = op.attr_name
+    result_type = op.result.type
+    r = p.slot(op.result)
+    dtype = numpy_dtype(result_type)
+    convert: Callable[[Any], Any] = (
+        wrapper(result_type) if dtype.kind in "iub" else (lambda x: dtype.type(x))
+    )
+
+    def run(f: Frame) -> None:
+        ex: Execution = f[0]
+        try:
+            value = ex.api(device, op).get_attr(device, name)
+        except DevplanError as e:
+            raise _at(op, e) from None
+        if value is None or isinstance(value, str):
+            raise error_at(
+                op,
+                f"'device.attr' \"{name}\" of {device}: "
+                + (
+                    "the device does not report it" if value is None else f"is the string {value!r}"
+                ),
+            )
+        f[r] = convert(int(value) if dtype.kind in "iub" else value)  # type: ignore[arg-type]
+
+    return run
+
+
+@_device_op("device.launch")
+def _launch(p: Program, op: dev.LaunchOp) -> Step:
+    device = device_of(op.device, op)
+    grid = tuple(p.slot(v) for v in op.grid)
+    block = tuple(p.slot(v) for v in op.block)
+    args = tuple(p.slot(v) for v in op.args)
+    deps = tuple(p.slot(d) for d in op.dependencies)
+    token_slot = p.slot(op.token) if op.token is not None else None
+    name = f"{op.kernel}"
+    where = _where(op)
+    cell: list[tuple[CompiledKernel, tuple[int, ...]]] = []
+
+    def run(f: Frame) -> None:
+        ex: Execution = f[0]
+        if not cell:
+            cell.append(p.kernel(op))
+        kernel, writes = cell[0]
+        g = (f[grid[0]], f[grid[1]], f[grid[2]])
+        b = (f[block[0]], f[block[1]], f[block[2]])
+        api = ex.api(device, op)
+        _check_launch_sizes(ex, api, device, op, g, b)
+        values = [f[s] for s in args]
+        for i, value in enumerate(values):
+            if not isinstance(value, Buffer) and id(value) in ex.freed_host:
+                raise error_at(
+                    op,
+                    f"'device.launch' argument {i} is host memory freed by "
+                    f"{ex.freed_host[id(value)][1]}",
+                )
+
+        def body(views: list[Any]) -> None:
+            try:
+                kernel(g, b, views)
+            except LocatedError as e:
+                note = diagnostic_at(op, f"{name} launched here on {device}", kind="note")
+                raise type(e)(f"{e}\n{note}") from None
+
+        stream = ex.stream(device, "compute", op) if token_slot is not None else None
+        try:
+            token = api.launch(
+                device,
+                body,
+                values,
+                name=f"{name} {where}",
+                seconds=ex.runtime.kernel_seconds(device, g, b),
+                stream=stream,
+                wait_for=[f[d] for d in deps],
+                writes=writes,
+            )
+        except DevplanError as e:
+            raise _at(op, e) from None
+        if token_slot is not None:
+            f[token_slot] = token
+
+    return run
+
+
+def _check_launch_sizes(
+    ex: Execution,
+    api: DeviceAPI,
+    device: Device,
+    op: Operation,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+) -> None:
+    for what, sizes in (("grid", grid), ("block", block)):
+        if min(sizes) < 1:
+            raise error_at(
+                op,
+                f"'device.launch' {what} ({', '.join(map(str, sizes))}) on {device}: every "
+                "size must be at least 1",
+            )
+    if device not in ex.max_threads:
+        limit = api.get_attr(device, "max_threads_per_block")
+        ex.max_threads[device] = limit if isinstance(limit, int) else None
+    limit = ex.max_threads[device]
+    threads = block[0] * block[1] * block[2]
+    if limit is not None and threads > limit:
+        raise error_at(
+            op,
+            f"'device.launch' block ({', '.join(map(str, block))}) has {threads} threads, "
+            f"more than max_threads_per_block = {limit} of {device}",
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs and outputs
+
+
+def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
+    """The entry function `@entry` of a program; an error listing the functions if absent."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for op in functions:
+        if op.sym_name.data == entry:
+            if not op.body.blocks:
+                raise error_at(op, f"entry function @{entry} is a declaration without a body")
+            return op
+    known = ", ".join(f"@{op.sym_name.data}" for op in functions) or "none"
+    raise DevplanError(f"error: no function @{entry} to run (functions: {known})")
+
+
+def signature(function: func.FuncOp) -> str:
+    """`@main(memref<4xf32>, f32) -> memref<4xf32>`, for messages."""
+    inputs = ", ".join(str(t) for t in function.function_type.inputs)
+    outputs = [str(t) for t in function.function_type.outputs]
+    result = (
+        ""
+        if not outputs
+        else f" -> {outputs[0] if len(outputs) == 1 else '(' + ', '.join(outputs) + ')'}"
+    )
+    return f"@{function.sym_name.data}({inputs}){result}"
+
+
+def _argument_name(function: func.FuncOp, i: int) -> str:
+    arg = function.body.block.args[i]
+    hint = f" %{arg.name_hint}" if arg.name_hint else ""
+    return f"argument {i}{hint} of {signature(function)}"
+
+
+def _bind_inputs(
+    ex: Execution, function: func.FuncOp, inputs: Sequence[object]
+) -> tuple[list[Any], list[Buffer]]:
+    types = function.function_type.inputs.data
+    if len(inputs) != len(types):
+        raise DevplanError(
+            f"error: {signature(function)} takes {len(types)} argument(s), got {len(inputs)}"
+        )
+    args: list[Any] = []
+    owned: list[Buffer] = []
+    for i, (type_, value) in enumerate(zip(types, inputs, strict=True)):
+        what = _argument_name(function, i)
+        if isinstance(type_, MemRefType):
+            array = _checked_array(type_, value, what)  # pyright: ignore[reportUnknownArgumentType]
+            space = memory_space_of(type_)  # pyright: ignore[reportUnknownArgumentType]
+            if space is None:
+                args.append(array)
+            else:
+                buffer = _upload(ex, function, space, array, what)
+                owned.append(buffer)
+                args.append(buffer)
+        else:
+            args.append(from_python(type_, value, what))
+    return args, owned
+
+
+def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any, Any]:
+    if not isinstance(value, np.ndarray):
+        raise DevplanError(
+            f"error: {what} is {type_} and needs a NumPy array, got {type(value).__name__}"
+        )
+    array: np.ndarray[Any, Any] = value
+    memref_type = _type_as_memref(type_)
+    expected = numpy_dtype(element_type(memref_type))
+    shape = [d.data for d in memref_type.shape]
+    shape_text = "x".join("?" if d < 0 else str(d) for d in shape)
+    got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
+    if array.dtype != expected:
+        raise DevplanError(
+            f"error: {what} is {type_} and needs dtype {expected}, got {got} "
+            "(convert it with .astype)"
+        )
+    if array.ndim != len(shape) or any(
+        d >= 0 and d != n for d, n in zip(shape, array.shape, strict=False)
+    ):
+        raise DevplanError(f"error: {what} is {type_} and needs shape {shape_text}, got {got}")
+    return np.array(array, dtype=expected, order="C", copy=True)
+
+
+def _type_as_memref(type_: Attribute) -> MemRefType[Attribute]:
+    loose: Any = type_
+    return loose
+
+
+def _upload(
+    ex: Execution, function: func.FuncOp, space: DeviceAttr, array: np.ndarray[Any, Any], what: str
+) -> Buffer:
+    try:
+        device = device_of(space, function)
+        api = ex.api(device, function)
+        buffer = api.alloc_data_space(device, array.shape, array.dtype, space.scope, label=what)
+        api.copy_data_from_to(array, buffer, label=f"input: {what}")
+    except DevplanError as e:
+        raise _at(function, e) from None
+    return buffer
+
+
+def _collect_outputs(
+    ex: Execution, function: func.FuncOp, results: Sequence[Any]
+) -> tuple[list[Any], list[Buffer]]:
+    outputs: list[Any] = []
+    returned: list[Buffer] = []
+    ret = function.body.block.last_op
+    assert ret is not None
+    for type_, value in zip(function.function_type.outputs.data, results, strict=True):
+        if isinstance(value, Buffer):
+            host = np.empty(value.shape, value.dtype)
+            try:
+                ex.api(_performer(value, host, ex), ret).copy_data_from_to(
+                    value, host, label=f"result of @{function.sym_name.data}"
+                )
+            except DevplanError as e:
+                raise _at(ret, e) from None
+            outputs.append(host)
+            if value not in returned:
+                returned.append(value)
+        elif isinstance(value, np.ndarray):
+            freed = ex.freed_host.get(id(value))
+            if freed is not None:
+                raise error_at(ret, f"'func.return' returns host memory freed by {freed[1]}")
+            try:
+                ex.runtime.scheduler.check_host_access(value, "a returned host array")
+            except DevplanError as e:
+                raise _at(ret, e) from None
+            outputs.append(np.array(value, copy=True))
+        else:
+            outputs.append(to_numpy_scalar(type_, value))
+    return outputs, returned
+
+
+def _teardown(ex: Execution) -> list[Buffer]:
+    leaks: list[Buffer] = []
+    for api in ex.runtime.apis():
+        leaks.extend(api.teardown())
+    return leaks
+
+
+def random_inputs(
+    module: ModuleOp, entry: str = "main", seed: int = 0, given: Sequence[object] = ()
+) -> list[object]:
+    """Inputs for `@entry` made from its argument types (those after `given`).
+
+    Float memrefs get standard-normal values, integer memrefs integers in [0, 100),
+    `i1` memrefs random booleans; float scalars a standard-normal value, integer and
+    index scalars an integer in [1, 16], `i1` scalars a random boolean. Memrefs with a
+    dynamic (`?`) dimension cannot be made: pass them with `--arg`.
+    """
+    function = find_entry(module, entry)
+    rng = np.random.default_rng(seed)
+    inputs: list[object] = list(given)
+    types = function.function_type.inputs.data
+    if len(given) > len(types):
+        raise DevplanError(
+            f"error: {signature(function)} takes {len(types)} argument(s), got {len(given)}"
+        )
+    for i in range(len(given), len(types)):
+        type_ = types[i]
+        what = _argument_name(function, i)
+        if isinstance(type_, MemRefType):
+            memref_type = _type_as_memref(type_)
+            shape = [d.data for d in memref_type.shape]
+            if any(d < 0 for d in shape):
+                raise DevplanError(
+                    f"error: {what} has a dynamic shape; --random-args cannot choose its size "
+                    "(pass it with --arg FILE.npy)"
+                )
+            dtype = numpy_dtype(element_type(memref_type))
+            inputs.append(_random_array(rng, tuple(shape), dtype))
+        else:
+            dtype = numpy_dtype(type_)
+            if dtype.kind == "f":
+                inputs.append(float(rng.standard_normal()))
+            elif dtype.kind == "b":
+                inputs.append(bool(rng.integers(0, 2)))
+            else:
+                inputs.append(int(rng.integers(1, 17)))
+    return inputs
+
+
+def _random_array(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[Any]
+) -> np.ndarray[Any, Any]:
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(dtype)
+    return rng.integers(0, 100, shape).astype(dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+
+_programs: weakref.WeakKeyDictionary[ModuleOp, dict[str, Program]] = weakref.WeakKeyDictionary()
+
+
+def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
+    """The module compiled for `kernel_backend`, cached per module object.
+
+    The cache assumes a module is not changed after it was first executed.
+    """
+    if kernel_backend not in KERNEL_BACKENDS:
+        raise DevplanError(
+            f"error: unknown kernel backend '{kernel_backend}'; valid: {', '.join(KERNEL_BACKENDS)}"
+        )
+    _reject_level_1(module)
+    per_backend = _programs.setdefault(module, {})
+    program = per_backend.get(kernel_backend)
+    if program is None:
+        program = per_backend[kernel_backend] = Program(module, kernel_backend)
+    return program
+
+
+def _reject_level_1(module: ModuleOp) -> None:
+    for op in module.walk():
+        if isinstance(op, func.FuncOp):
+            types = [*op.function_type.inputs.data, *op.function_type.outputs.data]
+            if any(isinstance(t, TensorType) for t in types):
+                raise error_at(
+                    op,
+                    f"@{op.sym_name.data} is a level-1 (tensor) function; level-1 programs "
+                    "need the default-pipeline (plan-devices, lower-to-device), which this "
+                    "build does not have yet",
+                )
+        elif any(isinstance(r.type, TensorType) for r in op.results):
+            raise error_at(
+                op,
+                f"'{op.name}' yields a tensor: level-1 programs need the default-pipeline "
+                "(plan-devices, lower-to-device), which this build does not have yet",
+            )
+
+
+def execute(
+    module: ModuleOp,
+    inputs: Sequence[object],
+    entry: str = "main",
+    system: System | str | Path | None = None,
+    kernel_backend: str = "numpy",
+    strict: bool = False,
+) -> ExecutionResult:
+    """Run `@entry` of a level-2 program on `inputs` (see the module docstring)."""
+    return compile_program(module, kernel_backend).run(inputs, entry, system, strict)
+
+
+__all__ = [
+    "DEVICE_OPS",
+    "KERNEL_BACKENDS",
+    "Execution",
+    "ExecutionResult",
+    "Program",
+    "compile_program",
+    "device_of",
+    "execute",
+    "find_entry",
+    "random_inputs",
+    "signature",
+]
