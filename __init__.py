@@ -12,7 +12,9 @@ devplan.apply(module, "canonicalize")
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -28,6 +30,10 @@ from .diagnostics import (
 )
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
+
+if TYPE_CHECKING:
+    from .runtime.executor import ExecutionResult
+    from .runtime.system import System
 
 __version__ = "0.1.0"
 
@@ -76,6 +82,25 @@ def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> Module
     return module
 
 
+def execute(
+    module: ModuleOp,
+    inputs: Sequence[object],
+    entry: str = "main",
+    system: System | str | Path | None = None,
+    kernel_backend: str = "numpy",
+    strict: bool = False,
+) -> ExecutionResult:
+    """Run `@entry` of a level-2 program; `.outputs` (host NumPy values), `.report`.
+
+    Memref arguments take NumPy arrays, scalars Python int/float/bool; `system` is
+    None (the embedded default), a TOML path or a `System`; `strict` makes leaked
+    device buffers an error. See `devplan.runtime.executor`.
+    """
+    from .runtime.executor import execute as run  # lazily: keeps `import devplan` light
+
+    return run(module, inputs, entry, system, kernel_backend, strict)
+
+
 __all__ = [
     "DevplanError",
     "Target",
@@ -84,5 +109,6 @@ __all__ = [
     "__version__",
     "apply",
     "context",
+    "execute",
     "parse",
 ]
