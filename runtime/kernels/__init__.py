@@ -1,0 +1,174 @@
+"""Kernel backends: compile a `kernel.func` once, then launch it over NumPy arrays.
+
+```python
+from devplan.runtime.kernels import compile_kernel
+add = compile_kernel(func, "numpy")          # or "numba"
+add(grid=(4, 1, 1), block=(256, 1, 1), args=[a, b, c])
+```
+
+Two backends give the same results:
+
+* `numpy` — the reference: vectorised SIMT emulation, every IR op once over the lanes of
+  the whole grid (or of one block when the kernel has barriers or shared memory); see
+  `numpy_backend.py` and `lanes.py`.
+* `numba` — the fast path: explicit loops over blocks and threads compiled by
+  `numba.njit`; kernels with barriers run phase by phase per block; see `numba_backend.py`.
+
+Both compile the IR once per kernel op (no IR walking per launch). Faults at run time —
+out-of-bounds loads and stores, integer division by zero, a barrier not every thread of
+a block reaches — are `KernelError`s placed at the op that names the kernel, the block
+and thread, and the buffer; nothing is clamped or wrapped around.
+
+Integer semantics: `index` and `i64` are 64-bit two's complement and `i32` wraps at 32
+bits, as in hardware; conversions of NaN or out-of-range floats to integers are errors.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType
+
+from ...diagnostics import DevplanError
+from ...dialects.kernel import KernelFuncOp
+from .common import SUPPORTED_OPS, Kernel, KernelError, dtype_of, int_width, is_float
+
+BACKENDS = ("numpy", "numba")
+"""The kernel backend names `compile_kernel` accepts."""
+
+ArgValue = np.ndarray[Any, Any] | int | float | bool
+
+
+class CompiledKernel:
+    """A kernel compiled for one backend; call it to launch.
+
+    `kernel(grid=(gx, gy, gz), block=(bx, by, bz), args=[...])` runs every thread of the
+    grid over `args`: NumPy arrays for memref parameters (written in place; their dtype
+    and rank must match the parameter, and static sizes must agree), Python ints,
+    floats and bools for scalars.
+    """
+
+    def __init__(self, kernel: Kernel, backend: str, run: Callable[..., None], source: str) -> None:
+        self.kernel = kernel
+        self.backend = backend
+        self.source = source
+        """The generated Python source (for debugging)."""
+        self._run = run
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+    def __call__(
+        self,
+        grid: Sequence[int],
+        block: Sequence[int],
+        args: Sequence[ArgValue],
+    ) -> None:
+        g = _dims("grid", self.name, grid)
+        b = _dims("block", self.name, block)
+        values = _check_args(self.kernel, args)
+        if 0 in g or 0 in b:
+            return
+        with np.errstate(all="ignore"):
+            self._run(g, b, values)
+
+
+def _dims(what: str, name: str, dims: Sequence[int]) -> tuple[int, int, int]:
+    if len(dims) != 3 or not all(isinstance(d, int | np.integer) and d >= 0 for d in dims):
+        raise DevplanError(
+            f"error: launching kernel @{name}: {what} must be three non-negative integers "
+            f"(x, y, z), got {tuple(dims)!r}"
+        )
+    return int(dims[0]), int(dims[1]), int(dims[2])
+
+
+def _check_args(kernel: Kernel, args: Sequence[ArgValue]) -> list[Any]:
+    types = kernel.func.param_types
+    where = f"launching kernel @{kernel.name}"
+    if len(args) != len(types):
+        raise DevplanError(f"error: {where}: expected {len(types)} arguments, got {len(args)}")
+    values: list[Any] = []
+    for i, (arg, type_) in enumerate(zip(args, types, strict=True)):
+        what = f"argument {i} (%{kernel.params[i].name_hint or i})"
+        if isinstance(type_, MemRefType):
+            values.append(_check_array(where, what, arg, type_))  # pyright: ignore[reportUnknownArgumentType]
+        else:
+            values.append(_check_scalar(where, what, arg, type_))
+    return values
+
+
+def _check_array(where: str, what: str, arg: object, type_: MemRefType) -> np.ndarray[Any, Any]:
+    dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+    if not isinstance(arg, np.ndarray):
+        raise DevplanError(f"error: {where}: {what} must be a NumPy array for {type_}")
+    shape = type_.get_shape()
+    static_ok = all(s < 0 or s == n for s, n in zip(shape, arg.shape, strict=False))
+    if arg.dtype != dtype or arg.ndim != len(shape) or not static_ok:
+        raise DevplanError(
+            f"error: {where}: {what} is an array of {arg.dtype} with shape {arg.shape}; "
+            f"the parameter is {type_}"
+        )
+    return arg
+
+
+def _check_scalar(where: str, what: str, arg: object, type_: Any) -> Any:
+    width = int_width(type_)
+    dtype = dtype_of(type_)
+    if width == 1:
+        if isinstance(arg, bool | np.bool_):
+            return bool(arg)
+    elif width is not None:
+        if isinstance(arg, int | np.integer) and not isinstance(arg, bool):
+            value = int(arg)
+            if -(1 << (width - 1)) <= value < (1 << (width - 1)):
+                return value
+            raise DevplanError(f"error: {where}: {what} = {value} does not fit in {type_}")
+    elif is_float(type_) and dtype is not None:
+        if isinstance(arg, int | float | np.floating | np.integer) and not isinstance(arg, bool):
+            return dtype.type(arg)
+    raise DevplanError(f"error: {where}: {what} must be a scalar of type {type_}, got {arg!r}")
+
+
+_cache: weakref.WeakKeyDictionary[KernelFuncOp, dict[str, CompiledKernel]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def compile_kernel(func: KernelFuncOp, backend: str = "numpy") -> CompiledKernel:
+    """Compile `func` for `backend` ("numpy" or "numba"), once per kernel op and backend.
+
+    Raises a located `KernelError` for an op the backends do not support.
+    """
+    if backend not in BACKENDS:
+        raise DevplanError(
+            f"error: unknown kernel backend '{backend}'; choose one of {', '.join(BACKENDS)}"
+        )
+    compiled = _cache.setdefault(func, {})
+    found = compiled.get(backend)
+    if found is not None:
+        return found
+    kernel = Kernel(func)
+    if backend == "numpy":
+        from .numpy_backend import compile_numpy
+
+        run, source = compile_numpy(kernel)
+    else:
+        from .numba_backend import compile_numba
+
+        run, source = compile_numba(kernel)
+    found = CompiledKernel(kernel, backend, run, source)
+    compiled[backend] = found
+    return found
+
+
+__all__ = [
+    "BACKENDS",
+    "SUPPORTED_OPS",
+    "CompiledKernel",
+    "KernelError",
+    "compile_kernel",
+]

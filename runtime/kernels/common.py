@@ -1,0 +1,356 @@
+"""What both kernel backends share: the supported op set, type mapping, naming and errors.
+
+A backend turns a `kernel.func` into Python source once (`Kernel` below holds what it
+needs to know about the function) and runs that source on every launch. Errors found
+while compiling (an op no backend supports) and while running (out-of-bounds access,
+integer division by zero, a barrier in divergent code) are `KernelError`s placed at the
+op, naming the kernel, the block and thread, and the buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from ...diagnostics import LocatedError, diagnostic_at
+from ...dialects.kernel import AllocSharedOp, BarrierOp, KernelFuncOp
+
+
+class KernelError(LocatedError):
+    """An error in a kernel: an unsupported op, or a run-time fault such as an
+    out-of-bounds access, placed at the op (`file:line:col: error: ...`)."""
+
+
+INT_BINARY_OPS = (
+    "arith.addi",
+    "arith.subi",
+    "arith.muli",
+    "arith.divsi",
+    "arith.divui",
+    "arith.remsi",
+    "arith.remui",
+    "arith.ceildivsi",
+    "arith.floordivsi",
+    "arith.andi",
+    "arith.ori",
+    "arith.xori",
+    "arith.shli",
+    "arith.shrsi",
+    "arith.shrui",
+    "arith.maxsi",
+    "arith.minsi",
+    "arith.maxui",
+    "arith.minui",
+)
+FLOAT_BINARY_OPS = (
+    "arith.addf",
+    "arith.subf",
+    "arith.mulf",
+    "arith.divf",
+    "arith.maximumf",
+    "arith.minimumf",
+    "arith.maxnumf",
+    "arith.minnumf",
+    "math.powf",
+    "math.atan2",
+    "math.copysign",
+)
+FLOAT_UNARY_OPS = (
+    "arith.negf",
+    "math.exp",
+    "math.exp2",
+    "math.expm1",
+    "math.log",
+    "math.log2",
+    "math.log10",
+    "math.log1p",
+    "math.sqrt",
+    "math.rsqrt",
+    "math.tanh",
+    "math.sin",
+    "math.cos",
+    "math.tan",
+    "math.atan",
+    "math.absf",
+    "math.floor",
+    "math.ceil",
+    "math.trunc",
+)
+CAST_OPS = (
+    "arith.index_cast",
+    "arith.index_castui",
+    "arith.extsi",
+    "arith.extui",
+    "arith.trunci",
+    "arith.sitofp",
+    "arith.uitofp",
+    "arith.fptosi",
+    "arith.extf",
+    "arith.truncf",
+)
+OTHER_OPS = (
+    "arith.constant",
+    "arith.cmpi",
+    "arith.cmpf",
+    "arith.select",
+    "math.absi",
+    "math.fma",
+    "memref.load",
+    "memref.store",
+    "memref.dim",
+    "scf.for",
+    "scf.if",
+    "scf.yield",
+    "kernel.thread_id",
+    "kernel.block_id",
+    "kernel.block_dim",
+    "kernel.grid_dim",
+    "kernel.barrier",
+    "kernel.alloc_shared",
+    "kernel.return",
+)
+SUPPORTED_OPS: frozenset[str] = frozenset(
+    INT_BINARY_OPS + FLOAT_BINARY_OPS + FLOAT_UNARY_OPS + CAST_OPS + OTHER_OPS
+)
+"""Every op both backends compile; anything else is a compile-time `KernelError`."""
+
+CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+CMPF_PREDICATES = (
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
+)  # fmt: skip
+
+INT_DTYPES = {1: np.dtype(np.bool_), 8: np.dtype(np.int8), 16: np.dtype(np.int16)}
+INT_DTYPES |= {32: np.dtype(np.int32), 64: np.dtype(np.int64)}
+
+
+def int_width(type_: Attribute) -> int | None:
+    """Bit width of an integer-like type (`index` is 64 bits), None for other types."""
+    if isinstance(type_, IndexType):
+        return 64
+    if isinstance(type_, IntegerType):
+        return type_.width.data
+    return None
+
+
+def dtype_of(type_: Attribute) -> np.dtype[np.generic] | None:
+    """The NumPy dtype holding values of a scalar type, None when unsupported."""
+    width = int_width(type_)
+    if width is not None:
+        return INT_DTYPES.get(width)
+    if isinstance(type_, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(type_, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(type_, Float64Type):
+        return np.dtype(np.float64)
+    return None
+
+
+def is_float(type_: Attribute) -> bool:
+    return isinstance(type_, Float16Type | Float32Type | Float64Type)
+
+
+def wrap_int(value: int, width: int) -> int | bool:
+    """`value` reduced to a signed `width`-bit integer (two's complement), as hardware does."""
+    if width == 1:
+        return bool(value & 1)
+    half = 1 << (width - 1)
+    return ((value + half) & ((half << 1) - 1)) - half
+
+
+def predicate_of(op: Operation, names: Sequence[str]) -> str:
+    """The comparison predicate of an `arith.cmpi`/`arith.cmpf` as its keyword."""
+    attr = op.properties["predicate"]
+    return names[int(attr.value.data)]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+
+
+def constant_value(op: Operation) -> int | float | bool:
+    """The Python value of an `arith.constant` of a scalar type."""
+    attr = op.properties["value"]
+    type_ = op.results[0].type
+    raw = attr.value.data  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+    width = int_width(type_)
+    if width is not None:
+        return wrap_int(int(raw), width)  # pyright: ignore[reportUnknownArgumentType]
+    return float(raw)  # pyright: ignore[reportUnknownArgumentType]
+
+
+@dataclass
+class Kernel:
+    """A `kernel.func` prepared for code generation: checked, named, summarised."""
+
+    func: KernelFuncOp
+    name: str = ""
+    names: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
+    has_barrier: bool = False
+    shared: list[AllocSharedOp] = field(default_factory=list[AllocSharedOp])
+    sites: list[Operation] = field(default_factory=list[Operation])
+    """Ops that can fault at run time, indexed by the site number generated code passes."""
+
+    def __post_init__(self) -> None:
+        self.name = self.func.sym_name.data
+        for op in self.func.body.walk():
+            check_supported(self, op)
+            if isinstance(op, BarrierOp):
+                self.has_barrier = True
+            elif isinstance(op, AllocSharedOp):
+                self.shared.append(op)
+
+    @property
+    def per_block(self) -> bool:
+        """Whether blocks must run one at a time (barriers or shared memory)."""
+        return self.has_barrier or bool(self.shared)
+
+    @property
+    def params(self) -> tuple[SSAValue, ...]:
+        return tuple(self.func.body.block.args)
+
+    def name_of(self, value: SSAValue) -> str:
+        """A Python identifier for an SSA value (stable within this kernel)."""
+        name = self.names.get(value)
+        if name is None:
+            hint = value.name_hint or ""
+            safe = "".join(c if c.isalnum() else "_" for c in hint)
+            name = f"v{len(self.names)}_{safe}" if safe else f"v{len(self.names)}"
+            self.names[value] = name
+        return name
+
+    def site(self, op: Operation) -> int:
+        """The number of `op` among the ops that can report run-time errors."""
+        self.sites.append(op)
+        return len(self.sites) - 1
+
+    def buffer_name(self, value: SSAValue) -> str:
+        """How an error names a memref: `argument 2 (%c)` or `shared memory %s`."""
+        hint = f"%{value.name_hint}" if value.name_hint else "an unnamed value"
+        if isinstance(value.owner, Block):
+            return f"argument {value.index} ({hint})"  # pyright: ignore[reportAttributeAccessIssue]
+        return f"shared memory {hint}"
+
+    def error(
+        self,
+        site: int,
+        message: str,
+        block: Sequence[int] | None = None,
+        thread: Sequence[int] | None = None,
+    ) -> KernelError:
+        """A `KernelError` at site `site`, saying which thread faulted."""
+        text = f"in kernel @{self.name}: {message}"
+        if block is not None and thread is not None:
+            text += f" (block {tuple(block)}, thread {tuple(thread)})"
+        return KernelError(diagnostic_at(self.sites[site], text))
+
+    def oob_error(
+        self,
+        site: int,
+        buffer: SSAValue,
+        index: Sequence[int],
+        shape: Sequence[int],
+        block: Sequence[int],
+        thread: Sequence[int],
+    ) -> KernelError:
+        """The out-of-bounds message both backends give."""
+        op = self.sites[site]
+        verb = "load from" if op.name == "memref.load" else "store to"
+        return self.error(
+            site,
+            f"out-of-bounds {verb} {self.buffer_name(buffer)}: index "
+            f"[{', '.join(map(str, index))}] is outside shape "
+            f"({', '.join(map(str, shape))})",
+            block,
+            thread,
+        )
+
+
+def check_supported(kernel: Kernel, op: Operation) -> None:
+    """Raise a located `KernelError` when `op` cannot be compiled."""
+    if op is kernel.func:
+        return
+    if op.name not in SUPPORTED_OPS:
+        raise KernelError(
+            diagnostic_at(
+                op,
+                f"in kernel @{kernel.name}: '{op.name}' is not supported by the kernel "
+                f"backends; supported ops: {', '.join(sorted(SUPPORTED_OPS))}",
+            )
+        )
+    for value in (*op.operands, *op.results):
+        type_ = value.type
+        if isinstance(type_, MemRefType):
+            type_ = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if dtype_of(type_) is None:  # pyright: ignore[reportUnknownArgumentType]
+            raise KernelError(
+                diagnostic_at(
+                    op,
+                    f"in kernel @{kernel.name}: values of type {type_} are not supported "
+                    "by the kernel backends (index, i1, i8, i16, i32, i64, f16, f32, f64)",
+                )
+            )
+
+
+def walk_ops(block: Block) -> Iterator[Operation]:
+    """Every op in `block`, nested ones included, in program order."""
+    for op in block.ops:
+        yield op
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from walk_ops(inner)
+
+
+def contains_barrier(op: Operation) -> bool:
+    return any(isinstance(inner, BarrierOp) for inner in op.walk())
+
+
+def load_may_alias_later_store(load: Operation) -> bool:
+    """Whether a store could run between `load` and the last use of its result.
+
+    The NumPy backend may then not return a view into the buffer: the value read must
+    not change when the buffer does. Uses outside the load's block (through `scf.yield`)
+    are treated as unsafe.
+    """
+    block = load.parent_block()
+    if block is None:
+        return True
+    result = load.results[0]
+    if not result.uses:
+        return False
+    last = load
+    for use in result.uses:
+        user: Operation | None = use.operation
+        if user is not None and user.name == "scf.yield":
+            return True
+        while user is not None and user.parent_block() is not block:
+            user = user.parent_op()
+        if user is None:
+            return True
+        if block.get_operation_index(user) > block.get_operation_index(last):
+            last = user
+    op = load.next_op
+    while op is not None:
+        if any(inner.name == "memref.store" for inner in op.walk()):
+            return True
+        if op is last:
+            return False
+        op = op.next_op
+    return False
+
+
+def memref_params(kernel: Kernel) -> list[tuple[int, MemRefType]]:
+    """The kernel's memref parameters with their positions."""
+    found: list[tuple[int, MemRefType]] = []
+    for i, type_ in enumerate(kernel.func.param_types):
+        if isinstance(type_, MemRefType):
+            found.append((i, type_))  # pyright: ignore[reportUnknownArgumentType]
+    return found

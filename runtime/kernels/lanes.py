@@ -1,0 +1,626 @@
+"""Run-time values of the NumPy backend: lane spaces, affine thread indices, and the
+vectorised operations generated kernels call.
+
+One vectorised step runs an op for every *lane* (thread) at once. The lanes form a
+`Lanes` space: the whole grid as six axes `(grid z, grid y, grid x, block z, block y,
+block x)` when blocks are independent, or one block as three axes `(block z, y, x)` when
+blocks must run one at a time (barriers, shared memory). A per-lane value is a NumPy array
+*broadcastable* to the lane shape, so values that depend on the thread x index only stay
+as small as one block row; a value the same for every lane is a plain Python int, bool
+or NumPy scalar.
+
+Index values that are affine in the thread and block indices (`block_id * block_dim +
+thread_id`, plus constants and loop counters) stay symbolic (`Affine`) until something
+needs their lanes: comparisons with a uniform bound are decided from their range, and a
+load or store whose indices are all affine becomes a strided *view* of the buffer with no
+index array at all. That is what keeps an elementwise kernel within a small factor of
+`numpy.add`.
+
+Integer semantics: `index` and `i64` are 64-bit two's complement, `i32` wraps as NumPy
+int32 does (uniform values are Python ints wrapped explicitly to their width). Division by
+zero, shifts by the width or more, and float-to-int conversions of NaN or out-of-range
+values are errors, not garbage. Lanes a mask turns off never touch memory and never fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+from xdsl.ir import SSAValue
+
+from .common import Kernel, wrap_int
+
+Array = np.ndarray[Any, Any]
+Value = Any
+"""A lane value: int | bool | NumPy scalar (uniform), `Affine`, or an array."""
+
+
+class Lanes:
+    """The threads one vectorised step covers (see the module docstring)."""
+
+    __slots__ = ("_aranges", "block", "block_id", "grid", "ndim", "shape")
+
+    def __init__(
+        self,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        block_id: tuple[int, int, int] | None,
+    ) -> None:
+        self.grid = grid
+        self.block = block
+        self.block_id = block_id
+        if block_id is None:
+            self.shape = (grid[2], grid[1], grid[0], block[2], block[1], block[0])
+        else:
+            self.shape = (block[2], block[1], block[0])
+        self.ndim = len(self.shape)
+        self._aranges: dict[int, Array] = {}
+
+    def basis(self, axis: int) -> int | Affine:
+        """The lane coordinate along `axis` (0 when that axis has one lane)."""
+        if self.shape[axis] == 1:
+            return 0
+        coeffs = [0] * self.ndim
+        coeffs[axis] = 1
+        return Affine(self, tuple(coeffs), 0)
+
+    def thread_id(self, dim: int) -> int | Affine:
+        return self.basis(self.ndim - 1 - dim)
+
+    def block_id_of(self, dim: int) -> int | Affine:
+        if self.block_id is not None:
+            return self.block_id[dim]
+        return self.basis(2 - dim)
+
+    def arange(self, axis: int) -> Array:
+        found = self._aranges.get(axis)
+        if found is None:
+            shape = [1] * self.ndim
+            shape[axis] = self.shape[axis]
+            found = np.arange(self.shape[axis], dtype=np.int64).reshape(shape)
+            self._aranges[axis] = found
+        return found
+
+    def locate(self, pos: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(block index, thread index), each as (x, y, z), of the lane at `pos`."""
+        pos = [int(p) for p in pos]
+        if self.block_id is None:
+            return (pos[2], pos[1], pos[0]), (pos[5], pos[4], pos[3])
+        return self.block_id, (pos[2], pos[1], pos[0])
+
+    def first_lane(self, mask: Array | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The first active lane of `mask` (every lane when None)."""
+        if mask is None:
+            return self.locate([0] * self.ndim)
+        return self.locate(_first_true(mask))
+
+
+class Affine:
+    """An index value `offset + sum(coeffs[k] * lane coordinate k)` over a `Lanes` space."""
+
+    __slots__ = ("coeffs", "lanes", "offset")
+
+    def __init__(self, lanes: Lanes, coeffs: tuple[int, ...], offset: int) -> None:
+        self.lanes = lanes
+        self.coeffs = coeffs
+        self.offset = offset
+
+    def materialize(self) -> Array:
+        out: Array | None = None
+        for axis, c in enumerate(self.coeffs):
+            if c:
+                term = self.lanes.arange(axis) * c if c != 1 else self.lanes.arange(axis)
+                out = term if out is None else out + term
+        assert out is not None  # an Affine has a non-zero coefficient by construction
+        return out + self.offset if self.offset else out
+
+    def bounds(self) -> tuple[int, int]:
+        lo = hi = self.offset
+        for c, ext in zip(self.coeffs, self.lanes.shape, strict=True):
+            span = c * (ext - 1)
+            lo += min(0, span)
+            hi += max(0, span)
+        return lo, hi
+
+
+def _affine(lanes: Lanes, coeffs: Sequence[int], offset: int) -> int | Affine:
+    if any(coeffs):
+        return Affine(lanes, tuple(coeffs), wrap_int(offset, 64))
+    return wrap_int(offset, 64)
+
+
+def arr(x: Value) -> Value:
+    """`x` with an `Affine` turned into its lane array."""
+    return x.materialize() if isinstance(x, Affine) else x
+
+
+def is_uniform(x: Value) -> bool:
+    return not isinstance(x, np.ndarray | Affine)
+
+
+def _first_true(mask: Array) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), mask.shape))
+
+
+def _pad(shape: tuple[int, ...], ndim: int) -> tuple[int, ...]:
+    return (1,) * (ndim - len(shape)) + shape
+
+
+# ---------------------------------------------------------------- integer arithmetic
+
+
+def _affine_parts(x: Value) -> tuple[tuple[int, ...] | None, int] | None:
+    if isinstance(x, Affine):
+        return x.coeffs, x.offset
+    if isinstance(x, int):
+        return None, x
+    return None
+
+
+def addi(x: Value, y: Value, width: int, sign: int = 1) -> Value:
+    """`arith.addi` (sign=1) and `arith.subi` (sign=-1)."""
+    if type(x) is int and type(y) is int:
+        return wrap_int(x + sign * y, width)
+    if width == 64 and (isinstance(x, Affine) or isinstance(y, Affine)):
+        px, py = _affine_parts(x), _affine_parts(y)
+        if px is not None and py is not None:
+            lanes = x.lanes if isinstance(x, Affine) else y.lanes
+            zero = (0,) * lanes.ndim
+            cx, cy = px[0] or zero, py[0] or zero
+            coeffs = [a + sign * b for a, b in zip(cx, cy, strict=True)]
+            return _affine(lanes, coeffs, px[1] + sign * py[1])
+    x, y = arr(x), arr(y)
+    return np.add(x, y) if sign == 1 else np.subtract(x, y)
+
+
+def muli(x: Value, y: Value, width: int) -> Value:
+    if type(x) is int and type(y) is int:
+        return wrap_int(x * y, width)
+    if width == 64:
+        if isinstance(x, Affine) and type(y) is int:
+            return _affine(x.lanes, [c * y for c in x.coeffs], x.offset * y)
+        if isinstance(y, Affine) and type(x) is int:
+            return _affine(y.lanes, [c * x for c in y.coeffs], y.offset * x)
+    return np.multiply(arr(x), arr(y))
+
+
+def _unsigned(x: Value, width: int) -> Value:
+    if isinstance(x, np.ndarray):
+        return x.astype(f"u{width // 8}") if width > 1 else x
+    return int(x) & ((1 << width) - 1)
+
+
+def _signed(x: Value, width: int) -> Value:
+    if isinstance(x, np.ndarray):
+        return x.astype(f"i{width // 8}") if width > 1 else x
+    return wrap_int(int(x), width)
+
+
+def bitwise(op: str, x: Value, y: Value) -> Value:
+    """`arith.andi/ori/xori` (also on i1)."""
+    x, y = arr(x), arr(y)
+    if is_uniform(x) and is_uniform(y):
+        if isinstance(x, bool | np.bool_):
+            return bool({"and": x and y, "or": x or y, "xor": x != y}[op])
+        return {"and": x & y, "or": x | y, "xor": x ^ y}[op]
+    fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+    return fn(x, y)
+
+
+def minmax(op: str, x: Value, y: Value, width: int) -> Value:
+    """`arith.maxsi/minsi/maxui/minui`."""
+    x, y = arr(x), arr(y)
+    unsigned = op.endswith("ui")
+    ux, uy = (_unsigned(x, width), _unsigned(y, width)) if unsigned else (x, y)
+    take_x = (ux >= uy) if op.startswith("max") else (ux <= uy)
+    if is_uniform(take_x):
+        return x if take_x else y
+    return np.where(take_x, x, y)
+
+
+class Faults:
+    """Reports the first faulting active lane of a vectorised op."""
+
+    __slots__ = ("kernel", "lanes", "mask")
+
+    def __init__(self, kernel: Kernel, lanes: Lanes, mask: Array | None) -> None:
+        self.kernel = kernel
+        self.lanes = lanes
+        self.mask = mask
+
+    def check(self, site: int, bad: Value, message: str) -> None:
+        """Raise when `bad` (per lane or uniform) holds for an active lane."""
+        if is_uniform(bad):
+            if bad:
+                block, thread = self.lanes.first_lane(self.mask)
+                raise self.kernel.error(site, message, block, thread)
+            return
+        if self.mask is not None:
+            bad = bad & self.mask
+        if bad.any():
+            pos = _pad(_first_true(bad), self.lanes.ndim)
+            block, thread = self.lanes.locate(pos)
+            raise self.kernel.error(site, message, block, thread)
+
+
+def divide(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Value:
+    """Integer division and remainder (`divsi`, `remui`, `ceildivsi`, ...); zero divisors
+    on active lanes are errors."""
+    x, y = arr(x), arr(y)
+    f.check(site, y == 0, f"'arith.{op}' divides by zero")
+    if op.endswith("ui"):
+        x, y = _unsigned(x, width), _unsigned(y, width)
+    if is_uniform(x) and is_uniform(y):
+        return _divide_scalar(op, int(x), int(y), width)
+    if not is_uniform(y):
+        y = np.where(y == 0, 1, y)  # masked-off lanes: any divisor will do
+    q = np.floor_divide(x, y)
+    r = x - q * y
+    if op in ("divsi", "remsi", "ceildivsi"):
+        # floor -> truncation (divsi/remsi) or ceiling (ceildivsi) where inexact
+        inexact = r != 0
+        fix = (
+            inexact & ((x < 0) != (y < 0)) if op != "ceildivsi" else inexact & ((x < 0) == (y < 0))
+        )
+        q = q + fix.astype(q.dtype)
+    if op in ("remsi", "remui"):
+        res = x - q * y
+    else:
+        res = q
+    return _signed(res, width) if op.endswith("ui") else res
+
+
+def _divide_scalar(op: str, x: int, y: int, width: int) -> int | bool:
+    q = abs(x) // abs(y)
+    if (x < 0) != (y < 0):
+        q = -q
+    if op in ("divsi", "divui"):
+        return wrap_int(q, width)
+    if op in ("remsi", "remui"):
+        return wrap_int(x - q * y, width)
+    if op == "floordivsi":
+        return wrap_int(x // y, width)
+    return wrap_int(-(-x // y), width)  # ceildivsi
+
+
+def shift(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Value:
+    """`arith.shli/shrsi/shrui`; a shift by the width or more (or negative) is an error."""
+    x, y = arr(x), arr(y)
+    f.check(site, (y < 0) | (y >= width), f"'arith.{op}' shifts by {width} bits or more")
+    if is_uniform(x) and is_uniform(y):
+        ix, iy = int(x), int(y)
+        if op == "shli":
+            return wrap_int(ix << iy, width)
+        if op == "shrsi":
+            return wrap_int(ix >> iy, width)
+        return wrap_int((ix & ((1 << width) - 1)) >> iy, width)
+    if not is_uniform(y):
+        y = np.where((y < 0) | (y >= width), 0, y)
+    if op == "shli":
+        return _signed(np.left_shift(_unsigned(x, width), y), width)
+    if op == "shrsi":
+        return np.right_shift(x, y)
+    return _signed(np.right_shift(_unsigned(x, width), y), width)
+
+
+_CMP = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
+def cmpi(pred: str, x: Value, y: Value, width: int) -> Value:
+    """`arith.cmpi`; affine operands compared with a uniform one are decided by range."""
+    if isinstance(x, Affine) or isinstance(y, Affine):
+        decided = _cmp_ranges(pred, _range(x), _range(y))
+        if decided is not None:
+            return decided
+    x, y = arr(x), arr(y)
+    key = pred if pred in ("eq", "ne") else pred[1:]
+    if pred[0] == "u":
+        x, y = _unsigned(x, width), _unsigned(y, width)
+    if is_uniform(x) and is_uniform(y):
+        return bool(_CMP[key](x, y))
+    return _CMP[key](x, y)
+
+
+def _range(x: Value) -> tuple[int, int] | None:
+    if isinstance(x, Affine):
+        return x.bounds()
+    if type(x) is int:
+        return x, x
+    return None
+
+
+def _cmp_ranges(pred: str, rx: tuple[int, int] | None, ry: tuple[int, int] | None) -> bool | None:
+    if rx is None or ry is None:
+        return None
+    (xl, xh), (yl, yh) = rx, ry
+    if pred[0] == "u" and min(xl, yl) < 0:
+        return None
+    key = pred if pred in ("eq", "ne") else pred[1:]
+    if key in ("eq", "ne"):
+        if xh < yl or yh < xl:
+            return key == "ne"
+        return None
+    if key in ("gt", "ge"):
+        (xl, xh), (yl, yh) = (yl, yh), (xl, xh)
+        key = "lt" if key == "gt" else "le"
+    strict = key == "lt"
+    if (xh < yl) if strict else (xh <= yl):
+        return True
+    if (xl >= yh) if strict else (xl > yh):
+        return False
+    return None
+
+
+def select(c: Value, x: Value, y: Value, dtype: np.dtype[Any]) -> Value:
+    if is_uniform(c):
+        return x if c else y
+    return np.where(c, arr(x), arr(y)).astype(dtype, copy=False)
+
+
+def int_cast(x: Value, src: int, dst: int, zero_extend: bool) -> Value:
+    """`index_cast`, `index_castui`, `extsi`, `extui`, `trunci`."""
+    if isinstance(x, Affine) and dst == 64 and not zero_extend:
+        return x
+    x = arr(x)
+    if is_uniform(x):
+        v = int(x)
+        if zero_extend or src == 1:
+            v &= (1 << src) - 1
+            if src == 1 and not zero_extend:
+                v = -v
+        return wrap_int(v, dst)
+    if src == 1 and not zero_extend:
+        x = -(x.astype(np.int8))
+    elif zero_extend and dst > src:
+        x = _unsigned(x, src)
+    return x.astype(f"i{dst // 8}") if dst > 1 else (x & 1).astype(np.bool_)
+
+
+def to_float(x: Value, src: int, dtype: np.dtype[Any], unsigned: bool) -> Value:
+    """`arith.sitofp` / `arith.uitofp`."""
+    x = arr(x)
+    if unsigned:
+        x = _unsigned(x, src)
+    if is_uniform(x):
+        return dtype.type(int(x))
+    return x.astype(dtype)
+
+
+def to_int(f: Faults, site: int, x: Value, width: int) -> Value:
+    """`arith.fptosi`: truncates toward zero; NaN and values out of range are errors."""
+    lo, hi = -(2.0 ** (width - 1)), 2.0 ** (width - 1)
+    bad = ~((x >= lo) & (x < hi))
+    f.check(site, bad, f"'arith.fptosi' converts NaN or a value outside i{width}")
+    if is_uniform(x):
+        return wrap_int(int(x), width)
+    x = np.where(bad, 0, x)
+    return np.trunc(x).astype(f"i{width // 8}")
+
+
+def float_cast(x: Value, dtype: np.dtype[Any]) -> Value:
+    """`arith.extf` / `arith.truncf`."""
+    return dtype.type(x) if is_uniform(x) else x.astype(dtype)
+
+
+def absi(x: Value, width: int) -> Value:
+    x = arr(x)
+    return wrap_int(abs(int(x)), width) if is_uniform(x) else np.abs(x)
+
+
+# ---------------------------------------------------------------- control flow
+
+
+def branch(lanes: Lanes, mask: Array | None, cond: Value) -> tuple[Any, Any, bool, bool]:
+    """Masks and run flags of the two regions of an `scf.if`.
+
+    Returns (then mask, else mask, run then, run else); a mask covering every lane is None
+    so that the region runs without masking.
+    """
+    if is_uniform(cond):
+        return mask, mask, bool(cond), not cond
+    then_mask = _restrict(lanes, mask, cond)
+    else_mask = _restrict(lanes, mask, ~cond)
+    return then_mask, else_mask, then_mask is not False, else_mask is not False
+
+
+def _restrict(lanes: Lanes, mask: Array | None, cond: Array) -> Array | None | bool:
+    """`mask & cond`: None when every lane, False when no lane is active."""
+    new = cond if mask is None else (mask & cond)
+    if new.all():
+        return None if new.shape == lanes.shape or mask is None else new
+    if not new.any():
+        return False
+    return new
+
+
+def merge(cond: Value, ran_then: bool, ran_else: bool, x: Value, y: Value, dtype: Any) -> Value:
+    """An `scf.if` result: the then value where `cond` holds, else the else value."""
+    if not ran_else:
+        return x
+    if not ran_then:
+        return y
+    return np.where(cond, arr(x), arr(y)).astype(dtype, copy=False)
+
+
+class ForLoop:
+    """Iteration of an `scf.for` whose bounds may differ between lanes.
+
+    With uniform bounds it is a plain counted loop under the enclosing mask. Otherwise
+    every lane runs to its own bound: the loop continues while any active lane is in
+    range, and each iteration runs under the mask of lanes still in range (iteration
+    arguments of finished lanes keep their values).
+    """
+
+    __slots__ = ("active", "lanes", "mask", "step", "ub", "uniform")
+
+    def __init__(
+        self, f: Faults, site: int, lanes: Lanes, mask: Array | None, lb: Value, ub: Value,
+        step: Value,
+    ) -> None:  # fmt: skip
+        step = arr(step)
+        f.check(site, step <= 0, "'scf.for' has a step that is not positive")
+        self.lanes = lanes
+        self.mask = mask
+        self.ub = arr(ub)
+        self.step = step
+        self.uniform = is_uniform(lb) and is_uniform(ub) and is_uniform(step)
+        self.active: Any = mask
+
+    def more(self, iv: Value) -> bool:
+        if self.uniform:
+            return iv < self.ub
+        active = _restrict(self.lanes, self.mask, np.less(arr(iv), self.ub))
+        self.active = active
+        return active is not False
+
+    def merge(self, new: Value, old: Value, dtype: Any) -> Value:
+        if self.uniform or self.active is None:
+            return new
+        return np.where(self.active, arr(new), arr(old)).astype(dtype, copy=False)
+
+    def next(self, iv: Value) -> Value:
+        if self.uniform:
+            return iv + self.step
+        return addi(iv, self.step, 64)
+
+
+def barrier(f: Faults, site: int, mask: Array | None) -> None:
+    """`kernel.barrier`: every lane of the block runs each op together, so a barrier is
+    a no-op — unless some threads of the block do not reach it."""
+    if mask is not None:
+        missing = ~mask
+        f.check(
+            site,
+            np.broadcast_to(missing, f.lanes.shape),
+            "'kernel.barrier' is in divergent control flow: this thread of the block "
+            "does not reach it",
+        )
+
+
+# ---------------------------------------------------------------- memory
+
+
+def dim(f: Faults, site: int, mem: Array, d: Value) -> int:
+    d = arr(d)
+    f.check(
+        site,
+        (d < 0) | (d >= mem.ndim),
+        f"'memref.dim' of dimension {d!r} of a rank-{mem.ndim} memref",
+    )
+    return mem.shape[int(d)]
+
+
+def _affine_view(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value]) -> Array:
+    lanes = f.lanes
+    strides = [0] * lanes.ndim
+    used = [False] * lanes.ndim
+    start: list[int] = []
+    for d, i in enumerate(idx):
+        lo, hi = i.bounds() if isinstance(i, Affine) else (i, i)
+        if lo < 0 or hi >= mem.shape[d]:
+            _report_oob(f, site, buffer, mem, idx)
+        if isinstance(i, Affine):
+            for k, c in enumerate(i.coeffs):
+                if c:
+                    strides[k] += c * mem.strides[d]
+                    used[k] = True
+            start.append(i.offset)
+        else:
+            start.append(int(i))
+    base = mem[tuple(slice(s, s + 1) for s in start)]
+    shape = tuple(e if u else 1 for e, u in zip(lanes.shape, used, strict=True))
+    return as_strided(base, shape=shape, strides=strides)
+
+
+def _report_oob(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value]) -> None:
+    """Raise the out-of-bounds error for the first active lane whose index is outside
+    (return when only masked-off lanes are)."""
+    lanes = f.lanes
+    full = [np.broadcast_to(arr(i), lanes.shape) for i in idx]
+    bad = np.zeros(lanes.shape, dtype=np.bool_)
+    for d, i in enumerate(full):
+        bad |= (i < 0) | (i >= mem.shape[d])
+    if f.mask is not None:
+        bad &= f.mask
+    if not bad.any():
+        return
+    pos = _first_true(bad)
+    block, thread = lanes.locate(pos)
+    index = [int(i[pos]) for i in full]
+    raise f.kernel.oob_error(site, buffer, index, mem.shape, block, thread)
+
+
+def _check_gather(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value]) -> None:
+    for d, i in enumerate(idx):
+        n = mem.shape[d]
+        if (i < 0 or i >= n) if is_uniform(i) else (i.min() < 0 or i.max() >= n):
+            _report_oob(f, site, buffer, mem, idx)
+            return
+
+
+def load(
+    f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value], view_ok: bool
+) -> Value:
+    """`memref.load` for every active lane: a scalar, a strided view, or a gather."""
+    if all(type(i) is int for i in idx):
+        if any(i < 0 or i >= n for i, n in zip(idx, mem.shape, strict=True)):
+            _report_oob(f, site, buffer, mem, idx)
+        value = mem[tuple(idx)]
+        return value.item() if mem.dtype.kind in "ib" else value
+    if f.mask is None and not any(isinstance(i, np.ndarray) for i in idx):
+        view = _affine_view(f, site, buffer, mem, idx)
+        return view if view_ok else view.copy()
+    arrays = [arr(i) for i in idx]
+    if f.mask is None:
+        _check_gather(f, site, buffer, mem, arrays)
+        return mem[tuple(arrays)]
+    shape = np.broadcast_shapes(f.mask.shape, *(np.shape(a) for a in arrays))
+    active = np.broadcast_to(f.mask, shape)
+    picked = [np.broadcast_to(a, shape)[active] for a in arrays]
+    _check_gather(f, site, buffer, mem, arrays)
+    out = np.zeros(shape, dtype=mem.dtype)
+    out[active] = mem[tuple(picked)]
+    return out
+
+
+def store(
+    f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value], value: Value
+) -> None:
+    """`memref.store` for every active lane (when lanes collide, the last lane wins)."""
+    value = arr(value)
+    if f.mask is None and not any(isinstance(i, np.ndarray) for i in idx):
+        if all(type(i) is int for i in idx):
+            if any(i < 0 or i >= n for i, n in zip(idx, mem.shape, strict=True)):
+                _report_oob(f, site, buffer, mem, idx)
+            mem[tuple(idx)] = value if is_uniform(value) else value.reshape(-1)[-1]
+            return
+        view = _affine_view(f, site, buffer, mem, idx)
+        if not is_uniform(value) and value.shape != view.shape:
+            keep = tuple(
+                slice(-1, None) if w == 1 and v > 1 else slice(None)
+                for w, v in zip(view.shape, _pad(value.shape, view.ndim), strict=True)
+            )
+            value = value.reshape(_pad(value.shape, view.ndim))[keep]
+        view[...] = value
+        return
+    arrays = [arr(i) for i in idx]
+    _check_gather(f, site, buffer, mem, arrays)
+    shapes = [np.shape(a) for a in arrays] + [np.shape(value)]
+    if f.mask is None:
+        shape = np.broadcast_shapes(*shapes)
+        mem[tuple(np.broadcast_to(a, shape) for a in arrays)] = np.broadcast_to(value, shape)
+        return
+    shape = np.broadcast_shapes(f.mask.shape, *shapes)
+    active = np.broadcast_to(f.mask, shape)
+    picked = tuple(np.broadcast_to(a, shape)[active] for a in arrays)
+    mem[picked] = np.broadcast_to(value, shape)[active]

@@ -1,0 +1,364 @@
+"""The NumPy kernel backend: vectorised SIMT emulation (the reference backend).
+
+The kernel is translated once into the source of one Python function in which every IR
+op is one statement over *all lanes at once* (see `lanes.py`): the whole grid when the
+kernel has no barrier and no shared memory, else one block at a time. Control flow works
+by masking:
+
+* `scf.if` computes the masks of the lanes taking each side; a side no lane takes is
+  skipped, a side every lane takes runs unmasked; results are merged with `np.where`.
+* `scf.for` with bounds equal across lanes is a Python loop; with per-lane bounds it runs
+  until the last active lane is done, each iteration masked to the lanes still in range.
+* Loads gather and stores scatter (only the active lanes touch memory); when all indices
+  are affine in the thread indices they become strided views instead.
+* `kernel.barrier` is a no-op (every op already finishes for the whole block before the
+  next starts) unless some thread of the block does not reach it: an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from ...diagnostics import diagnostic_at
+from . import lanes
+from .common import (
+    CMPF_PREDICATES,
+    CMPI_PREDICATES,
+    Kernel,
+    KernelError,
+    constant_value,
+    dtype_of,
+    int_width,
+    is_float,
+    load_may_alias_later_store,
+    predicate_of,
+)
+
+_FLOAT_BINARY = {
+    "arith.addf": "{0} + {1}",
+    "arith.subf": "{0} - {1}",
+    "arith.mulf": "{0} * {1}",
+    "arith.divf": "{0} / {1}",
+    "arith.maximumf": "np.maximum({0}, {1})",
+    "arith.minimumf": "np.minimum({0}, {1})",
+    "arith.maxnumf": "np.fmax({0}, {1})",
+    "arith.minnumf": "np.fmin({0}, {1})",
+    "math.powf": "np.power({0}, {1})",
+    "math.atan2": "np.arctan2({0}, {1})",
+    "math.copysign": "np.copysign({0}, {1})",
+}
+_FLOAT_UNARY = {
+    "arith.negf": "np.negative",
+    "math.exp": "np.exp",
+    "math.exp2": "np.exp2",
+    "math.expm1": "np.expm1",
+    "math.log": "np.log",
+    "math.log2": "np.log2",
+    "math.log10": "np.log10",
+    "math.log1p": "np.log1p",
+    "math.sqrt": "np.sqrt",
+    "math.tanh": "np.tanh",
+    "math.sin": "np.sin",
+    "math.cos": "np.cos",
+    "math.tan": "np.tan",
+    "math.atan": "np.arctan",
+    "math.absf": "np.abs",
+    "math.floor": "np.floor",
+    "math.ceil": "np.ceil",
+    "math.trunc": "np.trunc",
+}
+_CMPF = {
+    "false": "False",
+    "true": "True",
+    "oeq": "np.equal({0}, {1})",
+    "ogt": "np.greater({0}, {1})",
+    "oge": "np.greater_equal({0}, {1})",
+    "olt": "np.less({0}, {1})",
+    "ole": "np.less_equal({0}, {1})",
+    "one": "np.less({0}, {1}) | np.greater({0}, {1})",
+    "ord": "np.logical_not(np.isnan({0}) | np.isnan({1}))",
+    "ueq": "np.equal({0}, {1}) | np.isnan({0}) | np.isnan({1})",
+    "ugt": "np.logical_not(np.less_equal({0}, {1}))",
+    "uge": "np.logical_not(np.less({0}, {1}))",
+    "ult": "np.logical_not(np.greater_equal({0}, {1}))",
+    "ule": "np.logical_not(np.greater({0}, {1}))",
+    "une": "np.not_equal({0}, {1})",
+    "uno": "np.isnan({0}) | np.isnan({1})",
+}
+_DIVIDE = ("divsi", "divui", "remsi", "remui", "ceildivsi", "floordivsi")
+_SHIFT = ("shli", "shrsi", "shrui")
+_MINMAX = ("maxsi", "minsi", "maxui", "minui")
+
+
+class NumpySource:
+    """Generates the vectorised Python function of one kernel."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.lines: list[str] = []
+        self.namespace: dict[str, Any] = {"np": np, "K": kernel, "lanes": lanes}
+        self.depth = 1
+        self.counter = 0
+        self.yield_to: list[list[str]] = []
+
+    # ------------------------------------------------------------ helpers
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def v(self, value: SSAValue) -> str:
+        return self.kernel.name_of(value)
+
+    def const(self, stem: str, value: object) -> str:
+        name = self.fresh(stem)
+        self.namespace[name] = value
+        return name
+
+    def dtype(self, value: SSAValue) -> str:
+        dtype = dtype_of(value.type)
+        assert dtype is not None  # checked by Kernel
+        return self.const("dt", dtype)
+
+    def error(self, op: Operation, message: str) -> KernelError:
+        return KernelError(diagnostic_at(op, f"in kernel @{self.kernel.name}: {message}"))
+
+    # ------------------------------------------------------------ structure
+
+    def generate(self) -> str:
+        kernel = self.kernel
+        params = [self.v(p) for p in kernel.params]
+        self.lines.append("def run(grid, block, args):")
+        self.emit(f"({''.join(p + ', ' for p in params)}) = args")
+        if kernel.per_block:
+            self.emit("for bz in range(grid[2]):")
+            self.emit("    for by in range(grid[1]):")
+            self.emit("        for bx in range(grid[0]):")
+            self.depth += 3
+            self.emit("L = lanes.Lanes(grid, block, (bx, by, bz))")
+            for alloc in kernel.shared:
+                type_ = alloc.result.type
+                assert isinstance(type_, MemRefType)
+                shape = tuple(type_.get_shape())
+                self.emit(f"{self.v(alloc.result)} = np.zeros({shape}, {self.dtype_elem(type_)})")
+        else:
+            self.emit("L = lanes.Lanes(grid, block, None)")
+        self.emit("m0 = None")
+        self.emit("F0 = lanes.Faults(K, L, None)")
+        self.block(kernel.func.body.block, "0")
+        return "\n".join(self.lines) + "\n"
+
+    def dtype_elem(self, type_: MemRefType) -> str:
+        dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        assert dtype is not None
+        return self.const("dt", dtype)
+
+    def block(self, block: Block, level: str) -> None:
+        for op in block.ops:
+            self.op(op, level)
+
+    def op(self, op: Operation, level: str) -> None:
+        name = op.name
+        args = [self.v(o) for o in op.operands]
+        if name == "arith.constant":
+            value = constant_value(op)
+            dtype = dtype_of(op.results[0].type)
+            if is_float(op.results[0].type) and dtype is not None:
+                value = dtype.type(value)
+            self.kernel.names[op.results[0]] = self.const("c", value)
+            return
+        if name in ("kernel.return", "kernel.alloc_shared"):
+            return
+        if name == "scf.yield":
+            for target, arg in zip(self.yield_to[-1], args, strict=True):
+                self.emit(f"{target} = {arg}")
+            return
+        if name == "scf.if":
+            self.scf_if(op, level)
+            return
+        if name == "scf.for":
+            self.scf_for(op, level)
+            return
+        expr = self.expression(op, args, level)
+        if op.results:
+            self.emit(f"{self.v(op.results[0])} = {expr}")
+        else:
+            self.emit(expr)
+
+    def expression(self, op: Operation, args: list[str], level: str) -> str:  # noqa: C901
+        name = op.name
+        short = name.split(".", 1)[1]
+        faults = f"F{level}"
+        result_type = op.results[0].type if op.results else None
+        width = int_width(op.operands[0].type) if op.operands else None
+        if name in _FLOAT_BINARY:
+            return _FLOAT_BINARY[name].format(*args)
+        if name in _FLOAT_UNARY:
+            return f"{_FLOAT_UNARY[name]}({args[0]})"
+        if name.startswith("arith.") and width == 1 and short not in ("andi", "ori", "xori"):
+            if short not in ("cmpi", "select", "extui", "extsi", "uitofp", "sitofp"):
+                raise self.error(op, f"'{name}' on i1 is not supported; use andi/ori/xori")
+        match short:
+            case "addi":
+                return f"lanes.addi({args[0]}, {args[1]}, {width})"
+            case "subi":
+                return f"lanes.addi({args[0]}, {args[1]}, {width}, -1)"
+            case "muli":
+                return f"lanes.muli({args[0]}, {args[1]}, {width})"
+            case "andi" | "ori" | "xori":
+                return f"lanes.bitwise({short[:-1]!r}, {args[0]}, {args[1]})"
+            case _ if short in _MINMAX:
+                return f"lanes.minmax({short!r}, {args[0]}, {args[1]}, {width})"
+            case _ if short in _DIVIDE:
+                site = self.kernel.site(op)
+                return f"lanes.divide({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width})"
+            case _ if short in _SHIFT:
+                site = self.kernel.site(op)
+                return f"lanes.shift({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width})"
+            case "cmpi":
+                pred = predicate_of(op, CMPI_PREDICATES)
+                return f"lanes.cmpi({pred!r}, {args[0]}, {args[1]}, {width})"
+            case "cmpf":
+                return "(" + _CMPF[predicate_of(op, CMPF_PREDICATES)].format(*args) + ")"
+            case "select":
+                assert op.results
+                return f"lanes.select({', '.join(args)}, {self.dtype(op.results[0])})"
+            case "fma":
+                return f"{args[0]} * {args[1]} + {args[2]}"
+            case "rsqrt":
+                return f"np.reciprocal(np.sqrt({args[0]}))"
+            case "absi":
+                return f"lanes.absi({args[0]}, {width})"
+            case _:
+                return self.cast_or_other(op, args, level, result_type, width)
+
+    def cast_or_other(  # noqa: C901
+        self, op: Operation, args: list[str], level: str, result_type: Any, width: int | None
+    ) -> str:
+        name = op.name
+        short = name.split(".", 1)[1]
+        faults = f"F{level}"
+        dst = int_width(result_type) if result_type is not None else None
+        match name:
+            case "arith.index_cast" | "arith.extsi" | "arith.trunci":
+                return f"lanes.int_cast({args[0]}, {width}, {dst}, False)"
+            case "arith.index_castui" | "arith.extui":
+                return f"lanes.int_cast({args[0]}, {width}, {dst}, True)"
+            case "arith.sitofp" | "arith.uitofp":
+                unsigned = short == "uitofp"
+                return (
+                    f"lanes.to_float({args[0]}, {width}, {self.dtype(op.results[0])}, {unsigned})"
+                )
+            case "arith.fptosi":
+                site = self.kernel.site(op)
+                return f"lanes.to_int({faults}, {site}, {args[0]}, {dst})"
+            case "arith.extf" | "arith.truncf":
+                return f"lanes.float_cast({args[0]}, {self.dtype(op.results[0])})"
+            case "memref.load":
+                site = self.kernel.site(op)
+                buffer = self.const("B", op.operands[0])
+                view_ok = not load_may_alias_later_store(op)
+                idx = "".join(a + ", " for a in args[1:])
+                return f"lanes.load({faults}, {site}, {buffer}, {args[0]}, ({idx}), {view_ok})"
+            case "memref.store":
+                site = self.kernel.site(op)
+                buffer = self.const("B", op.operands[1])
+                idx = "".join(a + ", " for a in args[2:])
+                return f"lanes.store({faults}, {site}, {buffer}, {args[1]}, ({idx}), {args[0]})"
+            case "memref.dim":
+                site = self.kernel.site(op)
+                return f"lanes.dim({faults}, {site}, {args[0]}, {args[1]})"
+            case "kernel.thread_id":
+                return f"L.thread_id({_axis(op)})"
+            case "kernel.block_id":
+                return f"L.block_id_of({_axis(op)})"
+            case "kernel.block_dim":
+                return f"block[{_axis(op)}]"
+            case "kernel.grid_dim":
+                return f"grid[{_axis(op)}]"
+            case "kernel.barrier":
+                site = self.kernel.site(op)
+                return f"lanes.barrier({faults}, {site}, m{level})"
+            case _:  # pragma: no cover - Kernel rejects unsupported ops first
+                raise self.error(op, f"'{name}' is not supported")
+
+    # ------------------------------------------------------------ control flow
+
+    def region_body(
+        self, block: Block, mask: str, level: str, outer: str, targets: list[str]
+    ) -> None:
+        self.emit(f"m{level} = {mask}")
+        self.emit(f"F{level} = F{outer} if m{level} is m{outer} else lanes.Faults(K, L, m{level})")
+        self.yield_to.append(targets)
+        self.block(block, level)
+        self.yield_to.pop()
+
+    def scf_if(self, op: Operation, level: str) -> None:
+        cond = self.v(op.operands[0])
+        tm, em, rt, re = (self.fresh(s) for s in ("tm", "em", "rt", "re"))
+        self.emit(f"{tm}, {em}, {rt}, {re} = lanes.branch(L, m{level}, {cond})")
+        then_vals = [self.fresh("t") for _ in op.results]
+        else_vals = [self.fresh("e") for _ in op.results]
+        for t, e in zip(then_vals, else_vals, strict=True):
+            self.emit(f"{t} = {e} = None")
+        for region, mask, run, vals in (
+            (op.regions[0], tm, rt, then_vals),
+            (op.regions[1], em, re, else_vals),
+        ):
+            if not region.blocks or not region.block.ops:
+                continue
+            self.emit(f"if {run}:")
+            self.depth += 1
+            inner = self.fresh("")
+            self.region_body(region.block, mask, inner, level, vals)
+            self.depth -= 1
+        for result, t, e in zip(op.results, then_vals, else_vals, strict=True):
+            dtype = self.dtype(result)
+            self.emit(f"{self.v(result)} = lanes.merge({cond}, {rt}, {re}, {t}, {e}, {dtype})")
+
+    def scf_for(self, op: Operation, level: str) -> None:
+        lb, ub, step, *inits = (self.v(o) for o in op.operands)
+        body = op.regions[0].block
+        loop = self.fresh("loop")
+        site = self.kernel.site(op)
+        self.emit(f"{loop} = lanes.ForLoop(F{level}, {site}, L, m{level}, {lb}, {ub}, {step})")
+        iv = self.fresh("iv")
+        self.kernel.names[body.args[0]] = iv
+        self.emit(f"{iv} = {lb}")
+        carried: list[str] = []
+        for arg, init in zip(body.args[1:], inits, strict=True):
+            name = self.fresh("it")
+            self.kernel.names[arg] = name
+            carried.append(name)
+            self.emit(f"{name} = {init}")
+        self.emit(f"while {loop}.more({iv}):")
+        self.depth += 1
+        targets = [self.fresh("y") for _ in carried]
+        inner = self.fresh("")
+        self.region_body(body, f"{loop}.active", inner, level, targets)
+        for arg, name, target in zip(body.args[1:], carried, targets, strict=True):
+            self.emit(f"{name} = {loop}.merge({target}, {name}, {self.dtype(arg)})")
+        self.emit(f"{iv} = {loop}.next({iv})")
+        self.depth -= 1
+        for result, name in zip(op.results, carried, strict=True):
+            self.kernel.names[result] = name
+
+
+def _axis(op: Operation) -> int:
+    return "xyz".index(op.dim)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+
+
+def compile_numpy(kernel: Kernel) -> tuple[Any, str]:
+    """The vectorised run(grid, block, args) function of `kernel`, and its source."""
+    gen = NumpySource(kernel)
+    source = gen.generate()
+    code = compile(source, f"<kernel @{kernel.name} (numpy)>", "exec")
+    exec(code, gen.namespace)
+    return gen.namespace["run"], source
