@@ -15,6 +15,8 @@ from .device_api import DeviceAPI, physical_memory_bytes
 class CPUDeviceAPI(DeviceAPI):
     """Host memory: every scope of a CPU device is visible to host code."""
 
+    api_name = "cpu"
+
     def host_can_access(self, scope: str) -> bool:
         return True
 

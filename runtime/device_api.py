@@ -156,6 +156,9 @@ class Buffer:
     def __str__(self) -> str:
         return self.describe()
 
+    def __repr__(self) -> str:
+        return f"Buffer({self.describe()})"
+
 
 Memory = Buffer | np.ndarray
 """What copies accept: a device buffer, or a NumPy array standing for plain host memory."""
@@ -206,6 +209,9 @@ class DeviceAPI(ABC):
     bytes are held.
     """
 
+    api_name: str = ""
+    """The name it is registered under (reports show it); set by `Runtime.from_system`."""
+
     def __init__(
         self,
         device: Device,
@@ -237,9 +243,6 @@ class DeviceAPI(ABC):
         self._default_stream = self.scheduler.new_stream(device)
         self._current_stream = self._default_stream
         self._pool: WorkspacePool | None = None
-        self.launches = 0
-        self.kernel_seconds = 0.0
-        self.kernel_wall_seconds = 0.0
         self.torn_down = False
 
     # -- what subclasses decide ----------------------------------------------------------
@@ -480,8 +483,6 @@ class DeviceAPI(ABC):
             reads=reads, writes=write_set, wait_for=wait_for, seconds=seconds,
             blocking=stream is None,
         )  # fmt: skip
-        self.launches += 1
-        self.kernel_seconds += seconds
         return token
 
     def _kernel_arg(self, arg: KernelArg) -> np.ndarray | int | float | bool:
@@ -765,11 +766,15 @@ _registry: dict[str, DeviceAPIFactory] = {}
 
 def register_device_api(name: str, factory: DeviceAPIFactory, override: bool = False) -> None:
     """Register a DeviceAPI under `name` (the `api` key of a system's device)."""
+    from .system import register_api_name  # system descriptions may now name it
+
+    _register_builtins()
     if name in _registry and not override:
         raise DeviceError(
             f"a DeviceAPI named '{name}' is already registered; pass override=True to replace it"
         )
     _registry[name] = factory
+    register_api_name(name)
 
 
 def get_device_api(name: str) -> DeviceAPIFactory:

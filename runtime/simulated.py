@@ -18,6 +18,8 @@ from .device_api import DeviceAPI
 class SimulatedDeviceAPI(DeviceAPI):
     """Isolated device memory with per-scope capacities."""
 
+    api_name = "simulated"
+
     def host_can_access(self, scope: str) -> bool:
         return scope in self.host_scopes
 

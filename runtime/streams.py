@@ -176,6 +176,7 @@ class Token:
     start: float = 0.0
     end: float = 0.0
     nbytes: int = 0
+    hops: tuple[Hop, ...] = ()
     slices: list[Slice] = field(default_factory=list[Slice])
     done: bool = False
     wall_seconds: float = 0.0
@@ -254,6 +255,7 @@ class Scheduler:
             writes=tuple(m for m, _ in writes),
             effect=effect,
             nbytes=nbytes,
+            hops=tuple(hops),
         )
         self._schedule(token, stream, wait_for, seconds, hops)
         self.tokens.append(token)

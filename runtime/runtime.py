@@ -1,0 +1,161 @@
+"""`Runtime`: one DeviceAPI per device of a system, sharing streams and a cost model.
+
+`Runtime.from_system(system)` builds, for each `[[device]]`, the DeviceAPI registered
+under its `api` name with the device's scopes (capacities), attributes, host-visible
+scopes and the runtime's `Scheduler`; the system's links become the `CostModel`.
+The executor then works with devices through:
+
+```python
+rt = Runtime.from_system(System.default())
+gpu = rt.api("cuda:0")
+a = gpu.alloc_data_space(Device("cuda", 0), (n,), "float32", label="%a @ f.mlir:3:8")
+rt.copy(host_array, a)                                  # blocking
+t = rt.copy(a, out, stream=gpu.create_stream(...))      # async: a Token
+rt.wait(t)
+gpu.launch(Device("cuda", 0), kernel, [a, n], name="@kernels::@add", seconds=...)
+leaks = rt.teardown(); report = rt.report()
+```
+
+Copies between devices with no link are staged through the host when both have a
+link to it, and are an error (`NoLinkError`) otherwise — see `streams.CostModel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .device_api import (
+    Buffer,
+    Device,
+    DeviceAPI,
+    DeviceError,
+    Memory,
+    get_device_api,
+)
+from .report import Report
+from .streams import CostModel, LinkCost, Scheduler, Stream, Token
+
+if TYPE_CHECKING:
+    from .system import System
+
+
+class Runtime:
+    """The DeviceAPIs of one run and what they share (streams, host clock, links)."""
+
+    def __init__(self, apis: Iterable[DeviceAPI], scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.apis: dict[Device, DeviceAPI] = {}
+        for api in apis:
+            if api.scheduler is not scheduler:
+                raise DeviceError(f"the DeviceAPI of {api.device} uses another scheduler")
+            if api.device in self.apis:
+                raise DeviceError(f"two DeviceAPIs for {api.device}")
+            self.apis[api.device] = api
+        if scheduler.host not in self.apis:
+            raise DeviceError(f"no DeviceAPI for the host device {scheduler.host}")
+        self.torn_down = False
+
+    @classmethod
+    def from_system(cls, system: System) -> Runtime:
+        """One DeviceAPI per device of `system`, its links as the cost model."""
+        host = Device(system.host.type, system.host.id)
+        links = [LinkCost(k.a, k.b, k.bandwidth, k.latency) for k in system.links]
+        scheduler = Scheduler(CostModel(links, host=str(host)), host=host)
+        apis: list[DeviceAPI] = []
+        for spec in system.devices:
+            factory = get_device_api(spec.api)
+            api = factory(
+                device=Device(spec.type, spec.id),
+                scopes=dict(spec.scopes),
+                attrs=spec.attrs,
+                host_scopes=[s for s in spec.scopes if system.host_visible(spec.name, s)],
+                scheduler=scheduler,
+            )
+            api.api_name = spec.api
+            apis.append(api)
+        return cls(apis, scheduler)
+
+    # -- devices ---------------------------------------------------------------------------
+
+    @property
+    def host(self) -> Device:
+        """The device host code runs on."""
+        return self.scheduler.host
+
+    @property
+    def devices(self) -> list[Device]:
+        return list(self.apis)
+
+    def api(self, device: Device | str) -> DeviceAPI:
+        """The DeviceAPI of `device` ("cuda:0" or a `Device`)."""
+        key = Device.parse(device) if isinstance(device, str) else device
+        api = self.apis.get(key)
+        if api is None:
+            known = ", ".join(str(d) for d in self.apis)
+            raise DeviceError(f"no device {key} in this runtime; devices: {known}")
+        return api
+
+    # -- copies and waiting ----------------------------------------------------------------
+
+    def copy(
+        self,
+        src: Memory,
+        dst: Memory,
+        stream: Stream | None = None,
+        *,
+        wait_for: Sequence[Token] = (),
+        label: str | None = None,
+    ) -> Token:
+        """Copy through the DeviceAPI TVM would use (the source's unless it is CPU memory).
+
+        Without a stream the copy blocks; with one (of the performing device) it is queued.
+        """
+        src_dev = src.device if isinstance(src, Buffer) else self.host
+        dst_dev = dst.device if isinstance(dst, Buffer) else self.host
+        performer = src_dev if src_dev.type != "cpu" else dst_dev
+        return self.api(performer).copy_data_from_to(
+            src, dst, stream, wait_for=wait_for, label=label
+        )
+
+    def wait(self, *tokens: Token) -> None:
+        """`device.wait`: run the tokens and what they depend on; the host waits for them."""
+        for token in tokens:
+            self.scheduler.wait(token)
+
+    def synchronize(self) -> None:
+        """Finish everything queued on every stream."""
+        self.scheduler.sync_all()
+
+    def pending_writes(self, memory: Memory) -> list[Token]:
+        """Queued operations not yet run that write `memory`."""
+        return self.scheduler.pending_writes(memory)
+
+    def check_host_access(self, memory: Memory, *, write: bool = False) -> None:
+        """Raise `PendingWriteError` if host code may not read (write) `memory` yet.
+
+        For a buffer this also checks the host can see its memory at all
+        (`HostAccessError` otherwise); call it before host code touches memory.
+        """
+        if isinstance(memory, Buffer):
+            owner = memory.api
+            assert owner is not None
+            owner.host_view(memory, write=write)
+        else:
+            self.scheduler.check_host_access(memory, "a host array", write)
+
+    # -- end of a run ------------------------------------------------------------------------
+
+    def live_buffers(self) -> list[Buffer]:
+        return [b for api in self.apis.values() for b in api.live_buffers()]
+
+    def teardown(self) -> list[Buffer]:
+        """Finish all streams and return workspace memory; the leaked buffers."""
+        self.synchronize()
+        leaks = [b for api in self.apis.values() for b in api.teardown()]
+        self.torn_down = True
+        return leaks
+
+    def report(self, wall_seconds: float | None = None) -> Report:
+        """Statistics so far (see `Report`); wall time since the runtime was built by default."""
+        return Report.collect(self.apis.values(), self.scheduler, wall_seconds)
