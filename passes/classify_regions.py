@@ -246,7 +246,12 @@ class RegionAnalysis:
         for t in memrefs:
             fp = fp.join(self._touch(t)).join(Footprint(host_memory=True))
         verb = _ACCESS_VERBS.get(op.name, "uses")
-        return Step(op, fp, f"{name} {verb} {self._where(memrefs[0])} on the host")
+        device_memory = [t for t in memrefs if self.owner(t) is not None]
+        if device_memory:
+            where = f"{self._where(device_memory[0])} on the host"
+        else:
+            where = "host memory"
+        return Step(op, fp, f"{name} {verb} {where}")
 
     def _launch_step(self, op: dev.LaunchOp) -> Step:
         device = op.device
@@ -462,6 +467,12 @@ def explain(analysis: RegionAnalysis, function: func.FuncOp) -> str:
     name = function.sym_name.data
     cls = analysis.region_class(function)
     step = analysis.deciding_step(function)
+    if function.is_declaration:
+        return diagnostic_at(
+            function,
+            f"@{name} is host: it is a declaration, so calls to it count as host work",
+            kind="remark",
+        )
     if step is None:
         summary = analysis.summary(function)
         why = "it does no device work"
