@@ -25,6 +25,7 @@ pure query (except `available_global_memory`, which changes as memory is allocat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from io import StringIO
 from typing import Literal
 
 from xdsl.dialects.arith import ConstantOp
@@ -124,11 +125,18 @@ def _memref(value: SSAValue) -> MemRefType[Attribute]:
     return type_
 
 
+def _ir(attr: Attribute) -> str:
+    """An attribute as it is written in IR (`str()` of a target is its JSON form)."""
+    stream = StringIO()
+    Printer(stream=stream).print_attribute(attr)
+    return stream.getvalue()
+
+
 def _require_concrete(device: DeviceAttr, what: str) -> None:
     if isinstance(device.device_type, StringAttr) and isinstance(device.virtual_id, IntAttr):
         return
     raise VerifyException(
-        f'{what} needs a device type and id, e.g. #vdev.device<"cuda", 0>; got {device}'
+        f'{what} {_ir(device)} needs a device type and an id, e.g. #vdev.device<"cuda", 0>'
     )
 
 
@@ -165,10 +173,11 @@ def _shapes_agree(a: Sequence[int], b: Sequence[int]) -> int | None:
 
 
 def _verify_copy_types(source: MemRefType[Attribute], destination: MemRefType[Attribute]) -> None:
-    what = f"cannot copy {source} to {destination}"
+    what = f"cannot copy {_ir(source)} to {_ir(destination)}"
     if source.element_type != destination.element_type:
         raise VerifyException(
-            f"{what}: element type {source.element_type} differs from {destination.element_type}"
+            f"{what}: element type {_ir(source.element_type)} differs from "
+            f"{_ir(destination.element_type)}"
         )
     src_shape, dst_shape = source.get_shape(), destination.get_shape()
     if len(src_shape) != len(dst_shape):
@@ -181,30 +190,29 @@ def _verify_copy_types(source: MemRefType[Attribute], destination: MemRefType[At
         )
 
 
-def _verify_device_memory(type_: MemRefType[Attribute], op_name: str, remedy: str) -> DeviceAttr:
+def _verify_device_memory(type_: MemRefType[Attribute], does: str, remedy: str) -> DeviceAttr:
     device = memory_space_of(type_)
     if device is None:
         raise VerifyException(
-            f"{op_name} works on device memory, but {type_} is host memory "
-            f"(no memory space); {remedy}"
+            f"{does} device memory, but {_ir(type_)} is host memory (no memory space); {remedy}"
         )
     return device
 
 
-def _verify_allocation(op_name: str, result: MemRefType[Attribute], dynamic_sizes: int) -> None:
-    device = _verify_device_memory(result, op_name, "allocate host memory with memref.alloc")
-    _require_concrete(device, f"{op_name} of {result}")
+def _verify_allocation(result: MemRefType[Attribute], dynamic_sizes: int) -> None:
+    device = _verify_device_memory(result, "allocates", "allocate host memory with memref.alloc")
+    _require_concrete(device, f"result {_ir(result)}: device")
     scope = device.memory_scope
     if isinstance(scope, StringAttr) and scope.data in KERNEL_ONLY_SCOPES:
         raise VerifyException(
-            f'{op_name} cannot allocate {result}: scope "{scope.data}" exists only '
-            "inside a kernel (use kernel.alloc_shared there)"
+            f'cannot allocate {_ir(result)}: scope "{scope.data}" exists only inside a '
+            "kernel (use kernel.alloc_shared there)"
         )
     wanted = sum(1 for d in result.get_shape() if d == DYNAMIC_INDEX)
     if dynamic_sizes != wanted:
         raise VerifyException(
-            f"{op_name} of {result} takes {wanted} dynamic size(s), one per '?' "
-            f"dimension, but got {dynamic_sizes}"
+            f"result {_ir(result)} has {wanted} '?' dimension(s) but {dynamic_sizes} "
+            "dynamic size(s) were given (one index per '?', in order)"
         )
 
 
@@ -290,7 +298,7 @@ class AllocOp(IRDLOperation):
         super().__init__(operands=[dynamic_sizes], result_types=[result_type])
 
     def verify_(self) -> None:
-        _verify_allocation(self.name, _memref(self.result), len(self.dynamic_sizes))
+        _verify_allocation(_memref(self.result), len(self.dynamic_sizes))
 
 
 @irdl_op_definition
@@ -314,9 +322,7 @@ class FreeOp(IRDLOperation):
         super().__init__(operands=[buffer])
 
     def verify_(self) -> None:
-        _verify_device_memory(
-            _memref(self.buffer), self.name, "free host memory with memref.dealloc"
-        )
+        _verify_device_memory(_memref(self.buffer), "frees", "free host memory with memref.dealloc")
 
 
 @irdl_op_definition
@@ -345,7 +351,7 @@ class AllocWorkspaceOp(IRDLOperation):
         super().__init__(operands=[dynamic_sizes], result_types=[result_type])
 
     def verify_(self) -> None:
-        _verify_allocation(self.name, _memref(self.result), len(self.dynamic_sizes))
+        _verify_allocation(_memref(self.result), len(self.dynamic_sizes))
 
 
 @irdl_op_definition
@@ -369,7 +375,11 @@ class FreeWorkspaceOp(IRDLOperation):
         super().__init__(operands=[buffer])
 
     def verify_(self) -> None:
-        _verify_device_memory(_memref(self.buffer), self.name, "workspaces are device memory")
+        _verify_device_memory(
+            _memref(self.buffer),
+            "returns",
+            "only workspaces from device.alloc_workspace go back to the pool",
+        )
 
 
 @irdl_op_definition
@@ -581,7 +591,9 @@ class LaunchOp(IRDLOperation):
             arg_types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
         if len(arg_types) != len(arg_names):
             parser.raise_error(
-                f"{len(arg_names)} argument(s) but {len(arg_types)} type(s)", start, parser.pos
+                f"args(...) lists {len(arg_names)} value(s) but {len(arg_types)} type(s)",
+                start,
+                parser.pos,
             )
         token = TokenType()
         op = cls(
@@ -622,7 +634,7 @@ class LaunchOp(IRDLOperation):
     def verify_(self) -> None:
         if self.dependencies and self.token is None:
             raise VerifyException("dependencies are only allowed in the async form")
-        _require_concrete(self.device, f"launch of {self.kernel}")
+        _require_concrete(self.device, "launch device")
         kernel = self._verify_kernel()
         self._verify_launch_sizes(kernel)
         self._verify_args(kernel)
@@ -645,8 +657,8 @@ class LaunchOp(IRDLOperation):
         kernel_type = module.target.device_type
         if kernel_type != launch_type.data:
             raise VerifyException(
-                f"kernel {self.kernel} is compiled for {module.target} (device type "
-                f'"{kernel_type}") but launched on {self.device} (device type '
+                f"kernel {self.kernel} is compiled for {_ir(module.target)} (device type "
+                f'"{kernel_type}") but launched on {_ir(self.device)} (device type '
                 f'"{launch_type.data}")'
             )
         return found
@@ -691,7 +703,7 @@ class LaunchOp(IRDLOperation):
         if threads > limit:
             raise VerifyException(
                 f"block of {'x'.join(map(str, block))} = {threads} threads exceeds "
-                f"max_num_threads = {limit} of {target}"
+                f"max_num_threads = {limit} of {_ir(target)}"
             )
 
     def _verify_args(self, kernel: KernelFuncOp) -> None:
@@ -708,7 +720,8 @@ class LaunchOp(IRDLOperation):
                 self._verify_memref_arg(i, param, arg_type)
             elif param != arg_type:
                 raise VerifyException(
-                    f"argument {i} of {where} has type {arg_type} but the kernel expects {param}"
+                    f"argument {i} of {where} has type {_ir(arg_type)} but the kernel "
+                    f"expects {_ir(param)}"
                 )
 
     def _verify_memref_arg(
@@ -720,19 +733,20 @@ class LaunchOp(IRDLOperation):
         )
         if mismatch or _shapes_agree(arg.get_shape(), param.get_shape()) is not None:
             raise VerifyException(
-                f"{where} has type {arg} but the kernel expects {param} "
+                f"{where} has type {_ir(arg)} but the kernel expects {_ir(param)} "
                 "(shape and element type must agree)"
             )
         param_space = memory_space_of(param)
         memory = memory_space_of(arg)
         if param_space is not None and param_space != memory:
             raise VerifyException(
-                f"{where} lives in {arg.memory_space} but the kernel expects memory {param_space}"
+                f"{where} lives in {_ir(arg.memory_space)} but the kernel expects memory "
+                f"{_ir(param_space)}"
             )
         if not _kernel_can_reach(self.device, memory):
-            place = "host memory" if memory is None else str(memory)
+            place = "host memory" if memory is None else _ir(memory)
             raise VerifyException(
-                f"{where} ({arg}) lives in {place}, which kernels on {self.device} "
+                f"{where} ({_ir(arg)}) lives in {place}, which kernels on {_ir(self.device)} "
                 "cannot reach; copy it to the device first"
             )
 
@@ -787,9 +801,9 @@ class AttrOp(IRDLOperation):
         type_ = self.result.type
         if not (isinstance(type_, IndexType | IntegerType) or isa(type_, AnyFloat)):
             raise VerifyException(
-                f"result type {type_} is not a number; use index, an integer or a float"
+                f"result type {_ir(type_)} is not a number; use index, an integer or a float"
             )
-        _require_concrete(self.device, "device.attr")
+        _require_concrete(self.device, "queried device")
 
 
 Device = Dialect(
