@@ -40,7 +40,9 @@ Phase 3 — classes and targets. No device: "host". Two or more devices:
 "multi-device". One device plus host memory: "mixed". One device only: "device".
 The target of a device program for device d is, in order: the target written on a
 `#vdev.device` of d in the function or its device-program callees, the module's
-`vdev.targets` entry for d's type, the target of the `kernel.module` of its launches.
+`vdev.targets` entry for d's type, the target of the `kernel.module` of its launches,
+the target of the module's kernel.modules for d's type when they agree, and the
+registered kind named like d's type (`cuda`, `rocm`, a user's `dsp`); else an error.
 Its host is the module host device's target (default `llvm`) unless the target
 already names one, and none when d is the host device itself.
 
@@ -74,7 +76,7 @@ from xdsl.utils.hints import isa
 from ..diagnostics import diagnostic_at, error_at
 from ..dialects import device as dev
 from ..dialects.kernel import KernelModuleOp, lookup_kernel
-from ..dialects.target import TargetAttr
+from ..dialects.target import TargetAttr, TargetError
 from ..dialects.vdev import DeviceAttr, memory_space_of
 
 REGION_ATTR = "device.region"
@@ -145,6 +147,14 @@ NEUTRAL = Footprint()
 
 NEUTRAL_MEMREF_OPS = frozenset(
     {
+        "func.return",
+        "scf.yield",
+        "scf.condition",
+        "scf.for",
+        "scf.if",
+        "scf.while",
+        "scf.execute_region",
+        "scf.index_switch",
         "memref.dim",
         "memref.rank",
         "memref.cast",
@@ -155,7 +165,8 @@ NEUTRAL_MEMREF_OPS = frozenset(
         "memref.extract_strided_metadata",
     }
 )
-"""memref ops that compute on a memref's shape or make a view without touching its data."""
+"""Ops that pass memrefs along, compute on their shape or make a view without touching
+their data (region ops' nested ops count on their own)."""
 
 _ACCESS_VERBS = {
     "memref.load": "reads",
@@ -247,10 +258,9 @@ class RegionAnalysis:
             fp = fp.join(self._touch(t)).join(Footprint(host_memory=True))
         verb = _ACCESS_VERBS.get(op.name, "uses")
         device_memory = [t for t in memrefs if self.owner(t) is not None]
+        where = "host memory"
         if device_memory:
             where = f"{self._where(device_memory[0])} on the host"
-        else:
-            where = "host memory"
         return Step(op, fp, f"{name} {verb} {where}")
 
     def _launch_step(self, op: dev.LaunchOp) -> Step:
@@ -364,6 +374,8 @@ class RegionAnalysis:
         if target is None:
             target = self._kernel_target(function, key)
         if target is None:
+            target = self._default_target(key[0])
+        if target is None:
             raise error_at(
                 function,
                 f"cannot tell the target of device program @{function.sym_name.data} "
@@ -417,6 +429,24 @@ class RegionAnalysis:
             if isinstance(target, TargetAttr) and target.device_type == device_type:
                 return target
         return None
+
+    def _default_target(self, device_type: str) -> TargetAttr | None:
+        """The one target of this device type's kernel.modules, else the kind named
+        like the device type (`cuda`, `rocm`, a user's `dsp`) when it is registered."""
+        found = {
+            op.target
+            for op in self.module.walk()
+            if isinstance(op, KernelModuleOp) and op.target.device_type == device_type
+        }
+        if len(found) == 1:
+            return found.pop()
+        if found:
+            return None
+        try:
+            target = TargetAttr.from_config({"kind": device_type})
+        except TargetError:
+            return None
+        return target if target.device_type == device_type else None
 
     def _kernel_target(self, function: func.FuncOp, key: DeviceKey) -> TargetAttr | None:
         for f in self._device_programs(function):

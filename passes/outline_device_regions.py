@@ -22,7 +22,8 @@ device d and free ops that begins and ends with a d op; any host op or op of
 another device ends it. Free ops just before a run join it when their results are
 used only inside it (scalar launch parameters go with their launches). Ops tagged
 host whose regions hold runs (e.g. an `scf.for` that stores to host memory and
-launches) are searched recursively.
+launches) are searched recursively. A run whose device ops are all calls is already
+outlined and is left alone, so the pass is idempotent.
 
 Phase 3 — rewrite, run by run. Values defined outside a run and used inside
 become the new function's arguments (in order of first use); results of the run
@@ -121,7 +122,10 @@ class OutlinePlan:
         self._close(current)
 
     def _close(self, run: Run | None) -> None:
-        if run is None:
+        if run is None or all(
+            isinstance(op, func.CallOp) for op in run.ops if self.tag(op) != FREE
+        ):
+            # Only calls to device programs: already outlined (keeps the pass idempotent).
             return
         taken = {id(op) for r in self.runs for op in r.ops}
         previous = run.ops[0].prev_op
@@ -196,7 +200,9 @@ def outline_run(
     )
     for arg, value in zip(block.args, inputs, strict=True):
         value.replace_uses_with_if(arg, lambda use: outlined.is_ancestor(use.operation))
+    outlined.location = function.location
     call = func.CallOp(name, inputs, [v.type for v in outputs])
+    call.location = ops[0].location
     parent.insert_op_before(call, after)
     for result, value in zip(call.res, outputs, strict=True):
         result.name_hint = value.name_hint
