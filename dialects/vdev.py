@@ -83,15 +83,16 @@ def _check_name(what: str, name: str) -> str | None:
     return None
 
 
-def target_text(target: TargetAttr) -> str:
-    """A target as IR (`#target.target<"cuda">`); `str(target)` is TVM's JSON form."""
-    return Attribute.__str__(target)
+def ir_text(attr: Attribute) -> str:
+    """An attribute as IR text; unlike `str()`, also for a target (whose `str()` is TVM's
+    JSON form)."""
+    return Attribute.__str__(attr)
 
 
 def _mismatch(type_name: str, target: TargetAttr) -> str:
     return (
         f"device type '{type_name}' does not match the device type "
-        f"'{target.device_type}' of target {target_text(target)}"
+        f"'{target.device_type}' of target {ir_text(target)}"
     )
 
 
@@ -152,7 +153,8 @@ class DeviceAttr(ParametrizedAttribute):
                     )
                 if i == 2 and not isinstance(field, TargetAttr | NoneAttr):
                     parser.raise_error(
-                        f"expected a #target.target or ? as the device's target, got {field}",
+                        "expected a #target.target or ? as the device's target, "
+                        f"got {ir_text(cast(Attribute, field))}",
                         starts[i],
                         ends[i],
                     )
@@ -200,7 +202,7 @@ class DeviceAttr(ParametrizedAttribute):
             if isinstance(self.device_type, NoneAttr):
                 # Canonical form stores the type a target implies (DeviceAttr.make does).
                 raise VerifyException(
-                    f"a device with target {target_text(self.target)} must also give its "
+                    f"a device with target {ir_text(self.target)} must also give its "
                     f"device type '{self.target.device_type}'"
                 )
             if self.device_type.data != self.target.device_type:
@@ -452,7 +454,9 @@ def _parse_device(parser: Parser, role: str) -> DeviceAttr:
     start = parser.pos
     device = parser.parse_attribute()
     if not isinstance(device, DeviceAttr):
-        parser.raise_error(f"expected a #vdev.device {role}, got {device}", start, parser.pos)
+        parser.raise_error(
+            f"expected a #vdev.device {role}, got {ir_text(device)}", start, parser.pos
+        )
     return device
 
 
@@ -477,9 +481,10 @@ class OnDeviceOp(IRDLOperation):
     result = result_def()
     device = prop_def(DeviceAttr)
     """Where the operand (and with `constrain_result` the result) lives."""
-    constrain_result_attr = opt_attr_def(UnitAttr, attr_name="constrain_result")
-    """Present: the result is pinned to `device` as well."""
-    constrain_body_attr = opt_attr_def(BoolAttr, attr_name="constrain_body")
+    # Both flags are checked in verify_ (not by their constraint) for a clearer message.
+    constrain_result_attr = opt_attr_def(Attribute, attr_name="constrain_result")
+    """Present (a unit attribute): the result is pinned to `device` as well."""
+    constrain_body_attr = opt_attr_def(Attribute, attr_name="constrain_body")
     """`false`: the operand is not constrained (absent means true, as in TVM)."""
 
     def __init__(
@@ -511,7 +516,7 @@ class OnDeviceOp(IRDLOperation):
     def constrain_body(self) -> bool:
         """Whether the operand is computed on the device (default true)."""
         flag = self.constrain_body_attr
-        return flag is None or bool(flag.value.data)
+        return flag is None or not _is_bool(flag) or bool(cast(BoolAttr, flag).value.data)
 
     @classmethod
     def parse(cls, parser: Parser) -> OnDeviceOp:
@@ -540,6 +545,14 @@ class OnDeviceOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_same_type(self.input.type, self.result.type)
+        result_flag, body_flag = self.constrain_result_attr, self.constrain_body_attr
+        if result_flag is not None and not isinstance(result_flag, UnitAttr):
+            raise VerifyException(
+                f"constrain_result is a flag: write {{constrain_result}}, "
+                f"not constrain_result = {ir_text(result_flag)}"
+            )
+        if body_flag is not None and not _is_bool(body_flag):
+            raise VerifyException(f"constrain_body must be true or false, got {ir_text(body_flag)}")
         if self.constrain_body or self.constrain_result:
             if self.device.is_fully_unconstrained:
                 raise VerifyException(
@@ -619,6 +632,10 @@ class DeviceCopyOp(IRDLOperation):
                     f"'{role}' device {device} must name at least a device type, "
                     'e.g. #vdev.device<"cuda", 0>'
                 )
+
+
+def _is_bool(attr: Attribute) -> bool:
+    return isinstance(attr, IntegerAttr) and cast(BoolAttr, attr).type == IntegerType(1)
 
 
 def _verify_same_type(operand: Attribute, result: Attribute) -> None:
@@ -705,22 +722,26 @@ def op_device(op: Operation) -> DeviceAttr | None:
 
 def _check_device_value(op: Operation, where: str, value: Attribute) -> None:
     if not isinstance(value, DeviceAttr):
-        raise error_at(op, f"{where} must be a #vdev.device, got {value}")
+        raise error_at(op, f"{where} must be a #vdev.device, got {ir_text(value)}")
 
 
 def _check_targets(op: Operation, value: Attribute) -> None:
     if not isinstance(value, ArrayAttr):
-        raise error_at(op, f"'{TARGETS_ATTR}' must be an array of #target.target, got {value}")
+        raise error_at(
+            op, f"'{TARGETS_ATTR}' must be an array of #target.target, got {ir_text(value)}"
+        )
     seen: dict[str, TargetAttr] = {}
     for target in cast(ArrayAttr[Attribute], value):
         if not isinstance(target, TargetAttr):
-            raise error_at(op, f"'{TARGETS_ATTR}' must hold only #target.target, got {target}")
+            raise error_at(
+                op, f"'{TARGETS_ATTR}' must hold only #target.target, got {ir_text(target)}"
+            )
         first = seen.setdefault(target.device_type, target)
         if first is not target:
             raise error_at(
                 op,
                 f"'{TARGETS_ATTR}' has two targets for device type '{target.device_type}': "
-                f"{target_text(first)} and {target_text(target)} "
+                f"{ir_text(first)} and {ir_text(target)} "
                 "(at most one target per device type)",
             )
 
@@ -735,7 +756,9 @@ def _check_module_attr(op: Operation, name: str, value: Attribute) -> None:
     elif name == TARGETS_ATTR:
         _check_targets(op, value)
     elif not isinstance(value, StringAttr):
-        raise error_at(op, f"'{name}' must be a string (TOML text or a .toml path), got {value}")
+        raise error_at(
+            op, f"'{name}' must be a string (TOML text or a .toml path), got {ir_text(value)}"
+        )
 
 
 def _check_function_attrs(op: Operation) -> None:
@@ -799,6 +822,7 @@ __all__ = [
     "effective_scope",
     "host_can_access",
     "host_device",
+    "ir_text",
     "join",
     "kernel_can_reach",
     "memory_space_of",
@@ -806,6 +830,5 @@ __all__ = [
     "op_device",
     "result_device",
     "scopes_of",
-    "target_text",
     "verify_placement_attributes",
 ]
