@@ -291,9 +291,8 @@ class Program:
         for buffer in (*owned, *returned):
             if buffer.is_live and buffer.api is not None:
                 buffer.api.free_data_space(buffer.device, buffer, at="the end of the run")
-        leaks = _teardown(ex)
-        wall = time.perf_counter() - began
-        report = runtime.report(wall_seconds=wall, leaks=leaks)
+        leaks = runtime.teardown()
+        report = runtime.report(wall_seconds=time.perf_counter() - began)
         if strict and leaks:
             listed = "; ".join(b.describe() for b in leaks)
             raise DevplanError(
@@ -314,7 +313,7 @@ def _lookup_kernel(op: dev.LaunchOp) -> KernelFuncOp:
 
 def _stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
     """Indices of the kernel's memref parameters that some memref.store writes."""
-    params = {arg: i for i, arg in enumerate(kernel.body.block.args)}
+    params: dict[SSAValue, int] = {arg: i for i, arg in enumerate(kernel.body.block.args)}
     stored: set[int] = set()
     for op in kernel.walk():
         if isinstance(op, memref.StoreOp) and op.memref in params:
@@ -495,7 +494,12 @@ def _copy_step(p: Program, op: dev.CopyOp | dev.CopyAsyncOp, is_async: bool) -> 
                     op, f"'{op.name}' uses host memory freed by {ex.freed_host[id(memory)][1]}"
                 )
         performer = _performer(source, destination, ex)
-        stream = ex.stream(performer, "copy", op) if is_async else None
+        stream = None
+        if is_async:
+            # One stream per copy direction, as one copy engine per direction of a link:
+            # a download can overlap an upload.
+            route = f"copy {_device_name(source, ex)}->{_device_name(destination, ex)}"
+            stream = ex.stream(performer, route, op)
         try:
             token = ex.api(performer, op).copy_data_from_to(
                 source, destination, stream, wait_for=[f[d] for d in deps], label=label
@@ -506,6 +510,10 @@ def _copy_step(p: Program, op: dev.CopyOp | dev.CopyAsyncOp, is_async: bool) -> 
             f[token_slot] = token
 
     return run
+
+
+def _device_name(memory: object, ex: Execution) -> str:
+    return str(memory.device if isinstance(memory, Buffer) else ex.runtime.host)
 
 
 def _performer(source: object, destination: object, ex: Execution) -> Device:
@@ -586,6 +594,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
     name = f"{op.kernel}"
     where = _where(op)
     cell: list[tuple[CompiledKernel, tuple[int, ...]]] = []
+    cost = kernel_cost(device, _lookup_kernel(op))
 
     def run(f: Frame) -> None:
         ex: Execution = f[0]
@@ -619,7 +628,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
                 body,
                 values,
                 name=f"{name} {where}",
-                seconds=ex.runtime.kernel_seconds(device, g, b),
+                seconds=cost(g, b),
                 stream=stream,
                 wait_for=[f[d] for d in deps],
                 writes=writes,
@@ -630,6 +639,34 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
             f[token_slot] = token
 
     return run
+
+
+KERNEL_LAUNCH_SECONDS = {"cpu": 1e-6}
+"""Cost-model latency of one launch by device type (others: `DEFAULT_LAUNCH_SECONDS`)."""
+DEFAULT_LAUNCH_SECONDS = 5e-6
+THREAD_OPS_PER_SECOND = {"cpu": 1e10}
+"""Cost-model throughput in kernel ops per second by device type (others: the default)."""
+DEFAULT_THREAD_OPS_PER_SECOND = 1e12
+
+
+def kernel_cost(
+    device: Device, kernel: KernelFuncOp
+) -> Callable[[Sequence[int], Sequence[int]], float]:
+    """The cost model of a kernel's launches: a fixed launch latency plus one op per
+    thread per op of the kernel body (loops counted once) at the device's rate.
+
+    A deliberately simple model: it orders kernels and copies on the timeline, it
+    does not predict real kernel times.
+    """
+    ops = sum(1 for _ in kernel.walk()) - 1
+    latency = KERNEL_LAUNCH_SECONDS.get(device.type, DEFAULT_LAUNCH_SECONDS)
+    rate = THREAD_OPS_PER_SECOND.get(device.type, DEFAULT_THREAD_OPS_PER_SECOND)
+
+    def cost(grid: Sequence[int], block: Sequence[int]) -> float:
+        threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
+        return latency + threads * ops / rate
+
+    return cost
 
 
 def _check_launch_sizes(
@@ -725,7 +762,7 @@ def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any
         raise DevplanError(
             f"error: {what} is {type_} and needs a NumPy array, got {type(value).__name__}"
         )
-    array: np.ndarray[Any, Any] = value
+    array: np.ndarray[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
     memref_type = _type_as_memref(type_)
     expected = numpy_dtype(element_type(memref_type))
     shape = [d.data for d in memref_type.shape]
@@ -741,6 +778,14 @@ def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any
     ):
         raise DevplanError(f"error: {what} is {type_} and needs shape {shape_text}, got {got}")
     return np.array(array, dtype=expected, order="C", copy=True)
+
+
+def _is_array(value: object) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+def _is_memref(type_: Attribute) -> bool:
+    return isinstance(type_, MemRefType)
 
 
 def _type_as_memref(type_: Attribute) -> MemRefType[Attribute]:
@@ -780,7 +825,7 @@ def _collect_outputs(
             outputs.append(host)
             if value not in returned:
                 returned.append(value)
-        elif isinstance(value, np.ndarray):
+        elif _is_array(value):
             freed = ex.freed_host.get(id(value))
             if freed is not None:
                 raise error_at(ret, f"'func.return' returns host memory freed by {freed[1]}")
@@ -792,13 +837,6 @@ def _collect_outputs(
         else:
             outputs.append(to_numpy_scalar(type_, value))
     return outputs, returned
-
-
-def _teardown(ex: Execution) -> list[Buffer]:
-    leaks: list[Buffer] = []
-    for api in ex.runtime.apis():
-        leaks.extend(api.teardown())
-    return leaks
 
 
 def random_inputs(
@@ -822,7 +860,7 @@ def random_inputs(
     for i in range(len(given), len(types)):
         type_ = types[i]
         what = _argument_name(function, i)
-        if isinstance(type_, MemRefType):
+        if _is_memref(type_):
             memref_type = _type_as_memref(type_)
             shape = [d.data for d in memref_type.shape]
             if any(d < 0 for d in shape):

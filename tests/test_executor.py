@@ -1,0 +1,331 @@
+"""The executor on host code and device ops: semantics, inputs, outputs, caching."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import devplan
+from devplan.runtime.executor import ExecutionResult, compile_program, random_inputs
+
+
+def run(text: str, *inputs: Any, **options: Any) -> ExecutionResult:
+    return devplan.execute(devplan.parse(text), list(inputs), **options)
+
+
+def error_of(text: str, *inputs: Any, **options: Any) -> str:
+    with pytest.raises(devplan.DevplanError) as info:
+        run(text, *inputs, **options)
+    return str(info.value)
+
+
+# --- host scalar code -----------------------------------------------------------------
+
+
+def test_scalar_arithmetic_returns_numpy_scalars_of_the_result_type() -> None:
+    result = run(
+        """
+        func.func @main(%a: i32, %b: f32, %n: index) -> (i32, f32, index, i1) {
+          %c3 = arith.constant 3 : i32
+          %x = arith.muli %a, %c3 : i32
+          %h = arith.constant 0.5 : f32
+          %y = arith.addf %b, %h : f32
+          %c1 = arith.constant 1 : index
+          %m = arith.addi %n, %c1 : index
+          %t = arith.cmpi slt, %a, %c3 : i32
+          func.return %x, %y, %m, %t : i32, f32, index, i1
+        }
+        """,
+        5,
+        1.25,
+        7,
+    )
+    x, y, m, t = result.outputs
+    assert (x, y, m, t) == (15, 1.75, 8, False)
+    assert (x.dtype, y.dtype, m.dtype, t.dtype) == (
+        np.dtype(np.int32),
+        np.dtype(np.float32),
+        np.dtype(np.int64),
+        np.dtype(np.bool_),
+    )
+
+
+def test_integer_arithmetic_wraps_to_the_type_width_like_mlir() -> None:
+    result = run(
+        """
+        func.func @main(%a: i8) -> (i8, i8) {
+          %c1 = arith.constant 1 : i8
+          %s = arith.addi %a, %c1 : i8
+          %c2 = arith.constant 2 : i8
+          %d = arith.divui %a, %c2 : i8
+          func.return %s, %d : i8, i8
+        }
+        """,
+        127,
+    )
+    assert [int(v) for v in result.outputs] == [-128, 63]
+
+
+def test_signed_division_truncates_towards_zero() -> None:
+    result = run(
+        """
+        func.func @main(%a: i32, %b: i32) -> (i32, i32, i32) {
+          %q = arith.divsi %a, %b : i32
+          %r = arith.remsi %a, %b : i32
+          %f = arith.floordivsi %a, %b : i32
+          func.return %q, %r, %f : i32, i32, i32
+        }
+        """,
+        -7,
+        2,
+    )
+    assert [int(v) for v in result.outputs] == [-3, -1, -4]
+
+
+def test_f32_arithmetic_rounds_to_f32() -> None:
+    (y,) = run(
+        """
+        func.func @main(%a: f32) -> f32 {
+          %b = arith.constant 16777216.0 : f32
+          %c = arith.addf %a, %b : f32
+          func.return %c : f32
+        }
+        """,
+        1.0,
+    ).outputs
+    assert y == np.float32(16777216.0)  # 2**24 + 1 is not an f32
+
+
+def test_division_by_zero_in_host_code_is_a_located_error() -> None:
+    text = error_of(
+        "func.func @main(%a: i32) -> i32 {\n"
+        "  %z = arith.constant 0 : i32\n"
+        "  %q = arith.divsi %a, %z : i32\n"
+        "  func.return %q : i32\n"
+        "}\n",
+        4,
+    )
+    assert text.splitlines()[0] == "<string>:3:3: error: 'arith.divsi' divides 4 by zero"
+
+
+def test_scf_for_with_iter_args_and_scf_if() -> None:
+    (total,) = run(
+        """
+        func.func @main(%n: index) -> index {
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %c2 = arith.constant 2 : index
+          %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %c0) -> (index) {
+            %r = arith.remui %i, %c2 : index
+            %even = arith.cmpi eq, %r, %c0 : index
+            %next = scf.if %even -> (index) {
+              %a = arith.addi %acc, %i : index
+              scf.yield %a : index
+            } else {
+              scf.yield %acc : index
+            }
+            scf.yield %next : index
+          }
+          func.return %s : index
+        }
+        """,
+        10,
+    ).outputs
+    assert total == 0 + 2 + 4 + 6 + 8
+
+
+def test_scf_while_and_recursive_calls() -> None:
+    text = """
+    func.func @fact(%n: i64) -> i64 {
+      %c1 = arith.constant 1 : i64
+      %small = arith.cmpi sle, %n, %c1 : i64
+      %r = scf.if %small -> (i64) {
+        scf.yield %c1 : i64
+      } else {
+        %m = arith.subi %n, %c1 : i64
+        %f = func.call @fact(%m) : (i64) -> i64
+        %p = arith.muli %n, %f : i64
+        scf.yield %p : i64
+      }
+      func.return %r : i64
+    }
+    func.func @main(%n: i64) -> (i64, i64) {
+      %c1 = arith.constant 1 : i64
+      %c100 = arith.constant 100 : i64
+      %w = scf.while (%x = %c1) : (i64) -> i64 {
+        %go = arith.cmpi slt, %x, %c100 : i64
+        scf.condition(%go) %x : i64
+      } do {
+      ^bb0(%y: i64):
+        %d = arith.addi %y, %y : i64
+        scf.yield %d : i64
+      }
+      %f = func.call @fact(%n) : (i64) -> i64
+      func.return %w, %f : i64, i64
+    }
+    """
+    assert [int(v) for v in run(text, 10).outputs] == [128, 3628800]
+
+
+def test_host_memref_code_reads_and_writes_host_memory() -> None:
+    (out,) = run(
+        """
+        func.func @main(%a: memref<2x3xf32>) -> memref<3x2xf32> {
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %c2 = arith.constant 2 : index
+          %c3 = arith.constant 3 : index
+          %t = memref.alloc() : memref<3x2xf32>
+          scf.for %i = %c0 to %c2 step %c1 {
+            scf.for %j = %c0 to %c3 step %c1 {
+              %v = memref.load %a[%i, %j] : memref<2x3xf32>
+              memref.store %v, %t[%j, %i] : memref<3x2xf32>
+            }
+          }
+          func.return %t : memref<3x2xf32>
+        }
+        """,
+        np.arange(6, dtype=np.float32).reshape(2, 3),
+    ).outputs
+    np.testing.assert_array_equal(out, np.arange(6, dtype=np.float32).reshape(2, 3).T)
+
+
+def test_host_load_out_of_bounds_is_an_error_not_a_wrap() -> None:
+    text = error_of(
+        "func.func @main(%a: memref<4xf32>, %i: index) -> f32 {\n"
+        "  %v = memref.load %a[%i] : memref<4xf32>\n"
+        "  func.return %v : f32\n"
+        "}\n",
+        np.zeros(4, np.float32),
+        -1,
+    )
+    assert text.splitlines()[0] == (
+        "<string>:2:3: error: 'memref.load' index [-1] is out of bounds for "
+        "memref<4xf32> of shape 4"
+    )
+
+
+def test_inputs_are_copied_so_a_run_does_not_change_them() -> None:
+    a = np.ones(4, np.float32)
+    run(
+        """
+        func.func @main(%a: memref<4xf32>) {
+          %c0 = arith.constant 0 : index
+          %x = arith.constant 9.0 : f32
+          memref.store %x, %a[%c0] : memref<4xf32>
+          func.return
+        }
+        """,
+        a,
+    )
+    assert a[0] == 1.0
+
+
+# --- inputs ----------------------------------------------------------------------------
+
+ADD_ONE = """
+func.func @main(%a: memref<4xf32>, %k: i32) -> memref<4xf32> {
+  func.return %a : memref<4xf32>
+}
+"""
+
+
+def test_wrong_argument_count_names_the_signature() -> None:
+    assert error_of(ADD_ONE, np.zeros(4, np.float32)) == (
+        "error: @main(memref<4xf32>, i32) -> memref<4xf32> takes 2 argument(s), got 1"
+    )
+
+
+def test_wrong_dtype_names_the_argument() -> None:
+    assert error_of(ADD_ONE, np.zeros(4, np.float64), 1) == (
+        "error: argument 0 %a of @main(memref<4xf32>, i32) -> memref<4xf32> is "
+        "memref<4xf32> and needs dtype float32, got 4 of float64 (convert it with .astype)"
+    )
+
+
+def test_wrong_shape_names_the_argument() -> None:
+    assert error_of(ADD_ONE, np.zeros((2, 2), np.float32), 1) == (
+        "error: argument 0 %a of @main(memref<4xf32>, i32) -> memref<4xf32> is "
+        "memref<4xf32> and needs shape 4, got 2x2 of float32"
+    )
+
+
+def test_scalar_of_the_wrong_kind_names_the_argument() -> None:
+    assert error_of(ADD_ONE, np.zeros(4, np.float32), 1.5) == (
+        "error: argument 1 %k of @main(memref<4xf32>, i32) -> memref<4xf32> is i32, "
+        "got float 1.5"
+    )
+
+
+def test_scalar_that_does_not_fit_is_an_error() -> None:
+    assert "and 4294967296 does not fit in it" in error_of(
+        ADD_ONE, np.zeros(4, np.float32), 2**32
+    )
+
+
+def test_missing_entry_lists_the_functions() -> None:
+    assert error_of(ADD_ONE, entry="nope") == "error: no function @nope to run (functions: @main)"
+
+
+def test_unknown_kernel_backend_lists_the_valid_ones() -> None:
+    assert error_of(ADD_ONE, np.zeros(4, np.float32), 1, kernel_backend="cuda") == (
+        "error: unknown kernel backend 'cuda'; valid: numpy, numba"
+    )
+
+
+def test_level_1_programs_need_the_default_pipeline() -> None:
+    text = error_of(
+        "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  func.return %a : tensor<4xf32>\n"
+        "}\n",
+        np.zeros(4, np.float32),
+    )
+    assert text.splitlines()[0] == (
+        "<string>:1:1: error: @main is a level-1 (tensor) function; level-1 programs need "
+        "the default-pipeline (plan-devices, lower-to-device), which this build does not "
+        "have yet"
+    )
+
+
+def test_unsupported_host_op_is_a_located_error() -> None:
+    text = error_of(
+        "func.func @main(%a: f32) -> i32 {\n"
+        "  %b = arith.bitcast %a : f32 to i32\n"
+        "  func.return %b : i32\n"
+        "}\n",
+        1.0,
+    )
+    assert text.startswith(
+        "<string>:2:3: error: 'arith.bitcast' is not supported by the executor in host code"
+    )
+
+
+def test_random_inputs_follow_the_argument_types() -> None:
+    module = devplan.parse(ADD_ONE)
+    a, k = random_inputs(module, "main", seed=0)
+    assert isinstance(a, np.ndarray)
+    assert (a.shape, a.dtype) == ((4,), np.dtype(np.float32))
+    assert isinstance(k, int)
+    assert 1 <= k <= 16
+    b, _ = random_inputs(module, "main", seed=0)
+    assert isinstance(b, np.ndarray)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_random_inputs_refuse_dynamic_shapes() -> None:
+    module = devplan.parse("func.func @main(%a: memref<?xf32>) {\n  func.return\n}\n")
+    with pytest.raises(devplan.DevplanError, match="has a dynamic shape"):
+        random_inputs(module, "main", seed=0)
+
+
+# --- compilation is done once ------------------------------------------------------------
+
+
+def test_program_is_compiled_once_per_module_and_backend() -> None:
+    module = devplan.parse(ADD_ONE)
+    first = compile_program(module, "numpy")
+    devplan.execute(module, [np.zeros(4, np.float32), 1])
+    assert compile_program(module, "numpy") is first
+    assert compile_program(module, "numba") is not first
