@@ -125,6 +125,8 @@ class GpuToDevice:
         self.memory = DeviceAttr.make(device.type_name, device.device_id, None, "global")
         self.target = device_target(module, device)
         self.tokens: dict[SSAValue, list[SSAValue]] = {}
+        self.replaced: list[Operation] = []
+        """Converted host ops; erased at the end, so tokens stay valid keys meanwhile."""
 
     # ---- checks ----------------------------------------------------------------------
 
@@ -293,7 +295,7 @@ class GpuToDevice:
             self.convert_kernel_op(inner)
         new = kernel.KernelFuncOp(op.sym_name.data, [a.type for a in block.args], body)
         new.location = op.location
-        op.erase()
+        Rewriter.erase_op(op)
         return new
 
     def convert_kernel_op(self, op: Operation) -> None:
@@ -306,6 +308,8 @@ class GpuToDevice:
             bid, bdim, tid = kernel.BlockIdOp(dim), kernel.BlockDimOp(dim), kernel.ThreadIdOp(dim)  # pyright: ignore[reportArgumentType]
             base = arith.MuliOp(bid, bdim)
             self._replace(op, [bid, bdim, tid, base, arith.AddiOp(base, tid)])
+            for part in (bid, bdim, tid, base):
+                part.result.name_hint = None
         elif isinstance(op, gpu.BarrierOp):
             self._replace(op, [kernel.BarrierOp()])
         elif isinstance(op, gpu.ReturnOp):
@@ -358,7 +362,7 @@ class GpuToDevice:
             tokens = self.deps(op.asyncDependencies)
             if op.asyncToken is not None:
                 self.tokens[op.asyncToken] = tokens
-                Rewriter.erase_op(op, safe_erase=False)
+                self.replaced.append(op)
             else:
                 has_deps = bool(op.asyncDependencies)
                 self._host_replace(
@@ -414,6 +418,8 @@ class GpuToDevice:
         token = next((r for r in op.results if isinstance(r.type, gpu.AsyncTokenType)), None)
         if token is not None:
             self.tokens[token] = tokens
+            if len(tokens) == 1:
+                tokens[0].name_hint = token.name_hint
         block = op.parent_block()
         assert block is not None
         for new in new_ops:
@@ -421,7 +427,7 @@ class GpuToDevice:
         memref = next((r for r in op.results if not isinstance(r.type, gpu.AsyncTokenType)), None)
         if memref is not None and result is not None:
             memref.replace_all_uses_with(result)
-        Rewriter.erase_op(op, safe_erase=False)
+        self.replaced.append(op)
 
     def run(self) -> None:
         self.check()
@@ -431,6 +437,8 @@ class GpuToDevice:
         for op in list(self.module.walk()):
             if op.name.startswith("gpu.") and op.parent_op() is not None:
                 self.convert_host_op(op)
+        for op in reversed(self.replaced):
+            Rewriter.erase_op(op)
         self.module.attributes.pop("gpu.container_module", None)
 
 
