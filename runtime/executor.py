@@ -140,18 +140,19 @@ def _at(op: Operation, error: DevplanError) -> LocatedError:
     return error_at(op, f"'{op.name}' {_text(error)}")
 
 
+def _ssa(value: SSAValue) -> str:
+    return f"%{value.name_hint}" if value.name_hint else "a buffer"
+
+
 def _label(value: SSAValue, op: Operation) -> str:
     """How a buffer is named in messages: its SSA name and where it was made."""
-    loc = location_of(op)
-    where = f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}" if loc else ""
-    name = f"%{value.name_hint}" if value.name_hint else "a buffer"
-    return f"{name}{where}"
+    return f"{_ssa(value)} at {_where(op)}"
 
 
 def _where(op: Operation) -> str:
+    """`file:line:col` of `op`, for run-time messages."""
     loc = location_of(op)
-    where = f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}" if loc else ""
-    return f"'{op.name}'{where}"
+    return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}" if loc else "<unknown>"
 
 
 def device_of(attr: DeviceAttr, op: Operation) -> Device:
@@ -210,7 +211,7 @@ class Program:
         space = memory_space_of(_memref_type(value))
         s = self.slot(value)
         if space is None:
-            return _host_array_getter(op, s, write)
+            return _host_array_getter(op, value, s, write)
         return _device_memory_getter(op, s, write, space)
 
     def call_target(self, op: Operation, name: str) -> CompiledFunction:
@@ -325,15 +326,19 @@ def _stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
 # Host memory access from host code
 
 
-def _host_array_getter(op: Operation, s: int, write: bool) -> Getter:
+def _host_array_getter(op: Operation, value: SSAValue, s: int, write: bool) -> Getter:
+    name = _ssa(value)
+
     def get(f: Frame) -> np.ndarray[Any, Any]:
         array = f[s]
         ex: Execution = f[0]
         freed = ex.freed_host.get(id(array))
         if freed is not None:
-            raise error_at(op, f"'{op.name}' uses host memory freed by {freed[1]}")
+            raise error_at(
+                op, f"'{op.name}' uses {name}, host memory freed by memref.dealloc at {freed[1]}"
+            )
         try:
-            ex.runtime.scheduler.check_host_access(array, _host_array_name(op, s, array), write)
+            ex.runtime.scheduler.check_host_access(array, _host_array_name(name, array), write)
         except DevplanError as e:
             raise _at(op, e) from None
         return array
@@ -341,9 +346,8 @@ def _host_array_getter(op: Operation, s: int, write: bool) -> Getter:
     return get
 
 
-def _host_array_name(op: Operation, s: int, array: np.ndarray[Any, Any]) -> str:
-    del op, s
-    return f"host memory {'x'.join(map(str, array.shape))}x{array.dtype}"
+def _host_array_name(name: str, array: np.ndarray[Any, Any]) -> str:
+    return f"{name} (host memory, {'x'.join(map(str, array.shape))}x{array.dtype})"
 
 
 def _device_memory_getter(op: Operation, s: int, write: bool, space: DeviceAttr) -> Getter:
@@ -468,7 +472,9 @@ def _dealloc(p: Program, op: memref.DeallocOp) -> Step:
         freed = ex.freed_host.get(id(array))
         if freed is not None:
             raise error_at(
-                op, f"'memref.dealloc' double free: host memory already freed by {freed[1]}"
+                op,
+                f"'memref.dealloc' double free: {_ssa(op.memref)} was already freed by "
+                f"memref.dealloc at {freed[1]}",
             )
         try:
             ex.runtime.scheduler.quiesce(array)
@@ -483,7 +489,7 @@ def _copy_step(p: Program, op: dev.CopyOp | dev.CopyAsyncOp, is_async: bool) -> 
     src, dst = p.slot(op.source), p.slot(op.destination)
     deps = tuple(p.slot(d) for d in op.dependencies) if isinstance(op, dev.CopyAsyncOp) else ()
     token_slot = p.slot(op.token) if isinstance(op, dev.CopyAsyncOp) else None
-    label = f"{_where(op)}"
+    label = f"{_ssa(op.source)} -> {_ssa(op.destination)} ({_where(op)})"
 
     def run(f: Frame) -> None:
         ex: Execution = f[0]
@@ -491,7 +497,9 @@ def _copy_step(p: Program, op: dev.CopyOp | dev.CopyAsyncOp, is_async: bool) -> 
         for memory in (source, destination):
             if not isinstance(memory, Buffer) and id(memory) in ex.freed_host:
                 raise error_at(
-                    op, f"'{op.name}' uses host memory freed by {ex.freed_host[id(memory)][1]}"
+                    op,
+                    f"'{op.name}' uses host memory freed by memref.dealloc at "
+                    f"{ex.freed_host[id(memory)][1]}",
                 )
         performer = _performer(source, destination, ex)
         stream = None
@@ -610,7 +618,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
             if not isinstance(value, Buffer) and id(value) in ex.freed_host:
                 raise error_at(
                     op,
-                    f"'device.launch' argument {i} is host memory freed by "
+                    f"'device.launch' argument {i} is host memory freed by memref.dealloc at "
                     f"{ex.freed_host[id(value)][1]}",
                 )
 
@@ -627,7 +635,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
                 device,
                 body,
                 values,
-                name=f"{name} {where}",
+                name=f"{name} ({where})",
                 seconds=cost(g, b),
                 stream=stream,
                 wait_for=[f[d] for d in deps],
@@ -828,7 +836,9 @@ def _collect_outputs(
         elif _is_array(value):
             freed = ex.freed_host.get(id(value))
             if freed is not None:
-                raise error_at(ret, f"'func.return' returns host memory freed by {freed[1]}")
+                raise error_at(
+                    ret, f"'func.return' returns host memory freed by memref.dealloc at {freed[1]}"
+                )
             try:
                 ex.runtime.scheduler.check_host_access(value, "a returned host array")
             except DevplanError as e:

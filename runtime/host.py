@@ -4,7 +4,9 @@ The executor turns every function of a level-2 module into Python callables once
 before anything runs, so running a program never walks IR:
 
 * Each SSA value of a function gets a *slot*, an index into a flat Python list (the
-  function's *frame*); a call makes a fresh frame, so recursion works.
+  function's *frame*); a call makes a fresh frame, so recursion works. Slot 0 holds
+  the execution context (the state of one run), so compiled code is reentrant and a
+  compiled program is reused by every run.
 * Each op becomes a *step*, a closure `step(frame) -> None` that reads its operand
   slots and writes its result slots. A block is its list of steps; a region-holding
   op (`scf.for`, `scf.if`, `scf.while`) is one step whose closure runs the steps of
@@ -53,7 +55,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from ..diagnostics import DevplanError, error_at
 
 Frame = list[Any]
-"""A function activation: one entry per SSA value slot."""
+"""A function activation: slot 0 holds the execution context (the run's state, shared
+by every call), then one entry per SSA value."""
 
 Step = Callable[[Frame], None]
 """One compiled op."""
@@ -221,11 +224,13 @@ class CompiledFunction:
     result_slots: tuple[int, ...] = ()
     slots: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
 
-    def __call__(self, args: Sequence[Any]) -> tuple[Any, ...]:
+    def __call__(self, context: object, args: Sequence[Any]) -> tuple[Any, ...]:
+        """Run the function in a fresh frame whose slot 0 holds `context`."""
         body = self.body
         if body is None:
             raise error_at(self.op, f"function @{self.name} is a declaration without a body")
         frame: Frame = [None] * self.nslots
+        frame[0] = context
         for slot, value in zip(self.arg_slots, args, strict=True):
             frame[slot] = value
         body(frame)
@@ -264,7 +269,7 @@ def _call(c: Compiler, op: Operation) -> Step:
     results = tuple(c.slot(v) for v in op.res)
 
     def run(f: Frame) -> None:
-        out = callee([f[a] for a in args])
+        out = callee(f[0], [f[a] for a in args])
         for r, v in zip(results, out, strict=True):
             f[r] = v
 
@@ -860,6 +865,26 @@ def _dim(c: Compiler, op: Operation) -> Step:
         if not 0 <= i < rank:
             raise error_at(op, f"'memref.dim' index {i} is out of range for rank {rank}")
         f[r] = int(f[source].shape[i])
+
+    return run
+
+
+@_register("memref.cast", "memref.memory_space_cast")
+def _cast(c: Compiler, op: Operation) -> Step:
+    """The same memory seen through another type; static sizes are checked, not assumed."""
+    source, r = c.slot(op.operands[0]), c.slot(op.results[0])
+    target = op.results[0].type
+    static = [d.data for d in target.shape] if isinstance(target, MemRefType) else []
+
+    def run(f: Frame) -> None:
+        value = f[source]
+        shape = tuple(value.shape)
+        if any(d >= 0 and d != n for d, n in zip(static, shape, strict=True)):
+            raise error_at(
+                op,
+                f"'{op.name}' to {target} of memory of shape {'x'.join(map(str, shape))}",
+            )
+        f[r] = value
 
     return run
 

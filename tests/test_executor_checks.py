@@ -1,0 +1,333 @@
+# ruff: noqa: E501  (IR lines are as long as IR lines are)
+"""Run-time checks of the executor: each fault is one message naming the op (with its
+location), the device and the buffer; nothing is clamped, wrapped or ignored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import devplan
+from devplan.runtime.system import System
+
+G = '#vdev.device<"cuda", 0, ?, "global">'
+"""Global memory of cuda:0."""
+
+SMALL_GPU = """
+[[device]]
+type = "cpu"
+id = 0
+target = { kind = "llvm" }
+api = "cpu"
+scopes = { global = "1 GiB" }
+
+[[device]]
+type = "cuda"
+id = 0
+target = { kind = "cuda" }
+api = "simulated"
+scopes = { global = "1 KiB" }
+
+[[link]]
+between = ["cpu:0", "cuda:0"]
+bandwidth = "10 GB/s"
+latency = "1 us"
+"""
+
+
+def failure(text: str, *inputs: Any, **options: Any) -> list[str]:
+    """The lines of the error a run of `text` raises (the file is called <string>)."""
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.execute(devplan.parse(text), list(inputs), **options)
+    return str(info.value).splitlines()
+
+
+def test_out_of_bounds_kernel_access_names_thread_block_buffer_and_launch() -> None:
+    lines = failure(
+        f"""kernel.module @k target #target.target<"cuda"> {{
+  kernel.func @bad(%a: memref<?xf32>) {{
+    %tx = kernel.thread_id x
+    %v = memref.load %a[%tx] : memref<?xf32>
+    memref.store %v, %a[%tx] : memref<?xf32>
+    kernel.return
+  }}
+}}
+func.func @main() {{
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %d = device.alloc() : memref<4xf32, {G}>
+  device.launch @k::@bad on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c8, %c1, %c1) args(%d) : memref<4xf32, {G}>
+  device.free %d : memref<4xf32, {G}>
+  func.return
+}}
+"""
+    )
+    assert lines[0] == (
+        "<string>:4:5: error: in kernel @bad: out-of-bounds load from argument 0 (%a): "
+        "index [4] is outside shape (4) (block (0, 0, 0), thread (4, 0, 0))"
+    )
+    assert lines[3] == "<string>:13:3: note: @k::@bad launched here on cuda:0"
+
+
+def test_host_code_cannot_read_device_memory() -> None:
+    lines = failure(
+        f"""func.func @main() -> f32 {{
+  %c0 = arith.constant 0 : index
+  %d = device.alloc() : memref<4xf32, {G}>
+  %v = memref.load %d[%c0] : memref<4xf32, {G}>
+  device.free %d : memref<4xf32, {G}>
+  func.return %v : f32
+}}
+"""
+    )
+    assert lines[0] == (
+        f"<string>:4:3: error: 'memref.load' in host code reads memory of {G}: host code "
+        "cannot access buffer %d at <string>:3:3 (cuda:0 scope 'global', 4xfloat32, 16 B): "
+        "the host reaches memory of cuda:0 in scope 'global' only through copies "
+        "(copy_data_from_to)"
+    )
+
+
+def test_host_code_may_use_a_host_visible_scope_of_a_device() -> None:
+    h = '#vdev.device<"cuda", 0, ?, "host">'
+    result = devplan.execute(
+        devplan.parse(
+            f"""func.func @main() -> f32 {{
+  %c0 = arith.constant 0 : index
+  %x = arith.constant 2.5 : f32
+  %d = device.alloc() : memref<4xf32, {h}>
+  memref.store %x, %d[%c0] : memref<4xf32, {h}>
+  %v = memref.load %d[%c0] : memref<4xf32, {h}>
+  device.free %d : memref<4xf32, {h}>
+  func.return %v : f32
+}}
+"""
+        ),
+        [],
+    )
+    assert result.outputs == [np.float32(2.5)]
+
+
+def test_launch_argument_on_another_device() -> None:
+    lines = failure(
+        """kernel.module @k target #target.target<"cuda"> {
+  kernel.func @touch(%a: memref<?xf32>) {
+    kernel.return
+  }
+}
+func.func @on1(%x: memref<4xf32, #vdev.device<"cuda">>) {
+  %c1 = arith.constant 1 : index
+  device.launch @k::@touch on #vdev.device<"cuda", 1> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%x) : memref<4xf32, #vdev.device<"cuda">>
+  func.return
+}
+func.func @main() {
+  %d = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0>>
+  %x = "memref.memory_space_cast"(%d) : (memref<4xf32, #vdev.device<"cuda", 0>>) -> memref<4xf32, #vdev.device<"cuda">>
+  func.call @on1(%x) : (memref<4xf32, #vdev.device<"cuda">>) -> ()
+  device.free %d : memref<4xf32, #vdev.device<"cuda", 0>>
+  func.return
+}
+"""
+    )
+    assert lines[0] == (
+        "<string>:8:3: error: 'device.launch' kernel @k::@touch (<string>:8:3) on cuda:1 got "
+        "buffer %d at <string>:12:3 (cuda:0 scope 'global', 4xfloat32, 16 B) as argument 0; "
+        "kernels reach only memory of their own device"
+    )
+
+
+def test_use_after_free() -> None:
+    lines = failure(
+        f"""func.func @main(%h: memref<4xf32>) {{
+  %d = device.alloc() : memref<4xf32, {G}>
+  device.free %d : memref<4xf32, {G}>
+  device.copy %h to %d : memref<4xf32> to memref<4xf32, {G}>
+  func.return
+}}
+""",
+        np.ones(4, np.float32),
+    )
+    assert lines[0] == (
+        "<string>:4:3: error: 'device.copy' use after free in copy %h -> %d (<string>:4:3): "
+        "buffer %d at <string>:2:3 (cuda:0 scope 'global', 4xfloat32, 16 B) was freed at "
+        "<string>:3:3"
+    )
+
+
+def test_double_free() -> None:
+    lines = failure(
+        f"""func.func @main() {{
+  %d = device.alloc() : memref<4xf32, {G}>
+  device.free %d : memref<4xf32, {G}>
+  device.free %d : memref<4xf32, {G}>
+  func.return
+}}
+"""
+    )
+    assert lines[0] == (
+        "<string>:4:3: error: 'device.free' double free at <string>:4:3: buffer %d at "
+        "<string>:2:3 (cuda:0 scope 'global', 4xfloat32, 16 B) was already freed at "
+        "<string>:3:3"
+    )
+
+
+def test_host_double_dealloc() -> None:
+    lines = failure(
+        """func.func @main() {
+  %h = memref.alloc() : memref<4xf32>
+  memref.dealloc %h : memref<4xf32>
+  memref.dealloc %h : memref<4xf32>
+  func.return
+}
+"""
+    )
+    assert lines[0] == (
+        "<string>:4:3: error: 'memref.dealloc' double free: %h was already freed by "
+        "memref.dealloc at <string>:3:3"
+    )
+
+
+def test_host_use_after_dealloc() -> None:
+    lines = failure(
+        """func.func @main() -> f32 {
+  %c0 = arith.constant 0 : index
+  %h = memref.alloc() : memref<4xf32>
+  memref.dealloc %h : memref<4xf32>
+  %v = memref.load %h[%c0] : memref<4xf32>
+  func.return %v : f32
+}
+"""
+    )
+    assert lines[0] == (
+        "<string>:5:3: error: 'memref.load' uses %h, host memory freed by memref.dealloc at "
+        "<string>:4:3"
+    )
+
+
+def test_out_of_device_memory_names_device_scope_capacity_request_and_use() -> None:
+    lines = failure(
+        f"""func.func @main() {{
+  %a = device.alloc() : memref<200xf32, {G}>
+  %b = device.alloc() : memref<100xf32, {G}>
+  device.free %a : memref<200xf32, {G}>
+  device.free %b : memref<100xf32, {G}>
+  func.return
+}}
+""",
+        system=System.from_text(SMALL_GPU, "small.toml"),
+    )
+    assert lines[0] == (
+        "<string>:3:3: error: 'device.alloc' out of device memory on cuda:0 scope 'global': "
+        "%b at <string>:3:3 requests 400 bytes, capacity 1024 bytes, 800 bytes in use by "
+        "1 allocation(s)"
+    )
+
+
+def test_host_read_of_a_pending_async_write_before_waiting() -> None:
+    lines = failure(
+        f"""func.func @main(%h: memref<4xf32>) -> f32 {{
+  %c0 = arith.constant 0 : index
+  %d = device.alloc() : memref<4xf32, {G}>
+  device.copy %h to %d : memref<4xf32> to memref<4xf32, {G}>
+  %r = memref.alloc() : memref<4xf32>
+  %t = device.copy_async [] %d to %r : memref<4xf32, {G}> to memref<4xf32>
+  %v = memref.load %r[%c0] : memref<4xf32>
+  device.wait %t
+  device.free %d : memref<4xf32, {G}>
+  func.return %v : f32
+}}
+""",
+        np.ones(4, np.float32),
+    )
+    assert lines[0] == (
+        "<string>:7:3: error: 'memref.load' host reads %r (host memory, 4xfloat32) while it "
+        "has a pending async write: copy %d -> %r (<string>:6:3) (token #1 on stream "
+        "cuda:0/s1); wait on its token first (device.wait)"
+    )
+
+
+def test_reading_after_the_wait_sees_the_copied_data() -> None:
+    result = devplan.execute(
+        devplan.parse(
+            f"""func.func @main(%h: memref<4xf32>) -> f32 {{
+  %c3 = arith.constant 3 : index
+  %d = device.alloc() : memref<4xf32, {G}>
+  %t0 = device.copy_async [] %h to %d : memref<4xf32> to memref<4xf32, {G}>
+  %r = memref.alloc() : memref<4xf32>
+  %t1 = device.copy_async [%t0] %d to %r : memref<4xf32, {G}> to memref<4xf32>
+  device.wait %t1
+  %v = memref.load %r[%c3] : memref<4xf32>
+  device.free %d : memref<4xf32, {G}>
+  func.return %v : f32
+}}
+"""
+        ),
+        [np.arange(4, dtype=np.float32)],
+    )
+    assert result.outputs == [np.float32(3.0)]
+
+
+LEAKY = f"""func.func @main() {{
+  %d = device.alloc() : memref<4xf32, {G}>
+  func.return
+}}
+"""
+
+
+def test_leaks_are_reported() -> None:
+    result = devplan.execute(devplan.parse(LEAKY), [])
+    assert [b.label for b in result.leaks] == ["%d at <string>:2:3"]
+    assert result.report.leaks == [
+        "buffer %d at <string>:2:3 (cuda:0 scope 'global', 4xfloat32, 16 B)"
+    ]
+
+
+def test_leaks_are_an_error_when_strict() -> None:
+    assert failure(LEAKY, strict=True) == [
+        "error: 1 device buffer(s) leaked at the end of @main (never freed): buffer %d at "
+        "<string>:2:3 (cuda:0 scope 'global', 4xfloat32, 16 B)"
+    ]
+
+
+def test_block_larger_than_the_device_allows_is_a_run_time_error() -> None:
+    lines = failure(
+        """kernel.module @k target #target.target<"cuda"> {
+  kernel.func @nop() {
+    kernel.return
+  }
+}
+func.func @main(%n: index) {
+  %c1 = arith.constant 1 : index
+  device.launch @k::@nop on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%n, %c1, %c1) args()
+  func.return
+}
+""",
+        4096,
+    )
+    assert lines[0] == (
+        "<string>:8:3: error: 'device.launch' block (4096, 1, 1) has 4096 threads, more than "
+        "max_threads_per_block = 1024 of cuda:0"
+    )
+
+
+def test_empty_grid_is_an_error_not_a_no_op() -> None:
+    lines = failure(
+        """kernel.module @k target #target.target<"cuda"> {
+  kernel.func @nop() {
+    kernel.return
+  }
+}
+func.func @main(%n: index) {
+  %c1 = arith.constant 1 : index
+  device.launch @k::@nop on #vdev.device<"cuda", 0> grid(%n, %c1, %c1) block(%c1, %c1, %c1) args()
+  func.return
+}
+""",
+        0,
+    )
+    assert lines[0] == (
+        "<string>:8:3: error: 'device.launch' grid (0, 1, 1) on cuda:0: every size must be "
+        "at least 1"
+    )
