@@ -1,0 +1,789 @@
+"""The system description: which devices exist, their memories, and the links between them.
+
+A TOML file (DESIGN §5) lists the devices (type, virtual id, target, which DeviceAPI
+runs them, memory scopes with capacities, optional DeviceAPI attributes), the scopes
+that are one memory area seen from two devices, and the links copies travel over:
+
+```toml
+[[device]]
+type = "cuda"
+id = 0
+target = { kind = "cuda", arch = "sm_80" }     # a TVM config table, or a string: kind, tag or JSON
+api = "simulated"                              # a DeviceAPI name (register_api_name adds more)
+scopes = { global = "16 GiB", shared = "48 KiB", host = "32 GiB" }
+attrs = { multi_processor_count = 108 }        # optional: overrides DeviceAPI.get_attr values
+
+[[same_memory]]
+scopes = ["cpu:0/global", "cuda:0/host"]
+
+[[link]]
+between = ["cpu:0", "cuda:0"]
+bandwidth = "24 GB/s"
+latency = "10 us"
+```
+
+Beyond DESIGN's keys: an optional top-level `host = "cpu:0"` naming the device host code
+runs on (default: the `cpu` device with the lowest id), and `[[target_kind]]` entries that
+register user target kinds before the devices are read (DESIGN §3.1):
+
+```toml
+[[target_kind]]
+name = "dsp"                                   # required
+device_type = "dsp"                            # default: the name
+attrs = { vector_width = ["int", 128], model = ["str"] }   # [type] or [type, default]
+keys = ["dsp"]
+host_capable = false
+```
+ Every device
+declares a `global` scope. Sizes are strings with a unit (B, KB, MB, GB, TB, KiB, MiB,
+GiB, TiB), bandwidths likewise (B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s), latencies
+(ns, us, ms, s); a bare number is an error, never guessed.
+
+`same_memory` entries are the generators of an equivalence relation: two scope
+references are one memory area when a chain of entries connects them.
+
+Every problem raises `SystemDescriptionError` naming the file, the entry and the key:
+`sys.toml: device[1]: unknown key 'scops' (valid: type, id, target, api, scopes, attrs)`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, cast
+
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
+
+from ..diagnostics import DevplanError, diagnostic_at, location_of
+from ..dialects.target import Target, TargetAttr, TargetError, register_target_kind
+from ..dialects.vdev import (
+    DEFAULT_SCOPE,
+    HOST_SCOPE,
+    KERNEL_PRIVATE_SCOPES,
+    SYSTEM_ATTR,
+    DeviceAttr,
+    VirtualDeviceError,
+    ir_text,
+)
+
+
+class SystemDescriptionError(DevplanError):
+    """A bad system description; the message names the file, the entry and the key."""
+
+
+# --- DeviceAPI names ---------------------------------------------------------------------
+
+_API_NAMES: set[str] = {"cpu", "simulated", "cuda"}
+
+
+def register_api_name(name: str) -> None:
+    """Allow `api = "<name>"` in system descriptions (the runtime registers its DeviceAPIs)."""
+    _API_NAMES.add(name)
+
+
+def api_names() -> list[str]:
+    """The DeviceAPI names a system description may use, sorted."""
+    return sorted(_API_NAMES)
+
+
+# --- units ---------------------------------------------------------------------------------
+
+SIZE_UNITS: dict[str, int] = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+}
+BANDWIDTH_UNITS: dict[str, float] = {
+    "B/s": 1.0,
+    "KB/s": 1e3,
+    "MB/s": 1e6,
+    "GB/s": 1e9,
+    "KiB/s": float(2**10),
+    "MiB/s": float(2**20),
+    "GiB/s": float(2**30),
+}
+LATENCY_UNITS: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+_QUANTITY = re.compile(r"\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([A-Za-z/]+)\s*")
+
+
+def _quantity(text: object, units: Mapping[str, float], what: str, example: str) -> float:
+    """The number in `text` times its unit; `ValueError` with a readable reason."""
+    valid = ", ".join(units)
+    if not isinstance(text, str):
+        raise ValueError(f'expected a {what} string with a unit such as "{example}", got {text!r}')
+    match = _QUANTITY.fullmatch(text)
+    if match is None:
+        raise ValueError(f"bad {what} '{text}': expected a number and a unit, e.g. \"{example}\"")
+    number, unit = match.groups()
+    if unit not in units:
+        raise ValueError(f"bad {what} unit '{unit}' in '{text}' (valid: {valid})")
+    # Decimal keeps "10 us" exactly 1e-05 rather than 10 * 1e-06.
+    return float(Decimal(number) * Decimal(repr(units[unit])))
+
+
+def parse_size(text: object) -> int:
+    """`"48 KiB"` -> 49152 (bytes); must be a positive whole number of bytes."""
+    value = _quantity(text, SIZE_UNITS, "size", "16 GiB")
+    if value <= 0 or value != int(value):
+        raise ValueError(f"bad size '{text}': expected a positive whole number of bytes")
+    return int(value)
+
+
+def parse_bandwidth(text: object) -> float:
+    """`"24 GB/s"` -> 24e9 (bytes per second); must be positive."""
+    value = _quantity(text, BANDWIDTH_UNITS, "bandwidth", "24 GB/s")
+    if value <= 0:
+        raise ValueError(f"bad bandwidth '{text}': expected a positive rate")
+    return value
+
+
+def parse_latency(text: object) -> float:
+    """`"10 us"` -> 1e-05 (seconds)."""
+    return _quantity(text, LATENCY_UNITS, "latency", "10 us")
+
+
+# --- the description -----------------------------------------------------------------------
+
+DEVICE_ATTR_KINDS: tuple[str, ...] = (
+    "exist",
+    "max_threads_per_block",
+    "warp_size",
+    "max_shared_memory_per_block",
+    "compute_version",
+    "device_name",
+    "max_clock_rate",
+    "multi_processor_count",
+    "max_thread_dimensions",
+    "max_registers_per_block",
+    "gcn_arch",
+    "api_version",
+    "driver_version",
+    "l2_cache_size_bytes",
+    "total_global_memory",
+    "available_global_memory",
+    "image_pitch_alignment",
+)
+"""TVM's `DeviceAttrKind` in snake case, in TVM's order (`DeviceAPI.get_attr` names)."""
+
+
+def _compute_version(arch: object) -> str | None:
+    """CUDA compute version from an `sm_XY[a]` arch: `"sm_80"` -> `"8.0"`."""
+    match = re.fullmatch(r"sm_(\d+)(\d)[a-z]?", arch) if isinstance(arch, str) else None
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """One `[[device]]` entry: a device the program may run on."""
+
+    type: str
+    """Device type (`"cpu"`, `"cuda"`, a user kind's own)."""
+    id: int
+    """Virtual id; `name` is `"type:id"`."""
+    target: TargetAttr
+    """How code for it is compiled; `target.device_type == type`."""
+    api: str
+    """Which DeviceAPI runs it (`"cpu"`, `"simulated"`, `"cuda"`, ...)."""
+    scopes: dict[str, int]
+    """Capacity in bytes per memory scope; always has `global`."""
+    attr_overrides: dict[str, object] = field(default_factory=dict[str, object])
+    """The entry's `attrs` table (wins over values derived from the target)."""
+
+    @property
+    def name(self) -> str:
+        """`"cuda:0"`."""
+        return f"{self.type}:{self.id}"
+
+    @property
+    def attrs(self) -> dict[str, object]:
+        """`DeviceAPI.get_attr` values by `DeviceAttrKind` name; absent = unknown.
+
+        From the target: max_threads_per_block (or max_num_threads), warp_size
+        (thread_warp_size), max_shared_memory_per_block (else the `shared` scope's
+        capacity), compute_version (from `arch`, `"sm_80"` -> `"8.0"`), gcn_arch (rocm
+        `mcpu`), max_registers_per_block, l2_cache_size_bytes, device_name (the tag, else
+        the kind); from the entry: exist, total_global_memory (the `global` capacity);
+        then the entry's `attrs` table overrides.
+        """
+        target = self.target
+        derived: dict[str, object | None] = {
+            "exist": True,
+            "max_threads_per_block": target.get_attr("max_threads_per_block")
+            or target.get_attr("max_num_threads"),
+            "warp_size": target.get_attr("thread_warp_size"),
+            "max_shared_memory_per_block": target.get_attr("max_shared_memory_per_block")
+            or self.scopes.get("shared"),
+            "compute_version": _compute_version(target.get_attr("arch")),
+            "device_name": target.tag or target.kind_name,
+            "max_registers_per_block": target.get_attr("registers_per_block"),
+            "gcn_arch": target.get_attr("mcpu") if target.kind_name == "rocm" else None,
+            "l2_cache_size_bytes": target.get_attr("l2_cache_size_bytes"),
+            "total_global_memory": self.scopes[DEFAULT_SCOPE],
+        }
+        attrs = {k: v for k, v in derived.items() if v is not None}
+        attrs.update(self.attr_overrides)
+        return {k: attrs[k] for k in DEVICE_ATTR_KINDS if k in attrs}
+
+    def virtual_device(self, scope: str = DEFAULT_SCOPE) -> DeviceAttr:
+        """The fully constrained `#vdev.device` for this device and `scope`."""
+        return DeviceAttr.make(self.type, self.id, self.target, scope)
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """One `[[link]]`: copies between devices `a` and `b` (either direction)."""
+
+    a: str
+    """Device name, `"cpu:0"`."""
+    b: str
+    """Device name, `"cuda:0"`."""
+    bandwidth: float
+    """Bytes per second."""
+    latency: float
+    """Seconds per copy."""
+
+    def transfer_time(self, nbytes: int) -> float:
+        """Cost-model seconds for copying `nbytes` over this link."""
+        return self.latency + nbytes / self.bandwidth
+
+
+ScopeRef = tuple[str, str]
+"""`("cuda:0", "host")`: a memory scope of one device."""
+
+
+class System:
+    """A loaded, validated system description (DESIGN §5)."""
+
+    def __init__(
+        self,
+        name: str,
+        devices: list[DeviceSpec],
+        links: list[LinkSpec],
+        same_memory: Iterable[Iterable[ScopeRef]],
+        host: str,
+    ):
+        self.name = name
+        """Where it came from: a path, `<default system>`, or the name given."""
+        self.devices = devices
+        self.links = links
+        self._by_name = {d.name: d for d in devices}
+        self.host = self._by_name[host]
+        """The device host code runs on."""
+        self._area = _equivalence_classes(
+            [(d.name, s) for d in devices for s in d.scopes], same_memory
+        )
+
+    # --- construction ------------------------------------------------------------------
+
+    @staticmethod
+    def load(path: str | Path) -> System:
+        """Read and validate the TOML file at `path`."""
+        try:
+            text = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise SystemDescriptionError(
+                f"error: cannot read system description '{path}': {reason}"
+            ) from None
+        return System.from_text(text, str(path))
+
+    @staticmethod
+    def from_text(toml_text: str, name: str = "<system>") -> System:
+        """Validate a system description given as TOML text; `name` prefixes errors."""
+        try:
+            table = tomllib.loads(toml_text)
+        except tomllib.TOMLDecodeError as e:
+            raise SystemDescriptionError(f"{name}: invalid TOML: {e}") from None
+        return _Reader(name).system(table)
+
+    @staticmethod
+    def default() -> System:
+        """One CPU and two simulated A100-like GPUs (`DEFAULT_SYSTEM_TOML`)."""
+        return System.from_text(DEFAULT_SYSTEM_TOML, "<default system>")
+
+    @staticmethod
+    def from_module(module: ModuleOp) -> System | None:
+        """The module's own system (`vdev.system`), or None when it has none.
+
+        The attribute holds TOML text, or — when it is one line ending in `.toml` — a
+        path, relative to the directory of the file the module was parsed from. Errors
+        are placed at the module.
+        """
+        value = module.attributes.get(SYSTEM_ATTR)
+        if not isinstance(value, StringAttr):
+            return None
+        text = value.data
+        try:
+            if "\n" not in text and text.strip().endswith(".toml"):
+                path = Path(text.strip())
+                loc = location_of(module)
+                if not path.is_absolute() and isinstance(loc, FileLineColLoc):
+                    path = Path(loc.filename.data).parent / path
+                return System.load(path)
+            return System.from_text(text, SYSTEM_ATTR)
+        except SystemDescriptionError as e:
+            raise SystemDescriptionError(
+                diagnostic_at(module, str(e).removeprefix("error: "))
+            ) from None
+
+    @staticmethod
+    def resolve(system: System | str | Path | None) -> System:
+        """`None` -> the default system, a path -> `load(path)`, a System -> itself."""
+        if system is None:
+            return System.default()
+        if isinstance(system, System):
+            return system
+        return System.load(system)
+
+    # --- queries -----------------------------------------------------------------------
+
+    def device_named(self, name: str) -> DeviceSpec:
+        """The device called `name` (`"cuda:0"`); DevplanError naming the known ones."""
+        device = self._by_name.get(name)
+        if device is None:
+            raise DevplanError(
+                f"error: no device '{name}' in system {self.name} "
+                f"(devices: {', '.join(self._by_name)})"
+            )
+        return device
+
+    def device(self, type: str, id: int) -> DeviceSpec:
+        """The device `type:id`; DevplanError naming the known devices when absent."""
+        return self.device_named(f"{type}:{id}")
+
+    def device_for(self, device: DeviceAttr) -> DeviceSpec:
+        """The device a `#vdev.device` names (type and id must be constrained)."""
+        if device.type_name is None or device.device_id is None:
+            raise DevplanError(
+                f"error: {device} does not name one device: it needs a device type and an id"
+            )
+        return self.device(device.type_name, device.device_id)
+
+    def link_between(self, a: str, b: str) -> LinkSpec | None:
+        """The link between devices `a` and `b` (either order), or None."""
+        for link in self.links:
+            if {link.a, link.b} == {a, b}:
+                return link
+        return None
+
+    def _scope_ref(self, device_name: str, scope: str | None) -> ScopeRef:
+        device = self.device_named(device_name)
+        scope = scope or DEFAULT_SCOPE
+        if scope not in device.scopes:
+            raise DevplanError(
+                f"error: device {device_name} has no memory scope '{scope}' in system "
+                f"{self.name} (declared: {', '.join(device.scopes)})"
+            )
+        return (device_name, scope)
+
+    def memory_area(self, device_name: str, scope: str | None) -> frozenset[ScopeRef]:
+        """Every scope reference that is the same memory as `device_name/scope`."""
+        return self._area[self._scope_ref(device_name, scope)]
+
+    def same_memory(self, a: ScopeRef, b: ScopeRef) -> bool:
+        """Whether two scope references (`("cuda:0", "host")`) are one memory area."""
+        return self._scope_ref(*b) in self.memory_area(*a)
+
+    def host_visible(self, device_name: str, scope: str | None) -> bool:
+        """Whether host code may touch memory in `device_name/scope` without a copy:
+        any scope of a `cpu` device, any `host` scope, and anything that is one memory
+        area with one of those."""
+        return any(
+            self._by_name[name].type == "cpu" or s == HOST_SCOPE
+            for name, s in self.memory_area(device_name, scope)
+        )
+
+    def kernel_reachable(
+        self, launch_device_name: str, memory_device_name: str, scope: str | None
+    ) -> bool:
+        """Whether memory in `memory_device_name/scope` may be an argument of a kernel
+        launched on `launch_device_name`.
+
+        Never for kernel-private scopes (`shared`, `local`); always for the launch
+        device's own other scopes; for a `cpu` launch device, whatever is host-visible;
+        otherwise when the memory is one memory area with a non-private scope of the
+        launch device.
+        """
+        launch = self.device_named(launch_device_name)
+        area = self.memory_area(memory_device_name, scope)
+        if (scope or DEFAULT_SCOPE) in KERNEL_PRIVATE_SCOPES:
+            return False
+        if memory_device_name == launch.name or (
+            launch.type == "cpu" and self.host_visible(memory_device_name, scope)
+        ):
+            return True
+        return any(name == launch.name and s not in KERNEL_PRIVATE_SCOPES for name, s in area)
+
+    def __repr__(self) -> str:
+        return f"System({self.name!r}, devices=[{', '.join(self._by_name)}])"
+
+
+def _equivalence_classes(
+    refs: list[ScopeRef], groups: Iterable[Iterable[ScopeRef]]
+) -> dict[ScopeRef, frozenset[ScopeRef]]:
+    """The transitive closure of `groups` over `refs` (union-find)."""
+    parent = {ref: ref for ref in refs}
+
+    def find(ref: ScopeRef) -> ScopeRef:
+        while parent[ref] != ref:
+            parent[ref] = parent[parent[ref]]
+            ref = parent[ref]
+        return ref
+
+    for group in groups:
+        members = list(group)
+        for other in members[1:]:
+            parent[find(other)] = find(members[0])
+    classes: dict[ScopeRef, set[ScopeRef]] = {}
+    for ref in refs:
+        classes.setdefault(find(ref), set()).add(ref)
+    return {ref: frozenset(classes[find(ref)]) for ref in refs}
+
+
+# --- reading -------------------------------------------------------------------------------
+
+_TOP_KEYS = ("device", "same_memory", "link", "host", "target_kind")
+_TARGET_KIND_KEYS = ("name", "device_type", "attrs", "keys", "host_capable")
+_DEVICE_KEYS = ("type", "id", "target", "api", "scopes", "attrs")
+_DEVICE_REQUIRED = ("type", "id", "target", "api", "scopes")
+_SAME_MEMORY_KEYS = ("scopes",)
+_LINK_KEYS = ("between", "bandwidth", "latency")
+
+
+class _Reader:
+    """Validates the parsed TOML tables of one description, naming `file: entry: key`."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def error(self, where: str, message: str) -> SystemDescriptionError:
+        return SystemDescriptionError(
+            f"{self.name}: {where}: {message}" if where else f"{self.name}: {message}"
+        )
+
+    def entries(self, table: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):  # pyright: ignore[reportUnknownVariableType]
+            raise self.error("", f"'{key}' must be an array of tables ([[{key}]] entries)")
+        return cast(list[dict[str, Any]], value)
+
+    def check_keys(
+        self, where: str, entry: dict[str, Any], valid: tuple[str, ...], required: tuple[str, ...]
+    ) -> None:
+        for key in entry:
+            if key not in valid:
+                raise self.error(where, f"unknown key '{key}' (valid: {', '.join(valid)})")
+        for key in required:
+            if key not in entry:
+                raise self.error(where, f"missing key '{key}'")
+
+    def system(self, table: dict[str, Any]) -> System:
+        for key in table:
+            if key not in _TOP_KEYS:
+                raise self.error(
+                    "", f"unknown top-level key '{key}' (valid: {', '.join(_TOP_KEYS)})"
+                )
+        for i, entry in enumerate(self.entries(table, "target_kind")):
+            self.target_kind(f"target_kind[{i}]", entry)
+        devices: list[DeviceSpec] = []
+        first_entry: dict[str, str] = {}
+        for i, entry in enumerate(self.entries(table, "device")):
+            device = self.device(f"device[{i}]", entry)
+            if device.name in first_entry:
+                raise self.error(
+                    f"device[{i}]",
+                    f"duplicate device {device.name} (already {first_entry[device.name]})",
+                )
+            first_entry[device.name] = f"device[{i}]"
+            devices.append(device)
+        if not devices:
+            raise self.error("", "no devices: add at least one [[device]] entry")
+        by_name = {d.name: d for d in devices}
+        same_memory = [
+            self.same_memory(f"same_memory[{i}]", entry, by_name)
+            for i, entry in enumerate(self.entries(table, "same_memory"))
+        ]
+        links: list[LinkSpec] = []
+        for i, entry in enumerate(self.entries(table, "link")):
+            link = self.link(f"link[{i}]", entry, by_name)
+            for j, earlier in enumerate(links):
+                if {earlier.a, earlier.b} == {link.a, link.b}:
+                    raise self.error(
+                        f"link[{i}]",
+                        f"duplicate link between {link.a} and {link.b} (already link[{j}])",
+                    )
+            links.append(link)
+        return System(self.name, devices, links, same_memory, self.host(table, devices))
+
+    def host(self, table: dict[str, Any], devices: list[DeviceSpec]) -> str:
+        cpus = sorted((d for d in devices if d.type == "cpu"), key=lambda d: d.id)
+        if "host" not in table:
+            if not cpus:
+                raise self.error("", 'no host device: declare a [[device]] with type = "cpu"')
+            return cpus[0].name
+        name = table["host"]
+        names = [d.name for d in devices]
+        if name not in names:
+            raise self.error("host", f"unknown device {name!r} (devices: {', '.join(names)})")
+        if not any(d.name == name for d in cpus):
+            raise self.error("host", f"device {name} is not a cpu device; host code runs on a cpu")
+        return cast(str, name)
+
+    def target_kind(self, where: str, entry: dict[str, Any]) -> None:
+        """Registers a user target kind (`register_target_kind`; the same definition
+        again is a no-op, so a description can be loaded twice)."""
+        self.check_keys(where, entry, _TARGET_KIND_KEYS, ("name",))
+        name = entry["name"]
+        if not isinstance(name, str):
+            raise self.error(where, f'name: expected a string such as "dsp", got {name!r}')
+        table = entry.get("attrs", {})
+        if not isinstance(table, dict):
+            raise self.error(where, f"attrs: expected a table, got {table!r}")
+        attrs: dict[str, tuple[object, object]] = {}
+        for attr, spec in cast(dict[str, object], table).items():
+            if not isinstance(spec, list) or len(spec) not in (1, 2):  # pyright: ignore[reportUnknownArgumentType]
+                raise self.error(
+                    where,
+                    f'attrs.{attr}: expected [type] or [type, default], e.g. ["int", 128], '
+                    f"got {spec!r}",
+                )
+            items = cast(list[object], spec)
+            attrs[attr] = (items[0], items[1] if len(items) == 2 else None)
+        keys = entry.get("keys", [])
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):  # pyright: ignore[reportUnknownVariableType]
+            raise self.error(where, f"keys: expected a list of strings, got {keys!r}")
+        host_capable = entry.get("host_capable", False)
+        if not isinstance(host_capable, bool):
+            raise self.error(where, f"host_capable: expected true or false, got {host_capable!r}")
+        try:
+            register_target_kind(
+                name,
+                str(entry.get("device_type", name)),
+                attrs,
+                cast(list[str], keys),
+                host_capable,
+            )
+        except TargetError as e:
+            raise self.error(where, str(e)) from None
+
+    def device(self, where: str, entry: dict[str, Any]) -> DeviceSpec:
+        self.check_keys(where, entry, _DEVICE_KEYS, _DEVICE_REQUIRED)
+        type_name, device_id = entry["type"], entry["id"]
+        if not isinstance(type_name, str):
+            raise self.error(where, f'type: expected a string such as "cuda", got {type_name!r}')
+        if not isinstance(device_id, int) or isinstance(device_id, bool) or device_id < 0:
+            raise self.error(where, f"id: expected an integer 0 or more, got {device_id!r}")
+        try:
+            DeviceAttr.make(type_name, device_id)
+        except VirtualDeviceError as e:
+            raise self.error(where, f"type: {e}") from None
+        target = self.target(where, entry["target"])
+        if target.device_type != type_name:
+            raise self.error(
+                where,
+                f"target: {ir_text(target)} has device type '{target.device_type}' "
+                f'but type = "{type_name}"',
+            )
+        api = entry["api"]
+        if api not in _API_NAMES:
+            raise self.error(
+                where, f"api: unknown DeviceAPI {api!r} (valid: {', '.join(api_names())})"
+            )
+        return DeviceSpec(
+            type_name,
+            device_id,
+            target,
+            cast(str, api),
+            self.scopes(where, entry["scopes"]),
+            self.attrs(where, entry.get("attrs", {})),
+        )
+
+    def target(self, where: str, value: object) -> TargetAttr:
+        try:
+            if isinstance(value, dict):
+                return Target.from_config(cast(dict[str, Any], value))
+            if isinstance(value, str):
+                return Target.parse(value)
+        except TargetError as e:
+            raise self.error(where, f"target: {e}") from None
+        raise self.error(
+            where,
+            f'target: expected a table such as {{ kind = "cuda" }} or a kind or tag name, '
+            f"got {value!r}",
+        )
+
+    def scopes(self, where: str, value: object) -> dict[str, int]:
+        if not isinstance(value, dict):
+            raise self.error(
+                where, f'scopes: expected a table such as {{ global = "16 GiB" }}, got {value!r}'
+            )
+        scopes: dict[str, int] = {}
+        for scope, size in cast(dict[str, object], value).items():
+            try:
+                DeviceAttr.make(scope=scope)
+                scopes[scope] = parse_size(size)
+            except (ValueError, VirtualDeviceError) as e:
+                raise self.error(where, f"scopes.{scope}: {e}") from None
+        if DEFAULT_SCOPE not in scopes:
+            raise self.error(
+                where, f"scopes: every device needs a '{DEFAULT_SCOPE}' scope (its main memory)"
+            )
+        return scopes
+
+    def attrs(self, where: str, value: object) -> dict[str, object]:
+        if not isinstance(value, dict):
+            raise self.error(where, f"attrs: expected a table, got {value!r}")
+        attrs = cast(dict[str, object], value)
+        for key, item in attrs.items():
+            if key not in DEVICE_ATTR_KINDS:
+                raise self.error(
+                    where,
+                    f"attrs: unknown device attribute '{key}' "
+                    f"(valid: {', '.join(DEVICE_ATTR_KINDS)})",
+                )
+            if not isinstance(item, int | float | str):
+                raise self.error(
+                    where, f"attrs.{key}: expected a number, string or boolean, got {item!r}"
+                )
+        return dict(attrs)
+
+    def scope_ref(self, where: str, value: object, devices: dict[str, DeviceSpec]) -> ScopeRef:
+        if not isinstance(value, str) or value.count("/") != 1:
+            raise self.error(
+                where, f'expected a scope reference such as "cuda:0/host", got {value!r}'
+            )
+        name, scope = value.split("/")
+        device = devices.get(name)
+        if device is None:
+            raise self.error(where, f"unknown device '{name}' (devices: {', '.join(devices)})")
+        if scope not in device.scopes:
+            raise self.error(
+                where,
+                f"device {name} has no scope '{scope}' (declared: {', '.join(device.scopes)})",
+            )
+        return (name, scope)
+
+    def same_memory(
+        self, where: str, entry: dict[str, Any], devices: dict[str, DeviceSpec]
+    ) -> list[ScopeRef]:
+        self.check_keys(where, entry, _SAME_MEMORY_KEYS, _SAME_MEMORY_KEYS)
+        refs = entry["scopes"]
+        if not isinstance(refs, list) or len(refs) < 2:  # pyright: ignore[reportUnknownArgumentType]
+            raise self.error(
+                where,
+                "scopes: expected two or more scope references, "
+                'e.g. ["cpu:0/global", "cuda:0/host"]',
+            )
+        return [
+            self.scope_ref(f"{where}: scopes[{i}]", ref, devices)
+            for i, ref in enumerate(cast(list[object], refs))
+        ]
+
+    def link(self, where: str, entry: dict[str, Any], devices: dict[str, DeviceSpec]) -> LinkSpec:
+        self.check_keys(where, entry, _LINK_KEYS, _LINK_KEYS)
+        between = entry["between"]
+        if (
+            not isinstance(between, list)
+            or len(between) != 2  # pyright: ignore[reportUnknownArgumentType]
+            or not all(isinstance(n, str) for n in between)  # pyright: ignore[reportUnknownVariableType]
+        ):
+            raise self.error(
+                where,
+                f'between: expected two device names, e.g. ["cpu:0", "cuda:0"], got {between!r}',
+            )
+        a, b = cast(list[str], between)
+        for i, name in enumerate((a, b)):
+            if name not in devices:
+                raise self.error(
+                    where, f"between[{i}]: unknown device '{name}' (devices: {', '.join(devices)})"
+                )
+        if a == b:
+            raise self.error(where, f"between: a link joins two different devices, got {a} twice")
+        try:
+            bandwidth = parse_bandwidth(entry["bandwidth"])
+        except ValueError as e:
+            raise self.error(where, f"bandwidth: {e}") from None
+        try:
+            latency = parse_latency(entry["latency"])
+        except ValueError as e:
+            raise self.error(where, f"latency: {e}") from None
+        return LinkSpec(a, b, bandwidth, latency)
+
+
+DEFAULT_SYSTEM_TOML = """\
+# devplan's default system: one CPU and two simulated A100-like GPUs.
+
+[[device]]
+type = "cpu"
+id = 0
+target = { kind = "llvm" }
+api = "cpu"
+scopes = { global = "32 GiB" }
+
+[[device]]
+type = "cuda"
+id = 0
+target = "nvidia/nvidia-a100"
+api = "simulated"
+scopes = { global = "40 GiB", shared = "48 KiB", local = "512 KiB", host = "32 GiB" }
+
+[[device]]
+type = "cuda"
+id = 1
+target = "nvidia/nvidia-a100"
+api = "simulated"
+scopes = { global = "40 GiB", shared = "48 KiB", local = "512 KiB", host = "32 GiB" }
+
+# A GPU's host scope is pinned host memory: the CPU's own memory, seen from the GPU.
+[[same_memory]]
+scopes = ["cpu:0/global", "cuda:0/host"]
+
+[[same_memory]]
+scopes = ["cpu:0/global", "cuda:1/host"]
+
+[[link]]
+between = ["cpu:0", "cuda:0"]
+bandwidth = "24 GB/s"
+latency = "10 us"
+
+[[link]]
+between = ["cpu:0", "cuda:1"]
+bandwidth = "24 GB/s"
+latency = "10 us"
+
+[[link]]
+between = ["cuda:0", "cuda:1"]
+bandwidth = "300 GB/s"
+latency = "5 us"
+"""
+"""The embedded default system description (a valid file to copy and edit)."""
+
+
+__all__ = [
+    "BANDWIDTH_UNITS",
+    "DEFAULT_SYSTEM_TOML",
+    "DEVICE_ATTR_KINDS",
+    "LATENCY_UNITS",
+    "SIZE_UNITS",
+    "DeviceSpec",
+    "LinkSpec",
+    "ScopeRef",
+    "System",
+    "SystemDescriptionError",
+    "api_names",
+    "parse_bandwidth",
+    "parse_latency",
+    "parse_size",
+    "register_api_name",
+]
