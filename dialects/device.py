@@ -33,11 +33,9 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     IndexType,
-    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
-    NoneAttr,
     StringAttr,
     SymbolRefAttr,
 )
@@ -77,7 +75,13 @@ from xdsl.utils.hints import isa
 
 from .kernel import KernelFuncOp, KernelModuleOp
 from .target import TargetAttr
-from .vdev import DeviceAttr, memory_space_of
+from .vdev import (
+    KERNEL_PRIVATE_SCOPES,
+    DeviceAttr,
+    effective_scope,
+    kernel_can_reach,
+    memory_space_of,
+)
 
 DEVICE_ATTR_KINDS: dict[str, Literal["int", "string"]] = {
     "exist": "int",
@@ -99,9 +103,6 @@ DEVICE_ATTR_KINDS: dict[str, Literal["int", "string"]] = {
     "image_pitch_alignment": "int",
 }
 """TVM's `DeviceAttrKind`, in snake case, in TVM's order, with the kind of value it has."""
-
-KERNEL_ONLY_SCOPES = ("shared", "local")
-"""Memory scopes that exist only inside a running kernel (not allocatable by the host)."""
 
 
 @irdl_attr_definition
@@ -133,28 +134,26 @@ def _ir(attr: Attribute) -> str:
 
 
 def _require_concrete(device: DeviceAttr, what: str) -> None:
-    if isinstance(device.device_type, StringAttr) and isinstance(device.virtual_id, IntAttr):
+    if device.type_name is not None and device.device_id is not None:
         return
     raise VerifyException(
         f'{what} {_ir(device)} needs a device type and an id, e.g. #vdev.device<"cuda", 0>'
     )
 
 
-def _kernel_can_reach(launch: DeviceAttr, memory: DeviceAttr | None) -> bool:
-    """Whether kernels on `launch` can address `memory` (None = plain host memory).
-
-    Interim rule until `vdev.kernel_can_reach` lands: plain host memory only from cpu
-    kernels; device memory when its device type and id agree with the launch's.
-    """
+def _satisfies(memory: DeviceAttr | None, wanted: DeviceAttr) -> bool:
+    """Whether memory in `memory` meets every field `wanted` constrains (an unset
+    scope is `global` at run time, so it meets a `global` requirement)."""
     if memory is None:
-        return launch.device_type == StringAttr("cpu")
-    for mine, theirs in (
-        (launch.device_type, memory.device_type),
-        (launch.virtual_id, memory.virtual_id),
-    ):
-        if not isinstance(theirs, NoneAttr) and mine != theirs:
-            return False
-    return True
+        return False
+    fields = (
+        (wanted.type_name, memory.type_name),
+        (wanted.device_id, memory.device_id),
+        (wanted.target_value, memory.target_value),
+    )
+    if any(want is not None and want != have for want, have in fields):
+        return False
+    return wanted.scope is None or wanted.scope == effective_scope(memory)
 
 
 def _constant_index(value: SSAValue) -> int | None:
@@ -202,10 +201,9 @@ def _verify_device_memory(type_: MemRefType[Attribute], does: str, remedy: str) 
 def _verify_allocation(result: MemRefType[Attribute], dynamic_sizes: int) -> None:
     device = _verify_device_memory(result, "allocates", "allocate host memory with memref.alloc")
     _require_concrete(device, f"result {_ir(result)}: device")
-    scope = device.memory_scope
-    if isinstance(scope, StringAttr) and scope.data in KERNEL_ONLY_SCOPES:
+    if device.scope in KERNEL_PRIVATE_SCOPES:
         raise VerifyException(
-            f'cannot allocate {_ir(result)}: scope "{scope.data}" exists only inside a '
+            f'cannot allocate {_ir(result)}: scope "{device.scope}" exists only inside a '
             "kernel (use kernel.alloc_shared there)"
         )
     wanted = sum(1 for d in result.get_shape() if d == DYNAMIC_INDEX)
@@ -652,14 +650,13 @@ class LaunchOp(IRDLOperation):
             raise VerifyException(
                 f"{self.kernel} is '{found.name}', not a kernel.func inside a kernel.module"
             )
-        launch_type = self.device.device_type
-        assert isinstance(launch_type, StringAttr)
+        launch_type = self.device.type_name
         kernel_type = module.target.device_type
-        if kernel_type != launch_type.data:
+        if kernel_type != launch_type:
             raise VerifyException(
                 f"kernel {self.kernel} is compiled for {_ir(module.target)} (device type "
                 f'"{kernel_type}") but launched on {_ir(self.device)} (device type '
-                f'"{launch_type.data}")'
+                f'"{launch_type}")'
             )
         return found
 
@@ -676,8 +673,8 @@ class LaunchOp(IRDLOperation):
         return f"; known kernels: {', '.join(names)}" if names else "; there is no kernel.func"
 
     def _target(self, kernel: KernelFuncOp) -> TargetAttr:
-        target = self.device.target
-        if isinstance(target, TargetAttr):
+        target = self.device.target_value
+        if target is not None:
             return target
         module = kernel.parent_op()
         assert isinstance(module, KernelModuleOp)
@@ -694,7 +691,7 @@ class LaunchOp(IRDLOperation):
         block = [_constant_index(v) for v in self.block]
         target = self._target(kernel)
         limit = target.get_attr("max_num_threads")
-        if not isinstance(limit, int) or any(b is None for b in block):
+        if not isinstance(limit, int) or isinstance(limit, bool) or any(b is None for b in block):
             return  # unknown block size or no limit: checked when the kernel runs
         threads = 1
         for b in block:
@@ -738,16 +735,22 @@ class LaunchOp(IRDLOperation):
             )
         param_space = memory_space_of(param)
         memory = memory_space_of(arg)
-        if param_space is not None and param_space != memory:
+        if param_space is not None and not _satisfies(memory, param_space):
             raise VerifyException(
                 f"{where} lives in {_ir(arg.memory_space)} but the kernel expects memory "
                 f"{_ir(param_space)}"
             )
-        if not _kernel_can_reach(self.device, memory):
+        if not kernel_can_reach(self.device, memory):
             place = "host memory" if memory is None else _ir(memory)
+            private = memory is not None and memory.scope in KERNEL_PRIVATE_SCOPES
+            remedy = (
+                "shared and local memory exist only inside a kernel"
+                if private
+                else "copy it to the device first"
+            )
             raise VerifyException(
                 f"{where} ({_ir(arg)}) lives in {place}, which kernels on {_ir(self.device)} "
-                "cannot reach; copy it to the device first"
+                f"cannot reach; {remedy}"
             )
 
 

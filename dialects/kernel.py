@@ -480,7 +480,7 @@ class AllocSharedOp(IRDLOperation):
         if not type_.has_static_shape():
             raise VerifyException(f"shared memory needs a static shape, got {type_}")
         space = memory_space_of(type_)
-        if space is None or space.memory_scope != StringAttr("shared"):
+        if space is None or space.scope != "shared":
             raise VerifyException(
                 f"result {type_} must live in shared memory, e.g. "
                 'memref<256xf32, #vdev.device<?, ?, ?, "shared">>'

@@ -227,6 +227,21 @@ func.func @f(%h: memref<?xf32>) {
 // -----
 
 kernel.module @kernels target #target.target<"cuda"> {
+  kernel.func @k(%a: memref<?xf32>) {
+    kernel.return
+  }
+}
+
+func.func @f(%a: memref<?xf32, #vdev.device<"cuda", 0, ?, "shared">>) {
+  %c1 = arith.constant 1 : index
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'device.launch' argument 0 of kernel @kernels::@k (memref<?xf32, #vdev.device<"cuda", 0, ?, "shared">>) lives in #vdev.device<"cuda", 0, ?, "shared">, which kernels on #vdev.device<"cuda", 0> cannot reach; shared and local memory exist only inside a kernel
+  device.launch @kernels::@k on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%a) : memref<?xf32, #vdev.device<"cuda", 0, ?, "shared">>
+  func.return
+}
+
+// -----
+
+kernel.module @kernels target #target.target<"cuda"> {
   kernel.func @k(%a: memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>) {
     kernel.return
   }

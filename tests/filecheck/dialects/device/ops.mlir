@@ -98,3 +98,21 @@ func.func @cpu_launch(%h: memref<8xi32>) {
   device.launch @host_kernels::@inc on #vdev.device<"cpu", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%h) : memref<8xi32>
   func.return
 }
+
+// -----
+
+// A kernel parameter with a memory space accepts memory that meets it (an unset
+// scope is global); kernels reach their device's host-visible scope too.
+kernel.module @kernels target #target.target<"cuda"> {
+  kernel.func @k(%a: memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>, %b: memref<4xf32>) {
+    kernel.return
+  }
+}
+
+// CHECK-LABEL: func.func @spaces
+// CHECK: device.launch @kernels::@k on #vdev.device<"cuda", 0> grid
+func.func @spaces(%a: memref<8xf32, #vdev.device<"cuda", 0>>, %b: memref<4xf32, #vdev.device<"cuda", 0, ?, "host">>) {
+  %c1 = arith.constant 1 : index
+  device.launch @kernels::@k on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%a, %b) : memref<8xf32, #vdev.device<"cuda", 0>>, memref<4xf32, #vdev.device<"cuda", 0, ?, "host">>
+  func.return
+}
