@@ -55,11 +55,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Final, NoReturn, cast
+from typing import Final, NoReturn, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BoolAttr,
+    BytesAttr,
     DictionaryAttr,
     IntegerAttr,
     IntegerType,
@@ -526,6 +527,13 @@ def _value_from_ir(attr: Attribute) -> object:
     """The Python value of an IR attribute value (the attribute itself when foreign)."""
     if isinstance(attr, StringAttr):
         return attr.data
+    if isinstance(attr, BytesAttr):
+        # xDSL prints non-ASCII string characters as byte escapes and reads them back
+        # as bytes: UTF-8 text is still a string.
+        try:
+            return attr.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return attr
     if isinstance(attr, IntegerAttr):
         integer = cast(IntegerAttr[IntegerType], attr)
         value = integer.value.data
@@ -727,6 +735,12 @@ _CANONICAL: dict[Resolved, dict[str, TargetValue]] = {}
 """Canonical attributes of each resolved configuration printed or built so far."""
 
 _MEMO_LIMIT: Final = 4096
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+_BUILT: dict[tuple[object, ...], TargetAttr] = {}
+"""Targets by (kind or tag, checked attributes, host): constructors skip resolution."""
+_INTERNED: dict[Resolved, TargetAttr] = {}
+"""One target object per configuration."""
 
 
 def _canonical_given(resolved: Resolved) -> dict[str, TargetValue]:
@@ -749,9 +763,7 @@ def _canonical_given(resolved: Resolved) -> dict[str, TargetValue]:
             same = False
         if same:
             candidate = trial
-    if len(_CANONICAL) >= _MEMO_LIMIT:
-        _CANONICAL.clear()
-    _CANONICAL[resolved] = candidate
+    _bounded_put(_CANONICAL, resolved, candidate)
     return candidate
 
 
@@ -761,8 +773,27 @@ def _build(name: str, given: Mapping[str, object], host: object) -> TargetAttr:
     for reserved in ("kind", "tag", "host"):
         if reserved in given:
             raise TargetError(f"'{reserved}' is not an attribute value here", reserved)
-    resolved = _resolve(name, _check_given(kind, given), _host_target(host))
-    return TargetAttr.from_resolved(resolved)
+    checked = _check_given(kind, given)
+    host_target = _host_target(host)
+    key = (name, tuple(sorted(checked.items())), host_target)
+    built = _BUILT.get(key)
+    if built is None:
+        built = TargetAttr.from_resolved(_resolve(name, checked, host_target))
+        _bounded_put(_BUILT, key, built)
+    return built
+
+
+def _bounded_put(memo: dict[_K, _V], key: _K, value: _V) -> None:
+    # Memos only save work; dropping them all when full keeps them small and simple.
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+
+
+def _forget_everything_built() -> None:
+    """Drop the memos: a tag's configuration changed."""
+    for memo in (_CANONICAL, _RESOLVED_BY_PARAMS, _BUILT, _INTERNED):
+        memo.clear()
 
 
 def _host_target(host: object) -> TargetAttr | _Inherit | None:
@@ -820,13 +851,23 @@ class TargetAttr(ParametrizedAttribute):
         Without `host`, a tag's host applies; `host=None` means no host.
         """
         built = _build(kind, attrs or {}, host)
+        # Share the built target's resolved configuration, so verification is a lookup.
+        object.__setattr__(self, "_resolved", built.resolved)
+        object.__setattr__(self, "_hash", hash(built))
         super().__init__(*built.parameters)
 
     # --- construction -----------------------------------------------------------------
 
     @classmethod
     def from_resolved(cls, resolved: Resolved) -> TargetAttr:
-        """The target with configuration `resolved`, with canonical parameters."""
+        """The target with configuration `resolved`, with canonical parameters.
+
+        Targets are interned: the same configuration gives the same object, so the
+        comparisons passes make are mostly identity checks.
+        """
+        interned = _INTERNED.get(resolved)
+        if interned is not None:
+            return interned
         given = _canonical_given(resolved)
         params = (
             StringAttr(resolved.name),
@@ -834,7 +875,16 @@ class TargetAttr(ParametrizedAttribute):
             resolved.host or NoneAttr(),
         )
         _remember(params, resolved)
-        return cls.new(params)
+        # As `cls.new(params)`, with the resolved configuration in place before verify().
+        attr = cls.__new__(cls)
+        object.__setattr__(attr, "_resolved", resolved)
+        for (field_name, _), param in zip(
+            cls.get_irdl_definition().parameters, params, strict=True
+        ):
+            object.__setattr__(attr, field_name, param)
+        attr.__post_init__()
+        _bounded_put(_INTERNED, resolved, attr)
+        return attr
 
     @classmethod
     def from_config(cls, config: Mapping[str, object] | str | TargetAttr) -> TargetAttr:
@@ -917,7 +967,8 @@ class TargetAttr(ParametrizedAttribute):
             return True
         if not isinstance(other, TargetAttr):
             return NotImplemented
-        return hash(self) == hash(other) and self.resolved == other.resolved
+        mine, theirs = self.resolved, other.resolved
+        return mine is theirs or (hash(self) == hash(other) and mine == theirs)
 
     def __hash__(self) -> int:
         cached = self.__dict__.get("_hash")
@@ -1024,10 +1075,7 @@ _RESOLVED_BY_PARAMS: dict[tuple[Attribute, ...], Resolved] = {}
 
 
 def _remember(params: tuple[Attribute, ...], resolved: Resolved) -> None:
-    cache = _RESOLVED_BY_PARAMS
-    if len(cache) >= _MEMO_LIMIT:
-        cache.clear()
-    cache[params] = resolved
+    _bounded_put(_RESOLVED_BY_PARAMS, params, resolved)
 
 
 def _resolved_from_params(params: tuple[Attribute, ...]) -> Resolved:
@@ -1436,8 +1484,7 @@ def register_tag(
         raw = {k: v for k, v in config.items() if k not in ("kind", "host")}
         given = _check_given(target.target_kind, raw)
     _TAGS[name] = _Tag(name, target.kind_name, given, target.host_target)
-    _CANONICAL.clear()
-    _RESOLVED_BY_PARAMS.clear()
+    _forget_everything_built()
     return TargetAttr(name)
 
 
