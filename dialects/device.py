@@ -163,7 +163,7 @@ def _constant_index(value: SSAValue) -> int | None:
     return None
 
 
-def _shapes_agree(a: Sequence[int], b: Sequence[int]) -> int | None:
+def _first_mismatch(a: Sequence[int], b: Sequence[int]) -> int | None:
     """The first dimension where two static extents differ (None if they agree)."""
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
         if x != DYNAMIC_INDEX and y != DYNAMIC_INDEX and x != y:
@@ -181,7 +181,7 @@ def _verify_copy_types(source: MemRefType[Attribute], destination: MemRefType[At
     src_shape, dst_shape = source.get_shape(), destination.get_shape()
     if len(src_shape) != len(dst_shape):
         raise VerifyException(f"{what}: rank {len(src_shape)} differs from rank {len(dst_shape)}")
-    dim = _shapes_agree(src_shape, dst_shape)
+    dim = _first_mismatch(src_shape, dst_shape)
     if dim is not None:
         raise VerifyException(
             f"{what}: dimension {dim} is {src_shape[dim]} in the source and "
@@ -728,7 +728,7 @@ class LaunchOp(IRDLOperation):
         mismatch = arg.element_type != param.element_type or len(arg.get_shape()) != len(
             param.get_shape()
         )
-        if mismatch or _shapes_agree(arg.get_shape(), param.get_shape()) is not None:
+        if mismatch or _first_mismatch(arg.get_shape(), param.get_shape()) is not None:
             raise VerifyException(
                 f"{where} has type {_ir(arg)} but the kernel expects {_ir(param)} "
                 "(shape and element type must agree)"
