@@ -62,6 +62,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     BytesAttr,
     DictionaryAttr,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
     NoneAttr,
@@ -540,6 +541,8 @@ def _value_from_ir(attr: Attribute) -> object:
         return bool(value) if integer.type == i1 else value
     if isinstance(attr, TargetAttr):
         return attr
+    if isinstance(attr, FloatAttr):
+        return cast(FloatAttr, attr).value.data
     if isinstance(attr, ArrayAttr):
         return [_value_from_ir(item) for item in cast(ArrayAttr[Attribute], attr).data]
     return attr
@@ -1137,7 +1140,11 @@ class _IRTargetReader:
     def read(self) -> tuple[Attribute, ...]:
         parser = self.parser
         start = parser.pos
-        name = parser.parse_str_literal("target kind or tag")
+        name = parser.parse_optional_str_literal()
+        if name is None:
+            parser.raise_error(
+                'expected the target kind or tag as a string, e.g. #target.target<"cuda">'
+            )
         self.spans["kind"] = self.spans["tag"] = (start, self.end_of(start))
         given: dict[str, object] = {}
         host: TargetAttr | _Inherit | None = INHERIT
