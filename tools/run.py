@@ -119,7 +119,8 @@ def format_output(index: int, value: Any, full: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from .. import parse
-    from ..runtime.executor import execute, find_entry, random_inputs
+    from ..diagnostics import DevplanError
+    from ..runtime.executor import execute, find_entry, random_inputs, signature
 
     module = parse(Path(args.file))
     given = [_load_arg(a) for a in args.arg]
@@ -127,7 +128,13 @@ def run(args: argparse.Namespace) -> int:
     if args.random_args is not None:
         inputs = random_inputs(module, args.entry, args.random_args, given=given)
     else:
-        find_entry(module, args.entry)
+        function = find_entry(module, args.entry)
+        expected = len(function.function_type.inputs.data)
+        if len(given) != expected:
+            raise DevplanError(
+                f"error: {signature(function)} takes {expected} argument(s), got {len(given)} "
+                "from --arg; pass each with --arg FILE.npy|VALUE, or use --random-args SEED"
+            )
     result = execute(
         module,
         inputs,
@@ -142,6 +149,13 @@ def run(args: argparse.Namespace) -> int:
         print(result.report.format())
     if args.trace:
         result.report.write_chrome_trace(args.trace)
+    if result.leaks:
+        print(
+            f"warning: {len(result.leaks)} device buffer(s) leaked (never freed): "
+            + "; ".join(b.describe() for b in result.leaks)
+            + " (--strict makes this an error)",
+            file=sys.stderr,
+        )
     return 0
 
 
