@@ -268,8 +268,9 @@ class RegionAnalysis:
         key: DeviceKey = (device.type_name or "?", device.device_id)
         fp = Footprint(frozenset({key}))
         reason = f"'device.launch' launches {op.kernel} on {device_name(key)}"
+        own = None if key == self.host_key else key  # a host-device kernel owns host memory
         for arg in _memref_types(op.args):
-            if self.owner(arg) != key:
+            if self.owner(arg) != own:
                 fp = fp.join(self._touch(arg))
                 reason += f" with an argument in {self._where(arg)}"
         return Step(op, fp, reason)

@@ -3,7 +3,7 @@
 // RUN: devplan-opt %s --split-input-file -p 'classify-regions{explain=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=QUIET
 
 // Device programs get no remark.
-// QUIET-NOT: remark: @{{(rfc_b_device|written_target|module_target|leaf|middle|countdown|loop_of_launches|scope_copy) }}
+// QUIET-NOT: remark: @{{(rfc_b_device|written_target|module_target|leaf|middle|countdown|loop_of_launches|scope_copy|on_cpu) }}
 
 // RFC example (a): a CPU part allocates and fills host memory, copies it to CUDA
 // and launches two kernels: mixed. The remark points at the op that first puts
@@ -330,4 +330,23 @@ func.func @scope_copy(%a: memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, %
   device.copy %a to %b : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<4xf32, #vdev.device<"cuda", 0, ?, "host">>
   func.return
 }
+}
+
+// -----
+
+// Kernels launched on the host device itself work on host memory, which is that
+// device's own: a device program for cpu:0, whose target needs no separate host.
+
+kernel.module @k target #target.target<"llvm"> {
+  kernel.func @inc(%a: memref<4xf32>) {
+    kernel.return
+  }
+}
+
+// CHECK-LABEL: func.func @on_cpu
+// CHECK-SAME: attributes {device.region = "device", device.target = #target.target<"llvm">} {
+func.func @on_cpu(%h: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  device.launch @k::@inc on #vdev.device<"cpu", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%h) : memref<4xf32>
+  func.return
 }
