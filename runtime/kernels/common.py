@@ -354,3 +354,29 @@ def memref_params(kernel: Kernel) -> list[tuple[int, MemRefType]]:
         if isinstance(type_, MemRefType):
             found.append((i, type_))  # pyright: ignore[reportUnknownArgumentType]
     return found
+
+
+# Fault messages, worded once so both backends say the same thing.
+
+
+def div_zero_message(op: str) -> str:
+    return f"'arith.{op}' divides by zero"
+
+
+def shift_message(op: str, width: int) -> str:
+    return f"'arith.{op}' shifts an i{width} by a negative amount or by {width} bits or more"
+
+
+def fptosi_message(width: int) -> str:
+    return f"'arith.fptosi' converts NaN or a value outside the range of i{width}"
+
+
+def dim_message(d: int, rank: int) -> str:
+    return f"'memref.dim' asks for dimension {d} of a rank-{rank} memref"
+
+
+STEP_MESSAGE = "'scf.for' has a step that is not positive"
+BARRIER_MESSAGE = (
+    "'kernel.barrier' is in divergent control flow: this thread of the block does not "
+    "reach it (every thread of a block must take the same path to a barrier)"
+)

@@ -31,7 +31,16 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 from xdsl.ir import SSAValue
 
-from .common import Kernel, wrap_int
+from .common import (
+    BARRIER_MESSAGE,
+    STEP_MESSAGE,
+    Kernel,
+    dim_message,
+    div_zero_message,
+    fptosi_message,
+    shift_message,
+    wrap_int,
+)
 
 Array = np.ndarray[Any, Any]
 Value = Any
@@ -250,7 +259,7 @@ def divide(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Val
     """Integer division and remainder (`divsi`, `remui`, `ceildivsi`, ...); zero divisors
     on active lanes are errors."""
     x, y = arr(x), arr(y)
-    f.check(site, y == 0, f"'arith.{op}' divides by zero")
+    f.check(site, y == 0, div_zero_message(op))
     if op.endswith("ui"):
         x, y = _unsigned(x, width), _unsigned(y, width)
     if is_uniform(x) and is_uniform(y):
@@ -262,9 +271,7 @@ def divide(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Val
     if op in ("divsi", "remsi", "ceildivsi"):
         # floor -> truncation (divsi/remsi) or ceiling (ceildivsi) where inexact
         inexact = r != 0
-        fix = (
-            inexact & ((x < 0) != (y < 0)) if op != "ceildivsi" else inexact & ((x < 0) == (y < 0))
-        )
+        fix = inexact if op == "ceildivsi" else inexact & ((x < 0) != (y < 0))
         q = q + fix.astype(q.dtype)
     if op in ("remsi", "remui"):
         res = x - q * y
@@ -289,7 +296,7 @@ def _divide_scalar(op: str, x: int, y: int, width: int) -> int | bool:
 def shift(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Value:
     """`arith.shli/shrsi/shrui`; a shift by the width or more (or negative) is an error."""
     x, y = arr(x), arr(y)
-    f.check(site, (y < 0) | (y >= width), f"'arith.{op}' shifts by {width} bits or more")
+    f.check(site, (y < 0) | (y >= width), shift_message(op, width))
     if is_uniform(x) and is_uniform(y):
         ix, iy = int(x), int(y)
         if op == "shli":
@@ -400,7 +407,7 @@ def to_int(f: Faults, site: int, x: Value, width: int) -> Value:
     """`arith.fptosi`: truncates toward zero; NaN and values out of range are errors."""
     lo, hi = -(2.0 ** (width - 1)), 2.0 ** (width - 1)
     bad = ~((x >= lo) & (x < hi))
-    f.check(site, bad, f"'arith.fptosi' converts NaN or a value outside i{width}")
+    f.check(site, bad, fptosi_message(width))
     if is_uniform(x):
         return wrap_int(int(x), width)
     x = np.where(bad, 0, x)
@@ -468,7 +475,7 @@ class ForLoop:
         step: Value,
     ) -> None:  # fmt: skip
         step = arr(step)
-        f.check(site, step <= 0, "'scf.for' has a step that is not positive")
+        f.check(site, step <= 0, STEP_MESSAGE)
         self.lanes = lanes
         self.mask = mask
         self.ub = arr(ub)
@@ -498,26 +505,26 @@ def barrier(f: Faults, site: int, mask: Array | None) -> None:
     """`kernel.barrier`: every lane of the block runs each op together, so a barrier is
     a no-op — unless some threads of the block do not reach it."""
     if mask is not None:
-        missing = ~mask
-        f.check(
-            site,
-            np.broadcast_to(missing, f.lanes.shape),
-            "'kernel.barrier' is in divergent control flow: this thread of the block "
-            "does not reach it",
-        )
+        missing = np.broadcast_to(~mask, f.lanes.shape)
+        block, thread = f.lanes.locate(_first_true(missing))
+        raise f.kernel.error(site, BARRIER_MESSAGE, block, thread)
 
 
-# ---------------------------------------------------------------- memory
-
-
-def dim(f: Faults, site: int, mem: Array, d: Value) -> int:
+def dim(f: Faults, site: int, mem: Array, d: Value) -> Value:
+    """`memref.dim`."""
     d = arr(d)
-    f.check(
-        site,
-        (d < 0) | (d >= mem.ndim),
-        f"'memref.dim' of dimension {d!r} of a rank-{mem.ndim} memref",
-    )
-    return mem.shape[int(d)]
+    if is_uniform(d):
+        f.check(site, d < 0 or d >= mem.ndim, dim_message(int(d), mem.ndim))
+        return mem.shape[int(d)]
+    bad = (d < 0) | (d >= mem.ndim)
+    if f.mask is not None:
+        bad = bad & f.mask
+    if bad.any():
+        pos = _pad(_first_true(bad), f.lanes.ndim)
+        block, thread = f.lanes.locate(pos)
+        value = int(np.broadcast_to(d, bad.shape)[_first_true(bad)])
+        raise f.kernel.error(site, dim_message(value, mem.ndim), block, thread)
+    return np.asarray(mem.shape, dtype=np.int64)[np.where((d < 0) | (d >= mem.ndim), 0, d)]
 
 
 def _affine_view(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value]) -> Array:

@@ -1,0 +1,739 @@
+"""The Numba kernel backend: explicit loops over blocks and threads, compiled by `numba.njit`.
+
+The kernel is translated once into Python source over scalars and compiled with
+`numba.njit(cache=False)` (Numba compiles it at the first launch for the argument types
+and keeps it). Its shape depends on the kernel:
+
+* **No barrier, no shared memory**: six nested loops (grid z, y, x, then block z, y, x)
+  around the body — every thread runs to completion in turn.
+* **Barriers or shared memory**: a loop over blocks; inside, the body is cut at every
+  barrier into *phases*, each a loop over the block's threads. An `scf.for`/`scf.if`
+  holding a barrier becomes a block-level loop/branch around its own phases; its bounds
+  or condition must be the same in every thread of the block (else the barrier is in
+  divergent control flow: an error, as in the NumPy backend). A value used in a phase
+  other than the one defining it lives in a per-thread array between phases.
+
+Integers are int64 in the generated code, wrapped to their width after every operation
+(so `i32` wraps at 32 bits). A fault (out-of-bounds access, division by zero, ...) writes
+its site, the block and thread, and the index into an error vector and returns; the
+launcher turns that into the same `KernelError` the NumPy backend raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numba  # pyright: ignore[reportMissingTypeStubs]
+import numpy as np
+from xdsl.dialects.builtin import Float16Type, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from ...diagnostics import diagnostic_at
+from .common import (
+    BARRIER_MESSAGE,
+    CMPF_PREDICATES,
+    CMPI_PREDICATES,
+    STEP_MESSAGE,
+    Kernel,
+    KernelError,
+    constant_value,
+    contains_barrier,
+    dim_message,
+    div_zero_message,
+    dtype_of,
+    fptosi_message,
+    int_width,
+    is_float,
+    predicate_of,
+    shift_message,
+)
+
+_njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
+
+_FAULT, _OOB = 1, 2
+_ERR_SIZE = 16  # kind, site, block xyz, thread xyz, then up to 8 index/detail values
+
+_FLOAT_BINARY = {
+    "arith.addf": "{0} + {1}",
+    "arith.subf": "{0} - {1}",
+    "arith.mulf": "{0} * {1}",
+    "arith.divf": "{0} / {1}",
+    "arith.maximumf": "_maximumf({0}, {1})",
+    "arith.minimumf": "_minimumf({0}, {1})",
+    "arith.maxnumf": "_maxnumf({0}, {1})",
+    "arith.minnumf": "_minnumf({0}, {1})",
+    "math.powf": "np.power({0}, {1})",
+    "math.atan2": "np.arctan2({0}, {1})",
+    "math.copysign": "np.copysign({0}, {1})",
+    "math.fma": "{0} * {1} + {2}",
+}
+_FLOAT_UNARY = {
+    "arith.negf": "-{0}",
+    "math.exp": "np.exp({0})",
+    "math.exp2": "np.exp2({0})",
+    "math.expm1": "np.expm1({0})",
+    "math.log": "np.log({0})",
+    "math.log2": "np.log2({0})",
+    "math.log10": "np.log10({0})",
+    "math.log1p": "np.log1p({0})",
+    "math.sqrt": "np.sqrt({0})",
+    "math.rsqrt": "1.0 / np.sqrt({0})",
+    "math.tanh": "np.tanh({0})",
+    "math.sin": "np.sin({0})",
+    "math.cos": "np.cos({0})",
+    "math.tan": "np.tan({0})",
+    "math.atan": "np.arctan({0})",
+    "math.absf": "np.abs({0})",
+    "math.floor": "np.floor({0})",
+    "math.ceil": "np.ceil({0})",
+    "math.trunc": "np.trunc({0})",
+}
+_CMPF = {
+    "false": "False",
+    "true": "True",
+    "oeq": "{0} == {1}",
+    "ogt": "{0} > {1}",
+    "oge": "{0} >= {1}",
+    "olt": "{0} < {1}",
+    "ole": "{0} <= {1}",
+    "one": "({0} < {1} or {0} > {1})",
+    "ord": "({0} == {0} and {1} == {1})",
+    "ueq": "not ({0} < {1} or {0} > {1})",
+    "ugt": "not ({0} <= {1})",
+    "uge": "not ({0} < {1})",
+    "ult": "not ({0} >= {1})",
+    "ule": "not ({0} > {1})",
+    "une": "{0} != {1}",
+    "uno": "({0} != {0} or {1} != {1})",
+}
+_CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+@_njit(cache=False)
+def _maximumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return x
+    if y != y:
+        return y
+    return x if x > y else y
+
+
+@_njit(cache=False)
+def _minimumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return x
+    if y != y:
+        return y
+    return x if x < y else y
+
+
+@_njit(cache=False)
+def _maxnumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x > y else y
+
+
+@_njit(cache=False)
+def _minnumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x < y else y
+
+
+@_njit(cache=False)
+def _trunc_div(x: int, y: int) -> int:
+    q = x // y
+    if q < 0 and q * y != x:
+        q += 1
+    return q
+
+
+def _wrap(expr: str, width: int) -> str:
+    """`expr` (an int64 expression) reduced to a signed `width`-bit value."""
+    if width >= 64:
+        return f"({expr})"
+    if width == 1:
+        return f"(({expr}) & 1 != 0)"
+    half = 1 << (width - 1)
+    return f"(((({expr}) + {half}) & {(half << 1) - 1}) - {half})"
+
+
+def _unsigned(expr: str, width: int) -> str:
+    """An expression ordering like the unsigned reading of `expr` (for comparisons)."""
+    if width >= 64:
+        return f"(({expr}) ^ -9223372036854775808)"
+    return f"(({expr}) & {(1 << width) - 1})"
+
+
+class NumbaSource:
+    """Generates the loop-nest Python source of one kernel."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.lines: list[str] = []
+        self.namespace: dict[str, Any] = {
+            "np": np,
+            "_maximumf": _maximumf,
+            "_minimumf": _minimumf,
+            "_maxnumf": _maxnumf,
+            "_minnumf": _minnumf,
+            "_trunc_div": _trunc_div,
+        }
+        self.depth = 1
+        self.counter = 0
+        self.messages: dict[int, str] = {}
+        """Fixed fault messages by site (sites whose message needs run-time values are absent)."""
+        self.spilled: dict[SSAValue, str] = {}
+        """Per-thread arrays holding values that cross phases (per-block kernels)."""
+        self.phase_of: dict[Operation, int] = {}
+        self.arrays: list[tuple[str, str]] = []
+
+    # ------------------------------------------------------------ helpers
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def v(self, value: SSAValue) -> str:
+        return self.kernel.name_of(value)
+
+    def error(self, op: Operation, message: str) -> KernelError:
+        return KernelError(diagnostic_at(op, f"in kernel @{self.kernel.name}: {message}"))
+
+    def dtype_name(self, type_: Any) -> str:
+        dtype = dtype_of(type_)
+        assert dtype is not None
+        if dtype.kind == "i":
+            return "np.int64"
+        return f"np.{dtype.name}"
+
+    def fault(self, site: int, kind: int = _FAULT, details: list[str] | None = None) -> None:
+        """Emit: record a fault of this thread at `site`, then stop the kernel."""
+        values = [str(kind), str(site), "bix", "biy", "biz", "tix", "tiy", "tiz"]
+        values += details or []
+        self.emit("(" + ", ".join(f"err[{i}]" for i in range(len(values))) + ") = (")
+        self.emit("    " + ", ".join(values) + ",)")
+        self.emit("return")
+
+    # ------------------------------------------------------------ structure
+
+    def generate(self) -> str:
+        kernel = self.kernel
+        for op in kernel.func.body.walk():
+            if any(_is_f16(v.type) for v in (*op.operands, *op.results)):
+                raise self.error(op, "f16 is not supported by the numba backend; use numpy")
+        params = "".join(self.v(p) + ", " for p in kernel.params)
+        self.lines.append(f"def run(gx, gy, gz, bx_, by_, bz_, err, {params}):")
+        body_start = len(self.lines)
+        self.hoist_constants(kernel.func.body.block)
+        if kernel.per_block:
+            self.per_block_body()
+        else:
+            for loop in ("biz in range(gz)", "biy in range(gy)", "bix in range(gx)"):
+                self.emit(f"for {loop}:")
+                self.depth += 1
+            for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
+                self.emit(f"for {loop}:")
+                self.depth += 1
+            self.thread_ops(list(kernel.func.body.block.ops))
+        prologue = ["    nthr = bx_ * by_ * bz_"]
+        prologue += [f"    {name} = np.empty(nthr, {dt})" for name, dt in self.arrays]
+        self.lines[body_start:body_start] = prologue
+        return "\n".join(self.lines) + "\n"
+
+    def hoist_constants(self, block: Block) -> None:
+        for op in block.walk():
+            if op.name == "arith.constant":
+                type_ = op.results[0].type
+                value = constant_value(op)
+                name = self.v(op.results[0])
+                if is_float(type_):
+                    self.emit(f"{name} = {self.dtype_name(type_)}({value!r})")
+                else:
+                    self.emit(f"{name} = {value!r}")
+
+    # ------------------------------------------------------------ per-thread code
+
+    def thread_ops(self, ops: list[Operation]) -> None:
+        for op in ops:
+            self.thread_op(op)
+
+    def thread_op(self, op: Operation) -> None:
+        name = op.name
+        if name in ("arith.constant", "kernel.return", "kernel.alloc_shared"):
+            return
+        if name == "scf.yield":
+            raise AssertionError("scf.yield is emitted by its parent")  # pragma: no cover
+        if name == "scf.if":
+            self.thread_if(op)
+        elif name == "scf.for":
+            self.thread_for(op)
+        elif name == "memref.load":
+            self.load(op)
+        elif name == "memref.store":
+            self.store(op)
+        else:
+            self.scalar(op)
+        for result in op.results:
+            spill = self.spilled.get(result)
+            if spill is not None:
+                self.emit(f"{spill}[lin] = {self.v(result)}")
+
+    def region_ops(self, block: Block) -> tuple[list[Operation], list[SSAValue]]:
+        ops = list(block.ops)
+        last = ops[-1] if ops else None
+        if last is not None and last.name == "scf.yield":
+            return ops[:-1], list(last.operands)
+        return ops, []
+
+    def thread_if(self, op: Operation) -> None:
+        for result in op.results:
+            self.emit(f"{self.v(result)} = {self.zero(result.type)}")
+        self.emit(f"if {self.v(op.operands[0])}:")
+        for i, region in enumerate(op.regions):
+            if i == 1:
+                if not region.blocks or not region.block.ops:
+                    break
+                self.emit("else:")
+            self.depth += 1
+            self.emit("pass")
+            ops, yielded = self.region_ops(region.block)
+            self.thread_ops(ops)
+            for result, value in zip(op.results, yielded, strict=True):
+                self.emit(f"{self.v(result)} = {self.v(value)}")
+            self.depth -= 1
+
+    def thread_for(self, op: Operation) -> None:
+        lb, ub, step, *inits = (self.v(o) for o in op.operands)
+        body = op.regions[0].block
+        site = self.kernel.site(op)
+        self.messages[site] = STEP_MESSAGE
+        self.emit(f"if {step} <= 0:")
+        self.depth += 1
+        self.fault(site)
+        self.depth -= 1
+        for result, init in zip(op.results, inits, strict=True):
+            self.emit(f"{self.v(result)} = {init}")
+        iv = self.v(body.args[0])
+        self.emit(f"for {iv} in range({lb}, {ub}, {step}):")
+        self.depth += 1
+        for arg, result in zip(body.args[1:], op.results, strict=True):
+            self.emit(f"{self.v(arg)} = {self.v(result)}")
+        ops, yielded = self.region_ops(body)
+        self.thread_ops(ops)
+        for result, value in zip(op.results, yielded, strict=True):
+            self.emit(f"{self.v(result)} = {self.v(value)}")
+        self.depth -= 1
+
+    def zero(self, type_: Any) -> str:
+        if int_width(type_) == 1:
+            return "False"
+        return f"{self.dtype_name(type_)}(0)"
+
+    def check_index(self, op: Operation, mem: str, idx: list[str], buffer: SSAValue) -> None:
+        site = self.kernel.site(op)
+        self.namespace[f"B{site}"] = buffer
+        if not idx:
+            return
+        cond = " or ".join(f"{i} < 0 or {i} >= {mem}.shape[{d}]" for d, i in enumerate(idx))
+        self.emit(f"if {cond}:")
+        self.depth += 1
+        self.fault(site, _OOB, idx)
+        self.depth -= 1
+
+    def load(self, op: Operation) -> None:
+        mem, *idx = (self.v(o) for o in op.operands)
+        self.check_index(op, mem, idx, op.operands[0])
+        index = ", ".join(idx) if idx else "()"
+        value = f"{mem}[{index}]"
+        if int_width(op.results[0].type) not in (None, 1):
+            value = f"np.int64({value})"
+        self.emit(f"{self.v(op.results[0])} = {value}")
+
+    def store(self, op: Operation) -> None:
+        value, mem, *idx = (self.v(o) for o in op.operands)
+        self.check_index(op, mem, idx, op.operands[1])
+        index = ", ".join(idx) if idx else "()"
+        self.emit(f"{mem}[{index}] = {value}")
+
+    def scalar(self, op: Operation) -> None:  # noqa: C901
+        name = op.name
+        short = name.split(".", 1)[1]
+        args = [self.v(o) for o in op.operands]
+        result = self.v(op.results[0]) if op.results else ""
+        rtype = op.results[0].type if op.results else None
+        width = int_width(op.operands[0].type) if op.operands else None
+        if name in _FLOAT_BINARY or name in _FLOAT_UNARY:
+            template = _FLOAT_BINARY.get(name) or _FLOAT_UNARY[name]
+            self.emit(f"{result} = {self.dtype_name(rtype)}({template.format(*args)})")
+            return
+        if name == "kernel.barrier":
+            return  # phases are cut at barriers (per-block kernels only)
+        if name.startswith("kernel."):
+            axis = "xyz".index(op.dim)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownArgumentType, reportUnknownMemberType]
+            which = {"thread_id": "ti", "block_id": "bi", "block_dim": "b", "grid_dim": "g"}[short]
+            suffix = "_" if short == "block_dim" else ""
+            self.emit(f"{result} = {which}{'xyz'[axis]}{suffix}")
+            return
+        if width == 1 and short not in ("andi", "ori", "xori", "cmpi", "select", "extui"):
+            if short not in ("extsi", "uitofp", "sitofp"):
+                raise self.error(op, f"'{name}' on i1 is not supported; use andi/ori/xori")
+        self.emit(f"{result} = {self.int_or_cast(op, short, args, width or 64, rtype)}")
+
+    def int_or_cast(  # noqa: C901
+        self, op: Operation, short: str, args: list[str], width: int, rtype: Any
+    ) -> str:
+        x = args[0]
+        y = args[1] if len(args) > 1 else ""
+        dst = int_width(rtype) if rtype is not None else None
+        match short:
+            case "addi" | "subi" | "muli":
+                sym = {"addi": "+", "subi": "-", "muli": "*"}[short]
+                return _wrap(f"{x} {sym} {y}", width)
+            case "andi" | "ori" | "xori":
+                sym = {"andi": "&", "ori": "|", "xori": "^"}[short]
+                return f"({x} {sym} {y})"
+            case "maxsi" | "minsi":
+                sym = ">=" if short == "maxsi" else "<="
+                return f"({x} if {x} {sym} {y} else {y})"
+            case "maxui" | "minui":
+                sym = ">=" if short == "maxui" else "<="
+                return f"({x} if {_unsigned(x, width)} {sym} {_unsigned(y, width)} else {y})"
+            case "divsi" | "divui" | "remsi" | "remui" | "ceildivsi" | "floordivsi":
+                return self.divide(op, short, x, y, width)
+            case "shli" | "shrsi" | "shrui":
+                return self.shift(op, short, x, y, width)
+            case "cmpi":
+                pred = predicate_of(op, CMPI_PREDICATES)
+                key = pred if pred in ("eq", "ne") else pred[1:]
+                if pred[0] == "u":
+                    x, y = _unsigned(x, width), _unsigned(y, width)
+                return f"({x} {_CMPI[key]} {y})"
+            case "cmpf":
+                return "(" + _CMPF[predicate_of(op, CMPF_PREDICATES)].format(x, y) + ")"
+            case "select":
+                return f"({y} if {x} else {args[2]})"
+            case "absi":
+                return _wrap(f"abs({x})", width)
+            case "index_cast" | "extsi" | "trunci":
+                if width == 1:
+                    return "(-1 if {x} else 0)".format(x=x)
+                return _wrap(x, dst or 64)
+            case "index_castui" | "extui":
+                if width == 1:
+                    return f"(1 if {x} else 0)"
+                return _wrap(f"{x} & {(1 << width) - 1}", dst or 64) if width < 64 else x
+            case "sitofp" | "uitofp":
+                value = f"(1 if {x} else 0)" if width == 1 else x
+                if short == "uitofp" and width < 64 and width != 1:
+                    value = f"({x} & {(1 << width) - 1})"
+                elif short == "uitofp" and width == 64:
+                    value = f"np.uint64({x})"
+                return f"{self.dtype_name(rtype)}({value})"
+            case "fptosi":
+                site = self.kernel.site(op)
+                assert dst is not None
+                self.messages[site] = fptosi_message(dst)
+                lo, hi = -(2.0 ** (dst - 1)), 2.0 ** (dst - 1)
+                self.emit(f"if not ({x} >= {lo!r} and {x} < {hi!r}):")
+                self.depth += 1
+                self.fault(site)
+                self.depth -= 1
+                return f"np.int64({x})"
+            case "extf" | "truncf":
+                return f"{self.dtype_name(rtype)}({x})"
+            case "dim":
+                site = self.kernel.site(op)
+                self.emit(f"if {y} < 0 or {y} >= {x}.ndim:")
+                self.depth += 1
+                self.fault(site, _FAULT, [y, f"{x}.ndim"])
+                self.depth -= 1
+                return f"{x}.shape[{y}]"
+            case _:  # pragma: no cover - Kernel rejects unsupported ops first
+                raise self.error(op, f"'{op.name}' is not supported")
+
+    def divide(self, op: Operation, short: str, x: str, y: str, width: int) -> str:
+        site = self.kernel.site(op)
+        self.messages[site] = div_zero_message(short)
+        self.emit(f"if {y} == 0:")
+        self.depth += 1
+        self.fault(site)
+        self.depth -= 1
+        if short.endswith("ui"):
+            if width >= 64:
+                ux, uy = f"np.uint64({x})", f"np.uint64({y})"
+                sym = "//" if short == "divui" else "%"
+                return f"np.int64({ux} {sym} {uy})"
+            m = (1 << width) - 1
+            sym = "//" if short == "divui" else "%"
+            return _wrap(f"({x} & {m}) {sym} ({y} & {m})", width)
+        if short == "divsi":
+            return _wrap(f"_trunc_div({x}, {y})", width)
+        if short == "remsi":
+            return _wrap(f"{x} - _trunc_div({x}, {y}) * {y}", width)
+        if short == "floordivsi":
+            return _wrap(f"{x} // {y}", width)
+        return _wrap(f"-((-{x}) // {y})", width)  # ceildivsi
+
+    def shift(self, op: Operation, short: str, x: str, y: str, width: int) -> str:
+        site = self.kernel.site(op)
+        self.messages[site] = shift_message(short, width)
+        self.emit(f"if {y} < 0 or {y} >= {width}:")
+        self.depth += 1
+        self.fault(site)
+        self.depth -= 1
+        if short == "shli":
+            if width >= 64:
+                return f"np.int64(np.uint64({x}) << np.uint64({y}))"
+            return _wrap(f"{x} << {y}", width)
+        if short == "shrsi":
+            return f"({x} >> {y})"
+        if width >= 64:
+            return f"np.int64(np.uint64({x}) >> np.uint64({y}))"
+        return _wrap(f"({x} & {(1 << width) - 1}) >> {y}", width)
+
+    # ------------------------------------------------------------ per-block kernels
+
+    def per_block_body(self) -> None:
+        kernel = self.kernel
+        body = kernel.func.body.block
+        self.assign_phases(list(body.ops), [0])
+        self.find_spills(body)
+        for loop in ("biz in range(gz)", "biy in range(gy)", "bix in range(gx)"):
+            self.emit(f"for {loop}:")
+            self.depth += 1
+        for alloc in kernel.shared:
+            type_ = alloc.result.type
+            assert isinstance(type_, MemRefType)
+            shape = tuple(type_.get_shape())
+            dt = self.dtype_name(type_.element_type)  # pyright: ignore[reportUnknownMemberType]
+            if dt == "np.int64":
+                dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+                assert dtype is not None
+                dt = f"np.{dtype.name}"
+            self.emit(f"{self.v(alloc.result)} = np.zeros({shape}, {dt})")
+        self.block_level(list(body.ops), [])
+
+    def assign_phases(self, ops: list[Operation], counter: list[int]) -> None:
+        """Number the phases: thread-level ops between two barriers share one."""
+        for op in ops:
+            if op.name == "kernel.barrier":
+                counter[0] += 1
+            elif contains_barrier(op):
+                counter[0] += 1
+                for region in op.regions:
+                    for block in region.blocks:
+                        self.assign_phases(list(block.ops), counter)
+                        counter[0] += 1
+            else:
+                self.phase_of[op] = counter[0]
+
+    def phase_of_use(self, user: Operation) -> int:
+        """The phase of the thread-level op containing `user`, -1 for block-level uses."""
+        current: Operation | None = user
+        while current is not None:
+            if current in self.phase_of:
+                return self.phase_of[current]
+            current = current.parent_op()
+        return -1
+
+    def find_spills(self, body: Block) -> None:
+        for op in body.walk():
+            if op.name in ("arith.constant", "kernel.alloc_shared"):
+                continue  # hoisted or allocated per block: visible to every phase
+            top = op
+            while top not in self.phase_of and top.parent_op() is not None:
+                parent = top.parent_op()
+                assert parent is not None
+                if parent is self.kernel.func:
+                    break
+                top = parent
+            block_level = op not in self.phase_of and contains_barrier(op)
+            for result in op.results:
+                uses = {self.phase_of_use(u.operation) for u in result.uses}
+                here = -1 if block_level else self.phase_of.get(top, -1)
+                if block_level or uses - {here}:
+                    self.spill(result)
+            if block_level:
+                for region in op.regions:
+                    for block in region.blocks:
+                        for arg in block.args[1 if op.name == "scf.for" else 0 :]:
+                            self.spill(arg)
+
+    def spill(self, value: SSAValue) -> None:
+        if value not in self.spilled:
+            name = f"t_{self.v(value)}"
+            self.spilled[value] = name
+            self.arrays.append((name, self.dtype_name(value.type)))
+
+    def block_level(self, ops: list[Operation], yield_to: list[str]) -> None:
+        """Emit ops of a block-level region: phases cut at barriers, barrier-holding
+        scf ops as block-level control flow; `yield_to` receives scf.yield operands."""
+        phase: list[Operation] = []
+        for op in ops:
+            if op.name == "scf.yield":
+                phase.append(op)
+            elif op.name == "kernel.barrier" or contains_barrier(op):
+                self.phase(phase, yield_to)
+                phase = []
+                if op.name == "scf.for":
+                    self.block_for(op)
+                elif op.name == "scf.if":
+                    self.block_if(op)
+            else:
+                phase.append(op)
+        self.phase(phase, yield_to)
+
+    def phase(self, ops: list[Operation], yield_to: list[str]) -> None:
+        work = [op for op in ops if op.name not in ("arith.constant", "kernel.return")]
+        if not work or all(op.name == "kernel.alloc_shared" for op in work):
+            return
+        self.emit("for lin in range(nthr):")
+        self.depth += 1
+        self.emit("tix = lin % bx_")
+        self.emit("tiy = (lin // bx_) % by_")
+        self.emit("tiz = lin // (bx_ * by_)")
+        defined = {r for op in work for inner in op.walk() for r in inner.results}
+        defined |= {
+            a for op in work for inner in op.walk() for r in inner.regions for b in r.blocks
+            for a in b.args
+        }  # fmt: skip
+        needed: list[SSAValue] = []
+        for op in work:
+            for inner in op.walk():
+                for operand in inner.operands:
+                    if operand in self.spilled and operand not in defined and operand not in needed:
+                        needed.append(operand)
+        for value in needed:
+            self.emit(f"{self.v(value)} = {self.spilled[value]}[lin]")
+        for op in work:
+            if op.name == "scf.yield":
+                temps = [self.fresh("y") for _ in op.operands]
+                for temp, value in zip(temps, op.operands, strict=True):
+                    self.emit(f"{temp} = {self.v(value)}")
+                for target, temp in zip(yield_to, temps, strict=True):
+                    self.emit(f"{target}[lin] = {temp}")
+            else:
+                self.thread_op(op)
+        self.depth -= 1
+
+    def uniform(self, value: SSAValue, op: Operation) -> str:
+        """A block-uniform read of `value` for block-level control flow; a value that
+        differs between the threads of the block is the divergent-barrier fault."""
+        spill = self.spilled.get(value)
+        if spill is None:
+            return self.v(value)
+        name = self.fresh("u")
+        self.emit(f"{name} = {spill}[0]")
+        barrier = next(inner for inner in op.walk() if inner.name == "kernel.barrier")
+        site = self.kernel.site(barrier)
+        self.messages[site] = BARRIER_MESSAGE
+        self.emit("for lin in range(nthr):")
+        self.depth += 1
+        self.emit(f"if {spill}[lin] != {name}:")
+        self.depth += 1
+        self.emit("tix = lin % bx_")
+        self.emit("tiy = (lin // bx_) % by_")
+        self.emit("tiz = lin // (bx_ * by_)")
+        self.fault(site)
+        self.depth -= 2
+        return name
+
+    def block_for(self, op: Operation) -> None:
+        lb, ub, step = (self.uniform(o, op) for o in op.operands[:3])
+        body = op.regions[0].block
+        site = self.kernel.site(op)
+        self.messages[site] = STEP_MESSAGE
+        self.emit(f"if {step} <= 0:")
+        self.depth += 1
+        self.emit("tix = tiy = tiz = 0")
+        self.fault(site)
+        self.depth -= 1
+        carried = [self.spilled[a] for a in body.args[1:]]
+        for array, init in zip(carried, op.operands[3:], strict=True):
+            source = self.spilled.get(init)
+            self.emit(f"{array}[:] = {source if source is not None else self.v(init)}")
+        self.emit(f"for {self.v(body.args[0])} in range({lb}, {ub}, {step}):")
+        self.depth += 1
+        self.emit("pass")
+        self.block_level(list(body.ops), carried)
+        self.depth -= 1
+        for result, array in zip(op.results, carried, strict=True):
+            self.copy_out(result, array)
+
+    def copy_out(self, result: SSAValue, array: str) -> None:
+        target = self.spilled.get(result)
+        if target is not None and target != array:
+            self.emit(f"{target}[:] = {array}")
+
+    def block_if(self, op: Operation) -> None:
+        # The branch taken must be the same in every thread: check it against thread 0.
+        cond = self.uniform(op.operands[0], op)
+        targets = [self.spilled[r] for r in op.results]
+        self.emit(f"if {cond}:")
+        for i, region in enumerate(op.regions):
+            if i == 1:
+                if not region.blocks or not region.block.ops:
+                    break
+                self.emit("else:")
+            self.depth += 1
+            self.emit("pass")
+            self.block_level(list(region.block.ops), targets)
+            self.depth -= 1
+
+
+def _is_f16(type_: Any) -> bool:
+    if isinstance(type_, MemRefType):
+        type_ = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return isinstance(type_, Float16Type)
+
+
+def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
+    """A run(grid, block, args) launcher of `kernel` compiled with Numba, and its source."""
+    gen = NumbaSource(kernel)
+    source = gen.generate()
+    code = compile(source, f"<kernel @{kernel.name} (numba)>", "exec")
+    exec(code, gen.namespace)
+    jitted = _njit(cache=False)(gen.namespace["run"])
+    messages = gen.messages
+
+    def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
+        err = np.zeros(_ERR_SIZE, dtype=np.int64)
+        jitted(*grid, *block, err, *args)
+        if err[0]:
+            raise _fault_error(kernel, messages, err, args)
+
+    return run, source
+
+
+def _fault_error(
+    kernel: Kernel, messages: dict[int, str], err: np.ndarray[Any, Any], args: list[Any]
+) -> KernelError:
+    site = int(err[1])
+    block = [int(e) for e in err[2:5]]
+    thread = [int(e) for e in err[5:8]]
+    op = kernel.sites[site]
+    if int(err[0]) == _OOB:
+        buffer: SSAValue = op.operands[0 if op.name == "memref.load" else 1]
+        shape = _shape_of(kernel, buffer, args)
+        index = [int(e) for e in err[8 : 8 + len(shape)]]
+        return kernel.oob_error(site, buffer, index, shape, block, thread)
+    message = messages.get(site) or dim_message(int(err[8]), int(err[9]))
+    return kernel.error(site, message, block, thread)
+
+
+def _shape_of(kernel: Kernel, buffer: SSAValue, args: list[Any]) -> tuple[int, ...]:
+    if buffer in kernel.params:
+        return tuple(args[kernel.params.index(buffer)].shape)
+    type_ = buffer.type
+    assert isinstance(type_, MemRefType)
+    return tuple(type_.get_shape())

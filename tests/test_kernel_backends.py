@@ -1,0 +1,548 @@
+"""The kernel backends (numpy, numba) run kernels as SIMT programs and agree with NumPy."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import devplan
+from devplan.diagnostics import DevplanError
+from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels import BACKENDS, KernelError, compile_kernel
+
+SHARED = '#vdev.device<?, ?, ?, "shared">'
+
+
+def kernel(body: str) -> KernelFuncOp:
+    """Parse one `kernel.func` (text) inside a kernel.module."""
+    module = devplan.parse(f'kernel.module @k target #target.target<"cuda"> {{\n{body}\n}}')
+    return next(op for op in module.walk() if isinstance(op, KernelFuncOp))
+
+
+def run(func: KernelFuncOp, backend: str, grid: Any, block: Any, args: list[Any]) -> None:
+    compile_kernel(func, backend)(grid=grid, block=block, args=args)
+
+
+backends = pytest.mark.parametrize("backend", BACKENDS)
+
+VECTOR_ADD = """
+kernel.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %bd = kernel.block_dim x
+  %i0 = arith.muli %bx, %bd : index
+  %i = arith.addi %i0, %tx : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %in = arith.cmpi ult, %i, %n : index
+  scf.if %in {
+    %x = memref.load %a[%i] : memref<?xf32>
+    %y = memref.load %b[%i] : memref<?xf32>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %c[%i] : memref<?xf32>
+  }
+  kernel.return
+}
+"""
+
+
+def vectors(n: int, seed: int = 0) -> tuple[np.ndarray[Any, Any], ...]:
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    return a, b, np.full(n, -7.0, dtype=np.float32)
+
+
+@backends
+def test_vector_add_1d_grid_matches_numpy(backend: str) -> None:
+    a, b, c = vectors(1024)
+    run(kernel(VECTOR_ADD), backend, (4, 1, 1), (256, 1, 1), [a, b, c])
+    np.testing.assert_array_equal(c, a + b)
+
+
+@backends
+@pytest.mark.parametrize(("n", "block"), [(1000, 256), (1, 32), (33, 32), (257, 64), (5, 7)])
+def test_masked_tail_threads_past_the_end_do_not_touch_memory(
+    backend: str, n: int, block: int
+) -> None:
+    a, b, c = vectors(n + 8)
+    a, b, c = a[:n], b[:n], c[: n + 8]  # c is longer: a write past n would show
+    grid = (n + block - 1) // block
+    run(kernel(VECTOR_ADD), backend, (grid, 1, 1), (block, 1, 1), [a, b, c[:n]])
+    np.testing.assert_array_equal(c[:n], a + b)
+    np.testing.assert_array_equal(c[n:], np.full(8, -7.0, dtype=np.float32))
+
+
+MATRIX_ADD = """
+kernel.func @madd(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %dx = kernel.block_dim x
+  %dy = kernel.block_dim y
+  %col0 = arith.muli %bx, %dx : index
+  %col = arith.addi %col0, %tx : index
+  %row0 = arith.muli %by, %dy : index
+  %row = arith.addi %row0, %ty : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  %inr = arith.cmpi slt, %row, %m : index
+  %inc = arith.cmpi slt, %col, %n : index
+  %in = arith.andi %inr, %inc : i1
+  scf.if %in {
+    %x = memref.load %a[%row, %col] : memref<?x?xf32>
+    %y = memref.load %b[%row, %col] : memref<?x?xf32>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %c[%row, %col] : memref<?x?xf32>
+  }
+  kernel.return
+}
+"""
+
+
+@backends
+@pytest.mark.parametrize(("m", "n"), [(16, 16), (13, 21), (1, 40)])
+def test_matrix_add_2d_grid_matches_numpy(backend: str, m: int, n: int) -> None:
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((m, n)).astype(np.float32)
+    b = rng.standard_normal((m, n)).astype(np.float32)
+    c = np.zeros((m, n), dtype=np.float32)
+    grid = ((n + 7) // 8, (m + 3) // 4, 1)
+    run(kernel(MATRIX_ADD), backend, grid, (8, 4, 1), [a, b, c])
+    np.testing.assert_array_equal(c, a + b)
+
+
+BLOCK_SUM = f"""
+kernel.func @block_sum(%a: memref<?xf32>, %out: memref<?xf32>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %s = kernel.alloc_shared : memref<64xf32, {SHARED}>
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %bd = kernel.block_dim x
+  %base = arith.muli %bx, %bd : index
+  %i = arith.addi %base, %tx : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %in = arith.cmpi ult, %i, %n : index
+  %v = scf.if %in -> (f32) {{
+    %x = memref.load %a[%i] : memref<?xf32>
+    scf.yield %x : f32
+  }} else {{
+    scf.yield %zero : f32
+  }}
+  memref.store %v, %s[%tx] : memref<64xf32, {SHARED}>
+  kernel.barrier
+  scf.for %k = %c0 to %c6 step %c1 {{
+    %k1 = arith.addi %k, %c1 : index
+    %half = arith.shrui %bd, %k1 : index
+    %active = arith.cmpi ult, %tx, %half : index
+    scf.if %active {{
+      %j = arith.addi %tx, %half : index
+      %p = memref.load %s[%tx] : memref<64xf32, {SHARED}>
+      %q = memref.load %s[%j] : memref<64xf32, {SHARED}>
+      %r = arith.addf %p, %q : f32
+      memref.store %r, %s[%tx] : memref<64xf32, {SHARED}>
+    }}
+    kernel.barrier
+  }}
+  %first = arith.cmpi eq, %tx, %c0 : index
+  scf.if %first {{
+    %t = memref.load %s[%c0] : memref<64xf32, {SHARED}>
+    memref.store %t, %out[%bx] : memref<?xf32>
+  }}
+  kernel.return
+}}
+"""
+
+
+@backends
+@pytest.mark.parametrize("n", [64, 200, 1000])
+def test_reduction_with_shared_memory_and_barriers_sums_each_block(backend: str, n: int) -> None:
+    rng = np.random.default_rng(2)
+    a = rng.integers(-50, 50, n).astype(np.float32)  # integers: every order sums exactly
+    blocks = (n + 63) // 64
+    out = np.zeros(blocks, dtype=np.float32)
+    run(kernel(BLOCK_SUM), backend, (blocks, 1, 1), (64, 1, 1), [a, out])
+    padded = np.zeros(blocks * 64, dtype=np.float32)
+    padded[:n] = a
+    np.testing.assert_array_equal(out, padded.reshape(blocks, 64).sum(axis=1))
+
+
+TILED_MATMUL = f"""
+kernel.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %sa = kernel.alloc_shared : memref<8x8xf32, {SHARED}>
+  %sb = kernel.alloc_shared : memref<8x8xf32, {SHARED}>
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %r0 = arith.muli %by, %c8 : index
+  %row = arith.addi %r0, %ty : index
+  %q0 = arith.muli %bx, %c8 : index
+  %col = arith.addi %q0, %tx : index
+  %M = memref.dim %A, %c0 : memref<?x?xf32>
+  %K = memref.dim %A, %c1 : memref<?x?xf32>
+  %N = memref.dim %B, %c1 : memref<?x?xf32>
+  %tiles = arith.ceildivsi %K, %c8 : index
+  %rin = arith.cmpi slt, %row, %M : index
+  %cin = arith.cmpi slt, %col, %N : index
+  %acc = scf.for %t = %c0 to %tiles step %c1 iter_args(%sum = %zero) -> (f32) {{
+    %t8 = arith.muli %t, %c8 : index
+    %ak = arith.addi %t8, %tx : index
+    %bk = arith.addi %t8, %ty : index
+    %akin = arith.cmpi slt, %ak, %K : index
+    %ina = arith.andi %rin, %akin : i1
+    %va = scf.if %ina -> (f32) {{
+      %x = memref.load %A[%row, %ak] : memref<?x?xf32>
+      scf.yield %x : f32
+    }} else {{
+      scf.yield %zero : f32
+    }}
+    memref.store %va, %sa[%ty, %tx] : memref<8x8xf32, {SHARED}>
+    %bkin = arith.cmpi slt, %bk, %K : index
+    %inb = arith.andi %bkin, %cin : i1
+    %vb = scf.if %inb -> (f32) {{
+      %y = memref.load %B[%bk, %col] : memref<?x?xf32>
+      scf.yield %y : f32
+    }} else {{
+      scf.yield %zero : f32
+    }}
+    memref.store %vb, %sb[%ty, %tx] : memref<8x8xf32, {SHARED}>
+    kernel.barrier
+    %part = scf.for %k = %c0 to %c8 step %c1 iter_args(%s = %sum) -> (f32) {{
+      %x = memref.load %sa[%ty, %k] : memref<8x8xf32, {SHARED}>
+      %y = memref.load %sb[%k, %tx] : memref<8x8xf32, {SHARED}>
+      %p = arith.mulf %x, %y : f32
+      %s2 = arith.addf %s, %p : f32
+      scf.yield %s2 : f32
+    }}
+    kernel.barrier
+    scf.yield %part : f32
+  }}
+  %in = arith.andi %rin, %cin : i1
+  scf.if %in {{
+    memref.store %acc, %C[%row, %col] : memref<?x?xf32>
+  }}
+  kernel.return
+}}
+"""
+
+
+@backends
+@pytest.mark.parametrize(("m", "k", "n"), [(16, 16, 16), (13, 20, 9), (8, 3, 17)])
+def test_tiled_matmul_with_shared_memory_matches_numpy(
+    backend: str, m: int, k: int, n: int
+) -> None:
+    rng = np.random.default_rng(3)
+    a = rng.integers(-4, 5, (m, k)).astype(np.float32)
+    b = rng.integers(-4, 5, (k, n)).astype(np.float32)
+    c = np.full((m, n), np.nan, dtype=np.float32)
+    run(kernel(TILED_MATMUL), backend, ((n + 7) // 8, (m + 7) // 8, 1), (8, 8, 1), [a, b, c])
+    np.testing.assert_array_equal(c, a @ b)
+
+
+POLY = """
+kernel.func @poly(%x: memref<?xf32>, %coef: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %i = kernel.thread_id x
+  %xi = memref.load %x[%i] : memref<?xf32>
+  %nc = memref.dim %coef, %c0 : memref<?xf32>
+  %acc = scf.for %k = %c0 to %nc step %c1 iter_args(%h = %zero) -> (f32) {
+    %ck = memref.load %coef[%k] : memref<?xf32>
+    %hx = arith.mulf %h, %xi : f32
+    %h2 = arith.addf %hx, %ck : f32
+    scf.yield %h2 : f32
+  }
+  memref.store %acc, %out[%i] : memref<?xf32>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_scf_for_with_iter_args_evaluates_horner(backend: str) -> None:
+    x = np.linspace(-2, 2, 50).astype(np.float32)
+    coef = np.array([1.0, -2.0, 0.5, 3.0], dtype=np.float32)
+    out = np.zeros_like(x)
+    run(kernel(POLY), backend, (1, 1, 1), (50, 1, 1), [x, coef, out])
+    expected = np.zeros_like(x)
+    for c in coef:
+        expected = expected * x + c
+    np.testing.assert_array_equal(out, expected)
+
+
+PREFIX = """
+kernel.func @prefix(%a: memref<?xi32>, %out: memref<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0 : i32
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %bd = kernel.block_dim x
+  %i0 = arith.muli %bx, %bd : index
+  %i = arith.addi %i0, %tx : index
+  %n = memref.dim %a, %c0 : memref<?xi32>
+  %in = arith.cmpi ult, %i, %n : index
+  scf.if %in {
+    %end = arith.addi %i, %c1 : index
+    %s = scf.for %k = %c0 to %end step %c1 iter_args(%acc = %z) -> (i32) {
+      %v = memref.load %a[%k] : memref<?xi32>
+      %acc2 = arith.addi %acc, %v : i32
+      scf.yield %acc2 : i32
+    }
+    memref.store %s, %out[%i] : memref<?xi32>
+  }
+  kernel.return
+}
+"""
+
+
+@backends
+def test_scf_for_with_per_thread_bounds_runs_each_thread_to_its_own_bound(backend: str) -> None:
+    a = np.arange(1, 41, dtype=np.int32)
+    out = np.zeros(40, dtype=np.int32)
+    run(kernel(PREFIX), backend, (3, 1, 1), (16, 1, 1), [a, out])
+    np.testing.assert_array_equal(out, np.cumsum(a, dtype=np.int32))
+
+
+@backends
+def test_i32_arithmetic_wraps_at_32_bits(backend: str) -> None:
+    a = np.array([2**31 - 1, 2**30, -(2**31), 7] * 10, dtype=np.int32)
+    out = np.zeros(40, dtype=np.int32)
+    run(kernel(PREFIX), backend, (1, 1, 1), (40, 1, 1), [a, out])
+    np.testing.assert_array_equal(out, np.cumsum(a, dtype=np.int32))
+
+
+CLAMP = """
+kernel.func @clamp_or_scale(%a: memref<?xf32>, %out: memref<?xf32>, %lim: f32) {
+  %two = arith.constant 2.0 : f32
+  %i = kernel.thread_id x
+  %x = memref.load %a[%i] : memref<?xf32>
+  %big = arith.cmpf ogt, %x, %lim : f32
+  %y = scf.if %big -> (f32) {
+    scf.yield %lim : f32
+  } else {
+    %neg = arith.cmpf olt, %x, %two : f32
+    %d = arith.mulf %x, %two : f32
+    %e = math.exp %x : f32
+    %z = arith.select %neg, %d, %e : f32
+    scf.yield %z : f32
+  }
+  memref.store %y, %out[%i] : memref<?xf32>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_scf_if_with_results_merges_both_sides(backend: str) -> None:
+    a = np.linspace(-3, 5, 64).astype(np.float32)
+    out = np.zeros_like(a)
+    run(kernel(CLAMP), backend, (1, 1, 1), (64, 1, 1), [a, out, 4.0])
+    expected = np.where(a > 4.0, np.float32(4.0), np.where(a < 2, a * 2, np.exp(a)))
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+INT_OPS = """
+kernel.func @ints(%a: memref<?xi32>, %b: memref<?xi32>, %out: memref<8x?xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %s3 = arith.constant 3 : i32
+  %i = kernel.thread_id x
+  %x = memref.load %a[%i] : memref<?xi32>
+  %y = memref.load %b[%i] : memref<?xi32>
+  %q = arith.divsi %x, %y : i32
+  memref.store %q, %out[%c0, %i] : memref<8x?xi32>
+  %r = arith.remsi %x, %y : i32
+  memref.store %r, %out[%c1, %i] : memref<8x?xi32>
+  %fq = arith.floordivsi %x, %y : i32
+  memref.store %fq, %out[%c2, %i] : memref<8x?xi32>
+  %cq = arith.ceildivsi %x, %y : i32
+  memref.store %cq, %out[%c3, %i] : memref<8x?xi32>
+  %uq = arith.divui %x, %y : i32
+  memref.store %uq, %out[%c4, %i] : memref<8x?xi32>
+  %sh = arith.shrsi %x, %s3 : i32
+  memref.store %sh, %out[%c5, %i] : memref<8x?xi32>
+  %su = arith.shrui %x, %s3 : i32
+  memref.store %su, %out[%c6, %i] : memref<8x?xi32>
+  %mx = arith.maxui %x, %y : i32
+  memref.store %mx, %out[%c7, %i] : memref<8x?xi32>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_integer_division_truncates_and_unsigned_ops_read_bits_unsigned(backend: str) -> None:
+    a = np.array([7, -7, 7, -7, 0, -1, 2**31 - 1, -(2**31)], dtype=np.int32)
+    b = np.array([2, 2, -2, -2, 5, 3, -1, 7], dtype=np.int32)
+    out = np.zeros((8, 8), dtype=np.int32)
+    run(kernel(INT_OPS), backend, (1, 1, 1), (8, 1, 1), [a, b, out])
+    ua, ub = a.astype(np.int64) & 0xFFFFFFFF, b.astype(np.int64) & 0xFFFFFFFF
+    trunc = np.array([int(x / y) for x, y in zip(a.tolist(), b.tolist(), strict=True)])
+    expected = [
+        trunc,
+        a - trunc * b,
+        np.floor_divide(a.astype(np.int64), b),
+        -np.floor_divide(-a.astype(np.int64), b),
+        ua // ub,
+        a >> 3,
+        ua >> 3,
+        np.where(ua >= ub, a, b),
+    ]
+    np.testing.assert_array_equal(out, np.array(expected).astype(np.int32))
+
+
+# ---------------------------------------------------------------- errors
+
+UNGUARDED = """
+kernel.func @copy(%a: memref<?xf32>, %b: memref<?xf32>) {
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %bd = kernel.block_dim x
+  %i0 = arith.muli %bx, %bd : index
+  %i = arith.addi %i0, %tx : index
+  %x = memref.load %a[%i] : memref<?xf32>
+  memref.store %x, %b[%i] : memref<?xf32>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_out_of_bounds_load_names_kernel_op_thread_buffer_index_and_shape(backend: str) -> None:
+    a, b, _ = vectors(1000)
+    with pytest.raises(KernelError) as caught:
+        run(kernel(UNGUARDED), backend, (4, 1, 1), (256, 1, 1), [a, b])
+    message = str(caught.value)
+    assert message.startswith("<string>:9:3: error: in kernel @copy: out-of-bounds load from ")
+    assert "argument 0 (%a): index [1000] is outside shape (1000)" in message
+    assert "(block (3, 0, 0), thread (232, 0, 0))" in message
+    assert "memref.load %a[%i]" in message  # the source line under the diagnostic
+
+
+@backends
+def test_out_of_bounds_store_is_reported_and_larger_buffers_are_not_clamped(backend: str) -> None:
+    a = np.arange(12, dtype=np.float32)
+    b = np.zeros(10, dtype=np.float32)
+    with pytest.raises(KernelError, match=re.escape("out-of-bounds store to argument 1 (%b)")):
+        run(kernel(UNGUARDED), backend, (1, 1, 1), (12, 1, 1), [a, b])
+
+
+NEGATIVE = """
+kernel.func @shift_left(%a: memref<?xf32>, %b: memref<?xf32>) {
+  %c1 = arith.constant 1 : index
+  %tx = kernel.thread_id x
+  %i = arith.subi %tx, %c1 : index
+  %x = memref.load %a[%i] : memref<?xf32>
+  memref.store %x, %b[%tx] : memref<?xf32>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_negative_index_is_out_of_bounds_not_wrapped(backend: str) -> None:
+    a, b, _ = vectors(8)
+    with pytest.raises(KernelError) as caught:
+        run(kernel(NEGATIVE), backend, (1, 1, 1), (8, 1, 1), [a, b])
+    assert "index [-1] is outside shape (8)" in str(caught.value)
+    assert "(block (0, 0, 0), thread (0, 0, 0))" in str(caught.value)
+
+
+DIVIDE = """
+kernel.func @div(%a: memref<?xi32>, %d: i32) {
+  %i = kernel.thread_id x
+  %x = memref.load %a[%i] : memref<?xi32>
+  %q = arith.divsi %x, %d : i32
+  memref.store %q, %a[%i] : memref<?xi32>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_integer_division_by_zero_is_an_error(backend: str) -> None:
+    a = np.arange(4, dtype=np.int32)
+    with pytest.raises(KernelError, match=r"'arith.divsi' divides by zero \(block \(0, 0, 0\)"):
+        run(kernel(DIVIDE), backend, (1, 1, 1), (4, 1, 1), [a, 0])
+
+
+DIVERGENT = f"""
+kernel.func @bad_barrier(%a: memref<?xf32>) {{
+  %c4 = arith.constant 4 : index
+  %s = kernel.alloc_shared : memref<8xf32, {SHARED}>
+  %tx = kernel.thread_id x
+  %low = arith.cmpi ult, %tx, %c4 : index
+  scf.if %low {{
+    kernel.barrier
+  }}
+  kernel.return
+}}
+"""
+
+
+@backends
+def test_barrier_in_divergent_control_flow_is_an_error(backend: str) -> None:
+    with pytest.raises(KernelError) as caught:
+        run(kernel(DIVERGENT), backend, (1, 1, 1), (8, 1, 1), [np.zeros(8, np.float32)])
+    message = str(caught.value)
+    assert message.startswith("<string>:9:5: error: in kernel @bad_barrier: 'kernel.barrier'")
+    assert "divergent control flow" in message
+    assert "thread (4, 0, 0)" in message
+
+
+@backends
+def test_unsupported_op_is_a_located_compile_error(backend: str) -> None:
+    func = kernel("""
+kernel.func @erf(%a: memref<?xf32>) {
+  %i = kernel.thread_id x
+  %x = memref.load %a[%i] : memref<?xf32>
+  %y = math.erf %x : f32
+  memref.store %y, %a[%i] : memref<?xf32>
+  kernel.return
+}""")
+    with pytest.raises(KernelError) as caught:
+        compile_kernel(func, backend)
+    message = str(caught.value)
+    assert message.startswith("<string>:6:3: error: in kernel @erf: 'math.erf' is not supported")
+    assert "supported ops: arith.addf" in message
+
+
+def test_unknown_backend_lists_the_choices() -> None:
+    with pytest.raises(
+        DevplanError, match="unknown kernel backend 'cuda'; choose one of numpy, numba"
+    ):
+        compile_kernel(kernel(VECTOR_ADD), "cuda")
+
+
+def test_argument_of_the_wrong_dtype_is_rejected() -> None:
+    a, b, c = vectors(8)
+    with pytest.raises(DevplanError, match=r"argument 2 \(%c\) is an array of float64"):
+        run(kernel(VECTOR_ADD), "numpy", (1, 1, 1), (8, 1, 1), [a, b, c.astype(np.float64)])
+
+
+def test_compile_kernel_compiles_each_kernel_once_per_backend() -> None:
+    func = kernel(VECTOR_ADD)
+    assert compile_kernel(func, "numpy") is compile_kernel(func, "numpy")
+    assert compile_kernel(func, "numba") is not compile_kernel(func, "numpy")
