@@ -77,11 +77,12 @@ def converted(source: str, device: str = "cuda:0") -> str:
     return str(module)
 
 
-def test_sync_program_runs_after_conversion() -> None:
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_sync_program_runs_after_conversion(backend: str) -> None:
     module = devplan.parse(SYNC)
     devplan.apply(module, 'convert-gpu-to-device{device="cuda:0"}')
     h = np.arange(200, dtype=np.float32)
-    result = devplan.execute(module, [h.copy(), 2.5, 200])
+    result = devplan.execute(module, [h.copy(), 2.5, 200], kernel_backend=backend)
     np.testing.assert_array_equal(result.outputs[0], h * 2.5)
     assert not result.leaks
 
