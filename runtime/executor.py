@@ -755,7 +755,8 @@ def _bind_inputs(
             array = _checked_array(type_, value, what)  # pyright: ignore[reportUnknownArgumentType]
             space = memory_space_of(type_)  # pyright: ignore[reportUnknownArgumentType]
             if space is None:
-                args.append(array)
+                # A copy: host code may write its arguments, the caller's arrays stay.
+                args.append(np.array(array, order="C", copy=True))
             else:
                 buffer = _upload(ex, function, space, array, what)
                 owned.append(buffer)
@@ -785,7 +786,7 @@ def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any
         d >= 0 and d != n for d, n in zip(shape, array.shape, strict=False)
     ):
         raise DevplanError(f"error: {what} is {type_} and needs shape {shape_text}, got {got}")
-    return np.array(array, dtype=expected, order="C", copy=True)
+    return array
 
 
 def _is_array(value: object) -> bool:
@@ -808,7 +809,7 @@ def _upload(
         device = device_of(space, function)
         api = ex.api(device, function)
         buffer = api.alloc_data_space(device, array.shape, array.dtype, space.scope, label=what)
-        api.copy_data_from_to(array, buffer, label=f"input: {what}")
+        api.copy_data_from_to(np.ascontiguousarray(array), buffer, label=f"input: {what}")
     except DevplanError as e:
         raise _at(function, e) from None
     return buffer
@@ -843,7 +844,8 @@ def _collect_outputs(
                 ex.runtime.scheduler.check_host_access(value, "a returned host array")
             except DevplanError as e:
                 raise _at(ret, e) from None
-            outputs.append(np.array(value, copy=True))
+            # Every host array of a run is the run's own (inputs are copied in).
+            outputs.append(value)
         else:
             outputs.append(to_numpy_scalar(type_, value))
     return outputs, returned

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (IR lines are as long as IR lines are)
 """The executor on host code and device ops: semantics, inputs, outputs, caching."""
 
 from __future__ import annotations
@@ -329,3 +330,133 @@ def test_program_is_compiled_once_per_module_and_backend() -> None:
     devplan.execute(module, [np.zeros(4, np.float32), 1])
     assert compile_program(module, "numpy") is first
     assert compile_program(module, "numba") is not first
+
+
+# --- device ops ----------------------------------------------------------------------------
+
+G = '#vdev.device<"cuda", 0, ?, "global">'
+
+SCALE_KERNEL = """
+kernel.module @k target #target.target<"cuda"> {
+  kernel.func @scale(%x: memref<?xf32>, %s: f32) {
+    %i = kernel.thread_id x
+    %v = memref.load %x[%i] : memref<?xf32>
+    %w = arith.mulf %v, %s : f32
+    memref.store %w, %x[%i] : memref<?xf32>
+    kernel.return
+  }
+}
+"""
+
+
+def test_argument_in_device_memory_is_uploaded_and_result_downloaded() -> None:
+    result = run(
+        SCALE_KERNEL
+        + f"""
+        func.func @main(%d: memref<4xf32, {G}>) -> memref<4xf32, {G}> {{
+          %c1 = arith.constant 1 : index
+          %c4 = arith.constant 4 : index
+          %two = arith.constant 2.0 : f32
+          device.launch @k::@scale on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c4, %c1, %c1) args(%d, %two) : memref<4xf32, {G}>, f32
+          func.return %d : memref<4xf32, {G}>
+        }}
+        """,
+        np.arange(8, dtype=np.float32)[::2],  # not contiguous: uploaded all the same
+        strict=True,
+    )
+    np.testing.assert_array_equal(result.outputs[0], [0, 4, 8, 12])
+    assert result.leaks == []  # the driver frees the buffers it made
+
+
+def test_async_launch_fault_surfaces_at_the_wait_with_the_launch_site() -> None:
+    text = error_of(
+        SCALE_KERNEL.strip()
+        + "\n"
+        + f"""func.func @main() {{
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  %d = device.alloc() : memref<4xf32, {G}>
+  %t = device.launch async [] @k::@scale on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c8, %c1, %c1) args(%d, %two) : memref<4xf32, {G}>, f32
+  device.wait %t
+  device.free %d : memref<4xf32, {G}>
+  func.return
+}}
+""",
+    )
+    lines = text.splitlines()
+    assert lines[0].startswith("<string>:4:5: error: in kernel @scale: out-of-bounds load")
+    assert lines[3] == "<string>:15:3: note: @k::@scale launched here on cuda:0"
+
+
+def test_device_attr_reads_the_devices_attributes() -> None:
+    (threads, memory) = run(
+        """
+        func.func @main() -> (index, i64) {
+          %n = device.attr "max_threads_per_block" of #vdev.device<"cuda", 0> : index
+          %m = device.attr "total_global_memory" of #vdev.device<"cuda", 1> : i64
+          func.return %n, %m : index, i64
+        }
+        """
+    ).outputs
+    assert (int(threads), int(memory)) == (1024, 40 << 30)
+
+
+def test_workspace_is_shaped_and_reused_by_kernels() -> None:
+    result = run(
+        SCALE_KERNEL
+        + f"""
+        func.func @main(%h: memref<2x2xf32>) -> memref<2x2xf32> {{
+          %w = device.alloc_workspace() : memref<4xf32, {G}>
+          %d = device.alloc() : memref<2x2xf32, {G}>
+          device.copy %h to %d : memref<2x2xf32> to memref<2x2xf32, {G}>
+          %r = memref.alloc() : memref<2x2xf32>
+          device.copy %d to %r : memref<2x2xf32, {G}> to memref<2x2xf32>
+          device.free_workspace %w : memref<4xf32, {G}>
+          device.free %d : memref<2x2xf32, {G}>
+          func.return %r : memref<2x2xf32>
+        }}
+        """,
+        np.ones((2, 2), np.float32),
+        strict=True,
+    )
+    np.testing.assert_array_equal(result.outputs[0], np.ones((2, 2)))
+
+
+def test_wait_without_tokens_waits_for_everything() -> None:
+    (value,) = run(
+        f"""
+        func.func @main(%h: memref<4xf32>) -> f32 {{
+          %c2 = arith.constant 2 : index
+          %d = device.alloc() : memref<4xf32, {G}>
+          %r = memref.alloc() : memref<4xf32>
+          %t0 = device.copy_async [] %h to %d : memref<4xf32> to memref<4xf32, {G}>
+          %t1 = device.copy_async [%t0] %d to %r : memref<4xf32, {G}> to memref<4xf32>
+          // a token-less wait must not be followed by a result on the next line,
+          // which its parser would read as a token
+          device.wait
+          device.free %d : memref<4xf32, {G}>
+          %v = memref.load %r[%c2] : memref<4xf32>
+          func.return %v : f32
+        }}
+        """,
+        np.arange(4, dtype=np.float32),
+    ).outputs
+    assert value == 2.0
+
+
+def test_async_copy_without_its_dependency_is_a_race() -> None:
+    text = error_of(
+        f"""func.func @main(%h: memref<4xf32>) {{
+  %d = device.alloc() : memref<4xf32, {G}>
+  %r = memref.alloc() : memref<4xf32>
+  %t0 = device.copy_async [] %h to %d : memref<4xf32> to memref<4xf32, {G}>
+  %t1 = device.copy_async [] %d to %r : memref<4xf32, {G}> to memref<4xf32>
+  device.wait %t1
+  device.free %d : memref<4xf32, {G}>
+  func.return
+}}
+""",
+        np.arange(4, dtype=np.float32),
+    )
+    assert text.splitlines()[0].startswith("<string>:6:3: error: 'device.wait' race on ")
