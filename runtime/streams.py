@@ -17,7 +17,8 @@ Ordering (happens-before) between tokens:
 
 When a token runs, every still-pending token that touches one of its buffers (a
 write against its reads, any access against its writes) must be ordered after it;
-otherwise the two are a race and `RaceError` names both.
+otherwise the two are a race and `RaceError` names both. Happens-before is decided
+by vector clocks (one entry per stream), so the check costs O(streams) per buffer.
 
 Timeline: each token also gets simulated start and end times under a `CostModel`
 when it is submitted (they depend only on tokens submitted earlier). A stream
@@ -144,9 +145,13 @@ class Slice:
 class Stream:
     """An in-order queue of tokens on one device (TVM's `TVMStreamHandle`)."""
 
-    def __init__(self, device: Device, index: int) -> None:
+    def __init__(self, device: Device, index: int, uid: int) -> None:
         self.device = device
         self.index = index
+        self.uid = uid
+        """Position among all streams of the scheduler (the key of vector clocks)."""
+        self.count = 0
+        """Tokens submitted so far (the next token's sequence number)."""
         self.queue: deque[Token] = deque()
         self.last: Token | None = None
         self.ready = 0.0
@@ -169,6 +174,10 @@ class Token:
     kind: TokenKind
     label: str
     stream: Stream
+    seq: int
+    """Position on its stream."""
+    clock: dict[int, int]
+    """Vector clock: per stream uid, the last sequence number ordered before (or at) this."""
     preds: list[Token]
     reads: tuple[object, ...]
     writes: tuple[object, ...]
@@ -203,7 +212,8 @@ class Scheduler:
         self.engine_ready: dict[tuple[str, str], float] = {}
         self.current: Token | None = None
         """The token whose effect is running (kernels may take device views then)."""
-        self._pending: dict[int, list[tuple[Token, bool]]] = {}
+        self._pending: dict[int, dict[Stream, deque[tuple[Token, bool]]]] = {}
+        """Per memory, per stream, the not-yet-run tokens touching it (True: writing it)."""
         self._names: dict[int, str] = {}
         self.created = time.perf_counter()
 
@@ -211,7 +221,7 @@ class Scheduler:
 
     def new_stream(self, device: Device) -> Stream:
         index = sum(1 for s in self.streams if s.device == device)
-        stream = Stream(device, index)
+        stream = Stream(device, index, len(self.streams))
         self.streams.append(stream)
         return stream
 
@@ -245,11 +255,19 @@ class Scheduler:
         for memory, name in (*reads, *writes):
             self._names[_key(memory)] = name
         preds = [t for t in (stream.last, *wait_for) if t is not None and not t.done]
+        clock: dict[int, int] = {}
+        for before in (stream.last, *wait_for):
+            if before is not None:
+                for uid, seq in before.clock.items():
+                    clock[uid] = max(clock.get(uid, -1), seq)
+        clock[stream.uid] = stream.count
         token = Token(
             id=len(self.tokens),
             kind=kind,
             label=label,
             stream=stream,
+            seq=stream.count,
+            clock=clock,
             preds=preds,
             reads=tuple(m for m, _ in reads),
             writes=tuple(m for m, _ in writes),
@@ -261,10 +279,12 @@ class Scheduler:
         self.tokens.append(token)
         stream.queue.append(token)
         stream.last = token
-        for memory in token.reads:
-            self._pending.setdefault(_key(memory), []).append((token, False))
-        for memory in token.writes:
-            self._pending.setdefault(_key(memory), []).append((token, True))
+        stream.count += 1
+        written = {_key(m) for m in token.writes}
+        accessed = {_key(m): m for m in (*token.reads, *token.writes)}
+        for key in accessed:
+            queues = self._pending.setdefault(key, {})
+            queues.setdefault(stream, deque()).append((token, key in written))
         if blocking:
             self.wait(token)
         return token
@@ -330,7 +350,7 @@ class Scheduler:
 
     def quiesce(self, memory: object) -> None:
         """Run every pending token that touches `memory` (before it is freed)."""
-        for token, _ in list(self._pending.get(_key(memory), [])):
+        for token in self.pending_accesses(memory):
             self.wait(token)
 
     def _execute(self, token: Token) -> None:
@@ -346,51 +366,49 @@ class Scheduler:
             self.current = None
             token.wall_seconds = time.perf_counter() - began
             token.done = True
-            for memory in (*token.reads, *token.writes):
-                entries = self._pending.get(_key(memory), [])
-                entries[:] = [(t, w) for t, w in entries if t is not token]
+            for key in {_key(m) for m in (*token.reads, *token.writes)}:
+                queue = self._pending[key][token.stream]
+                # Tokens of one stream run in order, so this one is at the front.
+                if queue and queue[0][0] is token:
+                    queue.popleft()
 
     def _check_race(self, token: Token) -> None:
-        for memory, writes in ((m, False) for m in token.reads):
-            self._check_unordered(token, memory, writes)
-        for memory in token.writes:
-            self._check_unordered(token, memory, True)
-
-    def _check_unordered(self, token: Token, memory: object, token_writes: bool) -> None:
-        for other, other_writes in self._pending.get(_key(memory), []):
-            if other is token or not (other_writes or token_writes):
-                continue
-            if not self._ordered_after(other, token):
-                raise RaceError(
-                    f"race on {self._names.get(_key(memory), 'a buffer')}: "
-                    f"{token.describe()} and {other.describe()} are not ordered and "
-                    f"{'both write it' if token_writes and other_writes else 'one writes it'}; "
-                    "make one wait on the other's token"
-                )
+        written = {_key(m) for m in token.writes}
+        for key in {_key(m) for m in (*token.reads, *token.writes)}:
+            token_writes = key in written
+            for stream, queue in self._pending.get(key, {}).items():
+                if stream is token.stream:
+                    continue  # later tokens of its own stream are ordered after it
+                # The first conflicting token of a stream decides: the rest follow it.
+                found = next(((t, w) for t, w in queue if w or token_writes), None)
+                if found is not None and not self._ordered(token, found[0]):
+                    other, both = found[0], token_writes and found[1]
+                    raise RaceError(
+                        f"race on {self._names.get(key, 'a buffer')}: "
+                        f"{token.describe()} and {other.describe()} are not ordered and "
+                        f"{'both write it' if both else 'one writes it'}; "
+                        "make one wait on the other's token"
+                    )
 
     @staticmethod
-    def _ordered_after(later: Token, earlier: Token) -> bool:
-        """Whether `earlier` must run before `later` (searching not-yet-run predecessors)."""
-        seen: set[int] = set()
-        stack = [later]
-        while stack:
-            top = stack.pop()
-            for pred in top.preds:
-                if pred is earlier:
-                    return True
-                if not pred.done and pred.id not in seen:
-                    seen.add(pred.id)
-                    stack.append(pred)
-        return False
+    def _ordered(earlier: Token, later: Token) -> bool:
+        """Whether `earlier` happens before `later` (vector clocks)."""
+        return later.clock.get(earlier.stream.uid, -1) >= earlier.seq
 
     # -- host-side checks ----------------------------------------------------------------
 
     def pending_writes(self, memory: object) -> list[Token]:
-        """Tokens not yet run that write `memory`."""
-        return [t for t, writes in self._pending.get(_key(memory), []) if writes]
+        """Tokens not yet run that write `memory`, in submission order."""
+        return self.pending_writes_by_key(_key(memory))
+
+    def pending_writes_by_key(self, key: int) -> list[Token]:
+        queues = self._pending.get(key, {}).values()
+        return sorted((t for q in queues for t, writes in q if writes), key=lambda t: t.id)
 
     def pending_accesses(self, memory: object) -> list[Token]:
-        return [t for t, _ in self._pending.get(_key(memory), [])]
+        """Tokens not yet run that read or write `memory`, in submission order."""
+        queues = self._pending.get(_key(memory), {}).values()
+        return sorted((t for q in queues for t, _ in q), key=lambda t: t.id)
 
     def check_host_access(self, memory: object, name: str, write: bool = False) -> None:
         """Raise if the host may not read (or, with `write`, write) `memory` yet."""
