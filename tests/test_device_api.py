@@ -67,7 +67,8 @@ def test_cpu_get_attr_follows_tvm_exist_and_memory_only() -> None:
     cpu = CPUDeviceAPI(CPU)
     assert cpu.get_attr(CPU, "exist") is True
     total = cpu.get_attr(CPU, "total_global_memory")
-    assert isinstance(total, int) and total > 0
+    assert isinstance(total, int)
+    assert total > 0
     assert cpu.get_attr(CPU, "warp_size") is None
     assert cpu.get_attr(CPU, "max_threads_per_block") is None
 
@@ -110,11 +111,13 @@ def test_constructor_rejects_unknown_attribute_names() -> None:
 def test_set_device_accepts_its_device_and_rejects_another() -> None:
     _, gpu = make_pair()
     gpu.set_device(GPU)
-    with pytest.raises(WrongDeviceError, match=r"set_device for cuda:1 called on the DeviceAPI of cuda:0"):
+    with pytest.raises(
+        WrongDeviceError, match=r"set_device for cuda:1 called on the DeviceAPI of cuda:0"
+    ):
         gpu.set_device(GPU1)
 
 
-# -- allocation ------------------------------------------------------------------------------------
+# -- allocation ------------------------------------------------------------
 
 
 def test_alloc_data_space_by_shape_records_shape_dtype_scope_and_label() -> None:
@@ -159,7 +162,9 @@ def test_alloc_in_an_unknown_scope_lists_the_scopes() -> None:
 
 def test_alloc_in_shared_scope_from_the_host_is_an_error() -> None:
     _, gpu = make_pair()
-    with pytest.raises(DeviceError, match=r"cannot allocate %s in scope 'shared' of cuda:0 from the host"):
+    with pytest.raises(
+        DeviceError, match=r"cannot allocate %s in scope 'shared' of cuda:0 from the host"
+    ):
         gpu.alloc_data_space(GPU, (4,), "float32", scope="shared", label="%s")
 
 
@@ -199,7 +204,7 @@ def test_freed_memory_can_be_allocated_again_and_peak_is_kept() -> None:
     assert (stats.in_use, stats.peak, stats.allocations, stats.frees) == (800, 1024, 2, 1)
 
 
-# -- frees -------------------------------------------------------------------------------------------
+# -- frees ------------------------------------------------------------
 
 
 def test_double_free_names_both_places() -> None:
@@ -230,11 +235,13 @@ def test_free_of_a_buffer_from_another_device_is_an_error() -> None:
 def test_free_data_space_of_a_workspace_buffer_is_an_error() -> None:
     _, gpu = make_pair()
     w = gpu.alloc_workspace(GPU, 100, label="%w")
-    with pytest.raises(DeviceError, match="allocated by alloc_workspace; free it with free_workspace"):
+    with pytest.raises(
+        DeviceError, match="allocated by alloc_workspace; free it with free_workspace"
+    ):
         gpu.free_data_space(GPU, w)
 
 
-# -- use after free ------------------------------------------------------------------------------------
+# -- use after free ------------------------------------------------------------
 
 
 def test_use_after_free_in_a_copy_names_the_buffer_and_the_free() -> None:
@@ -253,7 +260,9 @@ def test_use_after_free_in_a_launch_and_a_host_view() -> None:
     cpu, gpu = make_pair()
     a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
     gpu.free_data_space(GPU, a, at="f.mlir:9:3")
-    with pytest.raises(UseAfterFreeError, match=r"use after free in kernel @k on cuda:0: buffer %a"):
+    with pytest.raises(
+        UseAfterFreeError, match=r"use after free in kernel @k on cuda:0: buffer %a"
+    ):
         gpu.launch(GPU, lambda views: None, [a], name="@k")
     h = cpu.alloc_data_space(CPU, (4,), "float32", label="%h")
     cpu.free_data_space(CPU, h, at="f.mlir:12:3")
@@ -261,7 +270,7 @@ def test_use_after_free_in_a_launch_and_a_host_view() -> None:
         cpu.host_view(h)
 
 
-# -- host access ------------------------------------------------------------------------------------
+# -- host access ------------------------------------------------------------
 
 
 def test_host_cannot_view_simulated_global_memory() -> None:
@@ -278,7 +287,9 @@ def test_host_cannot_view_simulated_global_memory() -> None:
 def test_host_cannot_take_a_device_view_outside_a_kernel() -> None:
     _, gpu = make_pair()
     a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
-    with pytest.raises(HostAccessError, match=r"device_view of buffer %a .* outside a kernel running on cuda:0"):
+    with pytest.raises(
+        HostAccessError, match=r"device_view of buffer %a .* outside a kernel running on cuda:0"
+    ):
         gpu.device_view(a)
 
 
@@ -303,7 +314,7 @@ def test_new_device_memory_is_zeroed() -> None:
     assert not cpu.host_view(cpu.alloc_data_space(CPU, (8,), "float64")).any()
 
 
-# -- copies ------------------------------------------------------------------------------------------
+# -- copies ------------------------------------------------------------
 
 
 def test_copy_host_to_device_to_host_round_trips() -> None:
@@ -393,7 +404,7 @@ def test_workspace_memory_is_not_host_transferable() -> None:
     )
 
 
-# -- kernels -----------------------------------------------------------------------------------------
+# -- kernels ------------------------------------------------------------
 
 
 def test_launch_gives_the_kernel_device_views_and_scalars() -> None:
@@ -403,7 +414,8 @@ def test_launch_gives_the_kernel_device_views_and_scalars() -> None:
 
     def scale(args: list[np.ndarray | int | float | bool]) -> None:
         view, factor = args
-        assert isinstance(view, np.ndarray) and isinstance(factor, int)
+        assert isinstance(view, np.ndarray)
+        assert isinstance(factor, int)
         view *= factor
 
     gpu.launch(GPU, scale, [a, 3], name="@scale")
@@ -440,7 +452,7 @@ def test_simulated_kernels_cannot_take_host_arrays_but_cpu_kernels_can() -> None
     assert host.tolist() == [5, 5]
 
 
-# -- leaks and teardown ------------------------------------------------------------------------------
+# -- leaks and teardown ------------------------------------------------------------
 
 
 def test_live_buffers_lists_what_was_not_freed() -> None:
@@ -459,7 +471,7 @@ def test_allocation_after_teardown_is_an_error() -> None:
         gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
 
 
-# -- registry and user device kinds ------------------------------------------------------------------
+# -- registry and user device kinds ------------------------------------------------------------
 
 
 def test_builtin_apis_are_registered() -> None:
@@ -469,7 +481,9 @@ def test_builtin_apis_are_registered() -> None:
 
 
 def test_unknown_api_name_lists_the_registered_ones() -> None:
-    with pytest.raises(UnknownDeviceAPIError, match=r"Device API nope is not enabled: .* registered: .*cpu"):
+    with pytest.raises(
+        UnknownDeviceAPIError, match=r"Device API nope is not enabled: .* registered: .*cpu"
+    ):
         get_device_api("nope")
 
 
@@ -515,5 +529,7 @@ def test_user_registers_a_device_api_for_a_kind_of_their_own() -> None:
     assert out.tolist() == [-1, 2, -3]
     with pytest.raises(HostAccessError, match="host code cannot access buffer %x"):
         api.host_view(buf)
-    with pytest.raises(OutOfDeviceMemoryError, match="out of device memory on dsp:0 scope 'global'"):
+    with pytest.raises(
+        OutOfDeviceMemoryError, match="out of device memory on dsp:0 scope 'global'"
+    ):
         api.alloc_data_space(dsp, (4096,), "int16", label="%big")

@@ -43,7 +43,7 @@ def add_one(args: list[np.ndarray | int | float | bool]) -> None:
     view += 1
 
 
-# -- deferred execution and host checks ----------------------------------------------------------
+# -- deferred execution and host checks ------------------------------------------------------------
 
 
 def test_async_copy_runs_only_when_waited_on() -> None:
@@ -81,7 +81,9 @@ def test_host_view_of_a_buffer_with_a_pending_write_is_an_error() -> None:
     h = cpu.alloc_data_space(CPU, (4,), "float32", label="%h")
     s = cpu.create_stream(CPU)
     token = cpu.launch(CPU, add_one, [h], name="@add_one", stream=s)
-    with pytest.raises(PendingWriteError, match=r"host reads buffer %h .* pending async write: kernel @add_one"):
+    with pytest.raises(
+        PendingWriteError, match=r"host reads buffer %h .* pending async write: kernel @add_one"
+    ):
         cpu.host_view(h)
     sched.wait(token)
     assert cpu.host_view(h).tolist() == [1, 1, 1, 1]
@@ -93,12 +95,14 @@ def test_host_writing_a_source_an_async_copy_still_reads_is_an_error() -> None:
     src = np.ones(4, np.float32)
     gpu.copy_data_from_to(src, a, gpu.create_stream(GPU), label="%t")
     sched.check_host_access(src, "%src")  # reading it is fine
-    with pytest.raises(PendingWriteError, match=r"host writes %src while it has a pending async access: copy %t"):
+    with pytest.raises(
+        PendingWriteError, match=r"host writes %src while it has a pending async access: copy %t"
+    ):
         sched.check_host_access(src, "%src", write=True)
 
 
 def test_one_stream_runs_in_submission_order() -> None:
-    sched, _, gpu, _ = runtime_of()
+    _sched, _, gpu, _ = runtime_of()
     a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
     s = gpu.create_stream(GPU)
     out = np.zeros(4, np.float32)
@@ -168,7 +172,7 @@ def test_free_waits_for_queued_work_on_the_buffer() -> None:
         gpu.free_data_space(GPU, a)
 
 
-# -- stream handles ----------------------------------------------------------------------------------
+# -- stream handles ------------------------------------------------------------
 
 
 def test_current_stream_receives_operations_given_no_stream() -> None:
@@ -180,7 +184,8 @@ def test_current_stream_receives_operations_given_no_stream() -> None:
     assert gpu.get_current_stream(GPU) is s
     a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
     token = gpu.copy_data_from_to(np.zeros(4, np.float32), a)
-    assert token.stream is s and token.done
+    assert token.stream is s
+    assert token.done
 
 
 def test_freed_stream_finishes_its_queue_and_cannot_be_used() -> None:
@@ -199,11 +204,13 @@ def test_default_stream_cannot_be_freed_and_streams_are_per_device() -> None:
     with pytest.raises(DeviceError, match="the default stream of cuda:0 cannot be freed"):
         gpu.free_stream(GPU, gpu.get_current_stream(GPU))
     other = gpu1.create_stream(GPU1)
-    with pytest.raises(WrongDeviceError, match="set_stream: stream cuda:1/s1 belongs to cuda:1, not cuda:0"):
+    with pytest.raises(
+        WrongDeviceError, match="set_stream: stream cuda:1/s1 belongs to cuda:1, not cuda:0"
+    ):
         gpu.set_stream(GPU, other)
 
 
-# -- timeline under the cost model ----------------------------------------------------------------
+# -- timeline under the cost model ------------------------------------------------------------
 
 
 def test_copy_time_is_latency_plus_bytes_over_bandwidth() -> None:

@@ -124,14 +124,19 @@ def test_double_free_workspace_is_an_error() -> None:
     gpu = make_gpu()
     w = gpu.alloc_workspace(GPU, 64, label="%w")
     gpu.free_workspace(GPU, w, at="f.mlir:5:3")
-    with pytest.raises(DoubleFreeError, match=r"double free: workspace buffer %w .* was already freed at f.mlir:5:3"):
+    with pytest.raises(
+        DoubleFreeError,
+        match=r"double free: workspace buffer %w .* was already freed at f.mlir:5:3",
+    ):
         gpu.free_workspace(GPU, w)
 
 
 def test_free_workspace_of_a_data_buffer_is_an_error() -> None:
     gpu = make_gpu()
     a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
-    with pytest.raises(DeviceError, match="not allocated by alloc_workspace; free it with free_data_space"):
+    with pytest.raises(
+        DeviceError, match="not allocated by alloc_workspace; free it with free_data_space"
+    ):
         gpu.free_workspace(GPU, a)
 
 
@@ -141,7 +146,8 @@ def test_kernels_see_workspace_buffers_and_live_ones_are_leaks() -> None:
 
     def fill(args: list[np.ndarray | int | float | bool]) -> None:
         view = args[0]
-        assert isinstance(view, np.ndarray) and view.shape == (4,)
+        assert isinstance(view, np.ndarray)
+        assert view.shape == (4,)
         view[...] = 1
 
     gpu.launch(GPU, fill, [w], name="@fill")
