@@ -8,16 +8,24 @@ missing file) into one message and exit status 1; `--debug` shows tracebacks.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from .. import __version__
-from ..diagnostics import DevplanError, LocatingParser, register_source, verify_located
+from ..diagnostics import (
+    DevplanError,
+    LocatedError,
+    LocatingParser,
+    register_source,
+    verify_located,
+)
 
 
 class DevplanOptMain(xDSLOptMain):
@@ -35,7 +43,7 @@ class DevplanOptMain(xDSLOptMain):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
             text = io.read().decode("utf-8", "replace")
             name = self.get_input_name()
-            if self._line_offset == 0:
+            if self.args.input_file is None and self._line_offset == 0:
                 register_source(name, text)
             parser = LocatingParser(self.ctx, text, name)
             parser.line_offset = self._line_offset
@@ -43,16 +51,43 @@ class DevplanOptMain(xDSLOptMain):
 
         self.available_frontends["mlir"] = parse_mlir
 
+    def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        if self.args.input_file is not None:
+            # Chunks of --split-input-file quote lines of the whole file in diagnostics.
+            with open(self.args.input_file, "rb") as f:
+                register_source(self.get_input_name(), f.read().decode("utf-8", "replace"))
+        return super().prepare_input()
+
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
         self._line_offset = start_offset
         return super().parse_chunk(chunk, file_extension, start_offset)
 
+    def setup_pipeline(self) -> None:
+        super().setup_pipeline()
+        xdsl_callback = self.pipeline.callback
+
+        def verify_then_continue(
+            previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
+        ) -> None:
+            # xDSL verifies between passes without locations; verify first with them.
+            if not self.args.disable_verify:
+                try:
+                    verify_located(module)
+                except LocatedError as e:
+                    if previous is None:
+                        raise
+                    raise LocatedError(f"{e} (IR produced by pass '{previous.name}')") from e
+            if xdsl_callback is not None:
+                xdsl_callback(previous, module, following)
+
+        self.pipeline = dataclasses.replace(self.pipeline, callback=verify_then_continue)
+
     def apply_passes(self, prog: ModuleOp) -> None:
-        verify_located(prog)
         super().apply_passes(prog)
-        verify_located(prog)
+        if not self.args.disable_verify:
+            verify_located(prog)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
