@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType
@@ -77,13 +77,16 @@ class CompiledKernel:
             self._run(g, b, values)
 
 
-def _dims(what: str, name: str, dims: Sequence[int]) -> tuple[int, int, int]:
-    if len(dims) != 3 or not all(isinstance(d, int | np.integer) and d >= 0 for d in dims):
+def _dims(what: str, name: str, dims: Sequence[object]) -> tuple[int, int, int]:
+    if len(dims) != 3 or not all(
+        isinstance(d, int | np.integer) and int(cast(Any, d)) >= 0 for d in dims
+    ):
         raise DevplanError(
             f"error: launching kernel @{name}: {what} must be three non-negative integers "
             f"(x, y, z), got {tuple(dims)!r}"
         )
-    return int(dims[0]), int(dims[1]), int(dims[2])
+    x, y, z = (int(cast(Any, d)) for d in dims)
+    return x, y, z
 
 
 def _check_args(kernel: Kernel, args: Sequence[ArgValue]) -> list[Any]:
@@ -105,14 +108,15 @@ def _check_array(where: str, what: str, arg: object, type_: MemRefType) -> np.nd
     dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
     if not isinstance(arg, np.ndarray):
         raise DevplanError(f"error: {where}: {what} must be a NumPy array for {type_}")
+    array = cast(np.ndarray[Any, Any], arg)
     shape = type_.get_shape()
-    static_ok = all(s < 0 or s == n for s, n in zip(shape, arg.shape, strict=False))
-    if arg.dtype != dtype or arg.ndim != len(shape) or not static_ok:
+    static_ok = all(s < 0 or s == n for s, n in zip(shape, array.shape, strict=False))
+    if array.dtype != dtype or array.ndim != len(shape) or not static_ok:
         raise DevplanError(
-            f"error: {where}: {what} is an array of {arg.dtype} with shape {arg.shape}; "
+            f"error: {where}: {what} is an array of {array.dtype} with shape {array.shape}; "
             f"the parameter is {type_}"
         )
-    return arg
+    return array
 
 
 def _check_scalar(where: str, what: str, arg: object, type_: Any) -> Any:
@@ -120,16 +124,20 @@ def _check_scalar(where: str, what: str, arg: object, type_: Any) -> Any:
     dtype = dtype_of(type_)
     if width == 1:
         if isinstance(arg, bool | np.bool_):
-            return bool(arg)
+            return bool(cast(Any, arg))
     elif width is not None:
         if isinstance(arg, int | np.integer) and not isinstance(arg, bool):
-            value = int(arg)
+            value = int(cast(Any, arg))
             if -(1 << (width - 1)) <= value < (1 << (width - 1)):
                 return value
             raise DevplanError(f"error: {where}: {what} = {value} does not fit in {type_}")
-    elif is_float(type_) and dtype is not None:
-        if isinstance(arg, int | float | np.floating | np.integer) and not isinstance(arg, bool):
-            return dtype.type(arg)
+    elif (
+        is_float(type_)
+        and dtype is not None
+        and isinstance(arg, int | float | np.floating | np.integer)
+        and not isinstance(arg, bool)
+    ):
+        return dtype.type(arg)
     raise DevplanError(f"error: {where}: {what} must be a scalar of type {type_}, got {arg!r}")
 
 

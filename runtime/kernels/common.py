@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from ...diagnostics import LocatedError, diagnostic_at
 from ...dialects.kernel import AllocSharedOp, BarrierOp, KernelFuncOp
@@ -125,14 +125,22 @@ SUPPORTED_OPS: frozenset[str] = frozenset(
 )
 """Every op both backends compile; anything else is a compile-time `KernelError`."""
 
+I1_OPS = ("andi", "ori", "xori", "cmpi", "select", "extui", "extsi", "uitofp", "sitofp")
+"""The arith ops the backends accept on i1 operands (booleans)."""
+
 CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 CMPF_PREDICATES = (
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
     "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
 )  # fmt: skip
 
-INT_DTYPES = {1: np.dtype(np.bool_), 8: np.dtype(np.int8), 16: np.dtype(np.int16)}
-INT_DTYPES |= {32: np.dtype(np.int32), 64: np.dtype(np.int64)}
+INT_DTYPES: dict[int, np.dtype[np.generic]] = {
+    1: np.dtype(np.bool_),
+    8: np.dtype(np.int8),
+    16: np.dtype(np.int16),
+    32: np.dtype(np.int32),
+    64: np.dtype(np.int64),
+}
 
 
 def int_width(type_: Attribute) -> int | None:
@@ -140,7 +148,7 @@ def int_width(type_: Attribute) -> int | None:
     if isinstance(type_, IndexType):
         return 64
     if isinstance(type_, IntegerType):
-        return type_.width.data
+        return type_.bitwidth
     return None
 
 
@@ -235,8 +243,8 @@ class Kernel:
     def buffer_name(self, value: SSAValue) -> str:
         """How an error names a memref: `argument 2 (%c)` or `shared memory %s`."""
         hint = f"%{value.name_hint}" if value.name_hint else "an unnamed value"
-        if isinstance(value.owner, Block):
-            return f"argument {value.index} ({hint})"  # pyright: ignore[reportAttributeAccessIssue]
+        if isinstance(value, BlockArgument):
+            return f"argument {value.index} ({hint})"
         return f"shared memory {hint}"
 
     def error(
@@ -286,6 +294,19 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
                 f"backends; supported ops: {', '.join(sorted(SUPPORTED_OPS))}",
             )
         )
+    if (
+        op.name.startswith("arith.")
+        and op.operands
+        and int_width(op.operands[0].type) == 1
+        and op.name.split(".")[1] not in I1_OPS
+    ):
+        raise KernelError(
+            diagnostic_at(
+                op,
+                f"in kernel @{kernel.name}: '{op.name}' on i1 is not supported by the kernel "
+                f"backends; i1 values support {', '.join(I1_OPS)}",
+            )
+        )
     for value in (*op.operands, *op.results):
         type_ = value.type
         if isinstance(type_, MemRefType):
@@ -329,7 +350,7 @@ def load_may_alias_later_store(load: Operation) -> bool:
     last = load
     for use in result.uses:
         user: Operation | None = use.operation
-        if user is not None and user.name == "scf.yield":
+        if use.operation.name == "scf.yield":
             return True
         while user is not None and user.parent_block() is not block:
             user = user.parent_op()

@@ -25,7 +25,7 @@ values are errors, not garbage. Lanes a mask turns off never touch memory and ne
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -154,6 +154,12 @@ def _first_true(mask: Array) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), mask.shape))
 
 
+def _where(cond: Value, x: Value, y: Value, dtype: np.dtype[Any] | None) -> Value:
+    """`np.where` whose result has `dtype` (uniform Python ints would make it int64)."""
+    out = cast(Any, np.where(cond, x, y))
+    return out if dtype is None else out.astype(dtype, copy=False)
+
+
 def _pad(shape: tuple[int, ...], ndim: int) -> tuple[int, ...]:
     return (1,) * (ndim - len(shape)) + shape
 
@@ -197,23 +203,25 @@ def muli(x: Value, y: Value, width: int) -> Value:
 
 
 def _unsigned(x: Value, width: int) -> Value:
-    if isinstance(x, np.ndarray):
-        return x.astype(f"u{width // 8}") if width > 1 else x
-    return int(x) & ((1 << width) - 1)
+    if is_uniform(x):
+        return int(x) & ((1 << width) - 1)
+    out: Value = x.astype(f"u{width // 8}") if width > 1 else x
+    return out
 
 
 def _signed(x: Value, width: int) -> Value:
-    if isinstance(x, np.ndarray):
-        return x.astype(f"i{width // 8}") if width > 1 else x
-    return wrap_int(int(x), width)
+    if is_uniform(x):
+        return wrap_int(int(x), width)
+    out: Value = x.astype(f"i{width // 8}") if width > 1 else x
+    return out
 
 
 def bitwise(op: str, x: Value, y: Value) -> Value:
     """`arith.andi/ori/xori` (also on i1)."""
     x, y = arr(x), arr(y)
     if is_uniform(x) and is_uniform(y):
-        if isinstance(x, bool | np.bool_):
-            return bool({"and": x and y, "or": x or y, "xor": x != y}[op])
+        if type(x) in (bool, np.bool_):
+            return bool(x and y) if op == "and" else bool(x or y) if op == "or" else x != y
         return {"and": x & y, "or": x | y, "xor": x ^ y}[op]
     fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
     return fn(x, y)
@@ -227,7 +235,7 @@ def minmax(op: str, x: Value, y: Value, width: int) -> Value:
     take_x = (ux >= uy) if op.startswith("max") else (ux <= uy)
     if is_uniform(take_x):
         return x if take_x else y
-    return np.where(take_x, x, y)
+    return _where(take_x, x, y, None)
 
 
 class Faults:
@@ -273,10 +281,7 @@ def divide(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Val
         inexact = r != 0
         fix = inexact if op == "ceildivsi" else inexact & ((x < 0) != (y < 0))
         q = q + fix.astype(q.dtype)
-    if op in ("remsi", "remui"):
-        res = x - q * y
-    else:
-        res = q
+    res = x - q * y if op in ("remsi", "remui") else q
     return _signed(res, width) if op.endswith("ui") else res
 
 
@@ -371,7 +376,7 @@ def _cmp_ranges(pred: str, rx: tuple[int, int] | None, ry: tuple[int, int] | Non
 def select(c: Value, x: Value, y: Value, dtype: np.dtype[Any]) -> Value:
     if is_uniform(c):
         return x if c else y
-    return np.where(c, arr(x), arr(y)).astype(dtype, copy=False)
+    return _where(c, arr(x), arr(y), dtype)
 
 
 def int_cast(x: Value, src: int, dst: int, zero_extend: bool) -> Value:
@@ -440,7 +445,7 @@ def branch(lanes: Lanes, mask: Array | None, cond: Value) -> tuple[Any, Any, boo
     return then_mask, else_mask, then_mask is not False, else_mask is not False
 
 
-def _restrict(lanes: Lanes, mask: Array | None, cond: Array) -> Array | None | bool:
+def _restrict(lanes: Lanes, mask: Array | None, cond: Array) -> Array | bool | None:
     """`mask & cond`: None when every lane, False when no lane is active."""
     new = cond if mask is None else (mask & cond)
     if new.all():
@@ -456,7 +461,7 @@ def merge(cond: Value, ran_then: bool, ran_else: bool, x: Value, y: Value, dtype
         return x
     if not ran_then:
         return y
-    return np.where(cond, arr(x), arr(y)).astype(dtype, copy=False)
+    return _where(cond, arr(x), arr(y), dtype)
 
 
 class ForLoop:
@@ -493,7 +498,7 @@ class ForLoop:
     def merge(self, new: Value, old: Value, dtype: Any) -> Value:
         if self.uniform or self.active is None:
             return new
-        return np.where(self.active, arr(new), arr(old)).astype(dtype, copy=False)
+        return _where(self.active, arr(new), arr(old), dtype)
 
     def next(self, iv: Value) -> Value:
         if self.uniform:

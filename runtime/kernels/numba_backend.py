@@ -365,7 +365,7 @@ class NumbaSource:
         index = ", ".join(idx) if idx else "()"
         self.emit(f"{mem}[{index}] = {value}")
 
-    def scalar(self, op: Operation) -> None:  # noqa: C901
+    def scalar(self, op: Operation) -> None:
         name = op.name
         short = name.split(".", 1)[1]
         args = [self.v(o) for o in op.operands]
@@ -384,9 +384,6 @@ class NumbaSource:
             suffix = "_" if short == "block_dim" else ""
             self.emit(f"{result} = {which}{'xyz'[axis]}{suffix}")
             return
-        if width == 1 and short not in ("andi", "ori", "xori", "cmpi", "select", "extui"):
-            if short not in ("extsi", "uitofp", "sitofp"):
-                raise self.error(op, f"'{name}' on i1 is not supported; use andi/ori/xori")
         self.emit(f"{result} = {self.int_or_cast(op, short, args, width or 64, rtype)}")
 
     def int_or_cast(  # noqa: C901
@@ -426,7 +423,7 @@ class NumbaSource:
                 return _wrap(f"abs({x})", width)
             case "index_cast" | "extsi" | "trunci":
                 if width == 1:
-                    return "(-1 if {x} else 0)".format(x=x)
+                    return f"(-1 if {x} else 0)"
                 return _wrap(x, dst or 64)
             case "index_castui" | "extui":
                 if width == 1:

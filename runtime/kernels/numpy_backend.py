@@ -202,9 +202,6 @@ class NumpySource:
             return _FLOAT_BINARY[name].format(*args)
         if name in _FLOAT_UNARY:
             return f"{_FLOAT_UNARY[name]}({args[0]})"
-        if name.startswith("arith.") and width == 1 and short not in ("andi", "ori", "xori"):
-            if short not in ("cmpi", "select", "extui", "extsi", "uitofp", "sitofp"):
-                raise self.error(op, f"'{name}' on i1 is not supported; use andi/ori/xori")
         match short:
             case "addi":
                 return f"lanes.addi({args[0]}, {args[1]}, {width})"
