@@ -279,8 +279,11 @@ class Program:
     ) -> ExecutionResult:
         from .runtime import Runtime
 
-        function = find_entry(self.module, entry)
-        compiled = self.functions[entry]
+        compiled = self.functions.get(entry)
+        if compiled is None or not compiled.op.body.blocks:
+            find_entry(self.module, entry)  # raises the error that names the functions
+            raise AssertionError("unreachable")
+        function = compiled.op
         resolved = System.resolve(system)
         runtime = Runtime.from_system(resolved)
         ex = Execution(self, runtime, resolved)
@@ -918,8 +921,10 @@ def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
         raise DevplanError(
             f"error: unknown kernel backend '{kernel_backend}'; valid: {', '.join(KERNEL_BACKENDS)}"
         )
-    _reject_level_1(module)
-    per_backend = _programs.setdefault(module, {})
+    per_backend = _programs.get(module)
+    if per_backend is None:
+        _reject_level_1(module)
+        per_backend = _programs[module] = {}
     program = per_backend.get(kernel_backend)
     if program is None:
         program = per_backend[kernel_backend] = Program(module, kernel_backend)

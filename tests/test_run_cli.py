@@ -179,3 +179,29 @@ def test_system_file_is_used(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     code, _, err = run_cli([VECTOR_ADD, "--random-args", "0", "--system", str(system)], capsys)
     assert code == 1
     assert "out of device memory on cuda:0 scope 'global'" in err.splitlines()[0]
+
+
+def test_args_takes_several_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    program = tmp_path / "scale.mlir"
+    program.write_text(SCALE)
+    np.save(tmp_path / "a.npy", np.array([1, 2, 3], np.float32))
+    code, out, _ = run_cli([str(program), "--args", str(tmp_path / "a.npy"), "2"], capsys)
+    assert code == 0
+    assert out.splitlines()[1] == "[2., 4., 6.]"
+
+
+def test_pipeline_runs_before_the_program(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "scale.mlir"
+    program.write_text(SCALE)
+    code, _, err = run_cli(
+        [str(program), "--pipeline", "no-such-pass", "--random-args", "0"], capsys
+    )
+    assert code == 1
+    assert err.startswith("error: invalid pipeline 'no-such-pass'")
+    code, out, _ = run_cli(
+        [str(program), "--pipeline", "canonicalize", "--random-args", "0"], capsys
+    )
+    assert code == 0
+    assert out.startswith("result 0: float32[3]")

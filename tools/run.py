@@ -1,16 +1,19 @@
 """`devplan-run`: run a devplan program and print its results (DESIGN §6).
 
 ```
-devplan-run FILE.mlir [--entry main] [--system sys.toml] [--arg FILE.npy|VALUE ...]
+devplan-run FILE.mlir [--entry main] [--system sys.toml] [--pipeline PASSES]
+                      [--arg FILE.npy|VALUE ...] [--args FILE.npy|VALUE ...]
                       [--random-args SEED] [--kernel-backend numpy|numba] [--stats]
                       [--trace t.json] [--strict] [--debug] [--print-full]
 ```
 
-Arguments of the entry function come from `--arg` (in order: a `.npy` file for a memref,
-a number or `true`/`false` for a scalar) and, for the ones not given, from
-`--random-args SEED` (made from the function's types). Every user error is one
-message (with `file:line:col` when it comes from IR) and exit status 1; `--debug`
-shows the Python traceback instead.
+Arguments of the entry function come from `--arg` and `--args` (in order: a `.npy` file
+for a memref, a number or `true`/`false` for a scalar) and, for the ones not given, from
+`--random-args SEED` (made from the function's types). `--pipeline` runs passes first
+(level-1 programs will need the default-pipeline, which this build does not have).
+
+Every user error is one message (with `file:line:col` when it comes from IR) and exit
+status 1; `--debug` shows the Python traceback instead.
 """
 
 from __future__ import annotations
@@ -52,6 +55,18 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE.npy|VALUE",
         help="an argument of the entry function, in order: a .npy file for a memref, "
         "a number or true/false for a scalar (repeatable)",
+    )
+    p.add_argument(
+        "--args",
+        nargs="+",
+        default=[],
+        metavar="FILE.npy|VALUE",
+        help="several arguments at once (after those given by --arg)",
+    )
+    p.add_argument(
+        "--pipeline",
+        metavar="PASSES",
+        help="an xdsl-opt pass pipeline to run on the program first (e.g. 'canonicalize')",
     )
     p.add_argument(
         "--random-args",
@@ -118,12 +133,14 @@ def format_output(index: int, value: Any, full: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import parse
+    from .. import apply, parse
     from ..diagnostics import DevplanError
     from ..runtime.executor import execute, find_entry, random_inputs, signature
 
     module = parse(Path(args.file))
-    given = [_load_arg(a) for a in args.arg]
+    if args.pipeline:
+        apply(module, args.pipeline)
+    given = [_load_arg(a) for a in [*args.arg, *args.args]]
     inputs: list[Any] = given
     if args.random_args is not None:
         inputs = random_inputs(module, args.entry, args.random_args, given=given)
