@@ -57,6 +57,8 @@ class CompiledKernel:
         self.source = source
         """The generated Python source (for debugging)."""
         self._run = run
+        self._types = kernel.func.param_types
+        self._fast = [_fast_check(t) for t in self._types]
 
     @property
     def name(self) -> str:
@@ -70,14 +72,45 @@ class CompiledKernel:
     ) -> None:
         g = _dims("grid", self.name, grid)
         b = _dims("block", self.name, block)
-        values = _check_args(self.kernel, args)
+        values = self._args(args)
         if 0 in g or 0 in b:
             return
-        with np.errstate(all="ignore"):
+        if self.backend == "numba":
             self._run(g, b, values)
+            return
+        with np.errstate(all="ignore"):  # IEEE results (inf, nan) are values, not warnings
+            self._run(g, b, values)
+
+    def _args(self, args: Sequence[ArgValue]) -> Sequence[Any]:
+        # Fast path: arrays of the exact dtype and rank with no static sizes to compare
+        # (the common case) pass unchanged; anything else goes through `_check_args`.
+        if len(args) == len(self._fast):
+            for arg, fast in zip(args, self._fast, strict=True):
+                if fast is None or type(arg) is not np.ndarray:
+                    break
+                if arg.dtype != fast[0] or arg.ndim != fast[1]:
+                    break
+            else:
+                return args
+        return _check_args(self.kernel, args)
+
+
+def _fast_check(type_: Any) -> tuple[np.dtype[Any], int] | None:
+    """(dtype, rank) of a memref parameter whose sizes are all dynamic, else None."""
+    if not isinstance(type_, MemRefType):
+        return None
+    shape = type_.get_shape()
+    dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+    if dtype is None or any(s >= 0 for s in shape):
+        return None
+    return dtype, len(shape)
 
 
 def _dims(what: str, name: str, dims: Sequence[object]) -> tuple[int, int, int]:
+    if type(dims) is tuple and len(dims) == 3:
+        x, y, z = dims
+        if type(x) is int and type(y) is int and type(z) is int and min(x, y, z) >= 0:
+            return x, y, z
     if len(dims) != 3 or not all(
         isinstance(d, int | np.integer) and int(cast(Any, d)) >= 0 for d in dims
     ):
