@@ -460,3 +460,32 @@ def test_async_copy_without_its_dependency_is_a_race() -> None:
         np.arange(4, dtype=np.float32),
     )
     assert text.splitlines()[0].startswith("<string>:6:3: error: 'device.wait' race on ")
+
+
+def test_cpu_kernels_run_on_host_memory_and_cpu_device_memory() -> None:
+    cpu = '#vdev.device<"cpu", 0>'
+    h, c = run(
+        f"""
+        kernel.module @k target #target.target<"llvm"> {{
+          kernel.func @double(%x: memref<?xf32>) {{
+            %i = kernel.thread_id x
+            %v = memref.load %x[%i] : memref<?xf32>
+            %w = arith.addf %v, %v : f32
+            memref.store %w, %x[%i] : memref<?xf32>
+            kernel.return
+          }}
+        }}
+        func.func @main(%h: memref<4xf32>, %c: memref<4xf32, {cpu}>) -> (memref<4xf32>, memref<4xf32, {cpu}>) {{
+          %c1 = arith.constant 1 : index
+          %c4 = arith.constant 4 : index
+          device.launch @k::@double on {cpu} grid(%c1, %c1, %c1) block(%c4, %c1, %c1) args(%h) : memref<4xf32>
+          device.launch @k::@double on {cpu} grid(%c1, %c1, %c1) block(%c4, %c1, %c1) args(%c) : memref<4xf32, {cpu}>
+          func.return %h, %c : memref<4xf32>, memref<4xf32, {cpu}>
+        }}
+        """,
+        np.arange(4, dtype=np.float32),
+        np.ones(4, np.float32),
+        strict=True,
+    ).outputs
+    np.testing.assert_array_equal(h, [0, 2, 4, 6])
+    np.testing.assert_array_equal(c, [2, 2, 2, 2])
