@@ -32,6 +32,7 @@ error unless the system makes that scope host-visible (a CPU device, a "host" sc
 
 from __future__ import annotations
 
+import math
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -107,7 +108,8 @@ class Execution:
         self.streams: dict[tuple[Device, str], Stream] = {}
         self.freed_host: dict[int, tuple[np.ndarray[Any, Any], str]] = {}
         """Host arrays freed by memref.dealloc (kept alive so their ids stay unique)."""
-        self.max_threads: dict[Device, int | None] = {}
+        self.max_threads: dict[Device, float] = {}
+        """Each device's max_threads_per_block (infinity when it reports none)."""
 
     def api(self, device: Device, op: Operation) -> DeviceAPI:
         api = self.apis.get(device)
@@ -118,6 +120,14 @@ class Execution:
                 raise error_at(op, f"'{op.name}' on {device}: {_text(e)}") from None
             self.apis[device] = api
         return api
+
+    def limit(self, device: Device, api: DeviceAPI) -> float:
+        """The device's max_threads_per_block (infinity when it reports none)."""
+        limit = self.max_threads.get(device)
+        if limit is None:
+            value = api.get_attr(device, "max_threads_per_block")
+            limit = self.max_threads[device] = value if isinstance(value, int) else math.inf
+        return limit
 
     def stream(self, device: Device, purpose: str, op: Operation) -> Stream:
         """The stream of `device` for async work of one kind ("copy" or "compute")."""
@@ -606,24 +616,25 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
     where = _where(op)
     cell: list[tuple[CompiledKernel, tuple[int, ...]]] = []
     cost = kernel_cost(device, _lookup_kernel(op))
+    label = f"{name} ({where})"
+    gx, gy, gz = grid
+    bx, by, bz = block
 
+    # This step is the per-launch overhead of the executor: keep it straight-line.
     def run(f: Frame) -> None:
         ex: Execution = f[0]
         if not cell:
             cell.append(p.kernel(op))
         kernel, writes = cell[0]
-        g = (f[grid[0]], f[grid[1]], f[grid[2]])
-        b = (f[block[0]], f[block[1]], f[block[2]])
+        g = (f[gx], f[gy], f[gz])
+        b = (f[bx], f[by], f[bz])
         api = ex.api(device, op)
-        _check_launch_sizes(ex, api, device, op, g, b)
+        threads = b[0] * b[1] * b[2]
+        if g[0] < 1 or g[1] < 1 or g[2] < 1 or threads < 1 or threads > ex.limit(device, api):
+            _reject_launch_sizes(ex, api, device, op, g, b)
         values = [f[s] for s in args]
-        for i, value in enumerate(values):
-            if not isinstance(value, Buffer) and id(value) in ex.freed_host:
-                raise error_at(
-                    op,
-                    f"'device.launch' argument {i} is host memory freed by memref.dealloc at "
-                    f"{ex.freed_host[id(value)][1]}",
-                )
+        if ex.freed_host:
+            _check_not_freed(ex, op, values)
 
         def body(views: list[Any]) -> None:
             try:
@@ -632,15 +643,14 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
                 note = diagnostic_at(op, f"{name} launched here on {device}", kind="note")
                 raise type(e)(f"{e}\n{note}") from None
 
-        stream = ex.stream(device, "compute", op) if token_slot is not None else None
         try:
             token = api.launch(
                 device,
                 body,
                 values,
-                name=f"{name} ({where})",
+                name=label,
                 seconds=cost(g, b),
-                stream=stream,
+                stream=None if token_slot is None else ex.stream(device, "compute", op),
                 wait_for=[f[d] for d in deps],
                 writes=writes,
             )
@@ -650,6 +660,16 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
             f[token_slot] = token
 
     return run
+
+
+def _check_not_freed(ex: Execution, op: Operation, values: Sequence[Any]) -> None:
+    for i, value in enumerate(values):
+        if not isinstance(value, Buffer) and id(value) in ex.freed_host:
+            raise error_at(
+                op,
+                f"'device.launch' argument {i} is host memory freed by memref.dealloc at "
+                f"{ex.freed_host[id(value)][1]}",
+            )
 
 
 KERNEL_LAUNCH_SECONDS = {"cpu": 1e-6}
@@ -680,7 +700,7 @@ def kernel_cost(
     return cost
 
 
-def _check_launch_sizes(
+def _reject_launch_sizes(
     ex: Execution,
     api: DeviceAPI,
     device: Device,
@@ -688,6 +708,7 @@ def _check_launch_sizes(
     grid: tuple[int, int, int],
     block: tuple[int, int, int],
 ) -> None:
+    """Raise the error for a grid or block with a size below 1 or too many threads."""
     for what, sizes in (("grid", grid), ("block", block)):
         if min(sizes) < 1:
             raise error_at(
@@ -695,17 +716,12 @@ def _check_launch_sizes(
                 f"'device.launch' {what} ({', '.join(map(str, sizes))}) on {device}: every "
                 "size must be at least 1",
             )
-    if device not in ex.max_threads:
-        limit = api.get_attr(device, "max_threads_per_block")
-        ex.max_threads[device] = limit if isinstance(limit, int) else None
-    limit = ex.max_threads[device]
     threads = block[0] * block[1] * block[2]
-    if limit is not None and threads > limit:
-        raise error_at(
-            op,
-            f"'device.launch' block ({', '.join(map(str, block))}) has {threads} threads, "
-            f"more than max_threads_per_block = {limit} of {device}",
-        )
+    raise error_at(
+        op,
+        f"'device.launch' block ({', '.join(map(str, block))}) has {threads} threads, "
+        f"more than max_threads_per_block = {ex.limit(device, api)} of {device}",
+    )
 
 
 # ---------------------------------------------------------------------------------------
