@@ -770,12 +770,19 @@ def _canonical_given(resolved: Resolved) -> dict[str, TargetValue]:
     return candidate
 
 
+_NOT_ATTRIBUTES: Final = {
+    "kind": 'name the kind first, e.g. Target("cuda", {...})',
+    "tag": 'name the tag first, e.g. Target("nvidia/nvidia-a100", {...})',
+    "host": 'pass it as host=..., e.g. Target("cuda", host="llvm")',
+}
+
+
 def _build(name: str, given: Mapping[str, object], host: object) -> TargetAttr:
     """A target from a kind or tag, raw attribute values and a host spec."""
     kind, _ = _lookup(name)
-    for reserved in ("kind", "tag", "host"):
+    for reserved, instead in _NOT_ATTRIBUTES.items():
         if reserved in given:
-            raise TargetError(f"'{reserved}' is not an attribute value here", reserved)
+            raise TargetError(f"'{reserved}' is not an attribute: {instead}", reserved)
     checked = _check_given(kind, given)
     host_target = _host_target(host)
     key = (name, tuple(sorted(checked.items())), host_target)

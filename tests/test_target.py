@@ -928,3 +928,16 @@ def test_tags_are_listed_as_targets() -> None:
     tags = list_tags()
     assert list(tags) == sorted(tags)
     assert all(isinstance(t, TargetAttr) for t in tags.values())
+
+
+@pytest.mark.parametrize(
+    ("entry", "hint"),
+    [
+        ("tag", "name the tag first"),
+        ("host", "pass it as host=..."),
+        ("kind", "name the kind first"),
+    ],
+)
+def test_kind_tag_and_host_are_not_attributes(entry: str, hint: str) -> None:
+    with pytest.raises(TargetError, match=f"^'{entry}' is not an attribute: {hint}"):
+        Target("cuda", {entry: "x"})
