@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -925,7 +924,12 @@ def _random_array(
 # ---------------------------------------------------------------------------------------
 # Entry point
 
-_programs: weakref.WeakKeyDictionary[ModuleOp, dict[str, Program]] = weakref.WeakKeyDictionary()
+_CACHE_ATTRIBUTE = "_devplan_programs"
+"""Where a module keeps its compiled programs (per kernel backend).
+
+On the module itself rather than in a weak-keyed table: a program refers to the
+module's ops, which refer to the module, so a table entry would keep its key alive.
+"""
 
 
 def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
@@ -937,10 +941,11 @@ def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
         raise DevplanError(
             f"error: unknown kernel backend '{kernel_backend}'; valid: {', '.join(KERNEL_BACKENDS)}"
         )
-    per_backend = _programs.get(module)
+    slots: dict[str, Any] = vars(module)
+    per_backend: dict[str, Program] | None = slots.get(_CACHE_ATTRIBUTE)
     if per_backend is None:
         _reject_level_1(module)
-        per_backend = _programs[module] = {}
+        per_backend = slots[_CACHE_ATTRIBUTE] = {}
     program = per_backend.get(kernel_backend)
     if program is None:
         program = per_backend[kernel_backend] = Program(module, kernel_backend)
