@@ -489,3 +489,15 @@ def test_cpu_kernels_run_on_host_memory_and_cpu_device_memory() -> None:
     ).outputs
     np.testing.assert_array_equal(h, [0, 2, 4, 6])
     np.testing.assert_array_equal(c, [2, 2, 2, 2])
+
+
+def test_compiled_program_does_not_keep_its_module_alive() -> None:
+    import gc
+    import weakref
+
+    module = devplan.parse(ADD_ONE)
+    devplan.execute(module, [np.zeros(4, np.float32), 1])
+    ref = weakref.ref(module)
+    del module
+    gc.collect()
+    assert ref() is None
