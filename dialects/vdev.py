@@ -365,7 +365,7 @@ def memory_space_of(memref: MemRefType) -> DeviceAttr | None:
         return None
     if not isinstance(space, DeviceAttr):
         raise VirtualDeviceError(
-            f"memory space {space} of {memref} is not a #vdev.device "
+            f"memory space {ir_text(space)} of {memref} is not a #vdev.device "
             "(devplan places memrefs with #vdev.device memory spaces)"
         )
     return space
