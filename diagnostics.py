@@ -15,12 +15,14 @@ Errors raised from here are `DevplanError`s (or xDSL's `ParseError` and
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnregisteredAttr
+from xdsl.ir import Data, Operation, ParametrizedAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Span
@@ -112,16 +114,14 @@ def _point_at_op_name(error: ParseError) -> Span[str] | Span[bytes]:
     match = re.fullmatch(r"Operation (\S+) is not registered", error.msg)
     if match is None:
         return error.span
-    content = error.span.input.content
+    span = error.span
     name = match.group(1)
-    found = (
-        content.rfind(name.encode(), 0, error.span.end)
-        if isinstance(content, bytes)
-        else content.rfind(name, 0, error.span.end)
-    )
+    if isinstance(span.input.content, bytes):
+        return span  # devplan parses text; byte inputs keep xDSL's span
+    found = span.input.content.rfind(name, 0, span.end)
     if found < 0:
-        return error.span
-    return Span(found, found + len(name), error.span.input)  # pyright: ignore[reportUnknownArgumentType]
+        return span
+    return dataclasses.replace(span, start=found, end=found + len(name))
 
 
 class LocatedParseError(ParseError):
@@ -158,7 +158,7 @@ class LocatingParser(Parser):
         is_type: bool,
         is_opaque: bool,
         starting_opaque_pos: int | None,
-    ) -> Attribute:
+    ) -> UnregisteredAttr | ParametrizedAttribute | Data[Any]:
         start = self.pos
         try:
             return super()._parse_dialect_type_or_attribute_body(  # pyright: ignore[reportPrivateUsage]
