@@ -32,7 +32,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -238,7 +238,8 @@ class DeviceAPI(ABC):
             )
         self.attrs: dict[str, object] = dict(attrs or {})
         self.scheduler = scheduler if scheduler is not None else Scheduler()
-        self._storage: dict[int, np.ndarray] = {}
+        self._storage: dict[int, Any] = {}
+        """Bytes of each live buffer: a uint8 NumPy array here, a device array on CUDA."""
         self._live: dict[int, Buffer] = {}
         self._default_stream = self.scheduler.new_stream(device)
         self._current_stream = self._default_stream
@@ -421,7 +422,7 @@ class DeviceAPI(ABC):
         nbytes = self._nbytes(src)
 
         def effect() -> None:
-            self._bytes_of(dst)[...] = self._bytes_of(src)
+            self._copy_bytes(self._bytes_of(src), self._bytes_of(dst))
 
         return self.scheduler.submit(
             self._stream_for(stream, "copy_data_from_to"), "copy", name, effect,
@@ -699,7 +700,7 @@ class DeviceAPI(ABC):
         stats.frees += 1
         stats.buffers -= 1
 
-    def _typed(self, buffer: Buffer) -> np.ndarray:
+    def _typed(self, buffer: Buffer) -> Any:
         return self._storage[buffer.id].view(buffer.dtype).reshape(buffer.shape)
 
     def _memory_device(self, memory: Memory) -> Device:
@@ -713,7 +714,11 @@ class DeviceAPI(ABC):
     def _nbytes(self, memory: Memory) -> int:
         return memory.nbytes
 
-    def _bytes_of(self, memory: Memory) -> np.ndarray:
+    def _copy_bytes(self, src: Any, dst: Any) -> None:
+        """Copy between two byte arrays of equal length (storage or host arrays)."""
+        dst[...] = src
+
+    def _bytes_of(self, memory: Memory) -> Any:
         if isinstance(memory, np.ndarray):
             return memory.reshape(-1).view(np.uint8)
         owner = memory.api
@@ -800,6 +805,14 @@ def _register_builtins() -> None:
 
     _registry.setdefault("cpu", CPUDeviceAPI)
     _registry.setdefault("simulated", SimulatedDeviceAPI)
+    _registry.setdefault("cuda", _cuda_device_api)
+
+
+def _cuda_device_api(**params: Any) -> DeviceAPI:
+    # numba.cuda is imported only when a system asks for a CUDA device.
+    from .cuda import CUDADeviceAPI
+
+    return CUDADeviceAPI(**params)
 
 
 __all__ = [

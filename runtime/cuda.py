@@ -1,0 +1,135 @@
+"""The `cuda` DeviceAPI: a real NVIDIA GPU through `numba.cuda` (TVM's `cuda_device_api.cc`).
+
+Buffers are `numba.cuda` device arrays (`cudaMalloc`); the host reaches them only
+through copies (`copy_to_device` / `copy_to_host`, i.e. `cudaMemcpy`), and kernels —
+which must be `numba.cuda.jit` kernels, since the NumPy and Numba-CPU kernel
+backends cannot run on GPU memory — get the device arrays from `device_view`.
+Attributes come from the device (`MAX_THREADS_PER_BLOCK`, `WARP_SIZE`, compute
+capability as `"8.0"`, the name, memory info) and the system's `attrs` override
+them. Capacities of the system's scopes are enforced as on a simulated device, and
+a failing `cudaMalloc` is reported as out of device memory.
+
+Streams are devplan's ordered, deferred streams (streams.py): each operation runs
+synchronously on the GPU when its token runs, so ordering and race checks are the
+same as on simulated devices; overlap is visible in the cost model, not measured.
+
+Without a GPU the constructor raises a clear error. Under Numba's CUDA simulator
+(`NUMBA_ENABLE_CUDASIM=1`) it runs on simulated device arrays, which is how the
+tests exercise it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .device_api import Device, DeviceAPI, DeviceError, OutOfDeviceMemoryError
+
+if TYPE_CHECKING:
+    from .streams import Scheduler
+
+_DEVICE_ATTRIBUTES = {
+    "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
+    "warp_size": "WARP_SIZE",
+    "max_shared_memory_per_block": "MAX_SHARED_MEMORY_PER_BLOCK",
+    "max_clock_rate": "CLOCK_RATE",
+    "multi_processor_count": "MULTIPROCESSOR_COUNT",
+    "max_registers_per_block": "MAX_REGISTERS_PER_BLOCK",
+    "l2_cache_size_bytes": "L2_CACHE_SIZE",
+}
+"""`DeviceAttrKind` names and the numba `Device` attributes (cudaDeviceGetAttribute) they read."""
+
+
+def _numba_cuda() -> Any:
+    from numba import cuda  # pyright: ignore[reportMissingTypeStubs]
+
+    return cuda
+
+
+def _cuda_api_errors() -> tuple[type[Exception], ...]:
+    try:
+        from numba.cuda.cudadrv.driver import (  # pyright: ignore[reportMissingTypeStubs]
+            CudaAPIError,
+        )
+    except ImportError:  # the simulator has no driver module
+        return ()
+    return (CudaAPIError,)
+
+
+class CUDADeviceAPI(DeviceAPI):
+    """An NVIDIA GPU through numba.cuda; none of its memory is visible to the host."""
+
+    api_name = "cuda"
+
+    def __init__(
+        self,
+        device: Device,
+        scopes: Mapping[str, int | None] | None = None,
+        attrs: Mapping[str, object] | None = None,
+        scheduler: Scheduler | None = None,
+        host_scopes: Iterable[str] = (),
+    ) -> None:
+        cuda = _numba_cuda()
+        if not cuda.is_available():
+            raise DeviceError(
+                f"{device}: no CUDA GPU is available (numba.cuda.is_available() is false); "
+                'describe the device with api = "simulated" to run without a GPU'
+            )
+        count = len(cuda.gpus)
+        if not 0 <= device.id < count:
+            raise DeviceError(f"{device}: there are {count} CUDA GPU(s), ids 0 to {count - 1}")
+        cuda.select_device(device.id)
+        self._cuda = cuda
+        self._context: Any = cuda.current_context()
+        # Pinned host scopes would need cudaHostAlloc-backed buffers; none are offered.
+        super().__init__(device, scopes, attrs, scheduler, host_scopes=())
+
+    def host_can_access(self, scope: str) -> bool:
+        return False
+
+    def _get_attr(self, kind: str) -> object | None:
+        if kind in self.attrs:
+            return self.attrs[kind]
+        gpu: Any = self._context.device
+        if kind == "exist":
+            return True
+        if kind == "compute_version":
+            major, minor = gpu.compute_capability
+            return f"{major}.{minor}"
+        if kind == "device_name":
+            name = getattr(gpu, "name", None)
+            return name.decode() if isinstance(name, bytes) else name
+        if kind == "max_thread_dimensions":
+            dims = [getattr(gpu, f"MAX_BLOCK_DIM_{axis}", None) for axis in "XYZ"]
+            return None if None in dims else f"[{dims[0]}, {dims[1]}, {dims[2]}]"
+        if kind in ("total_global_memory", "available_global_memory"):
+            info = self._context.get_memory_info()
+            value = info.total if kind == "total_global_memory" else info.free
+            return int(value) if math.isfinite(value) else None
+        attribute = _DEVICE_ATTRIBUTES.get(kind)
+        return None if attribute is None else getattr(gpu, attribute, None)
+
+    def _allocate_storage(self, nbytes: int, alignment: int) -> Any:
+        # cudaMalloc aligns to 256 bytes (TVM checks `256 % alignment == 0`).
+        if 256 % alignment:
+            raise DeviceError(
+                f"{self.device}: alignment {alignment} is beyond CUDA's 256-byte allocations"
+            )
+        try:
+            return self._cuda.device_array(nbytes, dtype=np.uint8)
+        except (MemoryError, *_cuda_api_errors()) as e:
+            raise OutOfDeviceMemoryError(
+                f"out of device memory on {self.device}: cudaMalloc of {nbytes} bytes failed: {e}"
+            ) from None
+
+    def _copy_bytes(self, src: Any, dst: Any) -> None:
+        # cudaMemcpy: host arrays are NumPy arrays, everything else lives on a GPU.
+        if not isinstance(dst, np.ndarray):
+            dst.copy_to_device(src)
+        elif not isinstance(src, np.ndarray):
+            src.copy_to_host(dst)
+        else:
+            dst[...] = src

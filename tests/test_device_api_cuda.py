@@ -1,0 +1,98 @@
+"""The `cuda` DeviceAPI (numba.cuda): run under Numba's CUDA simulator in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from devplan.runtime.device_api import Device, DeviceError, get_device_api
+
+SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    from numba import cuda
+    from devplan.runtime.device_api import (
+        Device, DoubleFreeError, HostAccessError, OutOfDeviceMemoryError, get_device_api,
+    )
+    from devplan.runtime.streams import Scheduler
+
+    GPU = Device("cuda", 0)
+    api = get_device_api("cuda")(device=GPU, scopes={"global": 8192}, scheduler=Scheduler())
+    print("compute_version", api.get_attr(GPU, "compute_version"))
+    print("exist", api.get_attr(GPU, "exist"))
+
+    a = api.alloc_data_space(GPU, (8,), "float32", label="%a")
+    b = api.alloc_data_space(GPU, (8,), "float32", label="%b")
+    api.copy_data_from_to(np.arange(8, dtype=np.float32), a)
+
+    @cuda.jit
+    def double(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= 2
+
+    api.launch(GPU, lambda views: double[1, 8](views[0]), [a], name="@double")
+    stream = api.create_stream(GPU)
+    api.copy_data_from_to(a, b, stream)
+    out = np.zeros(8, np.float32)
+    api.scheduler.wait(api.copy_data_from_to(b, out, stream))
+    print("out", out.tolist())
+    for attempt in (
+        lambda: api.host_view(a),
+        lambda: api.alloc_data_space(GPU, (2048,), "float32", label="%big"),
+    ):
+        try:
+            attempt()
+        except (HostAccessError, OutOfDeviceMemoryError) as e:
+            print(type(e).__name__, e)
+    api.free_data_space(GPU, a, at="f.mlir:9:3")
+    try:
+        api.free_data_space(GPU, a, at="f.mlir:10:3")
+    except DoubleFreeError as e:
+        print("DoubleFreeError", e)
+    w = api.alloc_workspace(GPU, 100, label="%w")
+    api.free_workspace(GPU, w)
+    print("leaks", [x.label for x in api.teardown()])
+    """
+)
+
+
+def test_cuda_api_under_the_numba_simulator() -> None:
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "compute_version 5.2",  # the simulator's device
+        "exist True",
+        "out [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]",
+        "HostAccessError host code cannot access buffer %a (cuda:0 scope 'global', 8xfloat32, "
+        "32 B): the host reaches memory of cuda:0 in scope 'global' only through copies "
+        "(copy_data_from_to)",
+        "OutOfDeviceMemoryError out of device memory on cuda:0 scope 'global': %big requests "
+        "8192 bytes, capacity 8192 bytes, 64 bytes in use by 2 allocation(s)",
+        "DoubleFreeError double free at f.mlir:10:3: buffer %a (cuda:0 scope 'global', "
+        "8xfloat32, 32 B) was already freed at f.mlir:9:3",
+        "leaks ['%b']",
+    ]
+
+
+def _gpu_present() -> bool:
+    from numba import cuda  # pyright: ignore[reportMissingTypeStubs]
+
+    return bool(cuda.is_available())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+
+
+@pytest.mark.skipif(_gpu_present(), reason="a CUDA GPU is present: the API would work")
+def test_cuda_api_without_a_gpu_says_so() -> None:
+    with pytest.raises(DeviceError) as info:
+        get_device_api("cuda")(device=Device("cuda", 0))
+    assert str(info.value) == (
+        "cuda:0: no CUDA GPU is available (numba.cuda.is_available() is false); describe the "
+        'device with api = "simulated" to run without a GPU'
+    )
