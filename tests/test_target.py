@@ -941,3 +941,20 @@ def test_tags_are_listed_as_targets() -> None:
 def test_kind_tag_and_host_are_not_attributes(entry: str, hint: str) -> None:
     with pytest.raises(TargetError, match=f"^'{entry}' is not an attribute: {hint}"):
         Target("cuda", {entry: "x"})
+
+
+def test_tvm_legacy_str_output_parses_back() -> None:
+    # What TVM <= v0.23 printed for str(target) (tvm.md §a.6), trailing space included.
+    jetson = Target.parse(
+        "cuda -keys=cuda,gpu -arch=sm_87 -max_num_threads=1024 -max_shared_memory_per_block=49152"
+        " -max_threads_per_block=1024 -registers_per_block=65536 -thread_warp_size=32"
+    )
+    assert jetson.attrs == Target("nvidia/jetson-agx-orin-64gb").attrs
+    assert Target.parse("llvm -keys=cpu ") == Target("llvm")
+
+
+def test_equal_targets_are_one_interned_object() -> None:
+    # Passes compare targets often: construction from equal configs gives the same object.
+    first = Target.from_config({"kind": "rocm", "mcpu": "gfx90a"})
+    assert Target.parse("rocm -mcpu=gfx90a") is first
+    assert first.with_host("llvm").without_host() is first
