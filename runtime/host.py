@@ -627,7 +627,7 @@ def _float_to_int(c: Compiler, op: Operation) -> Step:
     a, r = c.slot(op.operands[0]), c.slot(op.results[0])
 
     def run(f: Frame) -> None:
-        x = f[a]
+        x = float(f[a])
         if not math.isfinite(x) or not lo <= math.trunc(x) <= hi:
             raise error_at(op, f"'{op.name}' cannot convert {x} to {type_}: out of range")
         f[r] = wrap(math.trunc(x))

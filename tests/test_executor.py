@@ -69,6 +69,51 @@ def test_integer_arithmetic_wraps_to_the_type_width_like_mlir() -> None:
     assert [int(v) for v in result.outputs] == [-128, 63]
 
 
+def _i8(values: list[int]) -> np.ndarray:
+    return np.array(values, np.int8)
+
+
+def _u8(values: list[int]) -> np.ndarray:
+    return _i8(values).view(np.uint8)
+
+
+I8_REFERENCE = {
+    "addi": lambda a, b: _i8([a]) + _i8([b]),
+    "subi": lambda a, b: _i8([a]) - _i8([b]),
+    "muli": lambda a, b: _i8([a]) * _i8([b]),
+    "andi": lambda a, b: _i8([a]) & _i8([b]),
+    "ori": lambda a, b: _i8([a]) | _i8([b]),
+    "xori": lambda a, b: _i8([a]) ^ _i8([b]),
+    "maxsi": lambda a, b: np.maximum(_i8([a]), _i8([b])),
+    "minsi": lambda a, b: np.minimum(_i8([a]), _i8([b])),
+    "maxui": lambda a, b: np.maximum(_u8([a]), _u8([b])).view(np.int8),
+    "minui": lambda a, b: np.minimum(_u8([a]), _u8([b])).view(np.int8),
+    "divsi": lambda a, b: _i8([int(np.trunc(a / b))]),
+    "remsi": lambda a, b: np.fmod(_i8([a]), _i8([b])),
+    "divui": lambda a, b: (_u8([a]) // _u8([b])).view(np.int8),
+    "remui": lambda a, b: (_u8([a]) % _u8([b])).view(np.int8),
+    "shli": lambda a, b: _i8([a]) << _i8([b % 8]),
+    "shrsi": lambda a, b: _i8([a]) >> _i8([b % 8]),
+    "shrui": lambda a, b: (_u8([a]) >> _u8([b % 8])).view(np.int8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(I8_REFERENCE))
+@pytest.mark.parametrize(("a", "b"), [(-128, 3), (127, 1), (-7, 2), (100, -3), (5, 7), (-1, -128)])
+def test_i8_ops_agree_with_numpy(name: str, a: int, b: int) -> None:
+    if name.startswith("sh"):
+        b %= 8
+    if name == "divsi" and (a, b) == (-128, -1):
+        return  # overflow: poison in MLIR
+    program = (
+        f"func.func @main(%a: i8, %b: i8) -> i8 {{\n"
+        f"  %r = arith.{name} %a, %b : i8\n"
+        f"  func.return %r : i8\n}}\n"
+    )
+    (got,) = run(program, a, b).outputs
+    assert got == I8_REFERENCE[name](a, b)[0]
+
+
 def test_signed_division_truncates_towards_zero() -> None:
     result = run(
         """
@@ -109,6 +154,41 @@ def test_division_by_zero_in_host_code_is_a_located_error() -> None:
         4,
     )
     assert text.splitlines()[0] == "<string>:3:3: error: 'arith.divsi' divides 4 by zero"
+
+
+def test_math_and_casts_in_host_code() -> None:
+    result = run(
+        """
+        func.func @main(%x: f32, %n: index) -> (f32, f32, i32, f64, index) {
+          %s = math.sqrt %x : f32
+          %e = math.exp %x : f32
+          %i = arith.fptosi %e : f32 to i32
+          %w = arith.extf %s : f32 to f64
+          %k = arith.index_cast %i : i32 to index
+          %m = arith.addi %k, %n : index
+          func.return %s, %e, %i, %w, %m : f32, f32, i32, f64, index
+        }
+        """,
+        4.0,
+        3,
+    )
+    s, e, i, w, m = result.outputs
+    assert (s, i, w, m) == (np.float32(2.0), 54, 2.0, 57)
+    assert e == np.exp(np.float32(4.0))
+    assert (e.dtype, w.dtype) == (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def test_float_to_int_of_nan_is_an_error_not_a_value() -> None:
+    text = error_of(
+        "func.func @main(%x: f32) -> i32 {\n"
+        "  %i = arith.fptosi %x : f32 to i32\n"
+        "  func.return %i : i32\n"
+        "}\n",
+        float("nan"),
+    )
+    assert text.splitlines()[0] == (
+        "<string>:2:3: error: 'arith.fptosi' cannot convert nan to i32: out of range"
+    )
 
 
 def test_scf_for_with_iter_args_and_scf_if() -> None:
