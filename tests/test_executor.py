@@ -114,6 +114,33 @@ def test_i8_ops_agree_with_numpy(name: str, a: int, b: int) -> None:
     assert got == I8_REFERENCE[name](a, b)[0]
 
 
+F32_REFERENCE = {
+    "addf": np.add,
+    "subf": np.subtract,
+    "mulf": np.multiply,
+    "divf": np.divide,
+    "maximumf": np.maximum,
+    "minimumf": np.minimum,
+    "maxnumf": np.fmax,
+    "minnumf": np.fmin,
+}
+
+
+@pytest.mark.parametrize("name", sorted(F32_REFERENCE))
+@pytest.mark.parametrize(("a", "b"), [(1.5, -2.25), (1.0, 0.0), (float("nan"), 2.0), (3e38, 3e38)])
+def test_f32_ops_agree_with_numpy(name: str, a: float, b: float) -> None:
+    program = (
+        f"func.func @main(%a: f32, %b: f32) -> f32 {{\n"
+        f"  %r = arith.{name} %a, %b : f32\n"
+        f"  func.return %r : f32\n}}\n"
+    )
+    (got,) = run(program, a, b).outputs
+    with np.errstate(all="ignore"):
+        expected = F32_REFERENCE[name](np.float32(a), np.float32(b))
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == np.float32
+
+
 def test_signed_division_truncates_towards_zero() -> None:
     result = run(
         """
