@@ -154,9 +154,11 @@ class TargetKind:
     check: KindCheck | None = field(default=None, compare=False)
 
     def spec(self, name: str) -> AttrSpec | None:
+        """The schema entry of `name`: the kind's own, or an option every kind has."""
         return self.attrs.get(name) or _COMMON_ATTRS.get(name)
 
     def attribute_names(self) -> list[str]:
+        """The names users may give, sorted (listed in unknown-attribute errors)."""
         # `from_device` is in the schema only to be refused with a reason.
         return sorted({*self.attrs, *_COMMON_ATTRS} - {"from_device"})
 
