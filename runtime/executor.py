@@ -14,13 +14,17 @@ module object and kernel backend) and runs its entry function:
    run-time values of the argument's type. Wrong count, shape, dtype or type is an
    error naming the argument and the signature.
 3. **Run.** Synchronous copies and launches block (run on the device's default
-   stream); `async` ones go on a copy stream or a compute stream of their device,
-   ordered after their dependency tokens (a token is the runtime's stream token;
-   `device.wait` waits for it). The runtime defers async work until something
-   needs it and checks every ordering: host reads of memory with a pending async
-   write, unordered async accesses to one buffer (races), use after free, double
-   free, out of memory, buffers of another device. Each such error is re-raised at
-   the op that caused it (`file:line:col: error: 'device.launch' ...`).
+   stream); `async` ones go on streams of the device that performs them — one
+   compute stream per device for launches, one stream per copy direction (as one
+   copy engine per direction of a link) — ordered after their dependency tokens (a
+   token is the runtime's stream token; `device.wait` waits for the given tokens,
+   or for everything when given none). Each launch declares its cost-model time
+   (`kernel_cost`), copies get theirs from the system's links. The runtime defers
+   async work until something needs it and checks every ordering: host reads of
+   memory with a pending async write, unordered async accesses to one buffer
+   (races), use after free, double free, out of memory, buffers of another device.
+   Each such error is re-raised at the op that caused it (`file:line:col: error:
+   'device.launch' ...`).
 4. **Finish.** Results are copied to host NumPy values (memrefs as arrays, scalars
    as NumPy scalars); the driver frees the device buffers it made for arguments and
    results; every stream is synchronised; buffers still live are leaks, listed in
@@ -111,6 +115,7 @@ class Execution:
         """Each device's max_threads_per_block (infinity when it reports none)."""
 
     def api(self, device: Device, op: Operation) -> DeviceAPI:
+        """The DeviceAPI of `device`; a located error at `op` when the system lacks it."""
         api = self.apis.get(device)
         if api is None:
             try:
@@ -129,7 +134,8 @@ class Execution:
         return limit
 
     def stream(self, device: Device, purpose: str, op: Operation) -> Stream:
-        """The stream of `device` for async work of one kind ("copy" or "compute")."""
+        """The stream of `device` for async work of one kind ("compute", or a copy
+        direction such as "copy cpu:0->cuda:0"), created on first use."""
         stream = self.streams.get((device, purpose))
         if stream is None:
             stream = self.api(device, op).create_stream(device)
@@ -261,7 +267,7 @@ class Program:
                 op,
                 f"'{op.name}' is not supported by the executor in host code; it runs func, "
                 "arith, math, scf (for, if, while), memref (alloc, alloca, dealloc, load, "
-                "store, dim) and device ops",
+                "store, dim, cast, memory_space_cast) and device ops",
             )
         return compile_(self, op)
 
@@ -302,8 +308,10 @@ class Program:
             results = compiled(ex, args)
             outputs, returned = _collect_outputs(ex, function, results)
         for buffer in (*owned, *returned):
-            if buffer.is_live and buffer.api is not None:
-                buffer.api.free_data_space(buffer.device, buffer, at="the end of the run")
+            api = buffer.api
+            if buffer.is_live and api is not None:
+                release = api.free_workspace if buffer.kind == "workspace" else api.free_data_space
+                release(buffer.device, buffer, at="the end of the run")
         leaks = runtime.teardown()
         report = runtime.report(wall_seconds=time.perf_counter() - began)
         if strict and leaks:
