@@ -107,10 +107,10 @@ def _fast_check(type_: Any) -> tuple[np.dtype[Any], int] | None:
 
 
 def _dims(what: str, name: str, dims: Sequence[object]) -> tuple[int, int, int]:
-    if type(dims) is tuple and len(dims) == 3:
+    if len(dims) == 3:
         x, y, z = dims
         if type(x) is int and type(y) is int and type(z) is int and min(x, y, z) >= 0:
-            return x, y, z
+            return x, y, z  # the common case, checked cheaply
     if len(dims) != 3 or not all(
         isinstance(d, int | np.integer) and int(cast(Any, d)) >= 0 for d in dims
     ):

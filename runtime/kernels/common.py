@@ -89,7 +89,6 @@ FLOAT_UNARY_OPS = (
 )
 CAST_OPS = (
     "arith.index_cast",
-    "arith.index_castui",
     "arith.extsi",
     "arith.extui",
     "arith.trunci",

@@ -272,8 +272,14 @@ def divide(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Val
         x, y = _unsigned(x, width), _unsigned(y, width)
     if is_uniform(x) and is_uniform(y):
         return _divide_scalar(op, int(x), int(y), width)
+    signed = not op.endswith("ui")
+    minus_one = (y == -1) if signed else False
     if not is_uniform(y):
-        y = np.where(y == 0, 1, y)  # masked-off lanes: any divisor will do
+        # masked-off lanes: any divisor will do; -1 is done by negation below, since
+        # MIN / -1 overflows (it wraps to MIN, as every signed integer op here does)
+        y = np.where((y == 0) | (y == -1), 1, y) if signed else np.where(y == 0, 1, y)
+    elif minus_one:
+        y = 1
     q = np.floor_divide(x, y)
     r = x - q * y
     if op in ("divsi", "remsi", "ceildivsi"):
@@ -282,6 +288,8 @@ def divide(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Val
         fix = inexact if op == "ceildivsi" else inexact & ((x < 0) != (y < 0))
         q = q + fix.astype(q.dtype)
     res = x - q * y if op in ("remsi", "remui") else q
+    if signed and not (minus_one is False or (is_uniform(minus_one) and not minus_one)):
+        res = np.where(minus_one, 0 if op == "remsi" else np.negative(x), res)
     return _signed(res, width) if op.endswith("ui") else res
 
 
@@ -380,7 +388,7 @@ def select(c: Value, x: Value, y: Value, dtype: np.dtype[Any]) -> Value:
 
 
 def int_cast(x: Value, src: int, dst: int, zero_extend: bool) -> Value:
-    """`index_cast`, `index_castui`, `extsi`, `extui`, `trunci`."""
+    """`index_cast`, `extsi`, `extui`, `trunci`."""
     if isinstance(x, Affine) and dst == 64 and not zero_extend:
         return x
     x = arr(x)

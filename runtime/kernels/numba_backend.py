@@ -146,10 +146,33 @@ def _minnumf(x: Any, y: Any) -> Any:
     return x if x < y else y
 
 
+# Signed division helpers (y != 0 is checked before): MIN / -1 wraps to MIN, like every
+# other signed op, instead of trapping.
+
+
 @_njit(cache=False)
 def _trunc_div(x: int, y: int) -> int:
+    if y == -1:
+        return -x
     q = x // y
     if q < 0 and q * y != x:
+        q += 1
+    return q
+
+
+@_njit(cache=False)
+def _floor_div(x: int, y: int) -> int:
+    if y == -1:
+        return -x
+    return x // y
+
+
+@_njit(cache=False)
+def _ceil_div(x: int, y: int) -> int:
+    if y == -1:
+        return -x
+    q = x // y
+    if q * y != x:
         q += 1
     return q
 
@@ -184,6 +207,8 @@ class NumbaSource:
             "_maxnumf": _maxnumf,
             "_minnumf": _minnumf,
             "_trunc_div": _trunc_div,
+            "_floor_div": _floor_div,
+            "_ceil_div": _ceil_div,
         }
         self.depth = 1
         self.counter = 0
@@ -425,7 +450,7 @@ class NumbaSource:
                 if width == 1:
                     return f"(-1 if {x} else 0)"
                 return _wrap(x, dst or 64)
-            case "index_castui" | "extui":
+            case "extui":
                 if width == 1:
                     return f"(1 if {x} else 0)"
                 return _wrap(f"{x} & {(1 << width) - 1}", dst or 64) if width < 64 else x
@@ -478,8 +503,8 @@ class NumbaSource:
         if short == "remsi":
             return _wrap(f"{x} - _trunc_div({x}, {y}) * {y}", width)
         if short == "floordivsi":
-            return _wrap(f"{x} // {y}", width)
-        return _wrap(f"-((-{x}) // {y})", width)  # ceildivsi
+            return _wrap(f"_floor_div({x}, {y})", width)
+        return _wrap(f"_ceil_div({x}, {y})", width)  # ceildivsi
 
     def shift(self, op: Operation, short: str, x: str, y: str, width: int) -> str:
         site = self.kernel.site(op)
@@ -700,7 +725,8 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
     source = gen.generate()
     code = compile(source, f"<kernel @{kernel.name} (numba)>", "exec")
     exec(code, gen.namespace)
-    jitted = _njit(cache=False)(gen.namespace["run"])
+    # IEEE float division (inf, nan); integer division by zero is checked explicitly.
+    jitted = _njit(cache=False, error_model="numpy")(gen.namespace["run"])
     messages = gen.messages
 
     def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:

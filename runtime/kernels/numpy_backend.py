@@ -246,7 +246,7 @@ class NumpySource:
         match name:
             case "arith.index_cast" | "arith.extsi" | "arith.trunci":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, False)"
-            case "arith.index_castui" | "arith.extui":
+            case "arith.extui":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, True)"
             case "arith.sitofp" | "arith.uitofp":
                 unsigned = short == "uitofp"
