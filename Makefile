@@ -31,8 +31,7 @@ lint: $(STAMP)
 	$(BIN)/pyright
 
 demo: $(STAMP)
-	@echo "== devplan-opt examples/targets.mlir  (targets, printed canonically)"
-	@$(BIN)/devplan-opt examples/targets.mlir
+	@$(BIN)/python examples/demo.py
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b; done

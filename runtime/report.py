@@ -121,11 +121,11 @@ class Report:
                 d.api,
                 str(d.allocations),
                 str(d.frees),
-                ", ".join(f"{s} {_bytes(b)}" for s, b in d.peak_bytes.items() if b) or "-",
+                ", ".join(f"{s} {format_bytes(b)}" for s, b in d.peak_bytes.items() if b) or "-",
                 str(d.launches),
                 _seconds(d.kernel_seconds),
                 _seconds(d.kernel_wall_seconds),
-                f"{d.local_copies} ({_bytes(d.local_copy_bytes)})",
+                f"{d.local_copies} ({format_bytes(d.local_copy_bytes)})",
             ]
             for d in self.devices.values()
         ]
@@ -145,7 +145,7 @@ class Report:
         )
         if self.links:
             link_rows = [
-                [k.link, str(k.copies), _bytes(k.bytes), _seconds(k.busy_seconds)]
+                [k.link, str(k.copies), format_bytes(k.bytes), _seconds(k.busy_seconds)]
                 for k in self.links.values()
             ]
             lines += ["", *_table(["link", "copies", "bytes", "busy (model)"], link_rows)]
@@ -236,7 +236,8 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
-def _bytes(n: int) -> str:
+def format_bytes(n: int) -> str:
+    """`n` bytes with a binary unit: `512 B`, `4.0 KiB`, `40.0 GiB`."""
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
