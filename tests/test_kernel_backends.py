@@ -546,3 +546,128 @@ def test_compile_kernel_compiles_each_kernel_once_per_backend() -> None:
     func = kernel(VECTOR_ADD)
     assert compile_kernel(func, "numpy") is compile_kernel(func, "numpy")
     assert compile_kernel(func, "numba") is not compile_kernel(func, "numpy")
+
+
+# ---------------------------------------------------------------- launch shapes and boxes
+
+COORDS = """
+kernel.func @coords(%out: memref<?x?x?x6xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %tz = kernel.thread_id z
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %bz = kernel.block_id z
+  %dx = kernel.block_dim x
+  %dy = kernel.block_dim y
+  %dz = kernel.block_dim z
+  %gx = kernel.grid_dim x
+  %x0 = arith.muli %bx, %dx : index
+  %x = arith.addi %x0, %tx : index
+  %y0 = arith.muli %by, %dy : index
+  %y = arith.addi %y0, %ty : index
+  %z0 = arith.muli %bz, %dz : index
+  %z = arith.addi %z0, %tz : index
+  memref.store %tx, %out[%z, %y, %x, %c0] : memref<?x?x?x6xindex>
+  memref.store %ty, %out[%z, %y, %x, %c1] : memref<?x?x?x6xindex>
+  memref.store %tz, %out[%z, %y, %x, %c2] : memref<?x?x?x6xindex>
+  memref.store %bx, %out[%z, %y, %x, %c3] : memref<?x?x?x6xindex>
+  memref.store %by, %out[%z, %y, %x, %c4] : memref<?x?x?x6xindex>
+  memref.store %gx, %out[%z, %y, %x, %c5] : memref<?x?x?x6xindex>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_thread_and_block_indices_in_three_dimensions(backend: str) -> None:
+    grid, block = (3, 2, 2), (4, 3, 2)
+    shape = (grid[2] * block[2], grid[1] * block[1], grid[0] * block[0], 6)
+    out = np.full(shape, -1, dtype=np.int64)
+    run(kernel(COORDS), backend, grid, block, [out])
+    z, y, x = np.meshgrid(*(np.arange(n) for n in shape[:3]), indexing="ij")
+    np.testing.assert_array_equal(out[..., 0], x % block[0])
+    np.testing.assert_array_equal(out[..., 1], y % block[1])
+    np.testing.assert_array_equal(out[..., 2], z % block[2])
+    np.testing.assert_array_equal(out[..., 3], x // block[0])
+    np.testing.assert_array_equal(out[..., 4], y // block[1])
+    np.testing.assert_array_equal(out[..., 5], np.full(shape[:3], grid[0]))
+
+
+@pytest.mark.parametrize("box_lanes", [1, 64, 200, 1 << 20])
+def test_numpy_backend_runs_blocks_in_boxes_of_any_size(
+    box_lanes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from devplan.runtime.kernels import lanes
+
+    monkeypatch.setattr(lanes, "BOX_LANES", box_lanes)
+    rng = np.random.default_rng(4)
+    a = rng.integers(-4, 5, (19, 11)).astype(np.float32)
+    b = rng.integers(-4, 5, (11, 26)).astype(np.float32)
+    c = np.zeros((19, 26), dtype=np.float32)
+    run(kernel(TILED_MATMUL), "numpy", (4, 3, 1), (8, 8, 1), [a, b, c])
+    np.testing.assert_array_equal(c, a @ b)
+    x = rng.integers(-50, 50, 700).astype(np.float32)
+    out = np.zeros(11, dtype=np.float32)
+    run(kernel(BLOCK_SUM), "numpy", (11, 1, 1), (64, 1, 1), [x, out])
+    padded = np.zeros(11 * 64, dtype=np.float32)
+    padded[:700] = x
+    np.testing.assert_array_equal(out, padded.reshape(11, 64).sum(axis=1))
+
+
+BLOCK_UNIFORM_BARRIER = f"""
+kernel.func @some_blocks_sync(%a: memref<?xf32>) {{
+  %c2 = arith.constant 2 : index
+  %one = arith.constant 1.0 : f32
+  %s = kernel.alloc_shared : memref<8xf32, {SHARED}>
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %early = arith.cmpi ult, %bx, %c2 : index
+  scf.if %early {{
+    memref.store %one, %s[%tx] : memref<8xf32, {SHARED}>
+    kernel.barrier
+    %c7 = arith.constant 7 : index
+    %x = memref.load %s[%c7] : memref<8xf32, {SHARED}>
+    %i0 = arith.constant 8 : index
+    %i1 = arith.muli %bx, %i0 : index
+    %i = arith.addi %i1, %tx : index
+    memref.store %x, %a[%i] : memref<?xf32>
+  }}
+  kernel.return
+}}
+"""
+
+
+@backends
+def test_barrier_taken_by_whole_blocks_only_is_not_divergent(backend: str) -> None:
+    a = np.zeros(32, dtype=np.float32)
+    run(kernel(BLOCK_UNIFORM_BARRIER), backend, (4, 1, 1), (8, 1, 1), [a])
+    np.testing.assert_array_equal(a, np.r_[np.ones(16), np.zeros(16)].astype(np.float32))
+
+
+SHARED_OOB = f"""
+kernel.func @spill(%a: memref<?xf32>) {{
+  %c60 = arith.constant 60 : index
+  %one = arith.constant 1.0 : f32
+  %s = kernel.alloc_shared : memref<64xf32, {SHARED}>
+  %tx = kernel.thread_id x
+  %i = arith.addi %tx, %c60 : index
+  memref.store %one, %s[%i] : memref<64xf32, {SHARED}>
+  kernel.return
+}}
+"""
+
+
+@backends
+def test_out_of_bounds_shared_memory_store_names_the_shared_buffer(backend: str) -> None:
+    with pytest.raises(KernelError) as caught:
+        run(kernel(SHARED_OOB), backend, (2, 1, 1), (8, 1, 1), [np.zeros(1, np.float32)])
+    message = str(caught.value)
+    assert "out-of-bounds store to shared memory %s: index [64] is outside shape (64)" in message
+    assert "(block (0, 0, 0), thread (4, 0, 0))" in message

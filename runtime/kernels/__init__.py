@@ -9,8 +9,8 @@ add(grid=(4, 1, 1), block=(256, 1, 1), args=[a, b, c])
 Two backends give the same results:
 
 * `numpy` — the reference: vectorised SIMT emulation, every IR op once over the lanes of
-  the whole grid (or of one block when the kernel has barriers or shared memory); see
-  `numpy_backend.py` and `lanes.py`.
+  the whole grid (or of a box of blocks in lockstep when the kernel has barriers or
+  shared memory); see `numpy_backend.py` and `lanes.py`.
 * `numba` — the fast path: explicit loops over blocks and threads compiled by
   `numba.njit`; kernels with barriers run phase by phase per block; see `numba_backend.py`.
 

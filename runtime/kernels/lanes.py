@@ -2,12 +2,14 @@
 vectorised operations generated kernels call.
 
 One vectorised step runs an op for every *lane* (thread) at once. The lanes form a
-`Lanes` space: the whole grid as six axes `(grid z, grid y, grid x, block z, block y,
-block x)` when blocks are independent, or one block as three axes `(block z, y, x)` when
-blocks must run one at a time (barriers, shared memory). A per-lane value is a NumPy array
-*broadcastable* to the lane shape, so values that depend on the thread x index only stay
-as small as one block row; a value the same for every lane is a plain Python int, bool
-or NumPy scalar.
+`Lanes` space of six axes `(block z, block y, block x, thread z, thread y, thread x)` over
+a box of blocks: the whole grid when the kernel has no barrier and no shared memory, else
+boxes of a bounded number of lanes (`boxes`), each with its own copy of shared memory per
+block. Running a box's blocks in lockstep is one valid schedule of independent blocks,
+and a barrier holds because every op finishes on all lanes before the next one starts. A
+per-lane value is a NumPy array *broadcastable* to the lane shape, so values that depend
+on the thread x index only stay as small as one block row; a value the same for every
+lane is a plain Python int, bool or NumPy scalar.
 
 Index values that are affine in the thread and block indices (`block_id * block_dim +
 thread_id`, plus constants and loop counters) stay symbolic (`Affine`) until something
@@ -24,11 +26,12 @@ values are errors, not garbage. Lanes a mask turns off never touch memory and ne
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from .common import (
@@ -48,24 +51,26 @@ Value = Any
 
 
 class Lanes:
-    """The threads one vectorised step covers (see the module docstring)."""
+    """The threads one vectorised step covers: a box of blocks of the grid, as six axes
+    `(block z, block y, block x, thread z, thread y, thread x)` (see the module docstring).
+    """
 
-    __slots__ = ("_aranges", "block", "block_id", "grid", "ndim", "shape")
+    __slots__ = ("_aranges", "block", "grid", "ndim", "origin", "shape")
 
     def __init__(
         self,
         grid: tuple[int, int, int],
         block: tuple[int, int, int],
-        block_id: tuple[int, int, int] | None,
+        origin: tuple[int, int, int] = (0, 0, 0),
+        extent: tuple[int, int, int] | None = None,
     ) -> None:
         self.grid = grid
         self.block = block
-        self.block_id = block_id
-        if block_id is None:
-            self.shape = (grid[2], grid[1], grid[0], block[2], block[1], block[0])
-        else:
-            self.shape = (block[2], block[1], block[0])
-        self.ndim = len(self.shape)
+        self.origin = origin
+        """Index (x, y, z) of the box's first block."""
+        ex, ey, ez = extent or grid
+        self.shape = (ez, ey, ex, block[2], block[1], block[0])
+        self.ndim = 6
         self._aranges: dict[int, Array] = {}
 
     def basis(self, axis: int) -> int | Affine:
@@ -77,12 +82,14 @@ class Lanes:
         return Affine(self, tuple(coeffs), 0)
 
     def thread_id(self, dim: int) -> int | Affine:
-        return self.basis(self.ndim - 1 - dim)
+        return self.basis(5 - dim)
 
     def block_id_of(self, dim: int) -> int | Affine:
-        if self.block_id is not None:
-            return self.block_id[dim]
-        return self.basis(2 - dim)
+        return addi(self.basis(2 - dim), self.origin[dim], 64)
+
+    def local_block_ids(self) -> tuple[int | Affine, ...]:
+        """The block's (z, y, x) position inside the box: indexes its shared memory."""
+        return self.basis(0), self.basis(1), self.basis(2)
 
     def arange(self, axis: int) -> Array:
         found = self._aranges.get(axis)
@@ -95,16 +102,41 @@ class Lanes:
 
     def locate(self, pos: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(block index, thread index), each as (x, y, z), of the lane at `pos`."""
-        pos = [int(p) for p in pos]
-        if self.block_id is None:
-            return (pos[2], pos[1], pos[0]), (pos[5], pos[4], pos[3])
-        return self.block_id, (pos[2], pos[1], pos[0])
+        p = [int(i) for i in pos]
+        x0, y0, z0 = self.origin
+        return (x0 + p[2], y0 + p[1], z0 + p[0]), (p[5], p[4], p[3])
 
     def first_lane(self, mask: Array | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The first active lane of `mask` (every lane when None)."""
         if mask is None:
             return self.locate([0] * self.ndim)
         return self.locate(_first_true(mask))
+
+
+BOX_LANES = 1 << 20
+"""Lanes per step for kernels with barriers or shared memory (bounds the memory used)."""
+BOX_SHARED_BYTES = 1 << 27
+"""Shared memory per step for kernels with shared memory."""
+
+
+def boxes(
+    grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int
+) -> Iterator[Lanes]:
+    """The grid cut into boxes of blocks, each small enough to run as one step.
+
+    Blocks are independent, so running several in lockstep is a valid schedule; a barrier
+    holds because every op finishes on all lanes before the next starts.
+    """
+    threads = block[0] * block[1] * block[2]
+    limit = max(1, min(BOX_LANES // threads, BOX_SHARED_BYTES // max(1, shared_bytes)))
+    cx = min(grid[0], limit)
+    cy = min(grid[1], max(1, limit // cx)) if cx == grid[0] else 1
+    cz = min(grid[2], max(1, limit // (cx * cy))) if cy == grid[1] else 1
+    for z in range(0, grid[2], cz):
+        for y in range(0, grid[1], cy):
+            for x in range(0, grid[0], cx):
+                extent = (min(cx, grid[0] - x), min(cy, grid[1] - y), min(cz, grid[2] - z))
+                yield Lanes(grid, block, (x, y, z), extent)
 
 
 class Affine:
@@ -517,27 +549,33 @@ class ForLoop:
 def barrier(f: Faults, site: int, mask: Array | None) -> None:
     """`kernel.barrier`: every lane of the block runs each op together, so a barrier is
     a no-op — unless some threads of the block do not reach it."""
-    if mask is not None:
-        missing = np.broadcast_to(~mask, f.lanes.shape)
+    if mask is None:
+        return
+    active = np.broadcast_to(mask, f.lanes.shape)
+    # Blocks no lane of which is here are fine (they took another path as a whole).
+    missing = active.any(axis=(3, 4, 5), keepdims=True) & ~active
+    if missing.any():
         block, thread = f.lanes.locate(_first_true(missing))
         raise f.kernel.error(site, BARRIER_MESSAGE, block, thread)
 
 
-def dim(f: Faults, site: int, mem: Array, d: Value) -> Value:
-    """`memref.dim`."""
+def dim(f: Faults, site: int, mem: Array, d: Value, skip: int = 0) -> Value:
+    """`memref.dim` (`skip` leading axes are per-block copies of shared memory)."""
     d = arr(d)
+    rank = mem.ndim - skip
     if is_uniform(d):
-        f.check(site, d < 0 or d >= mem.ndim, dim_message(int(d), mem.ndim))
-        return mem.shape[int(d)]
-    bad = (d < 0) | (d >= mem.ndim)
+        f.check(site, d < 0 or d >= rank, dim_message(int(d), rank))
+        return mem.shape[int(d) + skip]
+    bad = (d < 0) | (d >= rank)
     if f.mask is not None:
         bad = bad & f.mask
     if bad.any():
         pos = _pad(_first_true(bad), f.lanes.ndim)
         block, thread = f.lanes.locate(pos)
         value = int(np.broadcast_to(d, bad.shape)[_first_true(bad)])
-        raise f.kernel.error(site, dim_message(value, mem.ndim), block, thread)
-    return np.asarray(mem.shape, dtype=np.int64)[np.where((d < 0) | (d >= mem.ndim), 0, d)]
+        raise f.kernel.error(site, dim_message(value, rank), block, thread)
+    sizes = np.asarray(mem.shape[skip:], dtype=np.int64)
+    return sizes[np.where((d < 0) | (d >= rank), 0, d)]
 
 
 def _affine_view(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value]) -> Array:
@@ -576,8 +614,15 @@ def _report_oob(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequenc
         return
     pos = _first_true(bad)
     block, thread = lanes.locate(pos)
-    index = [int(i[pos]) for i in full]
-    raise f.kernel.oob_error(site, buffer, index, mem.shape, block, thread)
+    skip = len(idx) - _rank(buffer)  # shared memory: the block's own copy is not shown
+    index = [int(i[pos]) for i in full][skip:]
+    raise f.kernel.oob_error(site, buffer, index, mem.shape[skip:], block, thread)
+
+
+def _rank(buffer: SSAValue) -> int:
+    type_ = buffer.type
+    assert isinstance(type_, MemRefType)
+    return len(type_.get_shape())
 
 
 def _check_gather(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value]) -> None:
@@ -589,9 +634,21 @@ def _check_gather(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Seque
 
 
 def load(
-    f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value], view_ok: bool
+    f: Faults,
+    site: int,
+    buffer: SSAValue,
+    mem: Array,
+    idx: Sequence[Value],
+    view_ok: bool,
+    shared: bool = False,
 ) -> Value:
-    """`memref.load` for every active lane: a scalar, a strided view, or a gather."""
+    """`memref.load` for every active lane: a scalar, a strided view, or a gather.
+
+    Shared memory has one copy per block of the box: its first three indices are the
+    block's place in the box.
+    """
+    if shared:
+        idx = (*f.lanes.local_block_ids(), *idx)
     if all(type(i) is int for i in idx):
         if any(i < 0 or i >= n for i, n in zip(idx, mem.shape, strict=True)):
             _report_oob(f, site, buffer, mem, idx)
@@ -614,9 +671,17 @@ def load(
 
 
 def store(
-    f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value], value: Value
+    f: Faults,
+    site: int,
+    buffer: SSAValue,
+    mem: Array,
+    idx: Sequence[Value],
+    value: Value,
+    shared: bool = False,
 ) -> None:
     """`memref.store` for every active lane (when lanes collide, the last lane wins)."""
+    if shared:
+        idx = (*f.lanes.local_block_ids(), *idx)
     value = arr(value)
     if f.mask is None and not any(isinstance(i, np.ndarray) for i in idx):
         if all(type(i) is int for i in idx):

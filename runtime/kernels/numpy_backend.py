@@ -2,8 +2,9 @@
 
 The kernel is translated once into the source of one Python function in which every IR
 op is one statement over *all lanes at once* (see `lanes.py`): the whole grid when the
-kernel has no barrier and no shared memory, else one block at a time. Control flow works
-by masking:
+kernel has no barrier and no shared memory, else a box of blocks at a time (as many as fit
+in about a million lanes; each block with its own shared memory). Control flow works by
+masking:
 
 * `scf.if` computes the masks of the lanes taking each side; a side no lane takes is
   skipped, a side every lane takes runs unmasked; results are merged with `np.where`.
@@ -12,11 +13,12 @@ by masking:
 * Loads gather and stores scatter (only the active lanes touch memory); when all indices
   are affine in the thread indices they become strided views instead.
 * `kernel.barrier` is a no-op (every op already finishes for the whole block before the
-  next starts) unless some thread of the block does not reach it: an error.
+  next starts) unless some threads of a block reach it and others do not: an error.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...diagnostics import diagnostic_at
+from ...dialects.kernel import AllocSharedOp
 from . import lanes
 from .common import (
     CMPF_PREDICATES,
@@ -138,18 +141,24 @@ class NumpySource:
         self.lines.append("def run(grid, block, args):")
         self.emit(f"({''.join(p + ', ' for p in params)}) = args")
         if kernel.per_block:
-            self.emit("for bz in range(grid[2]):")
-            self.emit("    for by in range(grid[1]):")
-            self.emit("        for bx in range(grid[0]):")
-            self.depth += 3
-            self.emit("L = lanes.Lanes(grid, block, (bx, by, bz))")
+            shared_bytes = 0
             for alloc in kernel.shared:
                 type_ = alloc.result.type
                 assert isinstance(type_, MemRefType)
+                dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+                assert dtype is not None
+                shared_bytes += dtype.itemsize * math.prod(type_.get_shape())
+            self.emit(f"for L in lanes.boxes(grid, block, {shared_bytes}):")
+            self.depth += 1
+            for alloc in kernel.shared:
+                # one copy per block of the box, indexed by the block's place in it
+                type_ = alloc.result.type
+                assert isinstance(type_, MemRefType)
                 shape = tuple(type_.get_shape())
-                self.emit(f"{self.v(alloc.result)} = np.zeros({shape}, {self.dtype_elem(type_)})")
+                dtype = self.dtype_elem(type_)
+                self.emit(f"{self.v(alloc.result)} = np.zeros(L.shape[:3] + {shape}, {dtype})")
         else:
-            self.emit("L = lanes.Lanes(grid, block, None)")
+            self.emit("L = lanes.Lanes(grid, block)")
         self.emit("m0 = None")
         self.emit("F0 = lanes.Faults(K, L, None)")
         self.block(kernel.func.body.block, "0")
@@ -263,15 +272,24 @@ class NumpySource:
                 buffer = self.const("B", op.operands[0])
                 view_ok = not load_may_alias_later_store(op)
                 idx = "".join(a + ", " for a in args[1:])
-                return f"lanes.load({faults}, {site}, {buffer}, {args[0]}, ({idx}), {view_ok})"
+                shared = _is_shared(op.operands[0])
+                return (
+                    f"lanes.load({faults}, {site}, {buffer}, {args[0]}, ({idx}), {view_ok}, "
+                    f"{shared})"
+                )
             case "memref.store":
                 site = self.kernel.site(op)
                 buffer = self.const("B", op.operands[1])
                 idx = "".join(a + ", " for a in args[2:])
-                return f"lanes.store({faults}, {site}, {buffer}, {args[1]}, ({idx}), {args[0]})"
+                shared = _is_shared(op.operands[1])
+                return (
+                    f"lanes.store({faults}, {site}, {buffer}, {args[1]}, ({idx}), {args[0]}, "
+                    f"{shared})"
+                )
             case "memref.dim":
                 site = self.kernel.site(op)
-                return f"lanes.dim({faults}, {site}, {args[0]}, {args[1]})"
+                skip = 3 if _is_shared(op.operands[0]) else 0
+                return f"lanes.dim({faults}, {site}, {args[0]}, {args[1]}, {skip})"
             case "kernel.thread_id":
                 return f"L.thread_id({_axis(op)})"
             case "kernel.block_id":
@@ -346,6 +364,10 @@ class NumpySource:
         self.depth -= 1
         for result, name in zip(op.results, carried, strict=True):
             self.kernel.names[result] = name
+
+
+def _is_shared(buffer: SSAValue) -> bool:
+    return isinstance(buffer.owner, AllocSharedOp)
 
 
 def _axis(op: Operation) -> int:
