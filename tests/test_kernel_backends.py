@@ -671,3 +671,37 @@ def test_out_of_bounds_shared_memory_store_names_the_shared_buffer(backend: str)
     message = str(caught.value)
     assert "out-of-bounds store to shared memory %s: index [64] is outside shape (64)" in message
     assert "(block (0, 0, 0), thread (4, 0, 0))" in message
+
+
+SCALARS = """
+kernel.func @scale(%a: memref<f32>, %flag: i1, %k: i32) {
+  %x = memref.load %a[] : memref<f32>
+  %kf = arith.sitofp %k : i32 to f32
+  %y = arith.mulf %x, %kf : f32
+  %z = arith.select %flag, %y, %x : f32
+  memref.store %z, %a[] : memref<f32>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_scalar_arguments_and_rank_zero_memrefs(backend: str) -> None:
+    a = np.array(3.0, dtype=np.float32)
+    run(kernel(SCALARS), backend, (1, 1, 1), (1, 1, 1), [a, True, 5])
+    run(kernel(SCALARS), backend, (1, 1, 1), (1, 1, 1), [a, False, 7])
+    assert a == np.float32(15.0)
+
+
+def test_scalar_argument_out_of_range_is_rejected_not_wrapped() -> None:
+    a = np.array(3.0, dtype=np.float32)
+    with pytest.raises(DevplanError, match=r"argument 2 \(%k\) = 4294967296 does not fit in i32"):
+        run(kernel(SCALARS), "numpy", (1, 1, 1), (1, 1, 1), [a, True, 2**32])
+
+
+def test_wrong_argument_count_and_bad_grid_are_rejected() -> None:
+    a = np.array(3.0, dtype=np.float32)
+    with pytest.raises(DevplanError, match="expected 3 arguments, got 1"):
+        run(kernel(SCALARS), "numpy", (1, 1, 1), (1, 1, 1), [a])
+    with pytest.raises(DevplanError, match=r"grid must be three non-negative integers"):
+        run(kernel(SCALARS), "numpy", (1, -1, 1), (1, 1, 1), [a, True, 1])

@@ -26,6 +26,7 @@ from typing import Any
 
 import numba  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
+from numba.core.errors import NumbaError  # pyright: ignore[reportMissingTypeStubs]
 from xdsl.dialects.builtin import Float16Type, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -731,7 +732,16 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
 
     def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
         err = np.zeros(_ERR_SIZE, dtype=np.int64)
-        jitted(*grid, *block, err, *args)
+        try:
+            jitted(*grid, *block, err, *args)
+        except NumbaError as e:  # a gap in this backend, reported at the kernel
+            raise KernelError(
+                diagnostic_at(
+                    kernel.func,
+                    f"in kernel @{kernel.name}: numba cannot compile this kernel "
+                    f"(use the numpy backend): {str(e).splitlines()[0]}",
+                )
+            ) from e
         if err[0]:
             raise _fault_error(kernel, messages, err, args)
 
