@@ -156,6 +156,42 @@ def _satisfies(memory: DeviceAttr | None, wanted: DeviceAttr) -> bool:
     return wanted.scope is None or wanted.scope == effective_scope(memory)
 
 
+def _op_name_span(parser: Parser, name: str) -> tuple[int, int]:
+    """Where the op being parsed spells its name: a custom parser runs after the name,
+    and an error about what is missing reads best under the op rather than under
+    whatever follows it (possibly on the next line)."""
+    content = parser.lexer.input.content
+    found = content.rfind(name, 0, parser.pos)
+    if found < 0:
+        return parser.pos, parser.pos
+    return found, found + len(name)
+
+
+def _parse_wait_tokens(parser: Parser) -> list[UnresolvedOperand]:
+    """The `%t, %t1` of a `device.wait` that is not `device.wait all`."""
+    start, end = _op_name_span(parser, "device.wait")
+    expected = (
+        "expected the tokens to wait for (device.wait %t, %t1) or 'all'; write "
+        "'device.wait all' to wait for all outstanding work on every device"
+    )
+    first = parser.parse_optional_unresolved_operand()
+    if first is None:
+        parser.raise_error(expected, start, end)
+    names = [first]
+    while parser.parse_optional_punctuation(",") is not None:
+        names.append(parser.parse_unresolved_operand())
+    # A bare `device.wait` followed by `%v = ...` (or `%v:2 = ...`) on the next line:
+    # what looked like tokens are the results of the next op.
+    colon = parser.parse_optional_punctuation(":") is not None
+    if colon and parser.parse_optional_integer() is None:
+        parser.raise_error("'device.wait' takes no types: write device.wait %t, %t1", start, end)
+    if colon or parser.parse_optional_punctuation("=") is not None:
+        parser.raise_error(
+            f"{expected} ({first.span.text} begins the next op, it is not a token)", start, end
+        )
+    return names
+
+
 def _constant_index(value: SSAValue) -> int | None:
     owner = value.owner
     if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
@@ -451,24 +487,45 @@ class CopyAsyncOp(IRDLOperation):
 
 @irdl_op_definition
 class WaitOp(IRDLOperation):
-    """Blocks the host until the given tokens complete; with no tokens, until every
-    outstanding asynchronous copy and launch completed (TVM's `StreamSync`).
+    """Blocks the host until the given tokens complete (TVM's `StreamSync`).
+
+    Without tokens it is spelled `device.wait all` and waits until every outstanding
+    asynchronous copy and launch on every device completed. The keyword is required
+    because MLIR syntax is not line-sensitive: a bare `device.wait` followed by
+    `%v = ...` on the next line would read `%v` as a token.
 
     ```mlir
     device.wait %t, %t1
+    device.wait all
     ```
     """
 
     name = "device.wait"
 
     tokens = var_operand_def(TokenType)
+    """The work to wait for; empty means all outstanding work on every device."""
 
     traits = traits_def(_WaitEffect())
 
-    assembly_format = "$tokens attr-dict"
-
     def __init__(self, tokens: Sequence[SSAValue | Operation] = ()) -> None:
         super().__init__(operands=[tokens])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WaitOp:
+        tokens: list[SSAValue] = []
+        if parser.parse_optional_keyword("all") is None:
+            tokens = [parser.resolve_operand(n, TokenType()) for n in _parse_wait_tokens(parser)]
+        op = cls(tokens)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.tokens:
+            printer.print_string(" ")
+            printer.print_list(self.tokens, printer.print_operand)
+        else:
+            printer.print_string(" all")
+        printer.print_op_attributes(self.attributes)
 
 
 @irdl_op_definition

@@ -539,11 +539,9 @@ def test_wait_without_tokens_waits_for_everything() -> None:
           %r = memref.alloc() : memref<4xf32>
           %t0 = device.copy_async [] %h to %d : memref<4xf32> to memref<4xf32, {G}>
           %t1 = device.copy_async [%t0] %d to %r : memref<4xf32, {G}> to memref<4xf32>
-          // a token-less wait must not be followed by a result on the next line,
-          // which its parser would read as a token
-          device.wait
-          device.free %d : memref<4xf32, {G}>
+          device.wait all
           %v = memref.load %r[%c2] : memref<4xf32>
+          device.free %d : memref<4xf32, {G}>
           func.return %v : f32
         }}
         """,

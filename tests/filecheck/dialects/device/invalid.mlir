@@ -365,3 +365,37 @@ func.func @f() {
   %n = device.attr "warp_size" of #vdev.device<"cuda"> : index
   func.return
 }
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: expected the tokens to wait for (device.wait %t, %t1) or 'all'; write 'device.wait all' to wait for all outstanding work on every device{{$}}
+  device.wait
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: expected the tokens to wait for (device.wait %t, %t1) or 'all'; write 'device.wait all' to wait for all outstanding work on every device (%c begins the next op, it is not a token)
+  device.wait
+  %c = arith.constant 0 : index
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: expected the tokens to wait for (device.wait %t, %t1) or 'all'; write 'device.wait all' to wait for all outstanding work on every device (%c begins the next op, it is not a token)
+  device.wait
+  %c:2 = "test.op"() : () -> (index, index)
+  func.return
+}
+
+// -----
+
+func.func @f(%t: !device.token) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'device.wait' takes no types: write device.wait %t, %t1
+  device.wait %t : !device.token
+  func.return
+}

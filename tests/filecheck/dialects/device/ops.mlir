@@ -48,8 +48,15 @@ func.func @asynchronous(%h: memref<16xf32>, %d: memref<16xf32, #vdev.device<"cud
   %t2 = device.copy_async [%t0, %t1] %d to %h : memref<16xf32, #vdev.device<"cuda", 0>> to memref<16xf32>
   // CHECK-NEXT: device.wait %[[T1]], %[[T2]]
   device.wait %t1, %t2
-  // CHECK-NEXT: device.wait{{$}}
-  device.wait
+  // CHECK-NEXT: device.wait all{{$}}
+  device.wait all
+  // CHECK-NEXT: device.wait all {note = "hi"}{{$}}
+  device.wait all {note = "hi"}
+  // A result defined on the line after a wait is not one of its tokens.
+  // CHECK-NEXT: device.wait %[[T1]]{{$}}
+  // CHECK-NEXT: %{{.*}} = arith.constant
+  device.wait %t1
+  %c = arith.constant 0 : index
   func.return
 }
 
