@@ -705,3 +705,31 @@ def test_wrong_argument_count_and_bad_grid_are_rejected() -> None:
         run(kernel(SCALARS), "numpy", (1, 1, 1), (1, 1, 1), [a])
     with pytest.raises(DevplanError, match=r"grid must be three non-negative integers"):
         run(kernel(SCALARS), "numpy", (1, -1, 1), (1, 1, 1), [a, True, 1])
+
+
+LAST_WINS = """
+kernel.func @collide(%a: memref<?xf32>, %out: memref<?xf32>, %k: f32) {
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %bd = kernel.block_dim x
+  %i0 = arith.muli %bx, %bd : index
+  %i = arith.addi %i0, %tx : index
+  %x = memref.load %a[%i] : memref<?xf32>
+  %y = arith.mulf %x, %k : f32
+  memref.store %y, %out[%bx] : memref<?xf32>
+  %z = arith.mulf %x, %k : f32
+  memref.store %z, %a[%i] : memref<?xf32>
+  kernel.return
+}
+"""
+
+
+@backends
+def test_colliding_stores_keep_the_last_threads_value_and_scaled_stores_compute_in_place(
+    backend: str,
+) -> None:
+    a = np.arange(12, dtype=np.float32)
+    out = np.zeros(3, dtype=np.float32)
+    run(kernel(LAST_WINS), backend, (3, 1, 1), (4, 1, 1), [a, out, 2.0])
+    np.testing.assert_array_equal(out, np.array([6.0, 14.0, 22.0], dtype=np.float32))
+    np.testing.assert_array_equal(a, np.arange(12, dtype=np.float32) * 2)

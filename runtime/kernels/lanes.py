@@ -709,3 +709,30 @@ def store(
     active = np.broadcast_to(f.mask, shape)
     picked = tuple(np.broadcast_to(a, shape)[active] for a in arrays)
     mem[picked] = np.broadcast_to(value, shape)[active]
+
+
+def store_computed(
+    f: Faults,
+    site: int,
+    buffer: SSAValue,
+    mem: Array,
+    idx: Sequence[Value],
+    shared: bool,
+    ufunc: Any,
+    *operands: Value,
+) -> None:
+    """`memref.store` of `ufunc(*operands)`: computed straight into the buffer when the
+    indices make a strided view covering the value (the common elementwise case)."""
+    lanes_idx = (*f.lanes.local_block_ids(), *idx) if shared else idx
+    if (
+        f.mask is None
+        and not all(type(i) is int for i in lanes_idx)
+        and not any(isinstance(i, np.ndarray) for i in lanes_idx)
+        and not all(is_uniform(o) for o in operands)
+    ):
+        view = _affine_view(f, site, buffer, mem, lanes_idx)
+        shape = np.broadcast_shapes(*(np.shape(o) for o in operands))
+        if all(s in (1, v) for s, v in zip(_pad(shape, view.ndim), view.shape, strict=True)):
+            ufunc(*operands, out=view)
+            return
+    store(f, site, buffer, mem, idx, ufunc(*operands), shared)

@@ -12,6 +12,9 @@ masking:
   until the last active lane is done, each iteration masked to the lanes still in range.
 * Loads gather and stores scatter (only the active lanes touch memory); when all indices
   are affine in the thread indices they become strided views instead.
+* A float op whose only use is the store right after it computes straight into the
+  stored-to memory (`np.add(x, y, out=view)`): an elementwise kernel then costs about
+  what `numpy.add` does.
 * `kernel.barrier` is a no-op (every op already finishes for the whole block before the
   next starts) unless some threads of a block reach it and others do not: an error.
 """
@@ -54,6 +57,23 @@ _FLOAT_BINARY = {
     "math.atan2": "np.arctan2({0}, {1})",
     "math.copysign": "np.copysign({0}, {1})",
 }
+_UFUNCS = {
+    "arith.addf": "np.add",
+    "arith.subf": "np.subtract",
+    "arith.mulf": "np.multiply",
+    "arith.divf": "np.divide",
+    "arith.maximumf": "np.maximum",
+    "arith.minimumf": "np.minimum",
+    "arith.maxnumf": "np.fmax",
+    "arith.minnumf": "np.fmin",
+    "math.exp": "np.exp",
+    "math.sqrt": "np.sqrt",
+    "math.tanh": "np.tanh",
+    "math.absf": "np.abs",
+    "arith.negf": "np.negative",
+}
+"""Float ops that can compute straight into a store's memory (see `fuse_into_store`)."""
+
 _FLOAT_UNARY = {
     "arith.negf": "np.negative",
     "math.exp": "np.exp",
@@ -107,6 +127,8 @@ class NumpySource:
         self.depth = 1
         self.counter = 0
         self.yield_to: list[list[str]] = []
+        self.skip: set[Operation] = set()
+        """Stores already emitted, fused with the op computing their value."""
 
     # ------------------------------------------------------------ helpers
 
@@ -171,7 +193,8 @@ class NumpySource:
 
     def block(self, block: Block, level: str) -> None:
         for op in block.ops:
-            self.op(op, level)
+            if op not in self.skip:
+                self.op(op, level)
 
     def op(self, op: Operation, level: str) -> None:
         name = op.name
@@ -195,11 +218,37 @@ class NumpySource:
         if name == "scf.for":
             self.scf_for(op, level)
             return
+        if self.fuse_into_store(op, args, level):
+            return
         expr = self.expression(op, args, level)
         if op.results:
             self.emit(f"{self.v(op.results[0])} = {expr}")
         else:
             self.emit(expr)
+
+    def fuse_into_store(self, op: Operation, args: list[str], level: str) -> bool:
+        """Emit a float op whose only use is the store right after it as one step that
+        computes straight into the stored-to memory (`np.add(x, y, out=view)`), saving a
+        temporary array and a copy. Nothing runs in between, so no load can observe the
+        early write."""
+        ufunc = _UFUNCS.get(op.name)
+        store = op.next_op
+        if ufunc is None or store is None or store.name != "memref.store":
+            return False
+        result = op.results[0]
+        if store.operands[0] is not result or len(list(result.uses)) != 1:
+            return False
+        self.kernel.names[result] = "None"  # never read: the fused store computes it
+        site = self.kernel.site(store)
+        buffer = self.const("B", store.operands[1])
+        mem, *idx = (self.v(o) for o in store.operands[1:])
+        shared = _is_shared(store.operands[1])
+        self.emit(
+            f"lanes.store_computed(F{level}, {site}, {buffer}, {mem}, "
+            f"({''.join(i + ', ' for i in idx)}), {shared}, {ufunc}, {', '.join(args)})"
+        )
+        self.skip.add(store)
+        return True
 
     def expression(self, op: Operation, args: list[str], level: str) -> str:  # noqa: C901
         name = op.name
