@@ -328,3 +328,32 @@ def test_select_kernel_agrees_for_any_launch_shape(n: int, block: int, extra_blo
         grid = (n + block - 1) // block + extra_blocks
         compile_kernel(func, backend)((grid, 1, 1), (block, 1, 1), [a, b, c])
         np.testing.assert_array_equal(c, np.minimum(a, b))
+
+
+APPROX_BINARY: dict[str, Callable[..., Any]] = {
+    "math.powf": np.power,
+    "math.atan2": np.arctan2,
+}
+
+
+@pytest.mark.parametrize("op", sorted(APPROX_BINARY))
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_transcendental_binary_ops_agree_within_an_ulp_or_two(op: str, data: st.DataObject) -> None:
+    a = data.draw(hnp.arrays(np.float32, st.integers(1, 30), elements=st.floats(0.5, 4, width=32)))
+    b = data.draw(hnp.arrays(np.float32, len(a), elements=st.floats(-3, 3, width=32)))
+    func = elementwise(f"%z = {op} %x, %y : f32", "f32", "f32", "f32")
+    got_numpy, got_numba = run_both(func, a, b, np.float32)
+    expected = APPROX_BINARY[op](a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    for got in (got_numpy, got_numba):
+        np.testing.assert_allclose(got, expected, rtol=1.2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_fma_multiplies_then_adds(backend: str) -> None:
+    func = elementwise("%z = math.fma %x, %y, %x : f32", "f32", "f32", "f32")
+    a = np.array([1.5, -2.0, 3.0], dtype=np.float32)
+    b = np.array([2.0, 4.0, 0.5], dtype=np.float32)
+    c = np.zeros(3, dtype=np.float32)
+    compile_kernel(func, backend)((1, 1, 1), (4, 1, 1), [a, b, c])
+    np.testing.assert_array_equal(c, a * b + a)
