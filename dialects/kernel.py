@@ -33,7 +33,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     MemRefType,
-    NoneAttr,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -69,7 +68,7 @@ from xdsl.utils.hints import isa
 
 from ..diagnostics import error_at
 from .target import TargetAttr
-from .vdev import memory_space_of
+from .vdev import memory_space_of, memory_space_problem
 
 Dimension = Literal["x", "y", "z"]
 DIMENSIONS: tuple[Dimension, ...] = ("x", "y", "z")
@@ -272,12 +271,11 @@ class KernelFuncOp(IRDLOperation):
                     f"{where}: parameter {i} has type {type_}; kernel parameters are "
                     "memrefs, index, integers and floats"
                 )
-            if isa(type_, MemRefType[Attribute]) and not (
-                isinstance(type_.memory_space, NoneAttr) or memory_space_of(type_) is not None
-            ):
+            if isa(type_, MemRefType[Attribute]) and memory_space_problem(type_) is not None:
                 raise VerifyException(
-                    f"{where}: parameter {i} has memory space {type_.memory_space}; "
-                    "a kernel memref has no memory space or a #vdev.device"
+                    f"{where}: parameter {i} has type {type_}, whose memory space "
+                    f"{type_.memory_space} is not a #vdev.device; a kernel memref has no "
+                    'memory space or a #vdev.device, e.g. memref<4xf32, #vdev.device<"cuda", 0>>'
                 )
         for op in self.body.walk():
             if op is self:

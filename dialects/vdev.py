@@ -28,7 +28,7 @@ need no system description (`kernel_can_reach`, `host_can_access`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import cast
 
@@ -357,18 +357,31 @@ def default(a: DeviceAttr, b: DeviceAttr) -> DeviceAttr:
     )
 
 
+class MemorySpaceError(VirtualDeviceError, VerifyException):
+    """A memref memory space that is not a `#vdev.device`. It is also a verify failure, so
+    an op verifier that meets one is reported at the op (`verify_located`)."""
+
+
+def memory_space_problem(memref: MemRefType) -> str | None:
+    """Why `memref`'s memory space is not one devplan understands, or None when it is
+    (no memory space, or a `#vdev.device`)."""
+    space = memref.memory_space
+    if isinstance(space, NoneAttr | DeviceAttr):
+        return None
+    return (
+        f"memory space {ir_text(space)} of {ir_text(memref)} is not a #vdev.device; a memref "
+        "lives in host memory (no memory space) or on a device (a #vdev.device memory "
+        'space such as #vdev.device<"cuda", 0>)'
+    )
+
+
 def memory_space_of(memref: MemRefType) -> DeviceAttr | None:
     """The device (and scope) a memref's memory lives on; None for host memory (no
-    memory space). A memory space that is not a `#vdev.device` is an error."""
+    memory space). A memory space that is not a `#vdev.device` is a `MemorySpaceError`."""
+    if (problem := memory_space_problem(memref)) is not None:
+        raise MemorySpaceError(problem)
     space = memref.memory_space
-    if isinstance(space, NoneAttr):
-        return None
-    if not isinstance(space, DeviceAttr):
-        raise VirtualDeviceError(
-            f"memory space {ir_text(space)} of {memref} is not a #vdev.device "
-            "(devplan places memrefs with #vdev.device memory spaces)"
-        )
-    return space
+    return space if isinstance(space, DeviceAttr) else None
 
 
 # --- memory scopes without a system description ----------------------------------------
@@ -775,15 +788,50 @@ def _check_function_attrs(op: Operation) -> None:
                     )
 
 
+def _memref_types(attr: Attribute) -> Iterator[MemRefType]:
+    """Every memref type inside `attr` (a type, a function type, an array, ...)."""
+    if isinstance(attr, MemRefType):
+        yield cast(MemRefType, attr)
+    if isinstance(attr, ParametrizedAttribute):
+        for parameter in attr.parameters:
+            yield from _memref_types(parameter)
+    elif isinstance(attr, ArrayAttr):
+        for item in cast(ArrayAttr[Attribute], attr):
+            yield from _memref_types(item)
+    elif isinstance(attr, DictionaryAttr):
+        for item in attr.data.values():
+            yield from _memref_types(item)
+
+
+def _check_memory_spaces(op: Operation) -> None:
+    """Every memref type `op` defines or names (results, block arguments of its regions,
+    attributes such as a function type) has no memory space or a `#vdev.device`."""
+    named: list[Attribute] = [
+        *op.result_types,
+        *(t for region in op.regions for block in region.blocks for t in block.arg_types),
+        *op.properties.values(),
+        *op.attributes.values(),
+    ]
+    for attr in named:
+        for memref in _memref_types(attr):
+            if (problem := memory_space_problem(memref)) is not None:
+                raise error_at(op, f"'{op.name}' {problem}")
+
+
 def verify_placement_attributes(module: Operation) -> None:
-    """The vdev dialect's check of its discardable attributes, run by `verify_located`.
+    """The vdev dialect's module check, run by `verify_located`.
 
     `vdev.device` (on an op, or a function argument / result) must be a `#vdev.device`;
     the module attributes must sit on a `builtin.module` and have their types
     (`vdev.targets`: at most one target per device type); any other `vdev.*` attribute
-    name is unknown. Raises a `LocatedError` at the offending op.
+    name is unknown. Every memref is host memory (no memory space) or lives on a
+    `#vdev.device` — except in `gpu`-dialect input, whose integer memory spaces
+    `convert-gpu-to-device` translates. Raises a `LocatedError` at the offending op.
     """
+    gpu_input = any(op.name.startswith("gpu.") for op in module.walk())
     for op in module.walk():
+        if not gpu_input:
+            _check_memory_spaces(op)
         for name, value in op.attributes.items():
             if not name.startswith("vdev."):
                 continue
@@ -811,6 +859,7 @@ __all__ = [
     "UNCONSTRAINED",
     "DeviceAttr",
     "DeviceCopyOp",
+    "MemorySpaceError",
     "OnDeviceOp",
     "Vdev",
     "VirtualDevice",
@@ -826,6 +875,7 @@ __all__ = [
     "join",
     "kernel_can_reach",
     "memory_space_of",
+    "memory_space_problem",
     "module_targets",
     "op_device",
     "result_device",

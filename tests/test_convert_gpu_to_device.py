@@ -204,6 +204,16 @@ builtin.module attributes {gpu.container_module} {
     assert error_of(source).startswith("<string>:4:5: error: gpu.func @helper is not a kernel")
 
 
+def test_global_memory_space_one_in_gpu_input_becomes_device_memory() -> None:
+    # The vdev verifier leaves gpu-dialect input's integer memory spaces to this pass.
+    kernel = SCALE_KERNEL.replace("memref<?xf32>", "memref<?xf32, 1>")
+    text = converted(SYNC.replace(SCALE_KERNEL, kernel))
+    assert (
+        'kernel.func @scale(%a: memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>, %k: f32)'
+        in text
+    )
+
+
 def test_workgroup_memory_space_is_refused() -> None:
     source = """
 builtin.module attributes {gpu.container_module} {

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.func import FuncOp
+from xdsl.utils.exceptions import VerifyException
 
 import devplan
 from devplan.dialects.target import Target
@@ -22,6 +23,7 @@ from devplan.dialects.vdev import (
     UNCONSTRAINED,
     DeviceAttr,
     DeviceCopyOp,
+    MemorySpaceError,
     OnDeviceOp,
     VirtualDevice,
     VirtualDeviceError,
@@ -34,6 +36,7 @@ from devplan.dialects.vdev import (
     join,
     kernel_can_reach,
     memory_space_of,
+    memory_space_problem,
     module_targets,
     op_device,
     result_device,
@@ -302,6 +305,28 @@ def test_memory_space_that_is_not_a_device_is_an_error() -> None:
     memref = MemRefType(Float32Type(), [16], memory_space=StringAttr("gpu"))
     with pytest.raises(VirtualDeviceError, match=r"is not a #vdev\.device"):
         memory_space_of(memref)
+
+
+def test_memory_space_error_inside_an_op_verifier_is_located_at_the_op() -> None:
+    # MemorySpaceError is a VerifyException, so verify_located places it at the op.
+    memref = MemRefType(Float32Type(), [16], memory_space=StringAttr("gpu"))
+    with pytest.raises(MemorySpaceError) as info:
+        memory_space_of(memref)
+    assert isinstance(info.value, VerifyException)
+    source = '%d = device.alloc() : memref<4xf32, "gpu">\n'
+    with pytest.raises(devplan.DevplanError) as located:
+        devplan.parse(source)
+    assert str(located.value).splitlines()[0] == (
+        "<string>:1:1: error: 'device.alloc' memory space \"gpu\" of memref<4xf32, \"gpu\"> "
+        "is not a #vdev.device; a memref lives in host memory (no memory space) or on a "
+        'device (a #vdev.device memory space such as #vdev.device<"cuda", 0>)'
+    )
+
+
+def test_memory_space_problem_is_none_for_host_and_device_memory() -> None:
+    assert memory_space_problem(MemRefType(Float32Type(), [16])) is None
+    device = MemRefType(Float32Type(), [16], memory_space=make("cuda", 0))
+    assert memory_space_problem(device) is None
 
 
 def test_memory_space_parses_and_prints() -> None:

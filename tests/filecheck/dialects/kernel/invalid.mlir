@@ -19,6 +19,15 @@ kernel.module @k target #target.target<"cuda"> {
 // -----
 
 kernel.module @k target #target.target<"cuda"> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'kernel.func' kernel.func @f: parameter 1 has type memref<4xf32, 1 : i64>, whose memory space 1 : i64 is not a #vdev.device; a kernel memref has no memory space or a #vdev.device, e.g. memref<4xf32, #vdev.device<"cuda", 0>>
+  kernel.func @f(%a: memref<4xf32>, %b: memref<4xf32, 1 : i64>) {
+    kernel.return
+  }
+}
+
+// -----
+
+kernel.module @k target #target.target<"cuda"> {
   kernel.func @f(%n: index) {
     // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'memref.alloc' is not allowed in kernel.func @f; kernel bodies may use arith.*, math.*, memref.load, memref.store, memref.dim, scf.for, scf.if, scf.yield, kernel.return, kernel.thread_id, kernel.block_id, kernel.block_dim, kernel.grid_dim, kernel.barrier, kernel.alloc_shared
     %m = memref.alloc() : memref<4xf32>

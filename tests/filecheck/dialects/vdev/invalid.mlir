@@ -194,3 +194,33 @@ func.func @f(%a: tensor<4xf32>) {
   %b = "test.op"(%a) {vdev.device = "cpu"} : (tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'func.func' memory space 1 : i64 of memref<4xf32, 1 : i64> is not a #vdev.device; a memref lives in host memory (no memory space) or on a device (a #vdev.device memory space such as #vdev.device<"cuda", 0>)
+func.func @f(%a: memref<4xf32, 1 : i64>) {
+  func.return
+}
+
+// -----
+
+// A declaration has no block arguments: its function type names the memref.
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'func.func' memory space "gpu" of memref<4xf32, "gpu"> is not a #vdev.device
+func.func private @g() -> memref<4xf32, "gpu">
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'test.op' memory space 1 : i64 of memref<4xf32, 1 : i64> is not a #vdev.device; a memref lives in host memory
+  %m = "test.op"() : () -> memref<4xf32, 1 : i64>
+  func.return
+}
+
+// -----
+
+func.func @f(%h: memref<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'device.alloc' memory space "gpu" of memref<4xf32, "gpu"> is not a #vdev.device; a memref lives in host memory
+  %d = device.alloc() : memref<4xf32, "gpu">
+  device.copy %h to %d : memref<4xf32> to memref<4xf32, "gpu">
+  func.return
+}
