@@ -24,9 +24,10 @@ pure query (except `available_global_memory`, which changes as memory is allocat
 
 from __future__ import annotations
 
+from abc import ABC
 from collections.abc import Sequence
 from io import StringIO
-from typing import Literal
+from typing import ClassVar, Literal
 
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
@@ -304,8 +305,51 @@ class _DeviceQueryEffect(MemoryEffect):
 # --- ops ---------------------------------------------------------------------------------
 
 
+class _DeviceAllocationOp(IRDLOperation, ABC):
+    """What `device.alloc` and `device.alloc_workspace` share: a device memref result,
+    one index per `?` dimension, and the same checks."""
+
+    dynamic_sizes = var_operand_def(IndexType)
+    """The extents of the `?` dimensions, in order."""
+    result = result_def(MemRefType)
+
+    traits = traits_def(MemoryAllocEffect())
+
+    assembly_format = "`(` $dynamic_sizes `)` attr-dict `:` type($result)"
+
+    def __init__(
+        self, result_type: MemRefType[Attribute], dynamic_sizes: Sequence[SSAValue | Operation] = ()
+    ) -> None:
+        super().__init__(operands=[dynamic_sizes], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_allocation(_memref(self.result), len(self.dynamic_sizes))
+
+
+class _DeviceReleaseOp(IRDLOperation, ABC):
+    """What `device.free` and `device.free_workspace` share: one device memref operand,
+    which must not be host memory."""
+
+    buffer = operand_def(MemRefType)
+
+    traits = traits_def(MemoryFreeEffect())
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    RELEASES: ClassVar[str]
+    """What the op does to the memory, for the message about host memory ("frees")."""
+    HOST_MEMORY_REMEDY: ClassVar[str]
+    """What to do instead when the memory is host memory."""
+
+    def __init__(self, buffer: SSAValue | Operation) -> None:
+        super().__init__(operands=[buffer])
+
+    def verify_(self) -> None:
+        _verify_device_memory(_memref(self.buffer), self.RELEASES, self.HOST_MEMORY_REMEDY)
+
+
 @irdl_op_definition
-class AllocOp(IRDLOperation):
+class AllocOp(_DeviceAllocationOp):
     """Allocates device memory (TVM's `AllocDataSpace`); one index per `?` dimension.
 
     The result's memory space names the device and scope; host memory (no memory
@@ -318,25 +362,9 @@ class AllocOp(IRDLOperation):
 
     name = "device.alloc"
 
-    dynamic_sizes = var_operand_def(IndexType)
-    """The extents of the `?` dimensions, in order."""
-    result = result_def(MemRefType)
-
-    traits = traits_def(MemoryAllocEffect())
-
-    assembly_format = "`(` $dynamic_sizes `)` attr-dict `:` type($result)"
-
-    def __init__(
-        self, result_type: MemRefType[Attribute], dynamic_sizes: Sequence[SSAValue | Operation] = ()
-    ) -> None:
-        super().__init__(operands=[dynamic_sizes], result_types=[result_type])
-
-    def verify_(self) -> None:
-        _verify_allocation(_memref(self.result), len(self.dynamic_sizes))
-
 
 @irdl_op_definition
-class FreeOp(IRDLOperation):
+class FreeOp(_DeviceReleaseOp):
     """Frees device memory allocated by `device.alloc` (TVM's `FreeDataSpace`).
 
     ```mlir
@@ -346,21 +374,12 @@ class FreeOp(IRDLOperation):
 
     name = "device.free"
 
-    buffer = operand_def(MemRefType)
-
-    traits = traits_def(MemoryFreeEffect())
-
-    assembly_format = "$buffer attr-dict `:` type($buffer)"
-
-    def __init__(self, buffer: SSAValue | Operation) -> None:
-        super().__init__(operands=[buffer])
-
-    def verify_(self) -> None:
-        _verify_device_memory(_memref(self.buffer), "frees", "free host memory with memref.dealloc")
+    RELEASES: ClassVar[str] = "frees"
+    HOST_MEMORY_REMEDY: ClassVar[str] = "free host memory with memref.dealloc"
 
 
 @irdl_op_definition
-class AllocWorkspaceOp(IRDLOperation):
+class AllocWorkspaceOp(_DeviceAllocationOp):
     """Takes temporary device memory from the device's workspace pool (TVM's
     `AllocWorkspace`: page-rounded, reused after `device.free_workspace`).
 
@@ -371,25 +390,9 @@ class AllocWorkspaceOp(IRDLOperation):
 
     name = "device.alloc_workspace"
 
-    dynamic_sizes = var_operand_def(IndexType)
-    """The extents of the `?` dimensions, in order."""
-    result = result_def(MemRefType)
-
-    traits = traits_def(MemoryAllocEffect())
-
-    assembly_format = "`(` $dynamic_sizes `)` attr-dict `:` type($result)"
-
-    def __init__(
-        self, result_type: MemRefType[Attribute], dynamic_sizes: Sequence[SSAValue | Operation] = ()
-    ) -> None:
-        super().__init__(operands=[dynamic_sizes], result_types=[result_type])
-
-    def verify_(self) -> None:
-        _verify_allocation(_memref(self.result), len(self.dynamic_sizes))
-
 
 @irdl_op_definition
-class FreeWorkspaceOp(IRDLOperation):
+class FreeWorkspaceOp(_DeviceReleaseOp):
     """Returns workspace memory to its device's pool (TVM's `FreeWorkspace`).
 
     ```mlir
@@ -399,21 +402,10 @@ class FreeWorkspaceOp(IRDLOperation):
 
     name = "device.free_workspace"
 
-    buffer = operand_def(MemRefType)
-
-    traits = traits_def(MemoryFreeEffect())
-
-    assembly_format = "$buffer attr-dict `:` type($buffer)"
-
-    def __init__(self, buffer: SSAValue | Operation) -> None:
-        super().__init__(operands=[buffer])
-
-    def verify_(self) -> None:
-        _verify_device_memory(
-            _memref(self.buffer),
-            "returns",
-            "only workspaces from device.alloc_workspace go back to the pool",
-        )
+    RELEASES: ClassVar[str] = "returns"
+    HOST_MEMORY_REMEDY: ClassVar[str] = (
+        "only workspaces from device.alloc_workspace go back to the pool"
+    )
 
 
 @irdl_op_definition
