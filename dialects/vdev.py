@@ -28,9 +28,10 @@ need no system description (`kernel_can_reach`, `host_can_access`).
 from __future__ import annotations
 
 import re
+from abc import ABC
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
-from typing import cast
+from typing import ClassVar, Self, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -473,8 +474,53 @@ def _parse_device(parser: Parser, role: str) -> DeviceAttr:
     return device
 
 
+class _PlacementOp(IRDLOperation, ABC):
+    """What `vdev.on_device` and `vdev.device_copy` share: the result is the operand,
+    unchanged, and the syntax is `%x <keyword> #vdev.device ... attr-dict : type`."""
+
+    input = operand_def()
+    result = result_def()
+
+    DEVICE_KEYWORDS: ClassVar[tuple[tuple[str, str], ...]]
+    """Each keyword of the syntax with the property that holds its device, in order."""
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        operand = parser.parse_unresolved_operand()
+        devices: dict[str, Attribute] = {}
+        for keyword, prop in cls.DEVICE_KEYWORDS:
+            parser.parse_keyword(keyword)
+            devices[prop] = _parse_device(parser, f"after '{keyword}'")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        return cls.create(
+            operands=[parser.resolve_operand(operand, value_type)],
+            result_types=[value_type],
+            properties=devices,
+            attributes=attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        for keyword, prop in self.DEVICE_KEYWORDS:
+            printer.print_string(f" {keyword} ")
+            printer.print_attribute(self.properties[prop])
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+
+    def verify_(self) -> None:
+        if self.input.type != self.result.type:
+            raise VerifyException(
+                f"result type {self.result.type} differs from operand type {self.input.type}; "
+                "placement never changes a value's type"
+            )
+
+
 @irdl_op_definition
-class OnDeviceOp(IRDLOperation):
+class OnDeviceOp(_PlacementOp):
     """Places a computation on a device (TVM's `on_device`); the result is the operand.
 
     By default the operand is computed on `device` (`constrain_body`, true unless
@@ -490,10 +536,11 @@ class OnDeviceOp(IRDLOperation):
 
     name = "vdev.on_device"
 
-    input = operand_def()
-    result = result_def()
     device = prop_def(DeviceAttr)
     """Where the operand (and with `constrain_result` the result) lives."""
+
+    DEVICE_KEYWORDS: ClassVar[tuple[tuple[str, str], ...]] = (("to", "device"),)
+
     # Both flags are checked in verify_ (not by their constraint) for a clearer message.
     constrain_result_attr = opt_attr_def(Attribute, attr_name="constrain_result")
     """Present (a unit attribute): the result is pinned to `device` as well."""
@@ -531,33 +578,8 @@ class OnDeviceOp(IRDLOperation):
         flag = self.constrain_body_attr
         return flag is None or not _is_bool(flag) or bool(cast(BoolAttr, flag).value.data)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> OnDeviceOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_keyword("to")
-        device = _parse_device(parser, "after 'to'")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        value_type = parser.parse_type()
-        op = cls.create(
-            operands=[parser.resolve_operand(operand, value_type)],
-            result_types=[value_type],
-            properties={"device": device},
-            attributes=attributes,
-        )
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(" to ")
-        printer.print_attribute(self.device)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-
     def verify_(self) -> None:
-        _verify_same_type(self.input.type, self.result.type)
+        super().verify_()
         result_flag, body_flag = self.constrain_result_attr, self.constrain_body_attr
         if result_flag is not None and not isinstance(result_flag, UnitAttr):
             raise VerifyException(
@@ -581,7 +603,7 @@ class OnDeviceOp(IRDLOperation):
 
 
 @irdl_op_definition
-class DeviceCopyOp(IRDLOperation):
+class DeviceCopyOp(_PlacementOp):
     """Copies a value from one device to another (TVM's `device_copy`).
 
     The result equals the operand and lives on `to`; the operand lives on `from`.
@@ -594,12 +616,15 @@ class DeviceCopyOp(IRDLOperation):
 
     name = "vdev.device_copy"
 
-    input = operand_def()
-    result = result_def()
     src_device = prop_def(DeviceAttr)
     """Where the operand lives."""
     dst_device = prop_def(DeviceAttr)
     """Where the result lives."""
+
+    DEVICE_KEYWORDS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("from", "src_device"),
+        ("to", "dst_device"),
+    )
 
     def __init__(self, value: SSAValue | Operation, src: DeviceAttr, dst: DeviceAttr):
         value = SSAValue.get(value)
@@ -609,36 +634,8 @@ class DeviceCopyOp(IRDLOperation):
             properties={"src_device": src, "dst_device": dst},
         )
 
-    @classmethod
-    def parse(cls, parser: Parser) -> DeviceCopyOp:
-        operand = parser.parse_unresolved_operand()
-        parser.parse_keyword("from")
-        src = _parse_device(parser, "after 'from'")
-        parser.parse_keyword("to")
-        dst = _parse_device(parser, "after 'to'")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        value_type = parser.parse_type()
-        return cls.create(
-            operands=[parser.resolve_operand(operand, value_type)],
-            result_types=[value_type],
-            properties={"src_device": src, "dst_device": dst},
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(" from ")
-        printer.print_attribute(self.src_device)
-        printer.print_string(" to ")
-        printer.print_attribute(self.dst_device)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.input.type)
-
     def verify_(self) -> None:
-        _verify_same_type(self.input.type, self.result.type)
+        super().verify_()
         for role, device in (("from", self.src_device), ("to", self.dst_device)):
             if device.type_name is None:
                 raise VerifyException(
@@ -649,14 +646,6 @@ class DeviceCopyOp(IRDLOperation):
 
 def _is_bool(attr: Attribute) -> bool:
     return isinstance(attr, IntegerAttr) and cast(BoolAttr, attr).type == IntegerType(1)
-
-
-def _verify_same_type(operand: Attribute, result: Attribute) -> None:
-    if operand != result:
-        raise VerifyException(
-            f"result type {result} differs from operand type {operand}; "
-            "placement never changes a value's type"
-        )
 
 
 # --- placement attributes on functions and modules ---------------------------------------
