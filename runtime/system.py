@@ -59,6 +59,7 @@ from typing import Any, cast
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 
 from ..diagnostics import DevplanError, diagnostic_at, location_of
+from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
 from ..dialects.target import Target, TargetAttr, TargetError, register_target_kind
 from ..dialects.vdev import (
     DEFAULT_SCOPE,
@@ -155,26 +156,9 @@ def parse_latency(text: object) -> float:
 
 # --- the description -----------------------------------------------------------------------
 
-DEVICE_ATTR_KINDS: tuple[str, ...] = (
-    "exist",
-    "max_threads_per_block",
-    "warp_size",
-    "max_shared_memory_per_block",
-    "compute_version",
-    "device_name",
-    "max_clock_rate",
-    "multi_processor_count",
-    "max_thread_dimensions",
-    "max_registers_per_block",
-    "gcn_arch",
-    "api_version",
-    "driver_version",
-    "l2_cache_size_bytes",
-    "total_global_memory",
-    "available_global_memory",
-    "image_pitch_alignment",
-)
-"""TVM's `DeviceAttrKind` in snake case, in TVM's order (`DeviceAPI.get_attr` names)."""
+DEVICE_ATTR_KINDS: tuple[str, ...] = tuple(DEVICE_ATTR_VALUE_KINDS)
+"""TVM's `DeviceAttrKind` in snake case, in TVM's order (`DeviceAPI.get_attr` names): the
+names `device.attr` accepts, so IR, system descriptions and the runtime share one list."""
 
 
 def _compute_version(arch: object) -> str | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import devplan
+from devplan.dialects.device import DEVICE_ATTR_KINDS
 from devplan.dialects.target import Target
 from devplan.dialects.vdev import DeviceAttr
 from devplan.runtime.system import (
@@ -414,6 +415,13 @@ def test_device_attrs_override_and_unknown_names() -> None:
     text = error_of(CPU + GPU + "attrs = { warpsize = 64 }\n")
     assert text.startswith("sys.toml: device[1]: attrs: unknown device attribute 'warpsize' ")
     assert "warp_size" in text
+
+
+def test_every_device_attr_name_is_a_system_attribute() -> None:
+    # One list: what a system may set is what device.attr can read.
+    attrs = ", ".join(f"{name} = 1" for name in DEVICE_ATTR_KINDS)
+    system = System.from_text(CPU + GPU + f"attrs = {{ {attrs} }}\n")
+    assert set(system.device("cuda", 0).attrs) >= set(DEVICE_ATTR_KINDS)
 
 
 def test_missing_file() -> None:
