@@ -8,6 +8,8 @@ lives here: `register_target_kind("dsp", "dsp")`, then the pass runs from Python
 # ruff: noqa: E501  (IR lines in test programs are long)
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from xdsl.dialects import func
@@ -76,39 +78,6 @@ def test_unconstrained_id_is_absorbed_by_a_concrete_one() -> None:
 
 
 # ---- RFC example (c): a CUDA kernel, copies through the CPU and a DSP kernel ----------
-
-DSP_SYSTEM = """
-[[device]]
-type = "cpu"
-id = 0
-target = { kind = "llvm" }
-api = "cpu"
-scopes = { global = "1 GiB" }
-
-[[device]]
-type = "cuda"
-id = 0
-target = { kind = "cuda" }
-api = "simulated"
-scopes = { global = "1 GiB", shared = "48 KiB" }
-
-[[device]]
-type = "dsp"
-id = 0
-target = { kind = "dsp" }
-api = "simulated"
-scopes = { global = "64 MiB", shared = "48 KiB" }
-
-[[link]]
-between = ["cpu:0", "cuda:0"]
-bandwidth = "24 GB/s"
-latency = "10 us"
-
-[[link]]
-between = ["cpu:0", "dsp:0"]
-bandwidth = "1 GB/s"
-latency = "50 us"
-"""
 
 KERNEL_BODY = """
     %tx = kernel.thread_id x
@@ -190,8 +159,16 @@ def test_rfc_c_outlined_dsp_program_gets_the_dsp_target_with_host() -> None:
 
 
 @pytest.mark.usefixtures("dsp_kind")
-def test_rfc_c_outlined_program_computes_the_same_result() -> None:
-    system = System.from_text(DSP_SYSTEM, "dsp.toml")
+def test_rfc_c_outlined_program_computes_the_same_result(
+    simulated_system: Callable[..., System],
+) -> None:
+    system = simulated_system(
+        {
+            "cuda:0": {"global": "1 GiB", "shared": "48 KiB"},
+            "dsp:0": {"global": "64 MiB", "shared": "48 KiB"},
+        },
+        [("cpu:0", "cuda:0", "24 GB/s", "10 us"), ("cpu:0", "dsp:0", "1 GB/s", "50 us")],
+    )
     h = np.arange(8, dtype=np.float32)
     before = devplan.execute(devplan.parse(RFC_C), [h.copy()], system=system)
     module = devplan.parse(RFC_C)

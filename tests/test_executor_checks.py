@@ -4,6 +4,7 @@ location), the device and the buffer; nothing is clamped, wrapped or ignored."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,27 +15,6 @@ from devplan.runtime.system import System
 
 G = '#vdev.device<"cuda", 0, ?, "global">'
 """Global memory of cuda:0."""
-
-SMALL_GPU = """
-[[device]]
-type = "cpu"
-id = 0
-target = { kind = "llvm" }
-api = "cpu"
-scopes = { global = "1 GiB" }
-
-[[device]]
-type = "cuda"
-id = 0
-target = { kind = "cuda" }
-api = "simulated"
-scopes = { global = "1 KiB" }
-
-[[link]]
-between = ["cpu:0", "cuda:0"]
-bandwidth = "10 GB/s"
-latency = "1 us"
-"""
 
 
 def failure(text: str, *inputs: Any, **options: Any) -> list[str]:
@@ -206,7 +186,9 @@ def test_host_use_after_dealloc() -> None:
     )
 
 
-def test_out_of_device_memory_names_device_scope_capacity_request_and_use() -> None:
+def test_out_of_device_memory_names_device_scope_capacity_request_and_use(
+    simulated_system: Callable[..., System],
+) -> None:
     lines = failure(
         f"""func.func @main() {{
   %a = device.alloc() : memref<200xf32, {G}>
@@ -216,7 +198,7 @@ def test_out_of_device_memory_names_device_scope_capacity_request_and_use() -> N
   func.return
 }}
 """,
-        system=System.from_text(SMALL_GPU, "small.toml"),
+        system=simulated_system({"cuda:0": {"global": "1 KiB"}}),
     )
     assert lines[0] == (
         "<string>:3:3: error: 'device.alloc' out of device memory on cuda:0 scope 'global': "

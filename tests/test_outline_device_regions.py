@@ -20,9 +20,10 @@ from devplan.runtime.executor import random_inputs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
-KERNELS = """
-kernel.module @k target #target.target<"cuda"> {
-  kernel.func @scale(%a: memref<?xf32>, %s: f32) {
+
+def elementwise_kernel(name: str, op: str) -> str:
+    """`kernel.func @<name>(%a, %s)`: `a[i] = a[i] <op> s` for every in-bounds global index."""
+    return f"""  kernel.func @{name}(%a: memref<?xf32>, %s: f32) {{
     %c0 = arith.constant 0 : index
     %tx = kernel.thread_id x
     %bx = kernel.block_id x
@@ -31,31 +32,22 @@ kernel.module @k target #target.target<"cuda"> {
     %i = arith.addi %i0, %tx : index
     %n = memref.dim %a, %c0 : memref<?xf32>
     %in = arith.cmpi ult, %i, %n : index
-    scf.if %in {
+    scf.if %in {{
       %x = memref.load %a[%i] : memref<?xf32>
-      %y = arith.mulf %x, %s : f32
+      %y = arith.{op} %x, %s : f32
       memref.store %y, %a[%i] : memref<?xf32>
-    }
+    }}
     kernel.return
-  }
-  kernel.func @shift(%a: memref<?xf32>, %s: f32) {
-    %c0 = arith.constant 0 : index
-    %tx = kernel.thread_id x
-    %bx = kernel.block_id x
-    %bd = kernel.block_dim x
-    %i0 = arith.muli %bx, %bd : index
-    %i = arith.addi %i0, %tx : index
-    %n = memref.dim %a, %c0 : memref<?xf32>
-    %in = arith.cmpi ult, %i, %n : index
-    scf.if %in {
-      %x = memref.load %a[%i] : memref<?xf32>
-      %y = arith.addf %x, %s : f32
-      memref.store %y, %a[%i] : memref<?xf32>
-    }
-    kernel.return
-  }
-}
+  }}
 """
+
+
+KERNELS = (
+    '\nkernel.module @k target #target.target<"cuda"> {\n'
+    + elementwise_kernel("scale", "mulf")
+    + elementwise_kernel("shift", "addf")
+    + "}\n"
+)
 
 # RFC example (a): the CPU fills host memory, copies it to CUDA, launches two kernels.
 RFC_A = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,47 +18,25 @@ from devplan.runtime.system import System
 CPU, GPU0, GPU1 = Device("cpu", 0), Device("cuda", 0), Device("cuda", 1)
 MB = 1_000_000
 
-SYSTEM = """
-[[device]]
-type = "cpu"
-id = 0
-target = { kind = "llvm" }
-api = "cpu"
-scopes = { global = "1 GiB" }
-
-[[device]]
-type = "cuda"
-id = 0
-target = { kind = "cuda" }
-api = "simulated"
-scopes = { global = "1 GiB", shared = "48 KiB" }
-
-[[device]]
-type = "cuda"
-id = 1
-target = { kind = "cuda" }
-api = "simulated"
-scopes = { global = "1 GiB" }
-
-[[link]]
-between = ["cpu:0", "cuda:0"]
-bandwidth = "1 GB/s"
-latency = "10 us"
-
-[[link]]
-between = ["cuda:0", "cuda:1"]
-bandwidth = "10 GB/s"
-latency = "5 us"
-"""
-
 
 def noop(args: list[np.ndarray | int | float | bool]) -> None:
     pass
 
 
-def overlapped_run() -> Runtime:
+@pytest.fixture
+def system(simulated_system: Callable[..., System]) -> System:
+    """cpu:0 and two simulated GPUs: 1 MB takes 10 us + 1 ms from the host to cuda:0 and
+    5 us + 0.1 ms from cuda:0 to cuda:1."""
+    return simulated_system(
+        {"cuda:0": {"global": "1 GiB", "shared": "48 KiB"}, "cuda:1": {"global": "1 GiB"}},
+        [("cpu:0", "cuda:0", "1 GB/s", "10 us"), ("cuda:0", "cuda:1", "10 GB/s", "5 us")],
+    )
+
+
+@pytest.fixture
+def overlapped(system: System) -> Runtime:
     """H2D copy of 1 MB on one stream overlapping a 2 ms kernel on another, then D2D and D2H."""
-    rt = Runtime.from_system(System.from_text(SYSTEM, "report.toml"))
+    rt = Runtime.from_system(system)
     gpu, gpu1 = rt.api(GPU0), rt.api(GPU1)
     a = gpu.alloc_data_space(GPU0, (MB,), "uint8", label="%a")
     b = gpu.alloc_data_space(GPU0, (16,), "float32", label="%b")
@@ -73,9 +52,8 @@ def overlapped_run() -> Runtime:
     return rt
 
 
-def test_report_counts_per_device() -> None:
-    rt = overlapped_run()
-    report = rt.report()
+def test_report_counts_per_device(overlapped: Runtime) -> None:
+    report = overlapped.report()
     gpu = report.devices["cuda:0"]
     assert (gpu.api, gpu.allocations, gpu.frees, gpu.launches) == ("simulated", 3, 1, 1)
     assert gpu.peak_bytes == {"global": MB + 64, "shared": 0}  # %w came after %a's free
@@ -86,8 +64,8 @@ def test_report_counts_per_device() -> None:
     assert report.devices["cpu:0"].api == "cpu"
 
 
-def test_report_counts_per_link_and_the_two_times() -> None:
-    report = overlapped_run().report()
+def test_report_counts_per_link_and_the_two_times(overlapped: Runtime) -> None:
+    report = overlapped.report()
     pcie, nvlink = report.links["cpu:0<->cuda:0"], report.links["cuda:0<->cuda:1"]
     assert (pcie.copies, pcie.bytes) == (2, MB + 64)
     assert (nvlink.copies, nvlink.bytes) == (1, MB)
@@ -97,8 +75,8 @@ def test_report_counts_per_link_and_the_two_times() -> None:
     assert report.wall_seconds > 0
 
 
-def test_report_lists_leaks() -> None:
-    report = overlapped_run().report()
+def test_report_lists_leaks(overlapped: Runtime) -> None:
+    report = overlapped.report()
     assert report.leaks == [
         "buffer %b (cuda:0 scope 'global', 16xfloat32, 64 B)",
         "workspace buffer %w (cuda:0 scope 'global', 10xuint8, 10 B)",
@@ -106,8 +84,8 @@ def test_report_lists_leaks() -> None:
     ]
 
 
-def test_report_format_is_a_readable_table() -> None:
-    text = overlapped_run().report(wall_seconds=0.5).format()
+def test_report_format_is_a_readable_table(overlapped: Runtime) -> None:
+    text = overlapped.report(wall_seconds=0.5).format()
     lines = text.splitlines()
     assert lines[0] == "run: wall time 500.000 ms, cost-model time 2.115 ms"
     header = next(line for line in lines if line.startswith("device"))
@@ -124,16 +102,16 @@ def test_report_format_is_a_readable_table() -> None:
     assert "leaked buffers (3):" in lines
 
 
-def test_report_as_dict_is_json_data() -> None:
-    data = overlapped_run().report().as_dict()
+def test_report_as_dict_is_json_data(overlapped: Runtime) -> None:
+    data = overlapped.report().as_dict()
     round_tripped = json.loads(json.dumps(data))
     assert round_tripped["devices"]["cuda:0"]["launches"] == 1
     assert round_tripped["links"]["cpu:0<->cuda:0"]["copies"] == 2
     assert set(round_tripped) == {"devices", "links", "wall_seconds", "model_seconds", "leaks"}
 
 
-def test_report_of_a_clean_run_says_no_leaks() -> None:
-    rt = Runtime.from_system(System.from_text(SYSTEM, "clean.toml"))
+def test_report_of_a_clean_run_says_no_leaks(system: System) -> None:
+    rt = Runtime.from_system(system)
     assert rt.teardown() == []
     assert rt.report().format().endswith("leaked buffers: none")
 
@@ -141,23 +119,25 @@ def test_report_of_a_clean_run_says_no_leaks() -> None:
 # -- Chrome trace -------------------------------------------------------------------------------
 
 
-def load_trace(tmp_path: Path) -> list[dict[str, Any]]:
+def load_trace(tmp_path: Path, run: Runtime) -> list[dict[str, Any]]:
     path = tmp_path / "trace.json"
-    overlapped_run().report().write_chrome_trace(path)
+    run.report().write_chrome_trace(path)
     document = json.loads(path.read_text())
     assert set(document) == {"traceEvents", "displayTimeUnit"}
     return document["traceEvents"]
 
 
-def test_trace_has_one_process_per_device(tmp_path: Path) -> None:
-    events = load_trace(tmp_path)
+def test_trace_has_one_process_per_device(tmp_path: Path, overlapped: Runtime) -> None:
+    events = load_trace(tmp_path, overlapped)
     names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
     assert sorted(names.values()) == ["cpu:0 (cpu)", "cuda:0 (simulated)", "cuda:1 (simulated)"]
     assert all(e["ph"] == "M" and e["tid"] == 0 for e in events if e["name"] == "process_name")
 
 
-def test_trace_has_one_thread_per_stream_and_copy_engine(tmp_path: Path) -> None:
-    events = load_trace(tmp_path)
+def test_trace_has_one_thread_per_stream_and_copy_engine(
+    tmp_path: Path, overlapped: Runtime
+) -> None:
+    events = load_trace(tmp_path, overlapped)
     pids = {e["args"]["name"].split()[0]: e["pid"] for e in events if e["name"] == "process_name"}
     threads = {
         (e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"
@@ -174,8 +154,10 @@ def test_trace_has_one_thread_per_stream_and_copy_engine(tmp_path: Path) -> None
     assert len(set(threads)) == len(threads)  # (pid, tid) pairs are unique
 
 
-def test_trace_complete_events_carry_microsecond_times_on_their_tracks(tmp_path: Path) -> None:
-    events = load_trace(tmp_path)
+def test_trace_complete_events_carry_microsecond_times_on_their_tracks(
+    tmp_path: Path, overlapped: Runtime
+) -> None:
+    events = load_trace(tmp_path, overlapped)
     threads = {
         (e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"
     }
