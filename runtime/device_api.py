@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,7 +40,7 @@ from numpy.typing import DTypeLike
 from ..diagnostics import DevplanError
 
 if TYPE_CHECKING:
-    from .streams import Hop, Scheduler, Stream, Token
+    from .streams import Hop, Name, Scheduler, Stream, Token
     from .workspace import WorkspacePool
 
 DEVICE_ATTR_KINDS: tuple[str, ...] = (
@@ -125,9 +125,13 @@ class Device:
 BufferKind = Literal["data", "workspace"]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Buffer:
-    """An opaque handle to memory allocated by a DeviceAPI (its bytes stay in the API)."""
+    """An opaque handle to memory allocated by a DeviceAPI (its bytes stay in the API).
+
+    Only `freed_at` changes after allocation. Its description (`describe`, `str`) is
+    made when asked, so a message is formatted only when an error is raised.
+    """
 
     id: int
     device: Device
@@ -449,19 +453,23 @@ class DeviceAPI(ABC):
         Buffer arguments become device views when the kernel runs; `writes` are the
         indices of the arguments it may write (all buffer arguments when None).
         """
-        self._check_device(device, f"launch of {name}")
-        written = set(range(len(args)) if writes is None else writes)
-        reads: list[tuple[object, str]] = []
-        write_set: list[tuple[object, str]] = []
+        if device is not self.device and device != self.device:
+            self._check_device(device, f"launch of {name}")
+        written: Collection[int] | None = (
+            writes if writes is None or isinstance(writes, Collection) else set(writes)
+        )
+        reads: list[tuple[object, Name]] = []
+        write_set: list[tuple[object, Name]] = []
         for i, arg in enumerate(args):
             if isinstance(arg, Buffer):
-                self._check_live(arg, f"kernel {name} on {device}")
+                if arg.freed_at is not None:
+                    self._check_live(arg, f"kernel {name} on {device}")
                 if arg.api is not self:
                     raise WrongDeviceError(
                         f"kernel {name} on {device} got {arg} as argument {i}; kernels "
                         f"reach only memory of their own device"
                     )
-                access = (arg, arg.describe())
+                access: tuple[object, Name] = (arg, arg)  # str(buffer) describes it
             elif isinstance(arg, np.ndarray):
                 if not self.kernels_reach_host_memory:
                     raise HostAccessError(
@@ -472,24 +480,20 @@ class DeviceAPI(ABC):
             else:
                 continue
             reads.append(access)
-            if i in written:
+            if written is None or i in written:
                 write_set.append(access)
 
         def effect() -> None:
-            views = [self._kernel_arg(a) for a in args]
-            kernel(views)
+            # The arguments were checked at submission, and a buffer is freed only after
+            # the tokens that use it ran (free_data_space quiesces it): while this kernel
+            # runs on this device, each buffer argument is its live device memory.
+            kernel([self._typed(a) if isinstance(a, Buffer) else a for a in args])
 
-        token = self.scheduler.submit(
+        return self.scheduler.submit(
             self._stream_for(stream, f"launch of {name}"), "kernel", name, effect,
             reads=reads, writes=write_set, wait_for=wait_for, seconds=seconds,
             blocking=stream is None,
         )  # fmt: skip
-        return token
-
-    def _kernel_arg(self, arg: KernelArg) -> np.ndarray | int | float | bool:
-        if isinstance(arg, Buffer):
-            return self.device_view(arg)
-        return arg
 
     # -- views ---------------------------------------------------------------------------
 
@@ -503,7 +507,7 @@ class DeviceAPI(ABC):
                 f"{self.device} in scope '{buffer.scope}' only through copies "
                 "(copy_data_from_to)"
             )
-        self.scheduler.check_host_access(buffer, buffer.describe(), write)
+        self.scheduler.check_host_access(buffer, buffer, write)
         return self._typed(buffer)
 
     def device_view(self, buffer: Buffer) -> np.ndarray:
@@ -584,7 +588,7 @@ class DeviceAPI(ABC):
     # -- internals -------------------------------------------------------------------------
 
     def _check_device(self, device: Device, what: str) -> None:
-        if device != self.device:
+        if device is not self.device and device != self.device:
             raise WrongDeviceError(f"{what} for {device} called on the DeviceAPI of {self.device}")
 
     def _check_stream(self, device: Device, stream: Stream, what: str) -> None:

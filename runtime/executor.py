@@ -113,6 +113,8 @@ class Execution:
         """Host arrays freed by memref.dealloc (kept alive so their ids stay unique)."""
         self.max_threads: dict[Device, float] = {}
         """Each device's max_threads_per_block (infinity when it reports none)."""
+        self.launch_sites: dict[Operation, _LaunchSite] = {}
+        """Per `device.launch` op, what its launches in this run share."""
 
     def api(self, device: Device, op: Operation) -> DeviceAPI:
         """The DeviceAPI of `device`; a located error at `op` when the system lacks it."""
@@ -303,16 +305,20 @@ class Program:
         runtime = Runtime.from_system(resolved)
         ex = Execution(self, runtime, resolved)
         began = time.perf_counter()
+        # Kernels run under this error state (IEEE results are values, not warnings);
+        # the teardown is inside it too, since it runs what async work is still queued.
         with np.errstate(all="ignore"):
             args, owned = _bind_inputs(ex, function, inputs)
             results = compiled(ex, args)
             outputs, returned = _collect_outputs(ex, function, results)
-        for buffer in (*owned, *returned):
-            api = buffer.api
-            if buffer.is_live and api is not None:
-                release = api.free_workspace if buffer.kind == "workspace" else api.free_data_space
-                release(buffer.device, buffer, at="the end of the run")
-        leaks = runtime.teardown()
+            for buffer in (*owned, *returned):
+                api = buffer.api
+                if buffer.is_live and api is not None:
+                    release = (
+                        api.free_workspace if buffer.kind == "workspace" else api.free_data_space
+                    )
+                    release(buffer.device, buffer, at="the end of the run")
+            leaks = runtime.teardown()
         report = runtime.report(wall_seconds=time.perf_counter() - began)
         if strict and leaks:
             listed = "; ".join(b.describe() for b in leaks)
@@ -626,18 +632,24 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
     label = f"{name} ({where})"
     gx, gy, gz = grid
     bx, by, bz = block
+    is_async = token_slot is not None
 
     # This step is the per-launch overhead of the executor: keep it straight-line.
+    # What depends on the run but not on the launch (its DeviceAPI, the device's thread
+    # limit, the stream of an async launch) is looked up once per run and launch site.
     def run(f: Frame) -> None:
         ex: Execution = f[0]
         if not cell:
             cell.append(p.kernel(op))
         kernel, writes = cell[0]
+        site = ex.launch_sites.get(op)
+        if site is None:
+            site = ex.launch_sites[op] = _LaunchSite(ex, device, op, is_async)
+        api = site.api
         g = (f[gx], f[gy], f[gz])
         b = (f[bx], f[by], f[bz])
-        api = ex.api(device, op)
         threads = b[0] * b[1] * b[2]
-        if g[0] < 1 or g[1] < 1 or g[2] < 1 or threads < 1 or threads > ex.limit(device, api):
+        if g[0] < 1 or g[1] < 1 or g[2] < 1 or threads < 1 or threads > site.limit:
             _reject_launch_sizes(ex, api, device, op, g, b)
         values = [f[s] for s in args]
         if ex.freed_host:
@@ -645,7 +657,9 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
 
         def body(views: list[Any]) -> None:
             try:
-                kernel(g, b, views)
+                # The run holds np.errstate(all="ignore") until its teardown, the last
+                # moment a kernel can run, so the kernel need not enter it again.
+                kernel.launch(g, b, views)
             except LocatedError as e:
                 note = diagnostic_at(op, f"{name} launched here on {device}", kind="note")
                 raise type(e)(f"{e}\n{note}") from None
@@ -657,8 +671,8 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
                 values,
                 name=label,
                 seconds=cost(g, b),
-                stream=None if token_slot is None else ex.stream(device, "compute", op),
-                wait_for=[f[d] for d in deps],
+                stream=site.stream,
+                wait_for=[f[d] for d in deps] if deps else (),
                 writes=writes,
             )
         except DevplanError as e:
@@ -667,6 +681,18 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
             f[token_slot] = token
 
     return run
+
+
+class _LaunchSite:
+    """What one `device.launch` op uses in one run: the DeviceAPI of its device, the
+    device's max_threads_per_block, and the stream of an async launch (None: blocking)."""
+
+    __slots__ = ("api", "limit", "stream")
+
+    def __init__(self, ex: Execution, device: Device, op: Operation, is_async: bool) -> None:
+        self.api = ex.api(device, op)
+        self.limit = ex.limit(device, self.api)
+        self.stream = ex.stream(device, "compute", op) if is_async else None
 
 
 def _check_not_freed(ex: Execution, op: Operation, values: Sequence[Any]) -> None:

@@ -19,6 +19,7 @@ import json
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from .device_api import DeviceAPI
@@ -66,9 +67,16 @@ class Report:
     wall_seconds: float
     model_seconds: float
     leaks: list[str]
-    slices: list[Slice] = field(repr=False)
+    tokens: list[Token] = field(repr=False)
+    """The run's operations in submission order (the trace's slices come from them)."""
     tracks: dict[str, list[str]] = field(repr=False)
     """Per device, the names of its trace tracks (streams first, then copy engines)."""
+
+    @cached_property
+    def slices(self) -> list[Slice]:
+        """The trace's bars: per copy hop and per kernel (made on first use: a long run
+        has one per launch, and most reports are only printed)."""
+        return [s for t in self.tokens for s in t.slices]
 
     @classmethod
     def collect(
@@ -83,18 +91,19 @@ class Report:
         links: dict[str, LinkReport] = {}
         for link in scheduler.cost_model.links.values():
             links[link.name] = LinkReport(link.name)
-        for token in scheduler.tokens:
-            _account(token, devices, links)
         tracks: dict[str, list[str]] = {name: [] for name in devices}
         for stream in scheduler.streams:
-            tracks.setdefault(str(stream.device), []).append(stream.name)
-        slices = [s for t in scheduler.tokens for s in t.slices]
-        for piece in slices:
-            if piece.track not in tracks.setdefault(piece.device, []):
-                tracks[piece.device].append(piece.track)
+            tracks.setdefault(stream.device_name, []).append(stream.name)
+        tokens = list(scheduler.tokens)
+        for token in tokens:
+            _account(token, devices, links)
+            if token.kind == "copy":  # a kernel's track is its stream, listed above
+                for piece in token.slices:
+                    if piece.track not in tracks.setdefault(piece.device, []):
+                        tracks[piece.device].append(piece.track)
         leaks = [buffer.describe() for api in apis for buffer in api.live_buffers()]
         wall = time.perf_counter() - scheduler.created if wall_seconds is None else wall_seconds
-        return cls(devices, links, wall, scheduler.model_time, leaks, slices, tracks)
+        return cls(devices, links, wall, scheduler.model_time, leaks, tokens, tracks)
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -203,7 +212,7 @@ def _device_report(api: DeviceAPI) -> DeviceReport:
 
 def _account(token: Token, devices: dict[str, DeviceReport], links: dict[str, LinkReport]) -> None:
     kind = token.kind
-    device = devices.get(str(token.stream.device))
+    device = devices.get(token.stream.device_name)
     if kind == "kernel" and device is not None:
         device.launches += 1
         device.kernel_seconds += token.end - token.start

@@ -37,11 +37,25 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from .device_api import Device, DeviceError
 
 TokenKind = Literal["copy", "kernel", "marker"]
+
+Name: TypeAlias = "str | Callable[[], str] | object"
+"""How a memory or an operation is named in messages: a string, a function making one,
+or an object whose `str()` is the name (a `Buffer`). Formatted only when an error is
+raised, so submissions and host checks that pass do not pay for the text."""
+
+
+def name_text(name: Name) -> str:
+    """The text of a `Name` (see there)."""
+    if isinstance(name, str):
+        return name
+    if callable(name):
+        return str(name())
+    return str(name)
 
 
 class StreamError(DeviceError):
@@ -145,8 +159,22 @@ class Slice:
 class Stream:
     """An in-order queue of tokens on one device (TVM's `TVMStreamHandle`)."""
 
+    __slots__ = (
+        "count",
+        "device",
+        "device_name",
+        "freed",
+        "index",
+        "last",
+        "name",
+        "queue",
+        "ready",
+        "uid",
+    )
+
     def __init__(self, device: Device, index: int, uid: int) -> None:
         self.device = device
+        self.device_name = str(device)
         self.index = index
         self.uid = uid
         """Position among all streams of the scheduler (the key of vector clocks)."""
@@ -157,46 +185,118 @@ class Stream:
         self.ready = 0.0
         """Simulated time at which the last queued token ends."""
         self.freed = False
-
-    @property
-    def name(self) -> str:
-        return f"{self.device}/{'default' if self.index == 0 else f's{self.index}'}"
+        self.name = f"{device}/{'default' if index == 0 else f's{index}'}"
 
     def __repr__(self) -> str:
         return f"Stream({self.name})"
 
 
-@dataclass(eq=False)
 class Token:
     """One queued operation; waiting on it waits for it and everything ordered before it."""
 
-    id: int
-    kind: TokenKind
-    label: str
-    stream: Stream
-    seq: int
-    """Position on its stream."""
-    clock: dict[int, int]
-    """Vector clock: per stream uid, the last sequence number ordered before (or at) this."""
-    preds: list[Token]
-    reads: tuple[object, ...]
-    writes: tuple[object, ...]
-    effect: Callable[[], None] | None
-    start: float = 0.0
-    end: float = 0.0
-    nbytes: int = 0
-    hops: tuple[Hop, ...] = ()
-    slices: list[Slice] = field(default_factory=list[Slice])
-    done: bool = False
-    wall_seconds: float = 0.0
+    __slots__ = (
+        "_slices", "clock", "done", "effect", "end", "hops", "id", "kind", "label", "nbytes",
+        "preds", "reads", "seq", "start", "stream", "wall_seconds", "writes",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        id: int,
+        kind: TokenKind,
+        label: str,
+        stream: Stream,
+        seq: int,
+        clock: dict[int, int],
+        preds: list[Token],
+        reads: tuple[object, ...],
+        writes: tuple[object, ...],
+        effect: Callable[[], None] | None,
+        nbytes: int = 0,
+        hops: tuple[Hop, ...] = (),
+    ) -> None:
+        self.id = id
+        self.kind: TokenKind = kind
+        self.label = label
+        self.stream = stream
+        self.seq = seq
+        """Position on its stream."""
+        self.clock = clock
+        """Vector clock: per stream uid, the last sequence number ordered before (or at)
+        this, counting only tokens not yet run when this one was submitted (see
+        `Scheduler.submit`)."""
+        self.preds = preds
+        self.reads = reads
+        self.writes = writes
+        self.effect = effect
+        self.start = 0.0
+        self.end = 0.0
+        self.nbytes = nbytes
+        self.hops = hops
+        self.done = False
+        self.wall_seconds = 0.0
+        self._slices: list[Slice] | None = None
+
+    @property
+    def slices(self) -> list[Slice]:
+        """Its bars in the trace: one per copy hop, one for a kernel, none for a marker."""
+        if self._slices is None:
+            # A kernel's bar follows from its times; made when asked (reports), not per launch.
+            self._slices = []
+            if self.kind == "kernel":
+                stream = self.stream
+                self._slices.append(
+                    Slice(
+                        stream.device_name, stream.name, self.label, self.start, self.end,
+                        {"stream": stream.name},
+                    )
+                )  # fmt: skip
+        return self._slices
 
     def describe(self) -> str:
         return f"{self.kind} {self.label} (token #{self.id} on stream {self.stream.name})"
+
+    def __repr__(self) -> str:
+        return f"Token({self.describe()}{', done' if self.done else ''})"
+
+
+_NOTHING: list[Token] = []
+"""The predecessors of a finished token (shared, never changed)."""
+_NO_CLOCK: dict[int, int] = {}
+"""The vector clock of a finished token, or of one that runs at once (shared, never changed)."""
 
 
 def _key(memory: object) -> int:
     # NumPy arrays are unhashable; a buffer or array is identified by its object.
     return id(memory)
+
+
+def _pending_predecessors(
+    last: Token | None, wait_for: Sequence[Token]
+) -> tuple[list[Token], dict[int, int]]:
+    """The tokens not yet run among a new token's predecessors (its stream's last token
+    and `wait_for`), and the merge of their vector clocks.
+
+    Only tokens not yet run can order anything still to run, so only their clocks are
+    merged: every token a finished one was ordered after has finished too, and a stream
+    runs its tokens in order, so a finished token's clock names no token that is still
+    pending (which is all `Scheduler._ordered` asks about).
+    """
+    if (last is None or last.done) and not wait_for:
+        return [], _NO_CLOCK  # the common case: its stream is idle, it waits for nothing
+    preds: list[Token] = []
+    clock: dict[int, int] = {}
+    if last is not None and not last.done:
+        preds.append(last)
+        clock.update(last.clock)
+    for dep in wait_for:
+        if not isinstance(dep, Token):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise StreamError(f"wait_for takes tokens, got {dep!r}")
+        if not dep.done:
+            preds.append(dep)
+            for uid, seq in dep.clock.items():
+                if clock.get(uid, -1) < seq:
+                    clock[uid] = seq
+    return preds, clock
 
 
 class Scheduler:
@@ -212,9 +312,12 @@ class Scheduler:
         self.engine_ready: dict[tuple[str, str], float] = {}
         self.current: Token | None = None
         """The token whose effect is running (kernels may take device views then)."""
+        self.queued = 0
+        """How many tokens are queued and not yet run (0: every check of pending work
+        passes at once)."""
         self._pending: dict[int, dict[Stream, deque[tuple[Token, bool]]]] = {}
         """Per memory, per stream, the not-yet-run tokens touching it (True: writing it)."""
-        self._names: dict[int, str] = {}
+        self._names: dict[int, Name] = {}
         self.created = time.perf_counter()
 
     # -- streams -------------------------------------------------------------------------
@@ -238,56 +341,63 @@ class Scheduler:
         label: str,
         effect: Callable[[], None] | None,
         *,
-        reads: Sequence[tuple[object, str]] = (),
-        writes: Sequence[tuple[object, str]] = (),
+        reads: Sequence[tuple[object, Name]] = (),
+        writes: Sequence[tuple[object, Name]] = (),
         wait_for: Sequence[Token] = (),
         seconds: float = 0.0,
         hops: Sequence[Hop] = (),
         nbytes: int = 0,
         blocking: bool = False,
     ) -> Token:
-        """Queue an operation; with `blocking`, run it (and what it needs) before returning."""
+        """Queue an operation; with `blocking`, run it (and what it needs) before returning.
+
+        Each memory in `reads`/`writes` comes with its `Name` for race messages.
+        """
         if stream.freed:
             raise StreamError(f"stream {stream.name} was freed; create a new stream")
-        for dep in wait_for:
-            if not isinstance(dep, Token):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise StreamError(f"wait_for takes tokens, got {dep!r}")
-        for memory, name in (*reads, *writes):
-            self._names[_key(memory)] = name
-        preds = [t for t in (stream.last, *wait_for) if t is not None and not t.done]
-        clock: dict[int, int] = {}
-        for before in (stream.last, *wait_for):
-            if before is not None:
-                for uid, seq in before.clock.items():
-                    clock[uid] = max(clock.get(uid, -1), seq)
-        clock[stream.uid] = stream.count
+        names = self._names
+        for memory, name in reads:
+            names[id(memory)] = name
+        for memory, name in writes:
+            names[id(memory)] = name
+        last = stream.last
+        seq = stream.count
+        preds, clock = _pending_predecessors(last, wait_for)
+        immediate = blocking and not preds
+        if not immediate:
+            if clock is _NO_CLOCK:
+                clock = {}
+            clock[stream.uid] = seq
         token = Token(
-            id=len(self.tokens),
-            kind=kind,
-            label=label,
-            stream=stream,
-            seq=stream.count,
-            clock=clock,
-            preds=preds,
-            reads=tuple(m for m, _ in reads),
-            writes=tuple(m for m, _ in writes),
-            effect=effect,
-            nbytes=nbytes,
-            hops=tuple(hops),
-        )
+            len(self.tokens), kind, label, stream, seq, clock, preds,
+            tuple(m for m, _ in reads), tuple(m for m, _ in writes), effect, nbytes, tuple(hops),
+        )  # fmt: skip
         self._schedule(token, stream, wait_for, seconds, hops)
         self.tokens.append(token)
-        stream.queue.append(token)
         stream.last = token
-        stream.count += 1
-        written = {_key(m) for m in token.writes}
-        accessed = {_key(m): m for m in (*token.reads, *token.writes)}
-        for key in accessed:
-            queues = self._pending.setdefault(key, {})
-            queues.setdefault(stream, deque()).append((token, key in written))
+        stream.count = seq + 1
+        if immediate:
+            # Nothing it waits for is pending (so its stream's queue is empty): it runs
+            # now, without entering the pending tables, and no token will ever merge its
+            # clock (only clocks of pending tokens are merged).
+            self._execute(token, queued=False)
+            if self.host_time < token.end:
+                self.host_time = token.end
+            return token
+        self._enqueue(token)
         if blocking:
             self.wait(token)
         return token
+
+    def _enqueue(self, token: Token) -> None:
+        """Put `token` on its stream's queue and in the pending table of each memory."""
+        stream = token.stream
+        stream.queue.append(token)
+        self.queued += 1
+        written = {_key(m) for m in token.writes}
+        for key in {_key(m) for m in (*token.reads, *token.writes)}:
+            queues = self._pending.setdefault(key, {})
+            queues.setdefault(stream, deque()).append((token, key in written))
 
     def _schedule(
         self,
@@ -297,11 +407,15 @@ class Scheduler:
         seconds: float,
         hops: Sequence[Hop],
     ) -> None:
-        start = max([stream.ready, self.host_time, *(d.end for d in wait_for)])
+        start = stream.ready if stream.ready > self.host_time else self.host_time
+        for dep in wait_for:
+            if dep.end > start:
+                start = dep.end
         token.start = start
-        device = str(stream.device)
         if token.kind == "copy":
             now = start
+            device = stream.device_name
+            slices: list[Slice] = []
             for hop in hops:
                 engine = (hop.src, hop.dst)
                 begin = max(now, self.engine_ready.get(engine, 0.0))
@@ -310,15 +424,13 @@ class Scheduler:
                 args: dict[str, object] = {"bytes": token.nbytes, "stream": stream.name}
                 if len(hops) > 1:
                     args["staged_through"] = self.cost_model.host
-                token.slices.append(
+                slices.append(
                     Slice(device, f"copy {hop.src}->{hop.dst}", token.label, begin, now, args)
                 )
+            token._slices = slices  # pyright: ignore[reportPrivateUsage]
             token.end = now
         else:
             token.end = start + seconds
-            if token.kind == "kernel":
-                args = {"stream": stream.name}
-                token.slices.append(Slice(device, stream.name, token.label, start, token.end, args))
         stream.ready = token.end
 
     # -- execution -----------------------------------------------------------------------
@@ -350,13 +462,17 @@ class Scheduler:
 
     def quiesce(self, memory: object) -> None:
         """Run every pending token that touches `memory` (before it is freed)."""
+        if not self.queued:
+            return
         for token in self.pending_accesses(memory):
             self.wait(token)
 
-    def _execute(self, token: Token) -> None:
-        head = token.stream.queue.popleft()
-        assert head is token, "a stream's tokens run in order"
-        self._check_race(token)
+    def _execute(self, token: Token, queued: bool = True) -> None:
+        if queued:
+            head = token.stream.queue.popleft()
+            assert head is token, "a stream's tokens run in order"
+        if self.queued:
+            self._check_race(token)
         self.current = token
         began = time.perf_counter()
         try:
@@ -366,11 +482,21 @@ class Scheduler:
             self.current = None
             token.wall_seconds = time.perf_counter() - began
             token.done = True
-            for key in {_key(m) for m in (*token.reads, *token.writes)}:
-                queue = self._pending[key][token.stream]
-                # Tokens of one stream run in order, so this one is at the front.
-                if queue and queue[0][0] is token:
-                    queue.popleft()
+            if queued:
+                self.queued -= 1
+                for key in {_key(m) for m in (*token.reads, *token.writes)}:
+                    queue = self._pending[key][token.stream]
+                    # Tokens of one stream run in order, so this one is at the front.
+                    if queue and queue[0][0] is token:
+                        queue.popleft()
+            # A finished token is kept for the report only: what it ran, what it waited
+            # for and touched, and its clock (see `_pending_predecessors`) are no longer
+            # needed. Dropping them keeps a long run's tokens small and cheap for the
+            # garbage collector to scan.
+            token.effect = None
+            token.preds = _NOTHING
+            token.reads = token.writes = ()
+            token.clock = _NO_CLOCK
 
     def _check_race(self, token: Token) -> None:
         written = {_key(m) for m in token.writes}
@@ -383,8 +509,9 @@ class Scheduler:
                 found = next(((t, w) for t, w in queue if w or token_writes), None)
                 if found is not None and not self._ordered(token, found[0]):
                     other, both = found[0], token_writes and found[1]
+                    name = self._names.get(key)
                     raise RaceError(
-                        f"race on {self._names.get(key, 'a buffer')}: "
+                        f"race on {'a buffer' if name is None else name_text(name)}: "
                         f"{token.describe()} and {other.describe()} are not ordered and "
                         f"{'both write it' if both else 'one writes it'}; "
                         "make one wait on the other's token"
@@ -402,23 +529,29 @@ class Scheduler:
         return self.pending_writes_by_key(_key(memory))
 
     def pending_writes_by_key(self, key: int) -> list[Token]:
+        if not self.queued:
+            return []
         queues = self._pending.get(key, {}).values()
         return sorted((t for q in queues for t, writes in q if writes), key=lambda t: t.id)
 
     def pending_accesses(self, memory: object) -> list[Token]:
         """Tokens not yet run that read or write `memory`, in submission order."""
+        if not self.queued:
+            return []
         queues = self._pending.get(_key(memory), {}).values()
         return sorted((t for q in queues for t, _ in q), key=lambda t: t.id)
 
-    def check_host_access(self, memory: object, name: str, write: bool = False) -> None:
+    def check_host_access(self, memory: object, name: Name, write: bool = False) -> None:
         """Raise if the host may not read (or, with `write`, write) `memory` yet."""
+        if not self.queued:
+            return  # nothing is pending at all: the common, synchronous case
         pending = self.pending_accesses(memory) if write else self.pending_writes(memory)
         if pending:
             first = pending[0]
             kind = "access" if write and first not in self.pending_writes(memory) else "write"
             raise PendingWriteError(
-                f"host {'writes' if write else 'reads'} {name} while it has a pending async "
-                f"{kind}: {first.describe()}; wait on its token first (device.wait)"
+                f"host {'writes' if write else 'reads'} {name_text(name)} while it has a "
+                f"pending async {kind}: {first.describe()}; wait on its token first (device.wait)"
             )
 
     @property

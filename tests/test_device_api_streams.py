@@ -137,6 +137,49 @@ def test_unordered_writes_on_two_streams_are_a_race() -> None:
     )
 
 
+def test_blocking_launch_races_with_a_pending_write_on_another_stream() -> None:
+    # The default stream is idle, so the launch runs at once: it is still checked
+    # against what other streams have queued.
+    _, _, gpu, _ = runtime_of()
+    a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
+    s1 = gpu.create_stream(GPU)
+    gpu.copy_data_from_to(np.zeros(4, np.float32), a, s1, label="%t1")
+    with pytest.raises(RaceError) as info:
+        gpu.launch(GPU, add_one, [a], name="@add_one")
+    assert str(info.value) == (
+        "race on buffer %a (cuda:0 scope 'global', 4xfloat32, 16 B): kernel @add_one "
+        "(token #1 on stream cuda:0/default) and copy %t1 (token #0 on stream cuda:0/s1) "
+        "are not ordered and both write it; make one wait on the other's token"
+    )
+
+
+def test_waiting_on_a_finished_token_does_not_order_later_work_on_its_stream() -> None:
+    sched, _, gpu, _ = runtime_of()
+    a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
+    s1, s2 = gpu.create_stream(GPU), gpu.create_stream(GPU)
+    first = gpu.copy_data_from_to(np.zeros(4, np.float32), a, s1, label="%t1")
+    sched.wait(first)
+    gpu.launch(GPU, add_one, [a], name="@add_one", stream=s2, wait_for=[first])
+    # Back on s1: nothing orders this copy after @add_one.
+    gpu.copy_data_from_to(np.ones(4, np.float32), a, s1, label="%t3")
+    with pytest.raises(RaceError, match=r"copy %t3 .* and kernel @add_one .* both write it"):
+        sched.sync_all()
+
+
+def test_a_chain_of_waits_orders_across_three_streams() -> None:
+    sched, _, gpu, _ = runtime_of()
+    a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
+    s1, s2, s3 = (gpu.create_stream(GPU) for _ in range(3))
+    t1 = gpu.copy_data_from_to(np.full(4, 1, np.float32), a, s1)
+    t2 = gpu.launch(GPU, add_one, [a], name="@add_one", stream=s2, wait_for=[t1])
+    marker = gpu.launch(GPU, lambda _: None, [], name="@nothing", stream=s3, wait_for=[t2])
+    out = np.zeros(4, np.float32)
+    t4 = gpu.copy_data_from_to(a, out, s3)  # ordered after t2 through s3's marker
+    assert marker.stream is t4.stream
+    sched.wait(t4)
+    assert out.tolist() == [2, 2, 2, 2]
+
+
 def test_wait_for_orders_operations_across_streams() -> None:
     sched, _, gpu, _ = runtime_of()
     a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")

@@ -70,16 +70,28 @@ class CompiledKernel:
         block: Sequence[int],
         args: Sequence[ArgValue],
     ) -> None:
+        if self.backend == "numba":
+            self.launch(grid, block, args)
+            return
+        with np.errstate(all="ignore"):  # IEEE results (inf, nan) are values, not warnings
+            self.launch(grid, block, args)
+
+    def launch(
+        self,
+        grid: Sequence[int],
+        block: Sequence[int],
+        args: Sequence[ArgValue],
+    ) -> None:
+        """Launch as `self(grid, block, args)` does, with the same checks, but in NumPy's
+        current error state: for callers that run under `np.errstate(all="ignore")`
+        already (the executor), to whom entering it again per launch would cost about
+        as much as launching a small kernel."""
         g = _dims("grid", self.name, grid)
         b = _dims("block", self.name, block)
         values = self._args(args)
         if 0 in g or 0 in b:
             return
-        if self.backend == "numba":
-            self._run(g, b, values)
-            return
-        with np.errstate(all="ignore"):  # IEEE results (inf, nan) are values, not warnings
-            self._run(g, b, values)
+        self._run(g, b, values)
 
     def _args(self, args: Sequence[ArgValue]) -> Sequence[Any]:
         # Fast path: arrays of the exact dtype and rank with no static sizes to compare
