@@ -74,7 +74,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
-from .kernel import KernelFuncOp, KernelModuleOp
+from .kernel import KernelFuncOp, KernelModuleOp, OrdersAllMemory
 from .target import TargetAttr
 from .vdev import (
     KERNEL_PRIVATE_SCOPES,
@@ -282,16 +282,6 @@ class _LaunchEffect(MemoryEffect):
         return frozenset(effects)
 
 
-class _WaitEffect(MemoryEffect):
-    """After a wait, the writes of the awaited work are visible: it orders all memory."""
-
-    @classmethod
-    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
-        return frozenset(
-            (EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE))
-        )
-
-
 class _DeviceQueryEffect(MemoryEffect):
     """Device attributes are fixed, except the free memory, which allocations change."""
 
@@ -497,7 +487,7 @@ class WaitOp(IRDLOperation):
     tokens = var_operand_def(TokenType)
     """The work to wait for; empty means all outstanding work on every device."""
 
-    traits = traits_def(_WaitEffect())
+    traits = traits_def(OrdersAllMemory())  # the awaited writes become visible
 
     def __init__(self, tokens: Sequence[SSAValue | Operation] = ()) -> None:
         super().__init__(operands=[tokens])

@@ -415,8 +415,8 @@ class GridDimOp(_IndexQueryOp):
     name = "kernel.grid_dim"
 
 
-class _BarrierEffect(MemoryEffect):
-    """A barrier orders every memory access of the block: read and write of everything."""
+class OrdersAllMemory(MemoryEffect):
+    """Reads and writes all memory: no access moves across the op (a barrier, a wait)."""
 
     @classmethod
     def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
@@ -437,7 +437,7 @@ class BarrierOp(IRDLOperation):
 
     name = "kernel.barrier"
 
-    traits = traits_def(_BarrierEffect())
+    traits = traits_def(OrdersAllMemory())
 
     assembly_format = "attr-dict"
 
