@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
-from xdsl.utils.exceptions import ArgSpecParseError, ParseError
+from xdsl.utils.exceptions import ParseError
 
 from .diagnostics import (
     DevplanError,
@@ -30,6 +29,7 @@ from .diagnostics import (
 )
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
+from .pipeline import build_pipeline
 
 if TYPE_CHECKING:
     from .runtime.executor import ExecutionResult
@@ -72,11 +72,7 @@ def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -
 
 def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
     """Run an xdsl-opt pipeline (`"pass-a,pass-b{opt=1}"`) on `module` in place."""
-    passes = Universe.get_multiverse().all_passes
-    try:
-        parsed = PassPipeline.parse_spec(passes, pipeline)
-    except (ValueError, ArgSpecParseError) as e:
-        raise DevplanError(f"error: invalid pipeline '{pipeline}': {e}") from None
+    parsed = build_pipeline(pipeline, Universe.get_multiverse().all_passes)
     parsed.apply(ctx or context(), module)
     verify_located(module)
     return module

@@ -199,7 +199,7 @@ def test_pipeline_runs_before_the_program(
         [str(program), "--pipeline", "no-such-pass", "--random-args", "0"], capsys
     )
     assert code == 1
-    assert err.startswith("error: invalid pipeline 'no-such-pass'")
+    assert err.startswith("error: unknown pass 'no-such-pass'")
     code, out, _ = run_cli(
         [str(program), "--pipeline", "canonicalize", "--random-args", "0"], capsys
     )

@@ -26,6 +26,7 @@ from ..diagnostics import (
     register_source,
     verify_located,
 )
+from ..pipeline import build_pipeline
 
 
 class DevplanOptMain(xDSLOptMain):
@@ -65,6 +66,7 @@ class DevplanOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def setup_pipeline(self) -> None:
+        build_pipeline(self.args.passes, self.available_passes)  # clear errors first
         super().setup_pipeline()
         xdsl_callback = self.pipeline.callback
 
