@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -205,6 +207,70 @@ def _aligned_bytes(nbytes: int, alignment: int) -> np.ndarray:
     return raw[offset : offset + nbytes]
 
 
+class _StorageCache:
+    """Large blocks of freed device storage, kept for the next allocation of their size.
+
+    Fresh memory is not free: the OS maps and zeroes each page on first touch, which
+    for a 64 MiB buffer costs as much as copying it. Runs that allocate the same large
+    buffers again (every `execute` of a program) reuse the blocks instead. A block is
+    kept only when nothing but the freed buffer's storage refers to its memory (no view
+    of it survives), so no one can see the next user's data; the next user sees zeros
+    all the same (`DeviceAPI` zeroes a reused block before anything reads it).
+    Shared by all DeviceAPIs that hold bytes in NumPy arrays; bounded by `capacity`.
+    """
+
+    min_bytes = 1 << 20
+    """Smaller blocks are left to the allocator (their pages are few)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.held = 0
+        self._blocks: dict[tuple[int, int], list[np.ndarray]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, nbytes: int, alignment: int) -> np.ndarray | None:
+        """A kept block of exactly `nbytes` with `alignment` (its old bytes), or None."""
+        if nbytes < self.min_bytes:
+            return None
+        with self._lock:
+            blocks = self._blocks.get((nbytes, alignment))
+            if not blocks:
+                return None
+            self.held -= nbytes
+            return blocks.pop()
+
+    def keep(self, storage: np.ndarray, alignment: int) -> None:
+        """Keep `storage` (made by `_aligned_bytes`) unless a view of it is still alive.
+
+        Call as `keep(dict.pop(key), ...)`, holding no other reference to `storage`.
+        """
+        nbytes = storage.nbytes
+        if nbytes < self.min_bytes or nbytes > self.capacity:
+            return
+        raw = storage.base
+        # Expected references: to `storage`, this argument and getrefcount's; to `raw`,
+        # `storage.base`, the local `raw` and getrefcount's. Any view made of the storage
+        # holds another reference to `raw` (a NumPy view's base is the owner of the
+        # memory). More references, or fewer (another interpreter), and it is not kept.
+        if sys.getrefcount(storage) != 2 or sys.getrefcount(raw) != 3:
+            return
+        with self._lock:
+            self._blocks.setdefault((nbytes, alignment), []).append(storage)
+            self.held += nbytes
+            while self.held > self.capacity:  # drop the oldest blocks of any size
+                key = next(k for k, v in self._blocks.items() if v)
+                self.held -= self._blocks[key].pop(0).nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._blocks.clear()
+            self.held = 0
+
+
+STORAGE_CACHE = _StorageCache(capacity=512 << 20)
+"""The process's cache of freed device storage (see `_StorageCache`)."""
+
+
 class DeviceAPI(ABC):
     """TVM's `DeviceAPI` for one device, with buffer bookkeeping and run-time checks.
 
@@ -244,6 +310,11 @@ class DeviceAPI(ABC):
         self.scheduler = scheduler if scheduler is not None else Scheduler()
         self._storage: dict[int, Any] = {}
         """Bytes of each live buffer: a uint8 NumPy array here, a device array on CUDA."""
+        self._reuses_storage = type(self)._allocate_storage is DeviceAPI._allocate_storage
+        """Whether its storage is `_aligned_bytes` (then freed blocks go to `STORAGE_CACHE`)."""
+        self._unzeroed: set[int] = set()
+        """Buffers on reused storage not yet zeroed: zeroed before anything reads them,
+        skipped when a copy overwrites them first (see `_storage_of`)."""
         self._live: dict[int, Buffer] = {}
         self._default_stream = self.scheduler.new_stream(device)
         self._current_stream = self._default_stream
@@ -426,7 +497,7 @@ class DeviceAPI(ABC):
         nbytes = self._nbytes(src)
 
         def effect() -> None:
-            self._copy_bytes(self._bytes_of(src), self._bytes_of(dst))
+            self._copy_bytes(self._bytes_of(src), self._bytes_of(dst, overwrite=True))
 
         return self.scheduler.submit(
             self._stream_for(stream, "copy_data_from_to"), "copy", name, effect,
@@ -681,7 +752,12 @@ class DeviceAPI(ABC):
             _new_buffer_id(), self.device, shape, dtype, name, nbytes, label,
             kind=kind, alignment=alignment, api=self,
         )  # fmt: skip
-        self._storage[buffer.id] = self._allocate_storage(nbytes, alignment)
+        storage = STORAGE_CACHE.take(nbytes, alignment) if self._reuses_storage else None
+        if storage is None:
+            storage = self._allocate_storage(nbytes, alignment)
+        else:
+            self._unzeroed.add(buffer.id)
+        self._storage[buffer.id] = storage
         self._live[buffer.id] = buffer
         return buffer
 
@@ -692,7 +768,11 @@ class DeviceAPI(ABC):
         stats.buffers -= 1
         buffer.freed_at = at or "free_data_space"
         del self._live[buffer.id]
-        del self._storage[buffer.id]
+        self._unzeroed.discard(buffer.id)
+        if self._reuses_storage:
+            STORAGE_CACHE.keep(self._storage.pop(buffer.id), buffer.alignment)
+        else:
+            del self._storage[buffer.id]
 
     def _allocate_page(self, nbytes: int, label: str) -> np.ndarray:
         self._reserve(self.scopes["global"], "global", nbytes, f"workspace page for {label}")
@@ -704,8 +784,18 @@ class DeviceAPI(ABC):
         stats.frees += 1
         stats.buffers -= 1
 
+    def _storage_of(self, buffer: Buffer, overwrite: bool = False) -> Any:
+        """The bytes of `buffer`; zeroed first if its storage is reused and not yet zeroed,
+        unless the caller is about to `overwrite` all of them (a copy into it)."""
+        storage = self._storage[buffer.id]
+        if self._unzeroed and buffer.id in self._unzeroed:
+            self._unzeroed.discard(buffer.id)
+            if not overwrite:
+                storage.fill(0)
+        return storage
+
     def _typed(self, buffer: Buffer) -> Any:
-        return self._storage[buffer.id].view(buffer.dtype).reshape(buffer.shape)
+        return self._storage_of(buffer).view(buffer.dtype).reshape(buffer.shape)
 
     def _memory_device(self, memory: Memory) -> Device:
         return memory.device if isinstance(memory, Buffer) else self.scheduler.host
@@ -722,13 +812,13 @@ class DeviceAPI(ABC):
         """Copy between two byte arrays of equal length (storage or host arrays)."""
         dst[...] = src
 
-    def _bytes_of(self, memory: Memory) -> Any:
+    def _bytes_of(self, memory: Memory, overwrite: bool = False) -> Any:
         if isinstance(memory, np.ndarray):
             return memory.reshape(-1).view(np.uint8)
         owner = memory.api
         assert owner is not None
         self._check_live(memory, "copy")
-        return owner._storage[memory.id]
+        return owner._storage_of(memory, overwrite)
 
     def _check_copy_operands(self, src: Memory, dst: Memory, name: str) -> None:
         for memory, side in ((src, "source"), (dst, "destination")):

@@ -801,12 +801,19 @@ def _bind_inputs(
         )
     args: list[Any] = []
     owned: list[Buffer] = []
+    read_only = _only_read(function)
     for i, (type_, value) in enumerate(zip(types, inputs, strict=True)):
         what = _argument_name(function, i)
         if isinstance(type_, MemRefType):
             array = _checked_array(type_, value, what)  # pyright: ignore[reportUnknownArgumentType]
             space = memory_space_of(type_)  # pyright: ignore[reportUnknownArgumentType]
-            if space is None:
+            if space is None and read_only[i] and array.flags.c_contiguous:
+                # Host code only reads it: a read-only view of the caller's array serves
+                # (a write through it would raise, never reach the caller's data).
+                view = array.view()
+                view.flags.writeable = False
+                args.append(view)
+            elif space is None:
                 # A copy: host code may write its arguments, the caller's arrays stay.
                 args.append(np.array(array, order="C", copy=True))
             else:
@@ -816,6 +823,26 @@ def _bind_inputs(
         else:
             args.append(from_python(type_, value, what))
     return args, owned
+
+
+def _only_read(function: func.FuncOp) -> tuple[bool, ...]:
+    """Per argument of `function`, whether host code only reads it in place: every use
+    is a `memref.load` or `memref.dim` of it, or a device copy from it (to other memory).
+    Anything else (a store, a call, a launch, a cast, a return, ...) may write it or let
+    it escape, so such an argument is bound to a copy of the caller's array."""
+
+    def only_read(arg: SSAValue) -> bool:
+        for use in arg.uses:
+            user = use.operation
+            if isinstance(user, memref.LoadOp | memref.DimOp) and use.index == 0:
+                continue
+            copy = isinstance(user, dev.CopyOp | dev.CopyAsyncOp)
+            if copy and user.source is arg and user.destination is not arg:
+                continue
+            return False
+        return True
+
+    return tuple(only_read(arg) for arg in function.body.block.args)
 
 
 def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any, Any]:

@@ -8,6 +8,7 @@ import pytest
 from devplan.runtime.cpu import CPUDeviceAPI
 from devplan.runtime.device_api import (
     DEVICE_ATTR_KINDS,
+    STORAGE_CACHE,
     Buffer,
     CopySizeError,
     Device,
@@ -533,3 +534,60 @@ def test_user_registers_a_device_api_for_a_kind_of_their_own() -> None:
         OutOfDeviceMemoryError, match="out of device memory on dsp:0 scope 'global'"
     ):
         api.alloc_data_space(dsp, (4096,), "int16", label="%big")
+
+
+# -- reuse of freed storage ------------------------------------------------------------------
+
+MIB_OF_FLOATS = (1 << 18,)  # 1 MiB of float32: large enough for STORAGE_CACHE
+
+
+def test_freed_large_storage_is_reused_and_reads_as_zeros() -> None:
+    STORAGE_CACHE.clear()
+    cpu = CPUDeviceAPI(CPU)
+    a = cpu.alloc_data_space(CPU, MIB_OF_FLOATS, "float32", label="%a")
+    cpu.host_view(a, write=True)[...] = 7
+    cpu.free_data_space(CPU, a)
+    assert STORAGE_CACHE.held == 1 << 20
+    b = cpu.alloc_data_space(CPU, MIB_OF_FLOATS, "float32", label="%b")
+    assert STORAGE_CACHE.held == 0  # %b took %a's block ...
+    assert not cpu.host_view(b).any()  # ... and sees zeros, not %a's data
+
+
+def test_storage_still_viewed_after_free_is_not_reused() -> None:
+    STORAGE_CACHE.clear()
+    cpu = CPUDeviceAPI(CPU)
+    a = cpu.alloc_data_space(CPU, MIB_OF_FLOATS, "float32", label="%a")
+    view = cpu.host_view(a, write=True)
+    view[...] = 7
+    cpu.free_data_space(CPU, a)
+    assert STORAGE_CACHE.held == 0
+    b = cpu.alloc_data_space(CPU, MIB_OF_FLOATS, "float32", label="%b")
+    cpu.host_view(b, write=True)[...] = 1
+    assert (view == 7).all()  # the old view's memory is not handed to %b
+
+
+def test_copy_into_reused_storage_writes_every_byte() -> None:
+    STORAGE_CACHE.clear()
+    _, gpu = make_pair(global_bytes=4 << 20)
+    a = gpu.alloc_data_space(GPU, MIB_OF_FLOATS, "float32", label="%a")
+    gpu.copy_data_from_to(np.full(MIB_OF_FLOATS, 7, np.float32), a)
+    gpu.free_data_space(GPU, a)
+    b = gpu.alloc_data_space(GPU, MIB_OF_FLOATS, "float32", label="%b")
+    source = np.arange(MIB_OF_FLOATS[0], dtype=np.float32)
+    gpu.copy_data_from_to(source, b)
+    out = np.empty_like(source)
+    gpu.copy_data_from_to(b, out)
+    np.testing.assert_array_equal(out, source)
+
+
+def test_copy_from_reused_storage_reads_zeros() -> None:
+    STORAGE_CACHE.clear()
+    _, gpu = make_pair(global_bytes=4 << 20)
+    a = gpu.alloc_data_space(GPU, MIB_OF_FLOATS, "float32", label="%a")
+    gpu.copy_data_from_to(np.full(MIB_OF_FLOATS, 7, np.float32), a)
+    gpu.free_data_space(GPU, a)
+    b = gpu.alloc_data_space(GPU, MIB_OF_FLOATS, "float32", label="%b")
+    assert STORAGE_CACHE.held == 0  # %b is on %a's block
+    out = np.ones(MIB_OF_FLOATS, np.float32)
+    gpu.copy_data_from_to(b, out)
+    assert not out.any()

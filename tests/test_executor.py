@@ -331,6 +331,52 @@ def test_inputs_are_copied_so_a_run_does_not_change_them() -> None:
     assert a[0] == 1.0
 
 
+def test_an_input_returned_as_is_is_a_copy_of_the_callers_array() -> None:
+    a = np.ones(4, np.float32)
+    (out,) = run("func.func @main(%a: memref<4xf32>) -> memref<4xf32> {\n"
+                 "  func.return %a : memref<4xf32>\n}\n", a).outputs  # fmt: skip
+    np.testing.assert_array_equal(out, a)
+    assert not np.shares_memory(out, a)
+
+
+def test_an_input_a_callee_writes_leaves_the_callers_array_unchanged() -> None:
+    a = np.ones(4, np.float32)
+    run(
+        """
+        func.func @set(%m: memref<4xf32>) {
+          %c0 = arith.constant 0 : index
+          %x = arith.constant 9.0 : f32
+          memref.store %x, %m[%c0] : memref<4xf32>
+          func.return
+        }
+        func.func @main(%a: memref<4xf32>) -> f32 {
+          %c0 = arith.constant 0 : index
+          func.call @set(%a) : (memref<4xf32>) -> ()
+          %v = memref.load %a[%c0] : memref<4xf32>
+          func.return %v : f32
+        }
+        """,
+        a,
+    )
+    assert a[0] == 1.0
+
+
+def test_an_input_only_read_gives_the_same_results_as_a_copy() -> None:
+    a = np.arange(8, dtype=np.float32)[::2]  # not contiguous: bound to a copy
+    b = np.arange(4, dtype=np.float32)  # only read: bound in place, read-only
+    text = """
+        func.func @main(%a: memref<4xf32>, %b: memref<4xf32>) -> f32 {
+          %c1 = arith.constant 1 : index
+          %x = memref.load %a[%c1] : memref<4xf32>
+          %y = memref.load %b[%c1] : memref<4xf32>
+          %s = arith.addf %x, %y : f32
+          func.return %s : f32
+        }
+        """
+    assert run(text, a, b).outputs == [np.float32(3.0)]
+    assert b.flags.writeable  # the caller's array itself is untouched
+
+
 # --- inputs ----------------------------------------------------------------------------
 
 ADD_ONE = """
