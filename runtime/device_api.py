@@ -424,12 +424,15 @@ class DeviceAPI(ABC):
         nbytes: int,
         dtype_hint: DTypeLike | None = None,
         *,
+        shape: Sequence[int] | None = None,
         label: str = "<unnamed>",
     ) -> Buffer:
         """`AllocWorkspace`: temporary memory from the device's page-rounded pool.
 
-        Workspace buffers live in the global scope and cannot be copied to or from
-        the host (TVM does not require them to be host-transferable).
+        The buffer holds `nbytes` bytes of `dtype_hint` elements (uint8 when none), 1-D
+        unless `shape` is given, whose elements must fill exactly `nbytes`. Workspace
+        buffers live in the global scope and cannot be copied to or from the host
+        (TVM does not require them to be host-transferable).
         """
         from .workspace import WorkspacePool
 
@@ -440,11 +443,17 @@ class DeviceAPI(ABC):
                 f"alloc_workspace of {label} on {device}: {nbytes} bytes is not a whole, "
                 f"non-negative number of {dt} elements"
             )
+        dims = (nbytes // dt.itemsize,) if shape is None else tuple(int(d) for d in shape)
+        if any(d < 0 for d in dims) or math.prod(dims) * dt.itemsize != nbytes:
+            raise DeviceError(
+                f"alloc_workspace of {label} on {device}: shape {dims} of {dt} is not "
+                f"{nbytes} bytes"
+            )
         if self._pool is None:
             self._pool = WorkspacePool(self._allocate_page, self._release_page)
         page = self._pool.alloc(nbytes, label)
         buffer = Buffer(
-            _new_buffer_id(), self.device, (nbytes // dt.itemsize,), dt, "global", nbytes, label,
+            _new_buffer_id(), self.device, dims, dt, "global", nbytes, label,
             kind="workspace", api=self,
         )  # fmt: skip
         self._storage[buffer.id] = page.storage[:nbytes]

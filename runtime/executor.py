@@ -430,11 +430,8 @@ def _allocation(p: Program, op: dev.AllocOp | dev.AllocWorkspaceOp, workspace: b
         dims = shape(f)
         try:
             if workspace:
-                buffer = api.alloc_workspace(
-                    device, int(np.prod(dims)) * dtype.itemsize, dtype, label=label
-                )
-                # The pool hands out flat pages; the memref is shaped.
-                buffer.shape = dims
+                nbytes = math.prod(dims) * dtype.itemsize
+                buffer = api.alloc_workspace(device, nbytes, dtype, shape=dims, label=label)
             else:
                 buffer = api.alloc_data_space(device, dims, dtype, scope, label=label)
         except DevplanError as e:

@@ -152,3 +152,23 @@ def test_kernels_see_workspace_buffers_and_live_ones_are_leaks() -> None:
 
     gpu.launch(GPU, fill, [w], name="@fill")
     assert gpu.live_buffers() == [w]
+
+
+def test_workspace_is_typed_and_shaped_as_asked() -> None:
+    gpu = make_gpu()
+    w = gpu.alloc_workspace(GPU, 96, "float32", shape=(4, 6), label="%w")
+    assert (w.shape, w.dtype, w.nbytes) == ((4, 6), np.dtype("float32"), 96)
+    shapes: list[tuple[int, ...]] = []
+    gpu.launch(GPU, lambda views: shapes.append(np.shape(views[0])), [w], name="@k")
+    assert shapes == [(4, 6)]  # what a kernel sees
+    flat = gpu.alloc_workspace(GPU, 96, "float32", label="%flat")
+    assert flat.shape == (24,)
+
+
+def test_workspace_shape_that_does_not_fill_its_bytes_is_an_error() -> None:
+    gpu = make_gpu()
+    with pytest.raises(DeviceError) as info:
+        gpu.alloc_workspace(GPU, 96, "float32", shape=(4, 5), label="%w")
+    assert str(info.value) == (
+        "alloc_workspace of %w on cuda:0: shape (4, 5) of float32 is not 96 bytes"
+    )
