@@ -40,31 +40,15 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..diagnostics import DevplanError
+from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
 
 if TYPE_CHECKING:
     from .streams import Hop, Name, Scheduler, Stream, Token
     from .workspace import WorkspacePool
 
-DEVICE_ATTR_KINDS: tuple[str, ...] = (
-    "exist",
-    "max_threads_per_block",
-    "warp_size",
-    "max_shared_memory_per_block",
-    "compute_version",
-    "device_name",
-    "max_clock_rate",
-    "multi_processor_count",
-    "max_thread_dimensions",
-    "max_registers_per_block",
-    "gcn_arch",
-    "api_version",
-    "driver_version",
-    "l2_cache_size_bytes",
-    "total_global_memory",
-    "available_global_memory",
-    "image_pitch_alignment",
-)
-"""TVM's `DeviceAttrKind` in snake case, in enum order (kExist = 0 ... 16)."""
+DEVICE_ATTR_KINDS: tuple[str, ...] = tuple(DEVICE_ATTR_VALUE_KINDS)
+"""TVM's `DeviceAttrKind` in snake case, in enum order (kExist = 0 ... 16): the names
+`device.attr` accepts (one list, in `dialects/device.py`, with the kind of each value)."""
 
 KERNEL_ONLY_SCOPES = frozenset({"shared", "local", "warp"})
 """Scopes that exist per thread block or thread; kernels allocate them, the host cannot."""
@@ -198,6 +182,12 @@ def _as_dtype(dtype: DTypeLike, where: str) -> np.dtype[np.generic]:
         return np.dtype(dtype)
     except TypeError:
         raise DeviceError(f"{where}: unknown dtype {dtype!r}") from None
+
+
+def copy_performer(src: Device, dst: Device) -> Device:
+    """The device whose DeviceAPI performs a copy from `src` to `dst` (TVM's
+    `Tensor::CopyFromTo`): the source's unless that is CPU memory, else the destination's."""
+    return src if src.type != "cpu" else dst
 
 
 def _aligned_bytes(nbytes: int, alignment: int) -> np.ndarray:
@@ -496,7 +486,7 @@ class DeviceAPI(ABC):
         src_dev, dst_dev = self._memory_device(src), self._memory_device(dst)
         name = label or f"{self._memory_name(src)} -> {self._memory_name(dst)}"
         self._check_copy_operands(src, dst, name)
-        performer = src_dev if src_dev.type != "cpu" else dst_dev
+        performer = copy_performer(src_dev, dst_dev)
         if performer != self.device:
             raise WrongDeviceError(
                 f"copy {name} from {src_dev} to {dst_dev} is performed by the DeviceAPI of "
@@ -935,6 +925,7 @@ __all__ = [
     "UnknownDeviceAPIError",
     "UseAfterFreeError",
     "WrongDeviceError",
+    "copy_performer",
     "get_device_api",
     "list_device_apis",
     "physical_memory_bytes",

@@ -53,7 +53,7 @@ from ..diagnostics import DevplanError, LocatedError, diagnostic_at, error_at, l
 from ..dialects import device as dev
 from ..dialects.kernel import KernelFuncOp, KernelModuleOp
 from ..dialects.vdev import DeviceAttr, memory_space_of
-from .device_api import Buffer, Device, DeviceAPI
+from .device_api import Buffer, Device, DeviceAPI, copy_performer
 from .host import (
     HOST_OPS,
     CompiledFunction,
@@ -403,16 +403,22 @@ DEVICE_OPS: dict[str, Callable[[Program, Operation], Step]] = {}
 
 
 def _device_op(
-    name: str,
+    *names: str,
 ) -> Callable[[Callable[[Program, Any], Step]], Callable[[Program, Any], Step]]:
+    """Register a compiler for the ops `names` (a sync and an async form, or a data and
+    a workspace form: it tells them apart by the op's class)."""
+
     def decorate(fn: Callable[[Program, Any], Step]) -> Callable[[Program, Any], Step]:
-        DEVICE_OPS[name] = fn
+        for name in names:
+            DEVICE_OPS[name] = fn
         return fn
 
     return decorate
 
 
-def _allocation(p: Program, op: dev.AllocOp | dev.AllocWorkspaceOp, workspace: bool) -> Step:
+@_device_op("device.alloc", "device.alloc_workspace")
+def _allocation(p: Program, op: dev.AllocOp | dev.AllocWorkspaceOp) -> Step:
+    workspace = isinstance(op, dev.AllocWorkspaceOp)
     type_ = _memref_type(op.result)
     space = memory_space_of(type_)
     if space is None:
@@ -441,17 +447,9 @@ def _allocation(p: Program, op: dev.AllocOp | dev.AllocWorkspaceOp, workspace: b
     return run
 
 
-@_device_op("device.alloc")
-def _alloc(p: Program, op: dev.AllocOp) -> Step:
-    return _allocation(p, op, workspace=False)
-
-
-@_device_op("device.alloc_workspace")
-def _alloc_workspace(p: Program, op: dev.AllocWorkspaceOp) -> Step:
-    return _allocation(p, op, workspace=True)
-
-
-def _release(p: Program, op: dev.FreeOp | dev.FreeWorkspaceOp, workspace: bool) -> Step:
+@_device_op("device.free", "device.free_workspace")
+def _release(p: Program, op: dev.FreeOp | dev.FreeWorkspaceOp) -> Step:
+    workspace = isinstance(op, dev.FreeWorkspaceOp)
     s = p.slot(op.buffer)
     where = _where(op)
 
@@ -470,16 +468,6 @@ def _release(p: Program, op: dev.FreeOp | dev.FreeWorkspaceOp, workspace: bool) 
             raise _at(op, e) from None
 
     return run
-
-
-@_device_op("device.free")
-def _free(p: Program, op: dev.FreeOp) -> Step:
-    return _release(p, op, workspace=False)
-
-
-@_device_op("device.free_workspace")
-def _free_workspace(p: Program, op: dev.FreeWorkspaceOp) -> Step:
-    return _release(p, op, workspace=True)
 
 
 @_device_op("memref.dealloc")
@@ -508,7 +496,9 @@ def _dealloc(p: Program, op: memref.DeallocOp) -> Step:
     return run
 
 
-def _copy_step(p: Program, op: dev.CopyOp | dev.CopyAsyncOp, is_async: bool) -> Step:
+@_device_op("device.copy", "device.copy_async")
+def _copy_step(p: Program, op: dev.CopyOp | dev.CopyAsyncOp) -> Step:
+    is_async = isinstance(op, dev.CopyAsyncOp)
     src, dst = p.slot(op.source), p.slot(op.destination)
     deps = tuple(p.slot(d) for d in op.dependencies) if isinstance(op, dev.CopyAsyncOp) else ()
     token_slot = p.slot(op.token) if isinstance(op, dev.CopyAsyncOp) else None
@@ -552,17 +542,7 @@ def _performer(source: object, destination: object, ex: Execution) -> Device:
     host = ex.runtime.scheduler.host
     src = source.device if isinstance(source, Buffer) else host
     dst = destination.device if isinstance(destination, Buffer) else host
-    return src if src.type != "cpu" else dst
-
-
-@_device_op("device.copy")
-def _copy(p: Program, op: dev.CopyOp) -> Step:
-    return _copy_step(p, op, is_async=False)
-
-
-@_device_op("device.copy_async")
-def _copy_async(p: Program, op: dev.CopyAsyncOp) -> Step:
-    return _copy_step(p, op, is_async=True)
+    return copy_performer(src, dst)
 
 
 @_device_op("device.wait")

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -237,6 +237,18 @@ class CompiledFunction:
         return tuple(frame[s] for s in self.result_slots)
 
 
+def assign(f: Frame, slots: Sequence[int], values: Iterable[Any]) -> None:
+    """Store `values` into `slots` of `f`, one each, in order."""
+    for s, v in zip(slots, values, strict=True):
+        f[s] = v
+
+
+def move(f: Frame, sources: Sequence[int], targets: Sequence[int]) -> None:
+    """Copy the values in slots `sources` to slots `targets` as one parallel assignment
+    (all are read before any is written: a loop's yields may name its carried values)."""
+    assign(f, targets, [f[s] for s in sources])
+
+
 def run_steps(steps: Sequence[Step]) -> Step:
     """One step running `steps` in order (specialised for short blocks)."""
     steps = tuple(steps)
@@ -269,9 +281,7 @@ def _call(c: Compiler, op: Operation) -> Step:
     results = tuple(c.slot(v) for v in op.res)
 
     def run(f: Frame) -> None:
-        out = callee(f[0], [f[a] for a in args])
-        for r, v in zip(results, out, strict=True):
-            f[r] = v
+        assign(f, results, callee(f[0], [f[a] for a in args]))
 
     return run
 
@@ -672,17 +682,12 @@ def _for(c: Compiler, op: Operation) -> Step:
         step = f[st]
         if step <= 0:
             raise error_at(op, f"'scf.for' step must be positive, got {step}")
-        values = [f[s] for s in inits]
-        for k, v in zip(carried, values, strict=True):
-            f[k] = v
+        move(f, inits, carried)
         for i in range(f[lb], f[ub], step):
             f[iv] = i
             body(f)
-            values = [f[y] for y in yields]
-            for k, v in zip(carried, values, strict=True):
-                f[k] = v
-        for r, k in zip(results, carried, strict=True):
-            f[r] = f[k]
+            move(f, yields, carried)
+        move(f, carried, results)
 
     return run
 
@@ -707,9 +712,7 @@ def _if(c: Compiler, op: Operation) -> Step:
             yields = else_yields
         else:
             return
-        values = [f[y] for y in yields]
-        for r, v in zip(results, values, strict=True):
-            f[r] = v
+        move(f, yields, results)
 
     return run
 
@@ -730,20 +733,15 @@ def _while(c: Compiler, op: Operation) -> Step:
     run_before, run_after = c.compile_block(before), c.compile_block(after)
 
     def run(f: Frame) -> None:
-        values = [f[s] for s in inits]
+        move(f, inits, before_args)
         while True:
-            for k, v in zip(before_args, values, strict=True):
-                f[k] = v
             run_before(f)
-            values = [f[s] for s in forwarded]
             if not f[cond]:
                 break
-            for k, v in zip(after_args, values, strict=True):
-                f[k] = v
+            move(f, forwarded, after_args)
             run_after(f)
-            values = [f[y] for y in yields]
-        for r, v in zip(results, values, strict=True):
-            f[r] = v
+            move(f, yields, before_args)
+        move(f, forwarded, results)
 
     return run
 

@@ -31,6 +31,7 @@ from .device_api import (
     DeviceAPI,
     DeviceError,
     Memory,
+    copy_performer,
     get_device_api,
 )
 from .report import Report
@@ -113,8 +114,7 @@ class Runtime:
         """
         src_dev = src.device if isinstance(src, Buffer) else self.host
         dst_dev = dst.device if isinstance(dst, Buffer) else self.host
-        performer = src_dev if src_dev.type != "cpu" else dst_dev
-        return self.api(performer).copy_data_from_to(
+        return self.api(copy_performer(src_dev, dst_dev)).copy_data_from_to(
             src, dst, stream, wait_for=wait_for, label=label
         )
 
