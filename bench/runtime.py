@@ -7,20 +7,27 @@ Prints whole numbers; every ratio compares two timings taken in this one run (be
 a few repetitions each). Not a test: nothing here asserts a time.
 
 1. Per-launch overhead: a host loop of 10,000 `device.launch`es of a 1-thread kernel
-   through `devplan.execute`, minus the same loop without the launch, per launch.
+   through `devplan.execute`, minus the same loop without the launch, per launch; and
+   where it goes (the kernel call, `DeviceAPI.launch` with its stream bookkeeping, the
+   executor's step).
 2. Copy throughput: 64 MiB host -> simulated device with `Runtime.copy` (the DeviceAPI's
    `copy_data_from_to`), against `numpy.copyto` between the same two memories.
 3. Elementwise add of 2^24 float32 with the numpy kernel backend, against
    `numpy.add(a, b, out=c)`: end to end through `devplan.execute` (alloc, copies in,
-   launch, copy out, free) and the compiled kernel alone on host arrays.
+   launch, copy out, free), split into its copies and its kernel, and the compiled
+   kernel alone on host arrays.
+
+The floor of (3): a run moves a and b to the device and c back (three 64 MiB copies,
+each about 0.75x numpy.add, which reads 128 MiB and writes 64), runs the kernel (1x),
+and hands the caller a new 64 MiB array, whose pages the OS maps on first touch (about
+another copy). Device buffers reuse the storage of the previous run's buffers; the one
+the kernel writes is zeroed first (a fresh buffer reads as zeros). So about 4x to 5x.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 import numpy as np
+from _shared import ADD_KERNEL, BUMP_KERNEL, best, kernel_module, random_floats, seconds_per_launch
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
@@ -35,17 +42,9 @@ ADD_N = 1 << 24
 
 G = '#vdev.device<"cuda", 0, ?, "global">'
 
-LOOP = f"""
-kernel.module @k target #target.target<"cuda"> {{
-  kernel.func @bump(%x: memref<?xf32>) {{
-    %c0 = arith.constant 0 : index
-    %one = arith.constant 1.0 : f32
-    %v = memref.load %x[%c0] : memref<?xf32>
-    %w = arith.addf %v, %one : f32
-    memref.store %w, %x[%c0] : memref<?xf32>
-    kernel.return
-  }}
-}}
+LOOP = (
+    kernel_module(BUMP_KERNEL)
+    + f"""
 func.func @main(%n: index, %launch: i1) -> memref<1xf32> {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -62,27 +61,11 @@ func.func @main(%n: index, %launch: i1) -> memref<1xf32> {{
   func.return %h : memref<1xf32>
 }}
 """
+)
 
-ADD = f"""
-kernel.module @k target #target.target<"cuda"> {{
-  kernel.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) {{
-    %c0 = arith.constant 0 : index
-    %tx = kernel.thread_id x
-    %bx = kernel.block_id x
-    %bd = kernel.block_dim x
-    %i0 = arith.muli %bx, %bd : index
-    %i = arith.addi %i0, %tx : index
-    %n = memref.dim %a, %c0 : memref<?xf32>
-    %in = arith.cmpi ult, %i, %n : index
-    scf.if %in {{
-      %x = memref.load %a[%i] : memref<?xf32>
-      %y = memref.load %b[%i] : memref<?xf32>
-      %s = arith.addf %x, %y : f32
-      memref.store %s, %c[%i] : memref<?xf32>
-    }}
-    kernel.return
-  }}
-}}
+ADD = (
+    kernel_module(ADD_KERNEL)
+    + f"""
 func.func @main(%a: memref<{ADD_N}xf32>, %b: memref<{ADD_N}xf32>) -> memref<{ADD_N}xf32> {{
   %c1 = arith.constant 1 : index
   %c256 = arith.constant 256 : index
@@ -101,16 +84,15 @@ func.func @main(%a: memref<{ADD_N}xf32>, %b: memref<{ADD_N}xf32>) -> memref<{ADD
   func.return %c : memref<{ADD_N}xf32>
 }}
 """
+)
 
 
-def best(fn: Callable[[], object], repeat: int = 5) -> float:
-    """The fastest of `repeat` timings of `fn()`, in seconds."""
-    times: list[float] = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def us(seconds: float) -> int:
+    return round(seconds * 1e6)
+
+
+def ms(seconds: float) -> int:
+    return round(seconds * 1e3)
 
 
 def launch_overhead() -> None:
@@ -120,31 +102,35 @@ def launch_overhead() -> None:
     with_launch = best(lambda: devplan.execute(module, [LAUNCHES, True]), 3)
     without = best(lambda: devplan.execute(module, [LAUNCHES, False]), 3)
     per_launch = (with_launch - without) / LAUNCHES
-    print(
-        f"launch overhead: {round(per_launch * 1e6)} us per launch of a 1-thread kernel "
-        f"({LAUNCHES} launches in {round(with_launch * 1e3)} ms; the host loop alone "
-        f"{round(without * 1e3)} ms)"
-    )
-    # Where the time goes: the kernel call alone, and DeviceAPI.launch (streams,
-    # checks, accounting) with the kernel, without the executor around them.
+    # Where the time goes: the kernel call alone (as the executor makes it: under the
+    # run's np.errstate), then DeviceAPI.launch (checks, stream token, cost-model
+    # timeline) around the same call, without the executor.
     kernel = compile_kernel(next(op for op in module.walk() if isinstance(op, KernelFuncOp)))
     x = np.zeros(1, np.float32)
-    one = (1, 1, 1)
-    call = best(lambda: [kernel(one, one, [x]) for _ in range(LAUNCHES)], 3) / LAUNCHES
+    with np.errstate(all="ignore"):
+        call = seconds_per_launch(kernel.launch, [x], LAUNCHES)
     gpu = Device("cuda", 0)
+    one = (1, 1, 1)
 
     def launch_all() -> None:
-        # A fresh runtime each time, as each execute has (its streams keep every token).
+        # A fresh runtime each time, as each execute has (its scheduler keeps every token).
         api = Runtime.from_system(System.default()).api(gpu)
         buffer = api.alloc_data_space(gpu, (1,), np.float32, label="x")
         for _ in range(LAUNCHES):
-            api.launch(gpu, lambda v: kernel(one, one, v), [buffer], name="bump", seconds=1e-6)
+            api.launch(
+                gpu, lambda v: kernel.launch(one, one, v), [buffer], name="bump", seconds=1e-6
+            )
 
-    api_launch = best(launch_all, 3) / LAUNCHES
+    with np.errstate(all="ignore"):
+        api_launch = best(launch_all, 3) / LAUNCHES
     print(
-        f"  of which: kernel call (numpy backend) {round(call * 1e6)} us, DeviceAPI.launch "
-        f"around it {round((api_launch - call) * 1e6)} us, executor "
-        f"{round((per_launch - api_launch) * 1e6)} us"
+        f"launch overhead: {us(per_launch)} us per launch of a 1-thread kernel through "
+        f"devplan.execute, {round(per_launch / call)}x the kernel call alone "
+        f"({LAUNCHES} launches in {ms(with_launch)} ms; the host loop without them {ms(without)} ms)"
+    )
+    print(
+        f"  of which: kernel call (numpy backend) {us(call)} us, DeviceAPI.launch around "
+        f"it {us(api_launch - call)} us, executor {us(per_launch - api_launch)} us"
     )
 
 
@@ -152,7 +138,7 @@ def copy_throughput() -> None:
     runtime = Runtime.from_system(System.default())
     gpu = Device("cuda", 0)
     api = runtime.api(gpu)
-    host = np.random.default_rng(0).standard_normal(COPY_BYTES // 4).astype(np.float32)
+    (host,) = random_floats(COPY_BYTES // 4, 1)
     buffer = api.alloc_data_space(gpu, host.shape, host.dtype, label="bench")
     # The simulated device's own storage for the buffer: numpy.copyto's destination.
     storage = api._typed(buffer)  # pyright: ignore[reportPrivateUsage]
@@ -160,24 +146,24 @@ def copy_throughput() -> None:
     baseline = best(lambda: np.copyto(storage, host))
     assert np.array_equal(storage, host)
     api.free_data_space(gpu, buffer)
-    gbs = COPY_BYTES / seconds / 1e9
-    base_gbs = COPY_BYTES / baseline / 1e9
     print(
-        f"copy 64 MiB host->cuda:0 (simulated): {round(gbs)} GB/s, numpy.copyto "
-        f"{round(base_gbs)} GB/s: the copy takes {round(100 * seconds / baseline)}% of the "
-        f"copyto time ({round(seconds * 1e3)} ms vs {round(baseline * 1e3)} ms)"
+        f"copy 64 MiB host->cuda:0 (simulated): {round(COPY_BYTES / seconds / 1e9)} GB/s, "
+        f"numpy.copyto {round(COPY_BYTES / baseline / 1e9)} GB/s: the copy takes "
+        f"{round(100 * seconds / baseline)}% of the copyto time ({ms(seconds)} ms vs {ms(baseline)} ms)"
     )
 
 
 def elementwise_add() -> None:
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal(ADD_N).astype(np.float32)
-    b = rng.standard_normal(ADD_N).astype(np.float32)
+    a, b = random_floats(ADD_N, 2)
     c = np.empty_like(a)
     module = devplan.parse(ADD)
     (out,) = devplan.execute(module, [a, b]).outputs
     np.testing.assert_array_equal(out, a + b)
-    end_to_end = best(lambda: devplan.execute(module, [a, b]), 3)
+    runs: list[devplan.ExecutionResult] = []
+    end_to_end = best(lambda: runs.append(devplan.execute(module, [a, b])), 3)
+    fastest = min(runs, key=lambda r: r.report.wall_seconds)
+    copies = sum(t.wall_seconds for t in fastest.report.tokens if t.kind == "copy")
+    kernels = sum(t.wall_seconds for t in fastest.report.tokens if t.kind == "kernel")
 
     kernel = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
     compiled = compile_kernel(kernel, "numpy")
@@ -187,10 +173,14 @@ def elementwise_add() -> None:
     kernel_only = best(lambda: compiled(grid, block, [a, b, c]), 3)
     baseline = best(lambda: np.add(a, b, out=c))
     print(
-        f"add 2^24 float32, numpy backend: end to end {round(end_to_end * 1e3)} ms "
-        f"({round(end_to_end / baseline)}x numpy.add), kernel alone "
-        f"{round(kernel_only * 1e3)} ms ({round(kernel_only / baseline)}x numpy.add); "
-        f"numpy.add(a, b, out=c) {round(baseline * 1e3)} ms"
+        f"add 2^24 float32, numpy backend: end to end {ms(end_to_end)} ms "
+        f"({round(end_to_end / baseline)}x numpy.add), kernel alone {ms(kernel_only)} ms "
+        f"({round(kernel_only / baseline)}x numpy.add); numpy.add(a, b, out=c) {ms(baseline)} ms"
+    )
+    print(
+        f"  of which: 3 copies of 64 MiB {ms(copies)} ms ({round(copies / baseline)}x numpy.add), "
+        f"the kernel (with zeroing its reused output buffer) {ms(kernels)} ms, the rest "
+        f"{ms(fastest.report.wall_seconds - copies - kernels)} ms"
     )
 
 

@@ -1,0 +1,82 @@
+"""What the benchmark scripts share: the benchmarked kernels and the timing helpers.
+
+Imported by the scripts of this folder as `from _shared import ...` (a script's own
+folder is first on `sys.path`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+ADD_KERNEL = """
+  kernel.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %tx = kernel.thread_id x
+    %bx = kernel.block_id x
+    %bd = kernel.block_dim x
+    %i0 = arith.muli %bx, %bd : index
+    %i = arith.addi %i0, %tx : index
+    %n = memref.dim %a, %c0 : memref<?xf32>
+    %in = arith.cmpi ult, %i, %n : index
+    scf.if %in {
+      %x = memref.load %a[%i] : memref<?xf32>
+      %y = memref.load %b[%i] : memref<?xf32>
+      %s = arith.addf %x, %y : f32
+      memref.store %s, %c[%i] : memref<?xf32>
+    }
+    kernel.return
+  }
+"""
+"""`c[i] = a[i] + b[i]` for each thread i of a 1-D grid (a `kernel.func`, to put in a module)."""
+
+BUMP_KERNEL = """
+  kernel.func @bump(%x: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %one = arith.constant 1.0 : f32
+    %v = memref.load %x[%c0] : memref<?xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %x[%c0] : memref<?xf32>
+    kernel.return
+  }
+"""
+"""`x[0] += 1`: the 1-thread kernel whose launches measure per-launch overhead."""
+
+
+def kernel_module(*kernels: str) -> str:
+    """`kernel.module @k` for a CUDA target holding `kernels`."""
+    return f'kernel.module @k target #target.target<"cuda"> {{{"".join(kernels)}}}\n'
+
+
+def best(fn: Callable[[], object], repeat: int = 5) -> float:
+    """The fastest of `repeat` timings of `fn()`, in seconds."""
+    times: list[float] = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def seconds_per_launch(
+    kernel: Callable[[Sequence[int], Sequence[int], Sequence[Any]], None],
+    args: Sequence[Any],
+    launches: int,
+) -> float:
+    """Per launch, the best of three loops of `launches` 1-thread launches of `kernel`."""
+    one = (1, 1, 1)
+
+    def loop() -> None:
+        for _ in range(launches):
+            kernel(one, one, args)
+
+    return best(loop, 3) / launches
+
+
+def random_floats(n: int, count: int) -> list[np.ndarray[Any, Any]]:
+    """`count` arrays of `n` standard-normal float32 (seed 0)."""
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(n).astype(np.float32) for _ in range(count)]
