@@ -34,7 +34,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -43,7 +43,7 @@ from ..diagnostics import DevplanError
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
 
 if TYPE_CHECKING:
-    from .streams import Hop, Name, Scheduler, Stream, Token
+    from .streams import Hop, Scheduler, Stream, Token
     from .workspace import WorkspacePool
 
 DEVICE_ATTR_KINDS: tuple[str, ...] = tuple(DEVICE_ATTR_VALUE_KINDS)
@@ -55,6 +55,21 @@ KERNEL_ONLY_SCOPES = frozenset({"shared", "local", "warp"})
 
 ALLOC_ALIGNMENT = 64
 """TVM's `kAllocAlignment`: minimum alignment of `alloc_data_space`."""
+
+
+Name: TypeAlias = "str | Callable[[], str] | object"
+"""How a memory or an operation is named in messages: a string, a function making one,
+or an object whose `str()` is the name (a `Buffer`). Formatted only when an error is
+raised, so submissions and host checks that pass do not pay for the text."""
+
+
+def name_text(name: Name) -> str:
+    """The text of a `Name` (see there)."""
+    if isinstance(name, str):
+        return name
+    if callable(name):
+        return str(name())
+    return str(name)
 
 
 class DeviceError(DevplanError):
@@ -484,15 +499,17 @@ class DeviceAPI(ABC):
         the destination's). Without a stream the copy blocks; with one it is queued.
         """
         src_dev, dst_dev = self._memory_device(src), self._memory_device(dst)
-        name = label or f"{self._memory_name(src)} -> {self._memory_name(dst)}"
+        src_name, dst_name = self._memory_namer(src), self._memory_namer(dst)
+        name: Name = label or (lambda: f"{name_text(src_name)} -> {name_text(dst_name)}")
         self._check_copy_operands(src, dst, name)
         performer = copy_performer(src_dev, dst_dev)
-        if performer != self.device:
+        if performer is not self.device and performer != self.device:
             raise WrongDeviceError(
-                f"copy {name} from {src_dev} to {dst_dev} is performed by the DeviceAPI of "
-                f"{performer} (the non-CPU side, as in TVM), not by that of {self.device}"
+                f"copy {name_text(name)} from {src_dev} to {dst_dev} is performed by the "
+                f"DeviceAPI of {performer} (the non-CPU side, as in TVM), not by that of "
+                f"{self.device}"
             )
-        hops: list[Hop] = self.scheduler.cost_model.route(str(src_dev), str(dst_dev))
+        hops: tuple[Hop, ...] = self.scheduler.cost_model.route_between(src_dev, dst_dev)
         nbytes = self._nbytes(src)
 
         def effect() -> None:
@@ -500,7 +517,7 @@ class DeviceAPI(ABC):
 
         return self.scheduler.submit(
             self._stream_for(stream, "copy_data_from_to"), "copy", name, effect,
-            reads=[(src, self._memory_name(src))], writes=[(dst, self._memory_name(dst))],
+            reads=((src, src_name),), writes=((dst, dst_name),),
             wait_for=wait_for, hops=hops, nbytes=nbytes, blocking=stream is None,
         )  # fmt: skip
 
@@ -800,9 +817,13 @@ class DeviceAPI(ABC):
         return memory.device if isinstance(memory, Buffer) else self.scheduler.host
 
     def _memory_name(self, memory: Memory) -> str:
+        return name_text(self._memory_namer(memory))
+
+    def _memory_namer(self, memory: Memory) -> Name:
+        """How `memory` is named in copy messages (formatted only when one is raised)."""
         if isinstance(memory, Buffer):
             return memory.label
-        return f"host array {'x'.join(map(str, memory.shape))}x{memory.dtype}"
+        return lambda: f"host array {'x'.join(map(str, memory.shape))}x{memory.dtype}"
 
     def _nbytes(self, memory: Memory) -> int:
         return memory.nbytes
@@ -819,27 +840,30 @@ class DeviceAPI(ABC):
         self._check_live(memory, "copy")
         return owner._storage_of(memory, overwrite)
 
-    def _check_copy_operands(self, src: Memory, dst: Memory, name: str) -> None:
+    def _check_copy_operands(self, src: Memory, dst: Memory, name: Name) -> None:
         for memory, side in ((src, "source"), (dst, "destination")):
             if isinstance(memory, Buffer):
-                self._check_live(memory, f"copy {name}")
+                if memory.freed_at is not None:
+                    self._check_live(memory, f"copy {name_text(name)}")
                 if memory.api is None or memory.api.scheduler is not self.scheduler:
-                    raise DeviceError(f"copy {name}: {memory} belongs to another runtime")
+                    raise DeviceError(
+                        f"copy {name_text(name)}: {memory} belongs to another runtime"
+                    )
                 if memory.kind == "workspace" and not isinstance(
                     dst if side == "source" else src, Buffer
                 ):
                     raise DeviceError(
-                        f"copy {name}: {memory} is workspace memory, which is not "
+                        f"copy {name_text(name)}: {memory} is workspace memory, which is not "
                         "transferable to or from the host; use alloc_data_space"
                     )
             elif not memory.flags.c_contiguous:
                 raise CopySizeError(
-                    f"copy {name}: the {side} host array is not contiguous; copies support "
-                    "contiguous arrays only (use numpy.ascontiguousarray)"
+                    f"copy {name_text(name)}: the {side} host array is not contiguous; copies "
+                    "support contiguous arrays only (use numpy.ascontiguousarray)"
                 )
         if self._nbytes(src) != self._nbytes(dst):
             raise CopySizeError(
-                f"copy {name}: the size in bytes must match exactly: source "
+                f"copy {name_text(name)}: the size in bytes must match exactly: source "
                 f"{self._describe_memory(src)} has {self._nbytes(src)} bytes, destination "
                 f"{self._describe_memory(dst)} has {self._nbytes(dst)} bytes"
             )
@@ -920,6 +944,7 @@ __all__ = [
     "DoubleFreeError",
     "HostAccessError",
     "Memory",
+    "Name",
     "OutOfDeviceMemoryError",
     "ScopeStats",
     "UnknownDeviceAPIError",
@@ -928,6 +953,7 @@ __all__ = [
     "copy_performer",
     "get_device_api",
     "list_device_apis",
+    "name_text",
     "physical_memory_bytes",
     "register_device_api",
 ]

@@ -37,25 +37,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal
 
-from .device_api import Device, DeviceError
+from .device_api import Device, DeviceError, Name, name_text
 
 TokenKind = Literal["copy", "kernel", "marker"]
-
-Name: TypeAlias = "str | Callable[[], str] | object"
-"""How a memory or an operation is named in messages: a string, a function making one,
-or an object whose `str()` is the name (a `Buffer`). Formatted only when an error is
-raised, so submissions and host checks that pass do not pay for the text."""
-
-
-def name_text(name: Name) -> str:
-    """The text of a `Name` (see there)."""
-    if isinstance(name, str):
-        return name
-    if callable(name):
-        return str(name())
-    return str(name)
 
 
 class StreamError(DeviceError):
@@ -112,6 +98,7 @@ class CostModel:
         self.host = host
         self.links: dict[frozenset[str], LinkCost] = {}
         self._connect_all = False
+        self._routes: dict[tuple[Device, Device], tuple[Hop, ...]] = {}
         for link in links:
             self.links[frozenset((link.a, link.b))] = link
 
@@ -124,6 +111,13 @@ class CostModel:
 
     def link_between(self, a: str, b: str) -> LinkCost | None:
         return self.links.get(frozenset((a, b)))
+
+    def route_between(self, src: Device, dst: Device) -> tuple[Hop, ...]:
+        """`route` between two devices, worked out once per pair."""
+        hops = self._routes.get((src, dst))
+        if hops is None:
+            hops = self._routes[(src, dst)] = tuple(self.route(str(src), str(dst)))
+        return hops
 
     def route(self, src: str, dst: str) -> list[Hop]:
         """The hops of a copy from `src` to `dst`: none apart from one on the same device."""
@@ -195,15 +189,15 @@ class Token:
     """One queued operation; waiting on it waits for it and everything ordered before it."""
 
     __slots__ = (
-        "_slices", "clock", "done", "effect", "end", "hops", "id", "kind", "label", "nbytes",
-        "preds", "reads", "seq", "start", "stream", "wall_seconds", "writes",
+        "_label", "_slices", "clock", "done", "effect", "end", "hops", "id", "kind", "nbytes",
+        "preds", "reads", "seq", "spans", "start", "stream", "wall_seconds", "writes",
     )  # fmt: skip
 
     def __init__(
         self,
         id: int,
         kind: TokenKind,
-        label: str,
+        label: Name,
         stream: Stream,
         seq: int,
         clock: dict[int, int],
@@ -216,7 +210,7 @@ class Token:
     ) -> None:
         self.id = id
         self.kind: TokenKind = kind
-        self.label = label
+        self._label = label
         self.stream = stream
         self.seq = seq
         """Position on its stream."""
@@ -234,22 +228,37 @@ class Token:
         self.hops = hops
         self.done = False
         self.wall_seconds = 0.0
+        self.spans: tuple[tuple[float, float], ...] = ()
+        """A copy's (start, end) on the copy engine of each of its hops."""
         self._slices: list[Slice] | None = None
+
+    @property
+    def label(self) -> str:
+        """What it does, for messages and the trace (formatted on first use)."""
+        label = self._label
+        if not isinstance(label, str):
+            label = self._label = name_text(label)
+        return label
 
     @property
     def slices(self) -> list[Slice]:
         """Its bars in the trace: one per copy hop, one for a kernel, none for a marker."""
         if self._slices is None:
-            # A kernel's bar follows from its times; made when asked (reports), not per launch.
-            self._slices = []
+            # Made when asked (reports), not per operation: they follow from its times.
+            stream = self.stream
+            slices: list[Slice] = []
             if self.kind == "kernel":
-                stream = self.stream
-                self._slices.append(
-                    Slice(
-                        stream.device_name, stream.name, self.label, self.start, self.end,
-                        {"stream": stream.name},
-                    )
-                )  # fmt: skip
+                args: dict[str, object] = {"stream": stream.name}
+                slices.append(
+                    Slice(stream.device_name, stream.name, self.label, self.start, self.end, args)
+                )
+            for hop, (begin, end) in zip(self.hops, self.spans, strict=True):
+                args = {"bytes": self.nbytes, "stream": stream.name}
+                if len(self.hops) > 1:  # staged: the first hop ends at the host
+                    args["staged_through"] = self.hops[0].dst
+                track = f"copy {hop.src}->{hop.dst}"
+                slices.append(Slice(stream.device_name, track, self.label, begin, end, args))
+            self._slices = slices
         return self._slices
 
     def describe(self) -> str:
@@ -338,7 +347,7 @@ class Scheduler:
         self,
         stream: Stream,
         kind: TokenKind,
-        label: str,
+        label: Name,
         effect: Callable[[], None] | None,
         *,
         reads: Sequence[tuple[object, Name]] = (),
@@ -414,20 +423,14 @@ class Scheduler:
         token.start = start
         if token.kind == "copy":
             now = start
-            device = stream.device_name
-            slices: list[Slice] = []
+            spans: list[tuple[float, float]] = []
             for hop in hops:
                 engine = (hop.src, hop.dst)
                 begin = max(now, self.engine_ready.get(engine, 0.0))
                 now = begin + hop.seconds(token.nbytes)
                 self.engine_ready[engine] = now
-                args: dict[str, object] = {"bytes": token.nbytes, "stream": stream.name}
-                if len(hops) > 1:
-                    args["staged_through"] = self.cost_model.host
-                slices.append(
-                    Slice(device, f"copy {hop.src}->{hop.dst}", token.label, begin, now, args)
-                )
-            token._slices = slices  # pyright: ignore[reportPrivateUsage]
+                spans.append((begin, now))
+            token.spans = tuple(spans)
             token.end = now
         else:
             token.end = start + seconds
