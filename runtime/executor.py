@@ -364,7 +364,9 @@ def _host_array_getter(op: Operation, value: SSAValue, s: int, write: bool) -> G
                 op, f"'{op.name}' uses {name}, host memory freed by memref.dealloc at {freed[1]}"
             )
         try:
-            ex.runtime.scheduler.check_host_access(array, _host_array_name(name, array), write)
+            ex.runtime.scheduler.check_host_access(
+                array, lambda: _host_array_name(name, array), write
+            )
         except DevplanError as e:
             raise _at(op, e) from None
         return array
