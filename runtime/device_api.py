@@ -22,7 +22,12 @@ stream and blocks the host until it is done (like `cudaMemcpy`); given a stream 
 is queued there and returns a `Token` to wait on (see `streams.py`).
 
 Who performs a copy (TVM's `Tensor::CopyFromTo`): the API of the source when the
-source is not CPU memory, else the API of the destination. `Runtime.copy` picks it.
+source is not CPU memory, else the API of the destination (`copy_performer`).
+
+A new buffer reads as zeros. Large freed storage is kept for the next allocation of
+its size (`STORAGE_CACHE`): that saves the OS mapping fresh pages, which costs as
+much as a copy; a reused block is zeroed before anything reads it, or not at all
+when a copy overwrites it first.
 """
 
 from __future__ import annotations

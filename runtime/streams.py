@@ -20,6 +20,12 @@ write against its reads, any access against its writes) must be ordered after it
 otherwise the two are a race and `RaceError` names both. Happens-before is decided
 by vector clocks (one entry per stream), so the check costs O(streams) per buffer.
 
+Cost: most operations of a program are blocking ones on an idle stream (nothing they
+wait for is pending). Such a token runs at once, without entering the pending tables;
+when nothing at all is pending (`Scheduler.queued == 0`) its race check and the host's
+pending-write checks pass without looking. Messages are formatted only when raised
+(`Name`). A finished token keeps only what the report needs.
+
 Timeline: each token also gets simulated start and end times under a `CostModel`
 when it is submitted (they depend only on tokens submitted earlier). A stream
 starts a token when its previous token and all its dependencies have ended and
