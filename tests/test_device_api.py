@@ -566,13 +566,20 @@ def test_storage_still_viewed_after_free_is_not_reused() -> None:
     assert (view == 7).all()  # the old view's memory is not handed to %b
 
 
-def test_copy_into_reused_storage_writes_every_byte() -> None:
+def gpu_buffer_on_reused_storage() -> tuple[SimulatedDeviceAPI, Buffer]:
+    """A simulated GPU and a buffer %b on the freed storage of a buffer that held 7s."""
     STORAGE_CACHE.clear()
     _, gpu = make_pair(global_bytes=4 << 20)
     a = gpu.alloc_data_space(GPU, MIB_OF_FLOATS, "float32", label="%a")
     gpu.copy_data_from_to(np.full(MIB_OF_FLOATS, 7, np.float32), a)
     gpu.free_data_space(GPU, a)
     b = gpu.alloc_data_space(GPU, MIB_OF_FLOATS, "float32", label="%b")
+    assert STORAGE_CACHE.held == 0  # %b is on %a's block
+    return gpu, b
+
+
+def test_copy_into_reused_storage_writes_every_byte() -> None:
+    gpu, b = gpu_buffer_on_reused_storage()
     source = np.arange(MIB_OF_FLOATS[0], dtype=np.float32)
     gpu.copy_data_from_to(source, b)
     out = np.empty_like(source)
@@ -581,13 +588,14 @@ def test_copy_into_reused_storage_writes_every_byte() -> None:
 
 
 def test_copy_from_reused_storage_reads_zeros() -> None:
-    STORAGE_CACHE.clear()
-    _, gpu = make_pair(global_bytes=4 << 20)
-    a = gpu.alloc_data_space(GPU, MIB_OF_FLOATS, "float32", label="%a")
-    gpu.copy_data_from_to(np.full(MIB_OF_FLOATS, 7, np.float32), a)
-    gpu.free_data_space(GPU, a)
-    b = gpu.alloc_data_space(GPU, MIB_OF_FLOATS, "float32", label="%b")
-    assert STORAGE_CACHE.held == 0  # %b is on %a's block
+    gpu, b = gpu_buffer_on_reused_storage()
     out = np.ones(MIB_OF_FLOATS, np.float32)
     gpu.copy_data_from_to(b, out)
     assert not out.any()
+
+
+def test_kernel_on_reused_storage_reads_zeros() -> None:
+    gpu, b = gpu_buffer_on_reused_storage()
+    seen: list[float] = []
+    gpu.launch(GPU, lambda views: seen.append(float(np.sum(views[0]))), [b], name="@sum")
+    assert seen == [0.0]
