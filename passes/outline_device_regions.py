@@ -41,16 +41,17 @@ own small device program); runs never cross block boundaries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator
+from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
-from .classify_regions import NEUTRAL, DeviceKey, Footprint, RegionAnalysis
+from ..dialects import device as dev
+from .classify_regions import NEUTRAL, NEUTRAL_MEMREF_OPS, DeviceKey, Footprint, RegionAnalysis
 
 FREE = "free"
 HOST = "host"
@@ -65,6 +66,42 @@ class Run:
 
     device: DeviceKey
     ops: list[Operation]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Memory an op may touch: host memory (`device` None; all of it may alias), or
+    memory of `device` allocated by the `device.alloc` whose id is `root` (None: not
+    known, e.g. a function argument, which may alias any memory of that device)."""
+
+    device: DeviceKey | None
+    root: int | None = None
+
+    def may_alias(self, other: Location) -> bool:
+        if self.device is None or other.device is None:
+            return self.device is None and other.device is None
+        (kind, ident), (other_kind, other_ident) = self.device, other.device
+        if kind != other_kind or (
+            ident is not None and other_ident is not None and ident != other_ident
+        ):
+            return False
+        return self.root is None or other.root is None or self.root == other.root
+
+
+@dataclass
+class Effects:
+    """What one op (with its nested ops) may do to memory: `accesses` as (location,
+    writes) pairs, or anything at all (`barrier`)."""
+
+    barrier: bool = False
+    accesses: list[tuple[Location, bool]] = field(default_factory=list[tuple[Location, bool]])
+
+    def conflicts(self, other: Effects) -> bool:
+        if self.barrier or other.barrier:
+            return True
+        return any(
+            (w1 or w2) and l1.may_alias(l2) for l1, w1 in self.accesses for l2, w2 in other.accesses
+        )
 
 
 class OutlinePlan:
@@ -97,6 +134,7 @@ class OutlinePlan:
         return HOST
 
     def _plan_block(self, block: Block) -> None:
+        BlockSchedule(self, block).apply()
         current: Run | None = None
         pending: list[Operation] = []
         for op in block.ops:
@@ -234,3 +272,199 @@ class OutlineDeviceRegionsPass(ModulePass):
             anchor: Operation = function
             for run in plan.runs:
                 anchor = outline_run(op, function, run, anchor)
+
+
+class BlockSchedule:
+    """Phase 2a: reorder one block's ops so that ops of one device sit together, keeping
+    every dependence (see the module docstring)."""
+
+    def __init__(self, plan: OutlinePlan, block: Block):
+        self.plan = plan
+        self.ops = list(block.ops)
+        self.block = block
+        self.tags = [plan.tag(op) for op in self.ops]
+        self.effects = [self._effects(op) for op in self.ops]
+        index = {id(op): i for i, op in enumerate(self.ops)}
+        self.preds: list[set[int]] = []
+        for i, op in enumerate(self.ops):
+            preds: set[int] = set()
+            for inner in op.walk():
+                for operand in inner.operands:
+                    j = index.get(id(operand.owner))
+                    if j is not None and j != i:
+                        preds.add(j)
+            preds |= {j for j in range(i) if self.effects[j].conflicts(self.effects[i])}
+            self.preds.append(preds)
+        self.anchored = [
+            self.tags[i] != FREE or self.effects[i].barrier for i in range(len(self.ops))
+        ]
+
+    # ---- dependences --------------------------------------------------------------
+
+    def _location(self, value: SSAValue) -> Location:
+        owner = self.plan.analysis.owner(value.type)
+        if owner is None:
+            return Location(None)
+        root = value.owner
+        if isinstance(root, dev.AllocOp | dev.AllocWorkspaceOp):
+            return Location(owner, id(root))
+        return Location(owner)
+
+    def _effects(self, op: Operation) -> Effects:
+        if op.has_trait(IsTerminator):
+            return Effects(barrier=True)
+        effects = Effects()
+        for inner in op.walk():
+            if not self._add_effects(inner, effects):
+                return Effects(barrier=True)
+        if op.regions and self.plan.tag(op) == HOST:
+            return Effects(barrier=True)  # region ops with host work: never reordered
+        return effects
+
+    def _add_effects(self, op: Operation, effects: Effects) -> bool:
+        """Add what `op` alone does; False when that is not known (a barrier)."""
+        add = effects.accesses.append
+        if isinstance(op, dev.AllocOp | dev.AllocWorkspaceOp):
+            add((self._location(op.result), True))
+        elif isinstance(op, dev.FreeOp | dev.FreeWorkspaceOp):
+            add((self._location(op.buffer), True))
+        elif isinstance(op, dev.CopyOp | dev.CopyAsyncOp):
+            add((self._location(op.source), False))
+            add((self._location(op.destination), True))
+        elif isinstance(op, dev.LaunchOp):
+            for arg in op.args:
+                if isinstance(arg.type, MemRefType):
+                    add((self._location(arg), False))
+                    add((self._location(arg), True))
+        elif isinstance(op, func.CallOp):
+            step = self.plan.analysis.op_step(op)
+            fp = NEUTRAL if step is None else step.footprint
+            if fp.region_class != "device":
+                return False  # host, scalar or unknown callee: anything may happen
+            add((Location(fp.device), True))
+        elif isinstance(op, dev.WaitOp):
+            return False  # makes asynchronous writes visible: orders all memory
+        elif op.name not in NEUTRAL_MEMREF_OPS and not op.has_trait(IsTerminator):
+            return self._add_declared_effects(op, effects)
+        return True
+
+    def _add_declared_effects(self, op: Operation, effects: Effects) -> bool:
+        """Effects of other ops, from their xDSL memory-effect traits; False if unknown."""
+        known = get_effects(op)
+        if known is None:
+            return False
+        memrefs = [v for v in (*op.operands, *op.results) if isinstance(v.type, MemRefType)]
+        for effect in known:
+            writes = effect.kind != MemoryEffectKind.READ
+            if isinstance(effect.value, SSAValue):
+                effects.accesses.append((self._location(effect.value), writes))
+            elif memrefs:
+                effects.accesses.extend((self._location(v), writes) for v in memrefs)
+            else:
+                return False  # an effect on memory we cannot name
+        return True
+
+    def _anchored_preds(self) -> list[set[int]]:
+        """Dependences between anchored ops, through chains of free ops."""
+        through: list[set[int]] = []
+        for i in range(len(self.ops)):
+            found: set[int] = set()
+            for j in self.preds[i]:
+                found |= {j} if self.anchored[j] else through[j]
+            through.append(found)
+        return through
+
+    # ---- scheduling ---------------------------------------------------------------
+
+    def order(self) -> list[int]:
+        """The new order of the block's ops, as indices into the original order."""
+        n = len(self.ops)
+        apreds = self._anchored_preds()
+        anchored = [i for i in range(n) if self.anchored[i]]
+        done: set[int] = set()
+        schedule: list[int] = []
+
+        def ready(i: int) -> bool:
+            return i not in done and apreds[i] <= done
+
+        def emit(i: int) -> None:
+            done.add(i)
+            schedule.append(i)
+
+        while len(schedule) < len(anchored):
+            first = next(i for i in anchored if ready(i))
+            emit(first)
+            device = self.tags[first]
+            if device in (FREE, HOST):
+                continue
+            # Grow the run: every op of the same device that is (or becomes) ready.
+            while (
+                nxt := next(
+                    (i for i in anchored if ready(i) and self.tags[i] in (device, FREE)), None
+                )
+            ) is not None:
+                emit(nxt)
+        return self._place_free_ops(schedule, apreds)
+
+    def _place_free_ops(self, schedule: list[int], apreds: list[set[int]]) -> list[int]:
+        """Put each free op before the anchored op that followed it originally, unless
+        that is too early (before what it uses) or too late (after a user)."""
+        n = len(self.ops)
+        position = {i: p for p, i in enumerate(schedule)}
+        users: list[set[int]] = [set() for _ in range(n)]
+        for i in range(n):
+            for j in self.preds[i]:
+                users[j].add(i)
+        slot: dict[int, int] = {}
+        next_anchored = len(schedule)
+        for i in reversed(range(n)):
+            if self.anchored[i]:
+                next_anchored = position[i]
+            else:
+                slot[i] = next_anchored
+        last_use: dict[int, int] = {}
+        for i in reversed(range(n)):
+            if not self.anchored[i]:
+                last_use[i] = min(
+                    (position[u] if self.anchored[u] else last_use[u] for u in users[i]),
+                    default=len(schedule),
+                )
+        placed: dict[int, int] = {}
+        for i in range(n):
+            if self.anchored[i]:
+                continue
+            low = max((position[j] + 1 for j in apreds[i]), default=0)
+            low = max([low, *(placed[j] for j in self.preds[i] if not self.anchored[j])])
+            placed[i] = min(max(slot[i], low), last_use[i])
+        buckets: list[list[int]] = [[] for _ in range(len(schedule) + 1)]
+        for i in range(n):
+            if not self.anchored[i]:
+                buckets[placed[i]].append(i)
+        order: list[int] = []
+        for p, i in enumerate(schedule):
+            order.extend(buckets[p])
+            order.append(i)
+        order.extend(buckets[len(schedule)])
+        return order
+
+    def _runs(self, order: list[int]) -> int:
+        """How many device runs (maximal stretches of one device, free ops aside)."""
+        count, previous = 0, HOST
+        for i in order:
+            tag = self.tags[i]
+            if tag == FREE:
+                continue
+            if tag != HOST and tag != previous:
+                count += 1
+            previous = tag
+        return count
+
+    def apply(self) -> None:
+        """Reorder the block when that makes fewer device runs; else leave it as is."""
+        order = self.order()
+        if self._runs(order) >= self._runs(list(range(len(self.ops)))):
+            return
+        for op in self.ops:
+            op.detach()
+        for i in order:
+            self.block.add_op(self.ops[i])
