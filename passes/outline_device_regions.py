@@ -1,10 +1,13 @@
 """`outline-device-regions`: split mixed and multi-device functions into device programs.
 
-Each maximal run of ops that forms a device program for one device is moved into a
-new `func.func` (named after the original function and the device, e.g.
-`@main_cuda0`, made unique) and replaced by a `func.call` to it; `classify-regions`
-then marks the new function "device". What is left — the host glue — keeps the
-host work and the ops that span devices, and calls the device programs in order.
+The ops of each block are first regrouped so that each device's ops sit together as
+far as dependences allow (ops are only reordered when no value and no memory they
+may share orders them). Then each maximal run of ops that forms a device program
+for one device is moved into a new `func.func` (named after the original function
+and the device, e.g. `@main_cuda0`, made unique) and replaced by a `func.call` to
+it; `classify-regions` then marks the new function "device". What is left — the
+host glue — keeps the host work and the ops that span devices, and calls the
+device programs in order.
 
 Algorithm
 =========
@@ -17,25 +20,57 @@ host memory: `device.alloc` of d's memory, a launch on d, a loop whose body only
 launches on d, a call to a device program for d), or *host* (anything else: host
 memory work, a copy between host and device, work on two devices, terminators).
 
-Phase 2 — runs, per block. A run is a maximal contiguous sequence of ops of one
+Phase 2a — schedule, per block (`BlockSchedule`). The ops of a block are reordered
+so that ops of one device sit together, as far as dependences allow. Op B (later)
+depends on op A (earlier) when
+  * B or an op nested in B uses a result of A (SSA def-use), or
+  * their memory effects conflict: one may write memory the other reads or writes.
+Memory is named per device. Device memory of device d is touched only by ops on d
+(`device.alloc/free`, launches with d's memrefs) and by copies, which touch both
+their source's and their destination's memory. Memory of d that is the result of a
+`device.alloc` in this block's function is that allocation's own and never aliases
+another allocation; any other memref of d (function or block argument, call result,
+view) may alias all memory of d. Host memory (no memory space, or a space of the
+module's host device) is one location: every host access may alias every other.
+Ops nested in an op count for it. Barriers — ordered with every other op — are
+terminators, `device.wait` (it makes asynchronous writes visible), ops whose
+effects xDSL cannot name, calls to functions that are not device programs (host,
+scalar, mixed or bodiless callees), and region ops tagged host (their regions hold
+host work). A call to a device program for d may touch any memory of d.
+`device.attr` and scalar ops only have SSA dependences.
+Anchored ops (everything but free ops that are not barriers) are list-scheduled,
+greedily and stably: take the earliest (in the original order) op whose anchored
+dependences — direct, or through chains of free ops — are all emitted; if it is on
+device d, keep emitting the earliest ready op of d (or a ready free barrier) until
+none is ready. Free ops are then put back where they were (before the anchored op
+that followed them) unless that is before an op they use (then: just after it) or
+after a user (then: just before the first one). The new order is kept only when it
+has fewer device runs (phase 2b) than the old; otherwise the block is untouched
+(so a block already optimal is never churned, and outlining stays idempotent).
+
+Phase 2b — runs, per block. A run is a maximal contiguous sequence of ops of one
 device d and free ops that begins and ends with a d op; any host op or op of
 another device ends it. Free ops just before a run join it when their results are
 used only inside it (scalar launch parameters go with their launches). Ops tagged
 host whose regions hold runs (e.g. an `scf.for` that stores to host memory and
-launches) are searched recursively. A run whose device ops are all calls is already
-outlined and is left alone, so the pass is idempotent.
+launches) are scheduled and searched recursively. A run whose device ops are all
+calls is already outlined and is left alone, so the pass is idempotent.
 
 Phase 3 — rewrite, run by run. Values defined outside a run and used inside
 become the new function's arguments (in order of first use); results of the run
 used after it become its results. The run's ops move into the new function in
 their order and a `func.call` takes their place.
 
-Invariants: behaviour is unchanged because every run is contiguous, so the order
-of all effects is kept; ops never move across host work. Each outlined function
-consists of ops allowed in a device program for one device, so it classifies as
-"device". Not handled: ops are never reordered to make longer runs (a
-`device.alloc` separated from its launches by a host-to-device copy becomes its
-own small device program); runs never cross block boundaries.
+Invariants: behaviour is unchanged because the schedule keeps every pair of
+dependent ops in their original order (so every value is defined before use and
+every read sees the same last write), and each run is then outlined in place.
+Each outlined function consists of ops allowed in a device program for one device,
+so it classifies as "device". Not handled: ops never move across block boundaries
+(into or out of loops and branches); region ops with host work are barriers even
+when their host work touches unrelated memory; host memory is not split by
+allocation (a store to one host buffer orders all host reads); views of a
+`device.alloc` result count as possibly aliasing all of that device's memory; the
+greedy schedule is a heuristic: it is not guaranteed to give the fewest runs.
 """
 
 from __future__ import annotations
@@ -251,8 +286,9 @@ def outline_run(
 
 @dataclass(frozen=True)
 class OutlineDeviceRegionsPass(ModulePass):
-    """Moves each maximal single-device run of a mixed or multi-device function into
-    its own function (a device program) and calls it from the remaining host glue.
+    """Groups each mixed or multi-device function's ops by device as far as their
+    dependences allow, moves each single-device run into its own function (a device
+    program) and calls it from the remaining host glue.
 
     `func.func @main(...)` with host stores, a copy to cuda:0 and two launches becomes
     `@main` (the stores, the copy, `func.call @main_cuda0(...)`) and `@main_cuda0`
