@@ -17,8 +17,7 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/pytest -q tests
-	$(BIN)/lit -q --order=smart tests/filecheck
-	@echo "lit: all FileCheck tests passed"
+	$(BIN)/lit --succinct --order=smart tests/filecheck
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q tests
