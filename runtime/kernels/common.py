@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -374,6 +375,31 @@ def memref_params(kernel: Kernel) -> list[tuple[int, MemRefType]]:
         if isinstance(type_, MemRefType):
             found.append((i, type_))  # pyright: ignore[reportUnknownArgumentType]
     return found
+
+
+class SourceWriter:
+    """The bookkeeping both backends' source generators share: the emitted lines at the
+    current indentation, the namespace the source runs in, fresh names and errors."""
+
+    def __init__(self, kernel: Kernel, namespace: dict[str, Any]) -> None:
+        self.kernel = kernel
+        self.lines: list[str] = []
+        self.namespace = namespace
+        self.depth = 1
+        self.counter = 0
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def v(self, value: SSAValue) -> str:
+        return self.kernel.name_of(value)
+
+    def error(self, op: Operation, message: str) -> KernelError:
+        return KernelError(diagnostic_at(op, f"in kernel @{self.kernel.name}: {message}"))
 
 
 # Fault messages, worded once so both backends say the same thing.

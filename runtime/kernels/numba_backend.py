@@ -38,6 +38,7 @@ from .common import (
     STEP_MESSAGE,
     Kernel,
     KernelError,
+    SourceWriter,
     constant_value,
     contains_barrier,
     dim_message,
@@ -111,40 +112,36 @@ _CMPF = {
 _CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-@_njit(cache=False)
-def _maximumf(x: Any, y: Any) -> Any:
-    if x != x:
-        return x
-    if y != y:
-        return y
-    return x if x > y else y
+def _float_extremum(prefer_x: Callable[[Any, Any], bool], nan_wins: bool) -> Any:
+    """A jitted float max/min: `x` where `prefer_x(x, y)`, else `y`. A NaN operand is the
+    result where `nan_wins` (`maximumf`/`minimumf`), else the other operand is
+    (`maxnumf`/`minnumf`)."""
+
+    @_njit(cache=False)
+    def extremum(x: Any, y: Any) -> Any:
+        if x != x:
+            return x if nan_wins else y
+        if y != y:
+            return y if nan_wins else x
+        return x if prefer_x(x, y) else y
+
+    return extremum
 
 
 @_njit(cache=False)
-def _minimumf(x: Any, y: Any) -> Any:
-    if x != x:
-        return x
-    if y != y:
-        return y
-    return x if x < y else y
+def _greater(x: Any, y: Any) -> bool:
+    return x > y
 
 
 @_njit(cache=False)
-def _maxnumf(x: Any, y: Any) -> Any:
-    if x != x:
-        return y
-    if y != y:
-        return x
-    return x if x > y else y
+def _less(x: Any, y: Any) -> bool:
+    return x < y
 
 
-@_njit(cache=False)
-def _minnumf(x: Any, y: Any) -> Any:
-    if x != x:
-        return y
-    if y != y:
-        return x
-    return x if x < y else y
+_maximumf = _float_extremum(_greater, nan_wins=True)
+_minimumf = _float_extremum(_less, nan_wins=True)
+_maxnumf = _float_extremum(_greater, nan_wins=False)
+_minnumf = _float_extremum(_less, nan_wins=False)
 
 
 # Signed division helpers (y != 0 is checked before): MIN / -1 wraps to MIN, like every
@@ -195,13 +192,11 @@ def _unsigned(expr: str, width: int) -> str:
     return f"(({expr}) & {(1 << width) - 1})"
 
 
-class NumbaSource:
+class NumbaSource(SourceWriter):
     """Generates the loop-nest Python source of one kernel."""
 
     def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-        self.lines: list[str] = []
-        self.namespace: dict[str, Any] = {
+        namespace: dict[str, Any] = {
             "np": np,
             "_maximumf": _maximumf,
             "_minimumf": _minimumf,
@@ -211,8 +206,7 @@ class NumbaSource:
             "_floor_div": _floor_div,
             "_ceil_div": _ceil_div,
         }
-        self.depth = 1
-        self.counter = 0
+        super().__init__(kernel, namespace)
         self.messages: dict[int, str] = {}
         """Fixed fault messages by site (sites whose message needs run-time values are absent)."""
         self.spilled: dict[SSAValue, str] = {}
@@ -221,19 +215,6 @@ class NumbaSource:
         self.arrays: list[tuple[str, str]] = []
 
     # ------------------------------------------------------------ helpers
-
-    def fresh(self, stem: str) -> str:
-        self.counter += 1
-        return f"{stem}{self.counter}"
-
-    def emit(self, line: str) -> None:
-        self.lines.append("    " * self.depth + line)
-
-    def v(self, value: SSAValue) -> str:
-        return self.kernel.name_of(value)
-
-    def error(self, op: Operation, message: str) -> KernelError:
-        return KernelError(diagnostic_at(op, f"in kernel @{self.kernel.name}: {message}"))
 
     def dtype_name(self, type_: Any) -> str:
         dtype = dtype_of(type_)

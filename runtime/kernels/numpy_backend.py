@@ -28,14 +28,13 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
-from ...diagnostics import diagnostic_at
 from ...dialects.kernel import AllocSharedOp
 from . import lanes
 from .common import (
     CMPF_PREDICATES,
     CMPI_PREDICATES,
     Kernel,
-    KernelError,
+    SourceWriter,
     constant_value,
     dtype_of,
     int_width,
@@ -117,30 +116,16 @@ _SHIFT = ("shli", "shrsi", "shrui")
 _MINMAX = ("maxsi", "minsi", "maxui", "minui")
 
 
-class NumpySource:
+class NumpySource(SourceWriter):
     """Generates the vectorised Python function of one kernel."""
 
     def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-        self.lines: list[str] = []
-        self.namespace: dict[str, Any] = {"np": np, "K": kernel, "lanes": lanes}
-        self.depth = 1
-        self.counter = 0
+        super().__init__(kernel, {"np": np, "K": kernel, "lanes": lanes})
         self.yield_to: list[list[str]] = []
         self.skip: set[Operation] = set()
         """Stores already emitted, fused with the op computing their value."""
 
     # ------------------------------------------------------------ helpers
-
-    def fresh(self, stem: str) -> str:
-        self.counter += 1
-        return f"{stem}{self.counter}"
-
-    def emit(self, line: str) -> None:
-        self.lines.append("    " * self.depth + line)
-
-    def v(self, value: SSAValue) -> str:
-        return self.kernel.name_of(value)
 
     def const(self, stem: str, value: object) -> str:
         name = self.fresh(stem)
@@ -151,9 +136,6 @@ class NumpySource:
         dtype = dtype_of(value.type)
         assert dtype is not None  # checked by Kernel
         return self.const("dt", dtype)
-
-    def error(self, op: Operation, message: str) -> KernelError:
-        return KernelError(diagnostic_at(op, f"in kernel @{self.kernel.name}: {message}"))
 
     # ------------------------------------------------------------ structure
 
