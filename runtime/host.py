@@ -317,6 +317,15 @@ def _binary(c: Compiler, op: Operation, fn: Callable[[Any, Any], Any]) -> Step:
     return run
 
 
+def _unary(c: Compiler, op: Operation, fn: Callable[[Any], Any]) -> Step:
+    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        f[r] = fn(f[a])
+
+    return run
+
+
 def _int_binary(fn: Callable[[int, int], int]) -> OpCompiler:
     def compile_(c: Compiler, op: Operation) -> Step:
         wrap = wrapper(op.results[0].type)
@@ -451,15 +460,10 @@ for _name, _fn in _FLOAT_BINARY.items():
     HOST_OPS[_name] = _float_binary(_fn)
 
 
-def _unary(fn: Callable[[Any], Any]) -> OpCompiler:
+def _float_unary(fn: Callable[[Any], Any]) -> OpCompiler:
     def compile_(c: Compiler, op: Operation) -> Step:
         cast = numpy_dtype(op.results[0].type).type
-        a, r = c.slot(op.operands[0]), c.slot(op.results[0])
-
-        def run(f: Frame) -> None:
-            f[r] = cast(fn(f[a]))
-
-        return run
+        return _unary(c, op, lambda x: cast(fn(x)))
 
     return compile_
 
@@ -498,18 +502,13 @@ _FLOAT_UNARY: dict[str, Callable[[Any], Any]] = {
 }
 
 for _name, _fn in _FLOAT_UNARY.items():
-    HOST_OPS[_name] = _unary(_fn)
+    HOST_OPS[_name] = _float_unary(_fn)
 
 
 @_register("math.absi")
 def _absi(c: Compiler, op: Operation) -> Step:
     wrap = wrapper(op.results[0].type)
-    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
-
-    def run(f: Frame) -> None:
-        f[r] = wrap(abs(signed(f[a])))
-
-    return run
+    return _unary(c, op, lambda x: wrap(abs(signed(x))))
 
 
 @_register("math.fma")
@@ -595,24 +594,14 @@ def _select(c: Compiler, op: Operation) -> Step:
 @_register("arith.index_cast", "arith.extsi", "arith.trunci")
 def _int_cast(c: Compiler, op: Operation) -> Step:
     wrap = wrapper(op.results[0].type)
-    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
-
-    def run(f: Frame) -> None:
-        f[r] = wrap(signed(f[a]))
-
-    return run
+    return _unary(c, op, lambda x: wrap(signed(x)))
 
 
 @_register("arith.extui", "arith.index_castui")
 def _unsigned_int_cast(c: Compiler, op: Operation) -> Step:
     wrap = wrapper(op.results[0].type)
     mask = (1 << int_width(op.operands[0].type)) - 1
-    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
-
-    def run(f: Frame) -> None:
-        f[r] = wrap(int(f[a]) & mask)
-
-    return run
+    return _unary(c, op, lambda x: wrap(int(x) & mask))
 
 
 @_register("arith.sitofp", "arith.uitofp")
@@ -620,12 +609,7 @@ def _int_to_float(c: Compiler, op: Operation) -> Step:
     cast = numpy_dtype(op.results[0].type).type
     mask = (1 << int_width(op.operands[0].type)) - 1
     read: Callable[[Any], int] = (lambda x: int(x) & mask) if op.name.endswith("uitofp") else signed
-    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
-
-    def run(f: Frame) -> None:
-        f[r] = cast(read(f[a]))
-
-    return run
+    return _unary(c, op, lambda x: cast(read(x)))
 
 
 @_register("arith.fptosi", "arith.fptoui")
@@ -634,20 +618,19 @@ def _float_to_int(c: Compiler, op: Operation) -> Step:
     width, wrap = int_width(type_), wrapper(type_)
     unsigned = op.name.endswith("fptoui")
     lo, hi = (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
-    a, r = c.slot(op.operands[0]), c.slot(op.results[0])
 
-    def run(f: Frame) -> None:
-        x = float(f[a])
+    def convert(value: Any) -> int | bool:
+        x = float(value)
         if not math.isfinite(x) or not lo <= math.trunc(x) <= hi:
             raise error_at(op, f"'{op.name}' cannot convert {x} to {type_}: out of range")
-        f[r] = wrap(math.trunc(x))
+        return wrap(math.trunc(x))
 
-    return run
+    return _unary(c, op, convert)
 
 
 @_register("arith.extf", "arith.truncf")
 def _float_cast(c: Compiler, op: Operation) -> Step:
-    return _unary(lambda x: x)(c, op)
+    return _unary(c, op, numpy_dtype(op.results[0].type).type)
 
 
 # ---------------------------------------------------------------------------------------
