@@ -135,11 +135,18 @@ def format_output(index: int, value: Any, full: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     from .. import apply, parse
     from ..diagnostics import DevplanError
-    from ..runtime.executor import execute, find_entry, random_inputs, signature
+    from ..runtime.executor import (
+        compile_program,
+        execute,
+        find_entry,
+        random_inputs,
+        signature,
+    )
 
     module = parse(Path(args.file))
     if args.pipeline:
         apply(module, args.pipeline)
+    compile_program(module, args.kernel_backend)  # level-1 or unsupported IR: say so first
     given = [_load_arg(a) for a in [*args.arg, *args.args]]
     inputs: list[Any] = given
     if args.random_args is not None:
