@@ -28,10 +28,12 @@ depends on op A (earlier) when
 Memory is named per device. Device memory of device d is touched only by ops on d
 (`device.alloc/free`, launches with d's memrefs) and by copies, which touch both
 their source's and their destination's memory. Memory of d that is the result of a
-`device.alloc` in this block's function is that allocation's own and never aliases
-another allocation; any other memref of d (function or block argument, call result,
-view) may alias all memory of d. Host memory (no memory space, or a space of the
-module's host device) is one location: every host access may alias every other.
+`device.alloc` in this block's function is that allocation's own: it never aliases
+another allocation nor an argument of the function (the allocation is fresh). Two
+arguments of the function may alias each other, and any other memref of d (loop
+block argument, call result, view) may alias all memory of d. Host memory (no
+memory space, or a space of the module's host device) is one location: every host
+access may alias every other.
 Ops nested in an op count for it. Barriers — ordered with every other op — are
 terminators, `device.wait` (it makes asynchronous writes visible), ops whose
 effects xDSL cannot name, calls to functions that are not device programs (host,
@@ -106,11 +108,13 @@ class Run:
 @dataclass(frozen=True)
 class Location:
     """Memory an op may touch: host memory (`device` None; all of it may alias), or
-    memory of `device` allocated by the `device.alloc` whose id is `root` (None: not
-    known, e.g. a function argument, which may alias any memory of that device)."""
+    memory of `device` allocated by the `device.alloc` whose id is `root`, or passed
+    in as an argument of the function (`argument`), or neither known (`root` None and
+    not `argument`: a loop-carried value, a call result, a view)."""
 
     device: DeviceKey | None
     root: int | None = None
+    argument: bool = False
 
     def may_alias(self, other: Location) -> bool:
         if self.device is None or other.device is None:
@@ -120,7 +124,13 @@ class Location:
             ident is not None and other_ident is not None and ident != other_ident
         ):
             return False
-        return self.root is None or other.root is None or self.root == other.root
+        if self.root is not None and other.root is not None:
+            return self.root == other.root  # distinct allocations never alias
+        # Memory allocated in the function is fresh: no argument can point into it.
+        # Two arguments, or anything unknown, may alias.
+        return not (
+            (self.root is not None and other.argument) or (self.argument and other.root is not None)
+        )
 
 
 @dataclass
@@ -344,6 +354,8 @@ class BlockSchedule:
         root = value.owner
         if isinstance(root, dev.AllocOp | dev.AllocWorkspaceOp):
             return Location(owner, id(root))
+        if isinstance(root, Block) and isinstance(root.parent_op(), func.FuncOp):
+            return Location(owner, argument=True)
         return Location(owner)
 
     def _effects(self, op: Operation) -> Effects:

@@ -173,3 +173,101 @@ func.func @two_gpus(%h: !host) {
 // CHECK-NEXT:    device.launch @k::@inc on #vdev.device<"cuda", 1>
 // CHECK-LABEL: func.func @two_gpus_cuda1_2(
 // CHECK-NEXT:    device.free %b
+
+// -----
+
+// A host load of device memory between two launches on that memory is a real
+// dependence: the second launch on %d writes what the load reads, so it stays after
+// the load. The launch on %e (another allocation) conflicts with neither the load
+// nor the host store, so it moves up into the first device program: two device
+// programs instead of three.
+
+!host = memref<4xf32>
+!dev = memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
+
+kernel.module @k target #target.target<"cuda"> {
+  kernel.func @inc(%a: memref<4xf32>) {
+    kernel.return
+  }
+}
+
+func.func @host_load_between(%i: index, %h: !host) {
+  %c1 = arith.constant 1 : index
+  %d = device.alloc() : !dev
+  %e = device.alloc() : !dev
+  device.launch @k::@inc on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : !dev
+  %x = memref.load %d[%i] : !dev
+  device.launch @k::@inc on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%e) : !dev
+  memref.store %x, %h[%i] : !host
+  device.launch @k::@inc on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : !dev
+  func.return
+}
+
+// CHECK-LABEL: func.func @host_load_between(%i: index, %h: memref<4xf32>) attributes {device.region = "mixed"} {
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %d = func.call @host_load_between_cuda0(%c1)
+// CHECK-NEXT:    %x = memref.load %d[%i]
+// CHECK-NEXT:    memref.store %x, %h[%i]
+// CHECK-NEXT:    func.call @host_load_between_cuda0_1(%c1, %d)
+// CHECK-NEXT:    func.return
+// CHECK-LABEL: func.func @host_load_between_cuda0(%c1: index) -> memref<4xf32, #vdev.device<"cuda", 0, ?, "global">> attributes {device.region = "device"
+// CHECK-NEXT:    %d = device.alloc()
+// CHECK-NEXT:    %e = device.alloc()
+// CHECK-NEXT:    device.launch @k::@inc {{.*}} args(%d)
+// CHECK-NEXT:    device.launch @k::@inc {{.*}} args(%e)
+// CHECK-NEXT:    func.return %d
+// CHECK-LABEL: func.func @host_load_between_cuda0_1(%c1: index, %d: memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>) attributes {device.region = "device"
+// CHECK-NEXT:    device.launch @k::@inc {{.*}} args(%d)
+// CHECK-NEXT:    func.return
+
+// -----
+
+// Function arguments may alias: the copy reads %q, which may be the memory the
+// launches on %p write, so neither launch moves across it (two device programs).
+// With %q a fresh `device.alloc` instead (@distinct_alloc), the second launch does
+// not conflict with the copy and joins the first: one device program.
+// (No `device.free %q`: it would need the copy first and make a second program.)
+
+!host = memref<4xf32>
+!dev = memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
+
+kernel.module @k target #target.target<"cuda"> {
+  kernel.func @inc(%a: memref<4xf32>) {
+    kernel.return
+  }
+}
+
+func.func @aliasing_args(%p: !dev, %q: !dev, %h: !host) {
+  %c1 = arith.constant 1 : index
+  device.launch @k::@inc on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%p) : !dev
+  device.copy %q to %h : !dev to !host
+  device.launch @k::@inc on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%p) : !dev
+  func.return
+}
+
+// CHECK-LABEL: func.func @aliasing_args(
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    func.call @aliasing_args_cuda0(%c1, %p)
+// CHECK-NEXT:    device.copy %q to %h
+// CHECK-NEXT:    func.call @aliasing_args_cuda0_1(%c1, %p)
+// CHECK-NEXT:    func.return
+
+func.func @distinct_alloc(%p: !dev, %h: !host) {
+  %c1 = arith.constant 1 : index
+  %q = device.alloc() : !dev
+  device.launch @k::@inc on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%p) : !dev
+  device.copy %q to %h : !dev to !host
+  device.launch @k::@inc on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%p) : !dev
+  func.return
+}
+
+// CHECK-LABEL: func.func @distinct_alloc(
+// CHECK-NEXT:    %q = func.call @distinct_alloc_cuda0(%p)
+// CHECK-NEXT:    device.copy %q to %h
+// CHECK-NEXT:    func.return
+// CHECK-LABEL: func.func @distinct_alloc_cuda0(
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %q = device.alloc()
+// CHECK-NEXT:    device.launch @k::@inc {{.*}} args(%p)
+// CHECK-NEXT:    device.launch @k::@inc {{.*}} args(%p)
+// CHECK-NEXT:    func.return %q
