@@ -215,3 +215,96 @@ def test_outlined_names_follow_the_function_and_device() -> None:
     names = set(functions(module))
     assert {"main_cuda0", "main_cuda1", "bump"} <= names
     assert all(n in ("main", "bump") or n.startswith(("main_cuda0", "main_cuda1")) for n in names)
+
+
+# --- grouping by dependences ----------------------------------------------------------
+
+
+def outlined_names(source: str | Path, function: str = "main") -> list[str]:
+    module = devplan.parse(source)
+    devplan.apply(module, "outline-device-regions")
+    return [name for name in functions(module) if name.startswith(f"{function}_")]
+
+
+def op_names(module: ModuleOp, function: str) -> list[str]:
+    return [op.name for op in functions(module)[function].body.block.ops]
+
+
+def test_two_gpus_outlines_into_four_device_programs_per_gpu() -> None:
+    # Each GPU's work has four phases that host or cross-device copies separate, and
+    # no reordering can join: its allocations (before the copy in), `scale` (after the
+    # copy in, before the exchange reads its result), `accumulate` with the free of the
+    # received buffer (after the exchange), and the free of its own buffer (after the
+    # copy out). Contiguous runs alone gave 12.
+    names = outlined_names(EXAMPLES / "two_gpus.mlir")
+    assert sorted(names) == sorted(
+        [f"main_cuda{d}{suffix}" for d in (0, 1) for suffix in ("", "_1", "_2", "_3")]
+    )
+    module = devplan.parse(EXAMPLES / "two_gpus.mlir")
+    devplan.apply(module, "outline-device-regions")
+    assert op_names(module, "main_cuda0") == ["device.alloc", "device.alloc", "func.return"]
+    assert op_names(module, "main_cuda0_2")[-3:] == ["device.launch", "device.free", "func.return"]
+
+
+def test_vector_add_allocs_launch_and_frees_stay_three_programs_because_copies_order_them() -> None:
+    # The copies into %da and %db need the allocations and the launch needs the copies,
+    # and the copy of %dc to the host needs the launch and precedes the free of %dc:
+    # host work between them is a real dependence, so three device programs is the
+    # fewest. The block is then left in its order (reordering would not save a program).
+    module = devplan.parse(EXAMPLES / "vector_add.mlir")
+    devplan.apply(module, "outline-device-regions")
+    assert [n for n in functions(module) if n != "main"] == [
+        "main_cuda0",
+        "main_cuda0_1",
+        "main_cuda0_2",
+    ]
+    assert op_names(module, "main_cuda0") == ["device.alloc"] * 3 + ["func.return"]
+    assert op_names(module, "main_cuda0_1") == ["device.launch", "func.return"]
+    assert op_names(module, "main_cuda0_2") == ["device.free"] * 3 + ["func.return"]
+
+
+# `scale %e` moves up next to `scale %d` (it touches only %e); `shift %d` must stay after
+# the copy of %d to %early, which reads what it would overwrite.
+REORDERED = (
+    KERNELS
+    + """
+!dev = memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>
+!host = memref<8xf32>
+
+func.func @main(%h: !host) -> (!host, !host, !host) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %two = arith.constant 2.0 : f32
+  %one = arith.constant 1.0 : f32
+  %d = device.alloc() : !dev
+  %e = device.alloc() : !dev
+  device.copy %h to %d : !host to !dev
+  device.copy %h to %e : !host to !dev
+  device.launch @k::@scale on #vdev.device<"cuda", 0> grid(%c8, %c1, %c1) block(%c1, %c1, %c1) args(%d, %two) : !dev, f32
+  %early = memref.alloc() : !host
+  device.copy %d to %early : !dev to !host
+  device.launch @k::@shift on #vdev.device<"cuda", 0> grid(%c8, %c1, %c1) block(%c1, %c1, %c1) args(%d, %one) : !dev, f32
+  %late = memref.alloc() : !host
+  device.copy %d to %late : !dev to !host
+  device.launch @k::@scale on #vdev.device<"cuda", 0> grid(%c8, %c1, %c1) block(%c1, %c1, %c1) args(%e, %two) : !dev, f32
+  %last = memref.alloc() : !host
+  device.copy %e to %last : !dev to !host
+  device.free %d : !dev
+  device.free %e : !dev
+  func.return %early, %late, %last : !host, !host, !host
+}
+"""
+)
+
+
+def test_reordered_program_computes_the_same_and_keeps_the_read_before_the_overwrite() -> None:
+    h = np.arange(8, dtype=np.float32)
+    before, after = run_before_and_after(REORDERED, [h])
+    np.testing.assert_array_equal(np.asarray(before[0]), 2 * h)
+    np.testing.assert_array_equal(np.asarray(before[1]), 2 * h + 1)
+    np.testing.assert_array_equal(np.asarray(before[2]), 2 * h)
+    assert_same(before, after)
+    module = devplan.parse(REORDERED)
+    devplan.apply(module, "outline-device-regions")
+    assert op_names(module, "main_cuda0_1") == ["device.launch", "device.launch", "func.return"]
+    assert len(outlined_names(REORDERED)) == 4  # contiguous runs alone: 5
