@@ -22,6 +22,8 @@ def test_demo_runs_classifies_outlines_and_matches_numpy(
     assert "@main           multi-device" in out
     assert "device.target = #target.target<\"cuda\", host = #target.target<\"llvm\">>" in out
     assert out.count("matches NumPy") == 4
+    # @main and 8 device programs (4 per GPU, as dependences allow), 4 of them listed.
+    assert "  ... and 5 more device programs" in out
     assert re.search(r"^cuda:0<->cuda:1 +2 ", out, re.MULTILINE)
     trace = json.loads((tmp_path / "build" / "demo_trace.json").read_text())
     assert trace["traceEvents"]
