@@ -12,7 +12,6 @@ devplan.apply(module, "canonicalize")
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,8 +31,7 @@ from .dialects.vdev import VirtualDevice  # importing it registers the vdev modu
 from .pipeline import build_pipeline
 
 if TYPE_CHECKING:
-    from .runtime.executor import ExecutionResult
-    from .runtime.system import System
+    from .runtime.executor import execute
 
 __version__ = "0.1.0"
 
@@ -78,23 +76,14 @@ def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> Module
     return module
 
 
-def execute(
-    module: ModuleOp,
-    inputs: Sequence[object],
-    entry: str = "main",
-    system: System | str | Path | None = None,
-    kernel_backend: str = "numpy",
-    strict: bool = False,
-) -> ExecutionResult:
-    """Run `@entry` of a level-2 program; `.outputs` (host NumPy values), `.report`.
+def __getattr__(name: str) -> object:
+    # `devplan.execute` is `devplan.runtime.executor.execute` itself, imported on first
+    # use: that keeps `import devplan` light (no runtime, NumPy kernels or numba).
+    if name == "execute":
+        from .runtime.executor import execute
 
-    Memref arguments take NumPy arrays, scalars Python int/float/bool; `system` is
-    None (the embedded default), a TOML path or a `System`; `strict` makes leaked
-    device buffers an error. See `devplan.runtime.executor`.
-    """
-    from .runtime.executor import execute as run  # lazily: keeps `import devplan` light
-
-    return run(module, inputs, entry, system, kernel_backend, strict)
+        return execute
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

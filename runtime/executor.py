@@ -1019,7 +1019,12 @@ def execute(
     kernel_backend: str = "numpy",
     strict: bool = False,
 ) -> ExecutionResult:
-    """Run `@entry` of a level-2 program on `inputs` (see the module docstring)."""
+    """Run `@entry` of a level-2 program on `inputs`; `.outputs` (host NumPy values), `.report`.
+
+    Memref arguments take NumPy arrays, scalars Python int/float/bool; `system` is
+    None (the embedded default), a TOML path or a `System`; `strict` makes leaked
+    device buffers an error. How a run goes: the `devplan.runtime.executor` docstring.
+    """
     return compile_program(module, kernel_backend).run(inputs, entry, system, strict)
 
 
