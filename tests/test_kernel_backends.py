@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,13 @@ def kernel(body: str) -> KernelFuncOp:
 
 def run(func: KernelFuncOp, backend: str, grid: Any, block: Any, args: list[Any]) -> None:
     compile_kernel(func, backend)(grid=grid, block=block, args=args)
+
+
+def fault_of(source: str, backend: str, grid: Any, block: Any, args: list[Any]) -> str:
+    """The message of the `KernelError` that running the kernel `source` raises."""
+    with pytest.raises(KernelError) as caught:
+        run(kernel(source), backend, grid, block, args)
+    return str(caught.value)
 
 
 backends = pytest.mark.parametrize("backend", BACKENDS)
@@ -432,9 +438,7 @@ kernel.func @copy(%a: memref<?xf32>, %b: memref<?xf32>) {
 @backends
 def test_out_of_bounds_load_names_kernel_op_thread_buffer_index_and_shape(backend: str) -> None:
     a, b, _ = vectors(1000)
-    with pytest.raises(KernelError) as caught:
-        run(kernel(UNGUARDED), backend, (4, 1, 1), (256, 1, 1), [a, b])
-    message = str(caught.value)
+    message = fault_of(UNGUARDED, backend, (4, 1, 1), (256, 1, 1), [a, b])
     assert message.startswith("<string>:9:3: error: in kernel @copy: out-of-bounds load from ")
     assert "argument 0 (%a): index [1000] is outside shape (1000)" in message
     assert "(block (3, 0, 0), thread (232, 0, 0))" in message
@@ -445,8 +449,8 @@ def test_out_of_bounds_load_names_kernel_op_thread_buffer_index_and_shape(backen
 def test_out_of_bounds_store_is_reported_and_larger_buffers_are_not_clamped(backend: str) -> None:
     a = np.arange(12, dtype=np.float32)
     b = np.zeros(10, dtype=np.float32)
-    with pytest.raises(KernelError, match=re.escape("out-of-bounds store to argument 1 (%b)")):
-        run(kernel(UNGUARDED), backend, (1, 1, 1), (12, 1, 1), [a, b])
+    message = fault_of(UNGUARDED, backend, (1, 1, 1), (12, 1, 1), [a, b])
+    assert "out-of-bounds store to argument 1 (%b)" in message
 
 
 NEGATIVE = """
@@ -464,10 +468,9 @@ kernel.func @shift_left(%a: memref<?xf32>, %b: memref<?xf32>) {
 @backends
 def test_negative_index_is_out_of_bounds_not_wrapped(backend: str) -> None:
     a, b, _ = vectors(8)
-    with pytest.raises(KernelError) as caught:
-        run(kernel(NEGATIVE), backend, (1, 1, 1), (8, 1, 1), [a, b])
-    assert "index [-1] is outside shape (8)" in str(caught.value)
-    assert "(block (0, 0, 0), thread (0, 0, 0))" in str(caught.value)
+    message = fault_of(NEGATIVE, backend, (1, 1, 1), (8, 1, 1), [a, b])
+    assert "index [-1] is outside shape (8)" in message
+    assert "(block (0, 0, 0), thread (0, 0, 0))" in message
 
 
 DIVIDE = """
@@ -484,8 +487,8 @@ kernel.func @div(%a: memref<?xi32>, %d: i32) {
 @backends
 def test_integer_division_by_zero_is_an_error(backend: str) -> None:
     a = np.arange(4, dtype=np.int32)
-    with pytest.raises(KernelError, match=r"'arith.divsi' divides by zero \(block \(0, 0, 0\)"):
-        run(kernel(DIVIDE), backend, (1, 1, 1), (4, 1, 1), [a, 0])
+    message = fault_of(DIVIDE, backend, (1, 1, 1), (4, 1, 1), [a, 0])
+    assert "'arith.divsi' divides by zero (block (0, 0, 0)" in message
 
 
 DIVERGENT = f"""
@@ -504,9 +507,7 @@ kernel.func @bad_barrier(%a: memref<?xf32>) {{
 
 @backends
 def test_barrier_in_divergent_control_flow_is_an_error(backend: str) -> None:
-    with pytest.raises(KernelError) as caught:
-        run(kernel(DIVERGENT), backend, (1, 1, 1), (8, 1, 1), [np.zeros(8, np.float32)])
-    message = str(caught.value)
+    message = fault_of(DIVERGENT, backend, (1, 1, 1), (8, 1, 1), [np.zeros(8, np.float32)])
     assert message.startswith("<string>:9:5: error: in kernel @bad_barrier: 'kernel.barrier'")
     assert "divergent control flow" in message
     assert "thread (4, 0, 0)" in message
@@ -666,9 +667,7 @@ kernel.func @spill(%a: memref<?xf32>) {{
 
 @backends
 def test_out_of_bounds_shared_memory_store_names_the_shared_buffer(backend: str) -> None:
-    with pytest.raises(KernelError) as caught:
-        run(kernel(SHARED_OOB), backend, (2, 1, 1), (8, 1, 1), [np.zeros(1, np.float32)])
-    message = str(caught.value)
+    message = fault_of(SHARED_OOB, backend, (2, 1, 1), (8, 1, 1), [np.zeros(1, np.float32)])
     assert "out-of-bounds store to shared memory %s: index [64] is outside shape (64)" in message
     assert "(block (0, 0, 0), thread (4, 0, 0))" in message
 
