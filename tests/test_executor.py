@@ -392,24 +392,34 @@ def test_wrong_argument_count_names_the_signature() -> None:
     )
 
 
-def test_wrong_dtype_names_the_argument() -> None:
-    assert error_of(ADD_ONE, np.zeros(4, np.float64), 1) == (
-        "error: argument 0 %a of @main(memref<4xf32>, i32) -> memref<4xf32> is "
-        "memref<4xf32> and needs dtype float32, got 4 of float64 (convert it with .astype)"
-    )
-
-
-def test_wrong_shape_names_the_argument() -> None:
-    assert error_of(ADD_ONE, np.zeros((2, 2), np.float32), 1) == (
-        "error: argument 0 %a of @main(memref<4xf32>, i32) -> memref<4xf32> is "
-        "memref<4xf32> and needs shape 4, got 2x2 of float32"
-    )
-
-
-def test_scalar_of_the_wrong_kind_names_the_argument() -> None:
-    assert error_of(ADD_ONE, np.zeros(4, np.float32), 1.5) == (
-        "error: argument 1 %k of @main(memref<4xf32>, i32) -> memref<4xf32> is i32, "
-        "got float 1.5"
+@pytest.mark.parametrize(
+    ("inputs", "argument", "problem"),
+    [
+        pytest.param(
+            (np.zeros(4, np.float64), 1),
+            "argument 0 %a",
+            "memref<4xf32> and needs dtype float32, got 4 of float64 (convert it with .astype)",
+            id="wrong_dtype",
+        ),
+        pytest.param(
+            (np.zeros((2, 2), np.float32), 1),
+            "argument 0 %a",
+            "memref<4xf32> and needs shape 4, got 2x2 of float32",
+            id="wrong_shape",
+        ),
+        pytest.param(
+            (np.zeros(4, np.float32), 1.5),
+            "argument 1 %k",
+            "i32, got float 1.5",
+            id="scalar_of_the_wrong_kind",
+        ),
+    ],
+)
+def test_wrong_argument_is_named_with_the_signature_and_what_it_needs(
+    inputs: tuple[object, ...], argument: str, problem: str
+) -> None:
+    assert error_of(ADD_ONE, *inputs) == (
+        f"error: {argument} of @main(memref<4xf32>, i32) -> memref<4xf32> is {problem}"
     )
 
 
