@@ -172,24 +172,24 @@ def test_cse_keeps_repeated_copies_and_launches() -> None:
     assert len(ops_named(module, "device.launch")) == 2
 
 
-def test_cse_merges_duplicate_device_attrs() -> None:
+def cse_of_two_attr_queries(kind: str) -> ModuleOp:
+    """`cse` applied to two `device.attr` queries of `kind`, each result stored."""
     body = "\n".join(
-        f'  %n{i} = device.attr "warp_size" of {CUDA0} : index\n'
+        f'  %n{i} = device.attr "{kind}" of {CUDA0} : index\n'
         f"  memref.store %n{i}, %out[%n{i}] : memref<64xindex>"
         for i in range(2)
     )
-    module = devplan.apply(parse(body, "%out: memref<64xindex>"), "cse")
+    return devplan.apply(parse(body, "%out: memref<64xindex>"), "cse")
+
+
+def test_cse_merges_duplicate_device_attrs() -> None:
+    module = cse_of_two_attr_queries("warp_size")
     assert len(ops_named(module, "device.attr")) == 1
     assert len(ops_named(module, "memref.store")) == 2
 
 
 def test_cse_does_not_merge_free_memory_queries() -> None:
-    body = "\n".join(
-        f'  %n{i} = device.attr "available_global_memory" of {CUDA0} : index\n'
-        f"  memref.store %n{i}, %out[%n{i}] : memref<64xindex>"
-        for i in range(2)
-    )
-    module = devplan.apply(parse(body, "%out: memref<64xindex>"), "cse")
+    module = cse_of_two_attr_queries("available_global_memory")
     assert len(ops_named(module, "device.attr")) == 2
 
 
