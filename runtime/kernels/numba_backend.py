@@ -21,7 +21,7 @@ launcher turns that into the same `KernelError` the NumPy backend raises.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numba  # pyright: ignore[reportMissingTypeStubs]
@@ -302,10 +302,10 @@ class NumbaSource(SourceWriter):
             return ops[:-1], list(last.operands)
         return ops, []
 
-    def thread_if(self, op: Operation) -> None:
-        for result in op.results:
-            self.emit(f"{self.v(result)} = {self.zero(result.type)}")
-        self.emit(f"if {self.v(op.operands[0])}:")
+    def branches(self, op: Operation, cond: str) -> Iterator[Block]:
+        """Emit `if cond:` and, for a non-empty else region, `else:`; yields each branch's
+        block while the emitted lines are indented into that branch."""
+        self.emit(f"if {cond}:")
         for i, region in enumerate(op.regions):
             if i == 1:
                 if not region.blocks or not region.block.ops:
@@ -313,11 +313,17 @@ class NumbaSource(SourceWriter):
                 self.emit("else:")
             self.depth += 1
             self.emit("pass")
-            ops, yielded = self.region_ops(region.block)
+            yield region.block
+            self.depth -= 1
+
+    def thread_if(self, op: Operation) -> None:
+        for result in op.results:
+            self.emit(f"{self.v(result)} = {self.zero(result.type)}")
+        for block in self.branches(op, self.v(op.operands[0])):
+            ops, yielded = self.region_ops(block)
             self.thread_ops(ops)
             for result, value in zip(op.results, yielded, strict=True):
                 self.emit(f"{self.v(result)} = {self.v(value)}")
-            self.depth -= 1
 
     def thread_for(self, op: Operation) -> None:
         lb, ub, step, *inits = (self.v(o) for o in op.operands)
@@ -683,16 +689,8 @@ class NumbaSource(SourceWriter):
         # The branch taken must be the same in every thread: check it against thread 0.
         cond = self.uniform(op.operands[0], op)
         targets = [self.spilled[r] for r in op.results]
-        self.emit(f"if {cond}:")
-        for i, region in enumerate(op.regions):
-            if i == 1:
-                if not region.blocks or not region.block.ops:
-                    break
-                self.emit("else:")
-            self.depth += 1
-            self.emit("pass")
-            self.block_level(list(region.block.ops), targets)
-            self.depth -= 1
+        for block in self.branches(op, cond):
+            self.block_level(list(block.ops), targets)
 
 
 def _is_f16(type_: Any) -> bool:
