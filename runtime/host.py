@@ -778,9 +778,15 @@ def _alloc(c: Compiler, op: Operation) -> Step:
     return run
 
 
-def _index_checker(
-    op: Operation, what: str, indices: tuple[int, ...]
-) -> Callable[[Frame, np.ndarray[Any, Any]], tuple[int, ...]]:
+def _memref_access(
+    c: Compiler, op: memref.LoadOp | memref.StoreOp, write: bool
+) -> tuple[Getter, Callable[[Frame, np.ndarray[Any, Any]], tuple[int, ...]]]:
+    """For a host `memref.load`/`store`: the getter of the array it reaches and the check
+    giving its index in bounds (the error names the memref type)."""
+    memory = c.host_memory(op, op.memref, write=write)
+    what = f"{op.memref.type}"
+    indices = tuple(c.slot(v) for v in op.indices)
+
     def check(f: Frame, array: np.ndarray[Any, Any]) -> tuple[int, ...]:
         index = tuple(f[i] for i in indices)
         for i, n in zip(index, array.shape, strict=True):
@@ -792,16 +798,13 @@ def _index_checker(
                 )
         return index
 
-    return check
+    return memory, check
 
 
 @_register("memref.load")
 def _load(c: Compiler, op: Operation) -> Step:
     assert isinstance(op, memref.LoadOp)
-    type_ = op.memref.type
-    assert isinstance(type_, MemRefType)
-    memory = c.host_memory(op, op.memref, write=False)
-    check = _index_checker(op, f"{type_}", tuple(c.slot(v) for v in op.indices))
+    memory, check = _memref_access(c, op, write=False)
     element = element_type(op.memref.type)
     convert: Callable[[Any], Any] = (
         (lambda x: wrapper(element)(int(x))) if is_integer_like(element) else (lambda x: x)
@@ -818,10 +821,7 @@ def _load(c: Compiler, op: Operation) -> Step:
 @_register("memref.store")
 def _store(c: Compiler, op: Operation) -> Step:
     assert isinstance(op, memref.StoreOp)
-    type_ = op.memref.type
-    assert isinstance(type_, MemRefType)
-    memory = c.host_memory(op, op.memref, write=True)
-    check = _index_checker(op, f"{type_}", tuple(c.slot(v) for v in op.indices))
+    memory, check = _memref_access(c, op, write=True)
     value = c.slot(op.value)
     dtype = numpy_dtype(element_type(op.memref.type))
     unsigned_mask = (1 << (dtype.itemsize * 8)) - 1 if dtype.kind == "u" else None
