@@ -72,6 +72,12 @@ class CUDADeviceAPI(DeviceAPI):
         scheduler: Scheduler | None = None,
         host_scopes: Iterable[str] = (),
     ) -> None:
+        if visible := sorted(set(host_scopes)):
+            raise DeviceError(
+                f"{device}: the cuda DeviceAPI keeps all memory on the GPU, so scope(s) "
+                f"{', '.join(visible)} cannot be host-visible; drop them from the system's "
+                'host-visible or [[same_memory]] entries, or use api = "simulated"'
+            )
         cuda = _numba_cuda()
         if not cuda.is_available():
             raise DeviceError(

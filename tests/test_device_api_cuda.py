@@ -96,3 +96,14 @@ def test_cuda_api_without_a_gpu_says_so() -> None:
         "cuda:0: no CUDA GPU is available (numba.cuda.is_available() is false); describe the "
         'device with api = "simulated" to run without a GPU'
     )
+
+
+def test_cuda_api_refuses_host_visible_scopes() -> None:
+    with pytest.raises(
+        DeviceError,
+        match=r"cuda:0: the cuda DeviceAPI keeps all memory on the GPU, so scope\(s\) host "
+        r"cannot be host-visible",
+    ):
+        get_device_api("cuda")(
+            device=Device("cuda", 0), scopes={"global": 1024}, host_scopes=["host"]
+        )
