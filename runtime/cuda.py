@@ -72,12 +72,6 @@ class CUDADeviceAPI(DeviceAPI):
         scheduler: Scheduler | None = None,
         host_scopes: Iterable[str] = (),
     ) -> None:
-        if visible := sorted(set(host_scopes)):
-            raise DeviceError(
-                f"{device}: the cuda DeviceAPI keeps all memory on the GPU, so scope(s) "
-                f"{', '.join(visible)} cannot be host-visible; drop them from the system's "
-                'host-visible or [[same_memory]] entries, or use api = "simulated"'
-            )
         cuda = _numba_cuda()
         if not cuda.is_available():
             raise DeviceError(
@@ -87,6 +81,12 @@ class CUDADeviceAPI(DeviceAPI):
         count = len(cuda.gpus)
         if not 0 <= device.id < count:
             raise DeviceError(f"{device}: there are {count} CUDA GPU(s), ids 0 to {count - 1}")
+        if visible := sorted(set(host_scopes)):
+            raise DeviceError(
+                f"{device}: the cuda DeviceAPI keeps all memory on the GPU, so scope(s) "
+                f"{', '.join(visible)} cannot be host-visible; drop them from the system's "
+                'host-visible or [[same_memory]] entries, or use api = "simulated"'
+            )
         cuda.select_device(device.id)
         self._cuda = cuda
         self._context: Any = cuda.current_context()
