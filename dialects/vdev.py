@@ -126,10 +126,20 @@ class DeviceAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         readers: tuple[Callable[[], Attribute], ...] = (
-            lambda: StringAttr(parser.parse_str_literal("device type")),
-            lambda: IntAttr(parser.parse_integer(allow_boolean=False, allow_negative=True)),
+            lambda: StringAttr(
+                parser.parse_str_literal(" for the device type (or ? for unconstrained)")
+            ),
+            lambda: IntAttr(
+                parser.parse_integer(
+                    allow_boolean=False,
+                    allow_negative=True,
+                    context_msg=" for the virtual id (or ? for unconstrained)",
+                )
+            ),
             parser.parse_attribute,
-            lambda: StringAttr(parser.parse_str_literal("memory scope")),
+            lambda: StringAttr(
+                parser.parse_str_literal(" for the memory scope (or ? for unconstrained)")
+            ),
         )
         what = ("device type", "virtual id", "target", "memory scope")
         fields: list[Attribute] = [NoneAttr()] * len(readers)
