@@ -27,7 +27,8 @@ dependencies first and produce an empty list.
 Not converted (a located error at the op): `gpu.launch` with a region body (outline
 it first, e.g. with MLIR's gpu-kernel-outlining), `gpu.all_reduce`, shuffles and
 subgroup ops, `gpu.lane_id`, `gpu.host_register`, `gpu.set_default_device`,
-`host_shared` allocations, cluster sizes, dynamic shared memory, non-kernel
+`host_shared` allocations, kernel-only ops (thread ids, barrier, ...) outside a
+`gpu.func`, cluster sizes, dynamic shared memory, non-kernel
 `gpu.func`s, memory spaces other than none/0/1 (global), and tokens that flow into
 ops other than the gpu ops above.
 """
@@ -77,6 +78,9 @@ _INDEX_QUERIES: dict[
     "gpu.grid_dim": kernel.GridDimOp,
 }
 
+_KERNEL_ONLY = frozenset({*_INDEX_QUERIES, "gpu.global_id", "gpu.barrier", "gpu.return"})
+"""gpu ops that mean something only inside a kernel (`gpu.func ... kernel`)."""
+
 _HOST_TOKEN_USERS = (gpu.AllocOp, gpu.DeallocOp, gpu.MemcpyOp, gpu.LaunchFuncOp, gpu.WaitOp)
 
 
@@ -115,6 +119,13 @@ def device_target(module: ModuleOp, device: DeviceAttr) -> TargetAttr:
         ) from None
 
 
+def _in_gpu_func(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, gpu.FuncOp):
+        parent = parent.parent_op()
+    return parent is not None
+
+
 class GpuToDevice:
     """One conversion of one module onto one device."""
 
@@ -146,6 +157,11 @@ class GpuToDevice:
     def _check_op(self, op: Operation) -> None:
         if op.name in UNSUPPORTED:
             raise error_at(op, UNSUPPORTED[op.name])
+        if op.name in _KERNEL_ONLY and not _in_gpu_func(op):
+            raise error_at(
+                op,
+                f"'{op.name}' is outside a gpu.func; it can only be converted inside a kernel",
+            )
         if isinstance(op, gpu.AllocOp):
             if op.hostShared is not None:
                 raise error_at(
