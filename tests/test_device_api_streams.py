@@ -204,15 +204,32 @@ def test_sync_stream_from_to_orders_later_work_after_the_source_queue() -> None:
     assert out.tolist() == [8, 8, 8, 8]
 
 
-def test_free_waits_for_queued_work_on_the_buffer() -> None:
+def test_free_first_runs_the_queued_work_that_uses_the_buffer() -> None:
+    _, _, gpu, _ = runtime_of()
+    a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
+    out = np.zeros(4, np.float32)
+    s1 = gpu.create_stream(GPU)
+    gpu.copy_data_from_to(np.full(4, 2, np.float32), a, s1)
+    gpu.copy_data_from_to(a, out, s1)
+    assert out.tolist() == [0, 0, 0, 0]  # queued, not run yet
+    gpu.free_data_space(GPU, a)
+    assert out.tolist() == [2, 2, 2, 2]
+
+
+def test_free_of_a_buffer_with_unordered_queued_work_is_a_race() -> None:
     _, _, gpu, _ = runtime_of()
     a = gpu.alloc_data_space(GPU, (4,), "float32", label="%a")
     out = np.zeros(4, np.float32)
     gpu.copy_data_from_to(np.full(4, 2, np.float32), a, gpu.create_stream(GPU))
     gpu.copy_data_from_to(a, out, gpu.create_stream(GPU))
-    with pytest.raises(RaceError):
+    with pytest.raises(RaceError) as info:
         # The second copy reads %a unordered with the first's write.
         gpu.free_data_space(GPU, a)
+    assert (
+        "copy host array 4xfloat32 -> %a (token #0 on stream cuda:0/s1) and copy %a -> host "
+        "array 4xfloat32 (token #1 on stream cuda:0/s2) are not ordered and one writes it; "
+        "make one wait on the other's token"
+    ) in str(info.value)
 
 
 # -- stream handles ------------------------------------------------------------
