@@ -37,8 +37,11 @@ def test_parse_reads_a_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
 
 def test_apply_unknown_pass_is_a_user_error() -> None:
     module = devplan.parse("func.func @f() {\n  func.return\n}\n")
-    with pytest.raises(devplan.DevplanError, match="no-such-pass"):
+    with pytest.raises(devplan.DevplanError) as info:
         devplan.apply(module, "no-such-pass")
+    assert str(info.value) == (
+        "error: unknown pass 'no-such-pass'; `devplan-opt --help` lists every pass"
+    )
 
 
 def test_apply_runs_an_xdsl_pipeline() -> None:
