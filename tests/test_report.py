@@ -180,8 +180,16 @@ def test_trace_complete_events_carry_microsecond_times_on_their_tracks(
     assert all((e["pid"], e["tid"]) in threads for e in complete)
 
 
-def test_empty_report_renders() -> None:
+def test_report_of_a_run_that_did_nothing_shows_every_device_and_link_at_zero() -> None:
     rt = Runtime.from_system(System.default())
     report = Report.collect(rt.apis.values(), rt.scheduler, wall_seconds=0.0)
     assert report.model_seconds == 0.0
+    lines = [" ".join(line.split()) for line in report.format().splitlines()]
+    assert lines[0] == "run: wall time 0.0 us, cost-model time 0.0 us"
+    assert "cpu:0 cpu 0 0 - 0 0.0 us 0.0 us 0 (0 B)" in lines
+    assert "cuda:0 simulated 0 0 - 0 0.0 us 0.0 us 0 (0 B)" in lines
+    assert "cuda:1 simulated 0 0 - 0 0.0 us 0.0 us 0 (0 B)" in lines
+    assert "cpu:0<->cuda:0 0 0 B 0.0 us" in lines
+    assert "cuda:0<->cuda:1 0 0 B 0.0 us" in lines
+    assert lines[-1] == "leaked buffers: none"
     assert [e for e in report.chrome_trace()["traceEvents"] if e["ph"] == "X"] == []  # type: ignore[index, union-attr]
