@@ -70,9 +70,16 @@ def test_host_visible_scopes_come_from_the_system() -> None:
     gpu = rt.api(GPU0)
     pinned = gpu.alloc_data_space(GPU0, (4,), "float32", scope="host", label="%p")
     gpu.host_view(pinned)[...] = 1
+    back = np.zeros(4, np.float32)
+    gpu.copy_data_from_to(pinned, back)
+    assert back.tolist() == [1, 1, 1, 1]  # the host's write reached the buffer
     device_only = gpu.alloc_data_space(GPU0, (4,), "float32", label="%d")
-    with pytest.raises(HostAccessError):
+    with pytest.raises(HostAccessError) as info:
         gpu.host_view(device_only)
+    assert str(info.value) == (
+        "host code cannot access buffer %d (cuda:0 scope 'global', 4xfloat32, 16 B): the host "
+        "reaches memory of cuda:0 in scope 'global' only through copies (copy_data_from_to)"
+    )
 
 
 def test_unknown_device_lists_the_devices() -> None:
