@@ -241,15 +241,20 @@ def test_fully_unconstrained_only_when_every_field_is_open() -> None:
         ("opencl:2/global.texture", make("opencl", 2, None, "global.texture")),
     ],
 )
-def test_from_string(text: str, expected: DeviceAttr) -> None:
+def test_from_string_reads_type_id_and_scope_and_round_trips(
+    text: str, expected: DeviceAttr
+) -> None:
     assert DeviceAttr.from_string(text) == expected
     assert DeviceAttr.from_string(expected.to_string()) == expected
 
 
 @pytest.mark.parametrize("text", ["", "cuda:x", "cuda:-1", "cuda:0:1", "cuda:0/", ":0"])
 def test_from_string_rejects_malformed_text(text: str) -> None:
-    with pytest.raises(VirtualDeviceError):
+    with pytest.raises(VirtualDeviceError) as info:
         DeviceAttr.from_string(text)
+    assert str(info.value).startswith(
+        f"invalid device string '{text}': expected TYPE[:ID][/SCOPE]"
+    )
 
 
 def test_from_string_error_shows_the_form() -> None:
@@ -365,7 +370,9 @@ def test_scopes_per_device_type() -> None:
         (make("hexagon", 0, None, "vtcm"), False),
     ],
 )
-def test_host_can_access(memory: DeviceAttr | None, visible: bool) -> None:
+def test_host_can_access_cpu_memory_and_host_scopes_only(
+    memory: DeviceAttr | None, visible: bool
+) -> None:
     assert host_can_access(memory) is visible
 
 
@@ -388,7 +395,9 @@ def test_host_can_access(memory: DeviceAttr | None, visible: bool) -> None:
         ("hexagon:0", "hexagon:0/vtcm", True),
     ],
 )
-def test_kernel_can_reach(launch: str, memory: str | None, reachable: bool) -> None:
+def test_kernel_can_reach_global_and_host_memory_of_its_own_device(
+    launch: str, memory: str | None, reachable: bool
+) -> None:
     space = DeviceAttr.from_string(memory) if memory is not None else None
     assert kernel_can_reach(DeviceAttr.from_string(launch), space) is reachable
 
