@@ -354,9 +354,15 @@ def _stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
 
 def _host_array_getter(op: Operation, value: SSAValue, s: int, write: bool) -> Getter:
     name = _ssa(value)
+    # A memref typed as host memory may still hold a device buffer (a
+    # memref.memory_space_cast from a device's space): the DeviceAPI decides whether
+    # the host may touch it, as for a memref typed with the device's space.
+    device_memory = _device_memory_getter(op, s, write, None)
 
     def get(f: Frame) -> np.ndarray[Any, Any]:
         array = f[s]
+        if isinstance(array, Buffer):
+            return device_memory(f)
         ex: Execution = f[0]
         freed = ex.freed_host.get(id(array))
         if freed is not None:
@@ -378,7 +384,9 @@ def _host_array_name(name: str, array: np.ndarray[Any, Any]) -> str:
     return f"{name} (host memory, {'x'.join(map(str, array.shape))}x{array.dtype})"
 
 
-def _device_memory_getter(op: Operation, s: int, write: bool, space: DeviceAttr) -> Getter:
+def _device_memory_getter(
+    op: Operation, s: int, write: bool, space: DeviceAttr | None
+) -> Getter:
     def get(f: Frame) -> np.ndarray[Any, Any]:
         buffer = f[s]
         if not isinstance(buffer, Buffer):
@@ -391,7 +399,7 @@ def _device_memory_getter(op: Operation, s: int, write: bool, space: DeviceAttr)
             raise error_at(
                 op,
                 f"'{op.name}' in host code {'writes' if write else 'reads'} memory of "
-                f"{space}: {_text(e)}",
+                f"{space or buffer.device}: {_text(e)}",
             ) from None
 
     return get

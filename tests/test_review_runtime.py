@@ -1,0 +1,64 @@
+"""Runtime review: paths around the executor's checks that must end in one located
+message, never a Python exception or a silently ignored value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import devplan
+
+G = '#vdev.device<"cuda", 0, ?, "global">'
+"""Global memory of cuda:0 (the host cannot touch it)."""
+H = '#vdev.device<"cuda", 0, ?, "host">'
+"""Host-visible memory of cuda:0."""
+
+
+def failure(text: str, *inputs: Any, **options: Any) -> list[str]:
+    """The lines of the error a run of `text` raises (the file is called <string>)."""
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.execute(devplan.parse(text), list(inputs), **options)
+    return str(info.value).splitlines()
+
+
+def _load_through_space_cast(space: str) -> str:
+    return f"""func.func @main() -> f32 {{
+  %c0 = arith.constant 0 : index
+  %d = device.alloc() : memref<4xf32, {space}>
+  %h = "memref.memory_space_cast"(%d) : (memref<4xf32, {space}>) -> memref<4xf32>
+  %v = memref.load %h[%c0] : memref<4xf32>
+  device.free %d : memref<4xf32, {space}>
+  func.return %v : f32
+}}
+"""
+
+
+def test_space_cast_to_host_type_does_not_let_host_read_device_memory() -> None:
+    lines = failure(_load_through_space_cast(G))
+    assert lines[0].startswith(
+        "<string>:5:3: error: 'memref.load' in host code reads memory of cuda:0: host code "
+        "cannot access buffer %d"
+    )
+
+
+def test_space_cast_to_host_type_does_not_let_host_write_device_memory() -> None:
+    lines = failure(
+        f"""func.func @main() {{
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %d = device.alloc() : memref<4xf32, {G}>
+  %h = "memref.memory_space_cast"(%d) : (memref<4xf32, {G}>) -> memref<4xf32>
+  memref.store %one, %h[%c0] : memref<4xf32>
+  device.free %d : memref<4xf32, {G}>
+  func.return
+}}
+"""
+    )
+    assert lines[0].startswith("<string>:6:3: error: 'memref.store' in host code writes memory")
+
+
+def test_space_cast_of_host_visible_device_memory_reads_it() -> None:
+    result = devplan.execute(devplan.parse(_load_through_space_cast(H)), [])
+    assert result.outputs == [np.float32(0.0)]
