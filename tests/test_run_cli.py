@@ -97,7 +97,9 @@ def test_missing_arguments_say_how_to_give_them(capsys: pytest.CaptureFixture[st
     )
 
 
-def test_bad_arg_literal(capsys: pytest.CaptureFixture[str]) -> None:
+def test_arg_that_is_neither_a_file_nor_a_literal_is_an_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, _, err = run_cli([VECTOR_ADD, "--arg", "abc"], capsys)
     assert (code, err) == (
         1,
@@ -145,7 +147,7 @@ def test_run_time_error_is_located_and_has_no_traceback(
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match=r"no/such\.mlir"):  # the original exception
         main(["no/such.mlir", "--debug"])
 
 
