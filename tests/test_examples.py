@@ -35,7 +35,7 @@ def run_example(name: str, backend: str, seed: int = 0) -> tuple[list[Any], Exec
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_vector_add(backend: str) -> None:
+def test_vector_add_sums_on_cuda0_with_three_buffers_and_three_copies(backend: str) -> None:
     (a, b), result = run_example("vector_add", backend)
     np.testing.assert_array_equal(result.outputs[0], a + b)
     gpu = result.report.devices["cuda:0"]
@@ -55,7 +55,7 @@ def test_reduction_with_shared_memory_and_barriers(backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_tiled_matmul(backend: str) -> None:
+def test_tiled_matmul_matches_numpy(backend: str) -> None:
     (a, b), result = run_example("matmul", backend)
     np.testing.assert_allclose(result.outputs[0], a @ b, rtol=1e-5, atol=1e-5)
 

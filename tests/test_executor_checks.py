@@ -90,7 +90,7 @@ def test_host_code_may_use_a_host_visible_scope_of_a_device() -> None:
     assert result.outputs == [np.float32(2.5)]
 
 
-def test_launch_argument_on_another_device() -> None:
+def test_launch_argument_on_another_device_is_an_error() -> None:
     lines = failure(
         """kernel.module @k target #target.target<"cuda"> {
   kernel.func @touch(%a: memref<?xf32>) {
@@ -118,7 +118,7 @@ func.func @main() {
     )
 
 
-def test_use_after_free() -> None:
+def test_copy_into_a_freed_buffer_names_the_alloc_and_the_free() -> None:
     lines = failure(
         f"""func.func @main(%h: memref<4xf32>) {{
   %d = device.alloc() : memref<4xf32, {G}>
@@ -136,7 +136,7 @@ def test_use_after_free() -> None:
     )
 
 
-def test_double_free() -> None:
+def test_double_free_names_both_frees_and_the_alloc() -> None:
     lines = failure(
         f"""func.func @main() {{
   %d = device.alloc() : memref<4xf32, {G}>
@@ -153,7 +153,7 @@ def test_double_free() -> None:
     )
 
 
-def test_host_double_dealloc() -> None:
+def test_host_double_dealloc_names_the_first_dealloc() -> None:
     lines = failure(
         """func.func @main() {
   %h = memref.alloc() : memref<4xf32>

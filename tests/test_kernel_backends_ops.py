@@ -183,7 +183,7 @@ def test_integer_binary_ops_agree_and_wrap_at_their_width(
 @pytest.mark.parametrize("op", ["shli", "shrsi", "shrui"])
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
-def test_shifts_agree(op: str, data: st.DataObject) -> None:
+def test_shift_ops_agree_between_backends(op: str, data: st.DataObject) -> None:
     a = data.draw(hnp.arrays(np.int32, st.integers(1, 30)))
     b = data.draw(hnp.arrays(np.int32, len(a), elements=st.integers(0, 31)))
     func = elementwise(f"%z = arith.{op} %x, %y : i32", "i32", "i32", "i32")
@@ -273,7 +273,7 @@ CASTS = [
 @pytest.mark.parametrize(("line", "src", "dst", "oracle"), CASTS)
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
-def test_casts_agree(
+def test_casts_agree_between_backends_and_with_numpy(
     line: str, src: str, dst: str, oracle: Callable[[Any], Any], data: st.DataObject
 ) -> None:
     dtype = DTYPES[src]

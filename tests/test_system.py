@@ -182,7 +182,7 @@ def test_default_description_text_is_a_loadable_file(tmp_path: Path) -> None:
         ("1 TiB", 2**40),
     ],
 )
-def test_sizes(text: str, size: int) -> None:
+def test_sizes_take_decimal_and_binary_units(text: str, size: int) -> None:
     assert parse_size(text) == size
 
 
@@ -190,14 +190,14 @@ def test_sizes(text: str, size: int) -> None:
     ("text", "rate"),
     [("1 B/s", 1.0), ("5 KB/s", 5e3), ("24 GB/s", 24e9), ("300 MB/s", 3e8), ("2 GiB/s", 2.0**31)],
 )
-def test_bandwidths(text: str, rate: float) -> None:
+def test_bandwidths_take_decimal_and_binary_byte_rates(text: str, rate: float) -> None:
     assert parse_bandwidth(text) == rate
 
 
 @pytest.mark.parametrize(
     ("text", "seconds"), [("10 us", 1e-5), ("5 ns", 5e-9), ("2 ms", 2e-3), ("1 s", 1.0)]
 )
-def test_latencies(text: str, seconds: float) -> None:
+def test_latencies_take_ns_us_ms_and_s(text: str, seconds: float) -> None:
     assert parse_latency(text) == seconds
 
 
@@ -214,13 +214,13 @@ def test_missing_device_key() -> None:
     assert error_of(CPU.replace('api = "cpu"\n', "")) == "sys.toml: device[0]: missing key 'api'"
 
 
-def test_duplicate_device() -> None:
+def test_duplicate_device_names_the_earlier_entry() -> None:
     assert error_of(CPU + GPU + GPU) == (
         "sys.toml: device[2]: duplicate device cuda:0 (already device[1])"
     )
 
 
-def test_bad_size_unit() -> None:
+def test_bad_size_unit_lists_the_valid_units() -> None:
     assert error_of(CPU.replace('"1 GiB"', '"1 GiBs"')) == (
         "sys.toml: device[0]: scopes.global: bad size unit 'GiBs' in '1 GiBs' "
         "(valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"
@@ -255,7 +255,7 @@ def test_bad_bandwidth_unit() -> None:
     )
 
 
-def test_bad_latency_unit() -> None:
+def test_bad_latency_unit_lists_the_valid_units() -> None:
     assert error_of(CPU + GPU + LINK.replace('"10 us"', '"10 sec"')) == (
         "sys.toml: link[0]: latency: bad latency unit 'sec' in '10 sec' (valid: ns, us, ms, s)"
     )
@@ -317,7 +317,7 @@ def test_same_memory_reference_needs_a_scope() -> None:
     )
 
 
-def test_unknown_api() -> None:
+def test_unknown_api_lists_the_registered_apis() -> None:
     assert error_of(CPU + GPU.replace('"simulated"', '"gpu"')) == (
         f"sys.toml: device[1]: api: unknown DeviceAPI 'gpu' (valid: {', '.join(api_names())})"
     )
@@ -342,7 +342,7 @@ def test_target_attribute_error_names_the_attribute() -> None:
     assert "'warp'" in text
 
 
-def test_target_of_another_device_type() -> None:
+def test_target_of_another_device_type_than_the_entry_is_an_error() -> None:
     assert error_of(CPU.replace('type = "cpu"', 'type = "cuda"')) == (
         "sys.toml: device[0]: target: #target.target<\"llvm\"> has device type 'cpu' "
         'but type = "cuda"'
@@ -355,7 +355,7 @@ def test_device_needs_a_global_scope() -> None:
     )
 
 
-def test_bad_scope_name() -> None:
+def test_scope_name_that_is_not_an_identifier_is_an_error() -> None:
     assert error_of(
         CPU.replace('{ global = "1 GiB" }', '{ global = "1 GiB", "a/b" = "1 KiB" }')
     ) == (
@@ -365,7 +365,7 @@ def test_bad_scope_name() -> None:
 
 
 @pytest.mark.parametrize("bad", ["-1", "true", '"0"'])
-def test_bad_device_id(bad: str) -> None:
+def test_device_id_must_be_an_integer_0_or_more(bad: str) -> None:
     assert error_of(CPU.replace("id = 0", f"id = {bad}")).startswith(
         "sys.toml: device[0]: id: expected an integer 0 or more, got "
     )
@@ -382,7 +382,7 @@ def test_invalid_toml_names_the_file() -> None:
     assert error_of("[[device]\n").startswith("sys.toml: invalid TOML: ")
 
 
-def test_no_devices() -> None:
+def test_system_without_devices_is_an_error() -> None:
     assert error_of("") == "sys.toml: no devices: add at least one [[device]] entry"
 
 
@@ -424,7 +424,7 @@ def test_every_device_attr_name_is_a_system_attribute() -> None:
     assert set(system.device("cuda", 0).attrs) >= set(DEVICE_ATTR_KINDS)
 
 
-def test_missing_file() -> None:
+def test_missing_system_file_is_one_message() -> None:
     with pytest.raises(SystemDescriptionError) as info:
         System.load("/no/such/sys.toml")
     assert str(info.value) == (
