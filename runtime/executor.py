@@ -650,6 +650,10 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
             except LocatedError as e:
                 note = diagnostic_at(op, f"{name} launched here on {device}", kind="note")
                 raise type(e)(f"{e}\n{note}") from None
+            except DevplanError as e:
+                # The kernel's argument checks: an async launch runs at a later wait, and
+                # the error belongs to this launch, not to whatever op made it run.
+                raise _at(op, e) from None
 
         try:
             token = api.launch(

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (IR lines are as long as IR lines are)
 """Runtime review: paths around the executor's checks that must end in one located
 message, never a Python exception or a silently ignored value."""
 
@@ -62,3 +63,27 @@ def test_space_cast_to_host_type_does_not_let_host_write_device_memory() -> None
 def test_space_cast_of_host_visible_device_memory_reads_it() -> None:
     result = devplan.execute(devplan.parse(_load_through_space_cast(H)), [])
     assert result.outputs == [np.float32(0.0)]
+
+
+def test_async_launch_with_arguments_the_kernel_rejects_is_reported_at_the_launch() -> None:
+    lines = failure(
+        f"""kernel.module @k target #target.target<"cuda"> {{
+  kernel.func @f(%a: memref<4xf32>) {{
+    kernel.return
+  }}
+}}
+func.func @main() {{
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %d = device.alloc(%c8) : memref<?xf32, {G}>
+  %t = device.launch async [] @k::@f on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : memref<?xf32, {G}>
+  device.wait %t
+  device.free %d : memref<?xf32, {G}>
+  func.return
+}}
+"""
+    )
+    assert lines[0] == (
+        "<string>:10:3: error: 'device.launch' launching kernel @f: argument 0 (%a) is an "
+        "array of float32 with shape (8,); the parameter is memref<4xf32>"
+    )
