@@ -640,6 +640,10 @@ class _Reader:
                 raise self.error(
                     where, f"attrs.{key}: expected a number, string or boolean, got {item!r}"
                 )
+            # An integer attribute the runtime uses (max_threads_per_block bounds every
+            # launch) must be one: a float would be truncated, a string ignored.
+            if DEVICE_ATTR_VALUE_KINDS[key] == "int" and not isinstance(item, int):
+                raise self.error(where, f"attrs.{key}: expected an integer, got {item!r}")
         return dict(attrs)
 
     def scope_ref(self, where: str, value: object, devices: dict[str, DeviceSpec]) -> ScopeRef:

@@ -87,3 +87,58 @@ func.func @main() {{
         "<string>:10:3: error: 'device.launch' launching kernel @f: argument 0 (%a) is an "
         "array of float32 with shape (8,); the parameter is memref<4xf32>"
     )
+
+
+_SYSTEM_WITH_GPU_ATTRS = """
+[[device]]
+type = "cpu"
+id = 0
+target = {{ kind = "llvm" }}
+api = "cpu"
+scopes = {{ global = "1 GiB" }}
+
+[[device]]
+type = "cuda"
+id = 0
+target = {{ kind = "cuda", arch = "sm_80" }}
+api = "simulated"
+scopes = {{ global = "1 GiB" }}
+attrs = {{ {attrs} }}
+"""
+
+
+@pytest.mark.parametrize("value", ['"lots"', "1.5"])
+def test_integer_device_attribute_that_is_not_an_integer_is_rejected(value: str) -> None:
+    from devplan.runtime.system import System, SystemDescriptionError
+
+    with pytest.raises(SystemDescriptionError) as info:
+        System.from_text(
+            _SYSTEM_WITH_GPU_ATTRS.format(attrs=f"max_threads_per_block = {value}"), "sys.toml"
+        )
+    assert str(info.value).startswith(
+        "sys.toml: device[1]: attrs.max_threads_per_block: expected an integer, got "
+    )
+
+
+def test_integer_device_attribute_bounds_launches() -> None:
+    from devplan.runtime.system import System
+
+    system = System.from_text(
+        _SYSTEM_WITH_GPU_ATTRS.format(attrs="max_threads_per_block = 64"), "sys.toml"
+    )
+    lines = failure(
+        """kernel.module @k target #target.target<"cuda"> {
+  kernel.func @f(%n: index) {
+    kernel.return
+  }
+}
+func.func @main() {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  device.launch @k::@f on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c128, %c1, %c1) args(%c1) : index
+  func.return
+}
+""",
+        system=system,
+    )
+    assert "more than max_threads_per_block = 64 of cuda:0" in lines[0]
