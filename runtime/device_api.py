@@ -461,6 +461,7 @@ class DeviceAPI(ABC):
             )
         if self._pool is None:
             self._pool = WorkspacePool(self._allocate_page, self._release_page)
+        new_pages = self._pool.device_allocations
         page = self._pool.alloc(nbytes, label)
         buffer = Buffer(
             _new_buffer_id(), self.device, dims, dt, "global", nbytes, label,
@@ -468,6 +469,9 @@ class DeviceAPI(ABC):
         )  # fmt: skip
         self._storage[buffer.id] = page.storage[:nbytes]
         self._live[buffer.id] = buffer
+        if self._pool.device_allocations == new_pages:
+            # A reused page holds what its last user wrote: zeroed before anything reads it.
+            self._unzeroed.add(buffer.id)
         self._pool.bind(page, buffer)
         return buffer
 
@@ -482,6 +486,7 @@ class DeviceAPI(ABC):
             )
         self.scheduler.quiesce(buffer)
         self._pool.free(buffer)
+        self._unzeroed.discard(buffer.id)
         buffer.freed_at = at or "free_workspace"
         del self._live[buffer.id]
         del self._storage[buffer.id]

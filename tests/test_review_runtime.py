@@ -142,3 +142,30 @@ func.func @main() {
         system=system,
     )
     assert "more than max_threads_per_block = 64 of cuda:0" in lines[0]
+
+
+def test_workspace_on_a_reused_page_reads_as_zeros() -> None:
+    # DeviceAPI promises that a new buffer reads as zeros; a workspace that gets the
+    # page of one freed before must not see what that one's kernel wrote.
+    from devplan.runtime.device_api import Device
+    from devplan.runtime.runtime import Runtime
+    from devplan.runtime.system import System
+
+    gpu = Device("cuda", 0)
+    api = Runtime.from_system(System.default()).api(gpu)
+    first = api.alloc_workspace(gpu, 64, np.float32)
+
+    def fill(views: list[Any]) -> None:
+        views[0][:] = 7
+
+    api.launch(gpu, fill, [first], name="fill")
+    api.free_workspace(gpu, first)
+    second = api.alloc_workspace(gpu, 64, np.float32)
+    seen: list[Any] = []
+
+    def read(views: list[Any]) -> None:
+        seen.append(views[0].copy())
+
+    api.launch(gpu, read, [second], name="read")
+    api.free_workspace(gpu, second)
+    assert seen[0].tolist() == [0.0] * 16
