@@ -192,6 +192,26 @@ def register_module_verifier(name: str, verifier: ModuleVerifier) -> None:
     _module_verifiers[name] = verifier
 
 
+def _redefinition(table: Operation, message: str) -> LocatedError | None:
+    """xDSL reports a duplicate symbol at the symbol table; when that is the implicit,
+    unlocated top-level module, place it at the second definition instead."""
+    match = re.fullmatch(r'Redefinition of symbol "(.*)"', message)
+    if match is None or location_of(table) is not None or not table.regions:
+        return None
+    name = StringAttr(match.group(1))
+    first: Operation | None = None
+    for op in table.regions[0].blocks[0].ops:
+        if op.get_attr_or_prop("sym_name") != name:
+            continue
+        if first is None:
+            first = op
+            continue
+        loc = location_of(first)
+        where = f" (first defined at line {loc.line.data})" if loc is not None else ""
+        return error_at(op, f"'{op.name}' redefines symbol @{name.data}{where}")
+    return None
+
+
 def verify_located(module: Operation) -> None:
     """Verify `module` op by op; the first failure becomes a located diagnostic.
 
@@ -206,6 +226,8 @@ def verify_located(module: Operation) -> None:
             if isinstance(e, LocatedError):
                 raise
             message = str(e).removeprefix("Operation does not verify: ").strip()
+            if (redefinition := _redefinition(op, message)) is not None:
+                raise redefinition from e
             raise error_at(op, f"'{op.name}' {message}") from e
     for verifier in list(_module_verifiers.values()):
         verifier(module)
