@@ -196,7 +196,12 @@ def from_python(type_: Attribute, value: object, what: str) -> Any:
     if isinstance(type_, AnyFloat):
         if not _is_number(value, floats=True):
             raise DevplanError(f"error: {what} is {type_}, {got}")
-        return numpy_dtype(type_).type(number)
+        with np.errstate(over="ignore"):
+            converted = numpy_dtype(type_).type(number)
+        if math.isfinite(number) and not math.isfinite(converted):
+            # A finite value beyond the type's range would silently become infinity.
+            raise DevplanError(f"error: {what} is {type_}, and {number!r} does not fit in it")
+        return converted
     raise DevplanError(f"error: {what} has type {type_}, which the executor cannot pass in")
 
 

@@ -169,3 +169,22 @@ def test_workspace_on_a_reused_page_reads_as_zeros() -> None:
     api.launch(gpu, read, [second], name="read")
     api.free_workspace(gpu, second)
     assert seen[0].tolist() == [0.0] * 16
+
+
+def test_finite_float_argument_beyond_the_type_range_is_an_error() -> None:
+    lines = failure(
+        """func.func @main(%x: f32) -> f32 {
+  func.return %x : f32
+}
+""",
+        1e39,
+    )
+    assert lines == ["error: argument 0 %x of @main(f32) -> f32 is f32, and 1e+39 does not fit in it"]
+
+
+def test_infinite_float_argument_stays_infinite() -> None:
+    result = devplan.execute(
+        devplan.parse("func.func @main(%x: f32) -> f32 {\n  func.return %x : f32\n}\n"),
+        [float("inf")],
+    )
+    assert result.outputs == [np.float32(np.inf)]
