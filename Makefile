@@ -16,8 +16,8 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check --quiet .
-	$(BIN)/pytest -q tests
 	$(BIN)/lit --succinct --order=smart tests/filecheck
+	$(BIN)/pytest -q tests
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q tests
