@@ -527,7 +527,8 @@ class DeviceAPI(ABC):
 
         return self.scheduler.submit(
             self._stream_for(stream, "copy_data_from_to"), "copy", name, effect,
-            reads=((src, src_name),), writes=((dst, dst_name),),
+            reads=((src, self._race_name(src, src_name)),),
+            writes=((dst, self._race_name(dst, dst_name)),),
             wait_for=wait_for, hops=hops, nbytes=nbytes, blocking=stream is None,
         )  # fmt: skip
 
@@ -834,6 +835,11 @@ class DeviceAPI(ABC):
         if isinstance(memory, Buffer):
             return memory.label
         return lambda: f"host array {'x'.join(map(str, memory.shape))}x{memory.dtype}"
+
+    @staticmethod
+    def _race_name(memory: Memory, short: Name) -> Name:
+        """How race messages name `memory`: a buffer fully, as launches do (`str(buffer)`)."""
+        return memory if isinstance(memory, Buffer) else short
 
     def _nbytes(self, memory: Memory) -> int:
         return memory.nbytes

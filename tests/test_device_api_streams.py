@@ -225,11 +225,12 @@ def test_free_of_a_buffer_with_unordered_queued_work_is_a_race() -> None:
     with pytest.raises(RaceError) as info:
         # The second copy reads %a unordered with the first's write.
         gpu.free_data_space(GPU, a)
-    assert (
+    assert str(info.value) == (
+        "race on buffer %a (cuda:0 scope 'global', 4xfloat32, 16 B): "
         "copy host array 4xfloat32 -> %a (token #0 on stream cuda:0/s1) and copy %a -> host "
         "array 4xfloat32 (token #1 on stream cuda:0/s2) are not ordered and one writes it; "
         "make one wait on the other's token"
-    ) in str(info.value)
+    )
 
 
 # -- stream handles ------------------------------------------------------------
