@@ -155,6 +155,8 @@ class OutlinePlan:
     def __init__(self, analysis: RegionAnalysis, function: func.FuncOp):
         self.analysis = analysis
         self.runs: list[Run] = []
+        self._taken: set[int] = set()
+        """Ids of the top-level ops already in a run."""
         for block in function.body.blocks:
             self._plan_block(block)
 
@@ -210,27 +212,31 @@ class OutlinePlan:
         ):
             # Only calls to device programs: already outlined (keeps the pass idempotent).
             return
-        taken = {id(op) for r in self.runs for op in r.ops}
+        inside = _nested_ops(run.ops)
         previous = run.ops[0].prev_op
         while (
             previous is not None
-            and id(previous) not in taken
+            and id(previous) not in self._taken
             and previous.results
             and self.tag(previous) == FREE
-            and all(_inside(run.ops, use.operation) for r in previous.results for use in r.uses)
+            and all(id(use.operation) in inside for r in previous.results for use in r.uses)
         ):
             run.ops.insert(0, previous)
+            inside.update(id(o) for o in previous.walk())
             previous = previous.prev_op
         self.runs.append(run)
+        self._taken.update(id(op) for op in run.ops)
 
 
-def _inside(ops: Sequence[Operation], op: Operation) -> bool:
-    return any(o.is_ancestor(op) for o in ops)
+def _nested_ops(ops: Sequence[Operation]) -> set[int]:
+    """Ids of `ops` and every op nested in them (membership in O(1))."""
+    return {id(inner) for op in ops for inner in op.walk()}
 
 
-def _defined_inside(ops: Sequence[Operation], value: SSAValue) -> bool:
+def _defining_op(value: SSAValue) -> Operation | None:
+    """The op that defines `value`, or that owns the block of a block argument."""
     owner = value.owner
-    return any(o.is_ancestor(owner) for o in ops)
+    return owner if isinstance(owner, Operation) else owner.parent_op()
 
 
 def _unique_name(module: ModuleOp, base: str) -> str:
@@ -253,17 +259,20 @@ def outline_run(
     """Phase 3: move `run` into a new function, placed after `anchor` in the module and
     called where the run was; return the new function."""
     ops = run.ops
+    inside = _nested_ops(ops)
     inputs: list[SSAValue] = []
+    seen: set[SSAValue] = set()
     for op in ops:
         for inner in op.walk():
             for operand in inner.operands:
-                if not _defined_inside(ops, operand) and operand not in inputs:
+                if id(_defining_op(operand)) not in inside and operand not in seen:
+                    seen.add(operand)
                     inputs.append(operand)
     outputs = [
         result
         for op in ops
         for result in op.results
-        if any(not _inside(ops, use.operation) for use in result.uses)
+        if any(id(use.operation) not in inside for use in result.uses)
     ]
     kind, ident = run.device
     name = _unique_name(module, f"{function.sym_name.data}_{kind}{'' if ident is None else ident}")
