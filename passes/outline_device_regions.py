@@ -141,13 +141,6 @@ class Effects:
     barrier: bool = False
     accesses: list[tuple[Location, bool]] = field(default_factory=list[tuple[Location, bool]])
 
-    def conflicts(self, other: Effects) -> bool:
-        if self.barrier or other.barrier:
-            return True
-        return any(
-            (w1 or w2) and l1.may_alias(l2) for l1, w1 in self.accesses for l2, w2 in other.accesses
-        )
-
 
 class OutlinePlan:
     """Phases 1 and 2: the runs to outline in one function."""
@@ -329,6 +322,57 @@ class OutlineDeviceRegionsPass(ModulePass):
                 anchor = outline_run(op, function, run, anchor)
 
 
+class _AccessIndex:
+    """The memory accesses of a block's earlier ops, bucketed so that an op is compared
+    only with accesses that may alias its own. Two ops conflict when either is a
+    barrier, or one writes a location the other may touch (`Location.may_alias`);
+    different devices, host vs device, and two distinct allocations never alias, so
+    they never share a bucket and are never compared."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.barriers: list[int] = []
+        self.host: list[tuple[int, bool, Location]] = []
+        self.rooted: dict[tuple[str, int], list[tuple[int, bool, Location]]] = {}
+        self.by_kind: dict[str, list[tuple[int, bool, Location]]] = {}
+        """Every device access of a kind, rooted or not."""
+        self.unrooted: dict[str, list[tuple[int, bool, Location]]] = {}
+
+    def _candidates(self, location: Location) -> list[tuple[int, bool, Location]]:
+        if location.device is None:
+            return self.host
+        kind = location.device[0]
+        if location.root is None:
+            return self.by_kind.get(kind, [])
+        return [*self.rooted.get((kind, location.root), []), *self.unrooted.get(kind, [])]
+
+    def conflicts_of(self, i: int, effects: Effects) -> set[int]:
+        """The earlier ops whose effects conflict with `effects` (op `i`); records them."""
+        if effects.barrier:
+            found = set(range(i))
+            self.barriers.append(i)
+        else:
+            found = set(self.barriers)
+            for location, writes in effects.accesses:
+                found.update(
+                    j
+                    for j, other_writes, other in self._candidates(location)
+                    if (writes or other_writes) and location.may_alias(other)
+                )
+            for location, writes in effects.accesses:
+                entry = (i, writes, location)
+                if location.device is None:
+                    self.host.append(entry)
+                    continue
+                kind = location.device[0]
+                self.by_kind.setdefault(kind, []).append(entry)
+                if location.root is None:
+                    self.unrooted.setdefault(kind, []).append(entry)
+                else:
+                    self.rooted.setdefault((kind, location.root), []).append(entry)
+        return found
+
+
 class BlockSchedule:
     """Phase 2a: reorder one block's ops so that ops of one device sit together, keeping
     every dependence (see the module docstring)."""
@@ -340,6 +384,7 @@ class BlockSchedule:
         self.tags = [plan.tag(op) for op in self.ops]
         self.effects = [self._effects(op) for op in self.ops]
         index = {id(op): i for i, op in enumerate(self.ops)}
+        memory = _AccessIndex()
         self.preds: list[set[int]] = []
         for i, op in enumerate(self.ops):
             preds: set[int] = set()
@@ -348,7 +393,7 @@ class BlockSchedule:
                     j = index.get(id(operand.owner))
                     if j is not None and j != i:
                         preds.add(j)
-            preds |= {j for j in range(i) if self.effects[j].conflicts(self.effects[i])}
+            preds |= memory.conflicts_of(i, self.effects[i])
             self.preds.append(preds)
         self.anchored = [
             self.tags[i] != FREE or self.effects[i].barrier for i in range(len(self.ops))
