@@ -69,12 +69,16 @@ class DevplanOptMain(xDSLOptMain):
         build_pipeline(self.args.passes, self.available_passes)  # clear errors first
         super().setup_pipeline()
         xdsl_callback = self.pipeline.callback
+        verify = not self.args.disable_verify
+        # The pipeline calls back before the first pass and after every pass (also when
+        # it is empty); verify there once, with locations, instead of xDSL's unlocated
+        # module.verify() (the flag is read only by xDSL's callback from here on).
+        self.args.disable_verify = True
 
         def verify_then_continue(
             previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
         ) -> None:
-            # xDSL verifies between passes without locations; verify first with them.
-            if not self.args.disable_verify:
+            if verify:
                 try:
                     verify_located(module)
                 except LocatedError as e:
@@ -85,11 +89,6 @@ class DevplanOptMain(xDSLOptMain):
                 xdsl_callback(previous, module, following)
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=verify_then_continue)
-
-    def apply_passes(self, prog: ModuleOp) -> None:
-        super().apply_passes(prog)
-        if not self.args.disable_verify:
-            verify_located(prog)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
