@@ -46,7 +46,15 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import (
+    Attribute,
+    BlockArgument,
+    Dialect,
+    Operation,
+    OpResult,
+    ParametrizedAttribute,
+    SSAValue,
+)
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -727,14 +735,75 @@ def result_device(func: Operation, index: int) -> DeviceAttr | None:
 
 
 def op_device(op: Operation) -> DeviceAttr | None:
-    """The `vdev.device` an op carries (plan-devices puts one on each tensor op), or None."""
+    """The `vdev.device` an op carries (plan-devices puts one on each tensor op), or None.
+
+    None also when the op carries one device per result (an array): ask
+    `result_placement` for each result then.
+    """
     device = op.attributes.get(DEVICE_ATTR)
     return device if isinstance(device, DeviceAttr) else None
+
+
+def result_placement(op: Operation, index: int) -> DeviceAttr | None:
+    """The device of result `index` of `op` in a planned module, or None.
+
+    `vdev.device` on an op is one `#vdev.device` for all its results, or an array with
+    one `#vdev.device` per result (ops whose results live apart: `scf.if`, `scf.for`,
+    `func.call`). A `vdev.device_copy` result lives at its destination.
+    """
+    if isinstance(op, DeviceCopyOp):
+        return op.dst_device
+    device = op.attributes.get(DEVICE_ATTR)
+    if isinstance(device, DeviceAttr):
+        return device
+    if isinstance(device, ArrayAttr):
+        items = cast(ArrayAttr[Attribute], device).data
+        if index < len(items) and isinstance(items[index], DeviceAttr):
+            return cast(DeviceAttr, items[index])
+    return None
+
+
+def value_device(value: SSAValue) -> DeviceAttr | None:
+    """Where a value of a planned module lives, or None when nothing says.
+
+    An op result: `result_placement`. A function argument: its `vdev.device` argument
+    attribute. A loop-carried block argument of `scf.for`: the device of the loop
+    result it carries (plan-devices keeps init value, block argument, yield and result
+    of one iteration value on one device). Other block arguments: None.
+    """
+    if isinstance(value, OpResult):
+        return result_placement(value.op, value.index)
+    if not isinstance(value, BlockArgument):
+        return None
+    parent = value.block.parent_op()
+    if parent is None:
+        return None
+    if parent.name == "func.func":
+        return arg_device(parent, value.index)
+    if parent.name == "scf.for" and value.index > 0:
+        return result_placement(parent, value.index - 1)
+    return None
 
 
 def _check_device_value(op: Operation, where: str, value: Attribute) -> None:
     if not isinstance(value, DeviceAttr):
         raise error_at(op, f"{where} must be a #vdev.device, got {ir_text(value)}")
+
+
+def _check_op_placement(op: Operation, value: Attribute) -> None:
+    """`vdev.device` on an op: one `#vdev.device`, or an array of one per result."""
+    if not isinstance(value, ArrayAttr):
+        _check_device_value(op, f"'{DEVICE_ATTR}'", value)
+        return
+    items = cast(ArrayAttr[Attribute], value).data
+    if len(items) != len(op.results):
+        raise error_at(
+            op,
+            f"'{DEVICE_ATTR}' has {len(items)} devices for {len(op.results)} results "
+            "(give one #vdev.device, or an array with one per result)",
+        )
+    for index, item in enumerate(items):
+        _check_device_value(op, f"'{DEVICE_ATTR}' of result {index}", item)
 
 
 def _check_targets(op: Operation, value: Attribute) -> None:
@@ -835,7 +904,7 @@ def verify_placement_attributes(module: Operation) -> None:
             if not name.startswith("vdev."):
                 continue
             if name == DEVICE_ATTR:
-                _check_device_value(op, f"'{DEVICE_ATTR}'", value)
+                _check_op_placement(op, value)
             elif name in MODULE_ATTRS:
                 _check_module_attr(op, name, value)
             else:
@@ -878,6 +947,8 @@ __all__ = [
     "module_targets",
     "op_device",
     "result_device",
+    "result_placement",
     "scopes_of",
+    "value_device",
     "verify_placement_attributes",
 ]

@@ -41,6 +41,7 @@ from devplan.dialects.vdev import (
     op_device,
     result_device,
     scopes_of,
+    value_device,
 )
 
 CUDA = Target.parse("cuda")
@@ -516,3 +517,43 @@ def test_targets_must_be_an_array_of_targets() -> None:
     module.attributes["vdev.targets"] = ArrayAttr([StringAttr("cuda")])
     with pytest.raises(devplan.DevplanError, match=r"must hold only #target\.target"):
         devplan.diagnostics.verify_located(module)
+
+
+def test_value_device_reads_op_arrays_copies_function_and_loop_arguments() -> None:
+    module = devplan.parse(
+        """
+func.func @f(%a: tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>}, %n: index)
+    -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = vdev.device_copy %a from #vdev.device<"cuda", 0> to #vdev.device<"cpu", 0> : tensor<4xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a, %y = %b)
+      -> (tensor<4xf32>, tensor<4xf32>) {
+    scf.yield %x, %y : tensor<4xf32>, tensor<4xf32>
+  } {vdev.device = [#vdev.device<"cuda", 0>, #vdev.device<"cpu", 0>]}
+  func.return %r#0 : tensor<4xf32>
+}
+"""
+    )
+    func = next(iter(module.ops))
+    assert isinstance(func, FuncOp)
+    a, n = func.body.block.args
+    ops = list(func.body.block.ops)
+    copy, loop = ops[2], ops[3]
+    assert value_device(a) == make("cuda", 0)
+    assert value_device(n) is None
+    assert value_device(copy.results[0]) == make("cpu", 0)
+    assert [value_device(r) for r in loop.results] == [make("cuda", 0), make("cpu", 0)]
+    body_args = loop.regions[0].block.args
+    assert [value_device(v) for v in body_args] == [None, make("cuda", 0), make("cpu", 0)]
+
+
+def test_op_placement_array_must_have_one_device_per_result() -> None:
+    text = """
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %b = arith.addf %a, %a {vdev.device = [#vdev.device<"cpu">, #vdev.device<"cpu">]} : tensor<4xf32>
+  func.return %b : tensor<4xf32>
+}
+"""
+    with pytest.raises(devplan.DevplanError, match=r"'vdev.device' has 2 devices for 1 results"):
+        devplan.parse(text)
