@@ -306,6 +306,7 @@ class Planner:
         self.constants: list[Operation] = []
         self.copies: list[DeviceCopyOp] = []
         self._final: dict[DeviceAttr, DeviceAttr] = {}
+        self._root_final: dict[int, DeviceAttr] = {}
         self._default = default_device(module)
         self._host = host_device(module)
         self._targets = module_targets(module)
@@ -603,8 +604,14 @@ class Planner:
     # -- phase 4 -----------------------------------------------------------------------
 
     def final(self, node: int) -> DeviceAttr:
+        """The fully constrained device of `node`'s class (after phase 3)."""
         root = self.domains.find(node)
-        return self.complete(self.domains.device[root], self.domains.origin[root])
+        done = self._root_final.get(root)
+        if done is None:
+            done = self._root_final[root] = self.complete(
+                self.domains.device[root], self.domains.origin[root]
+            )
+        return done
 
     def complete(self, device: DeviceAttr, origin: Origin | None = None) -> DeviceAttr:
         done = self._final.get(device)
