@@ -157,9 +157,8 @@ class Domains:
         """Join `device` into `node`'s class; the root in conflict, or None."""
         root = self.find(node)
         current = self.device[root]
-        if current == device:
-            return None
-        joined = join(current, device)
+        unchanged = current is UNCONSTRAINED or current == device
+        joined = device if unchanged else join(current, device)
         if joined is None:
             return root
         self.device[root] = joined
@@ -169,7 +168,8 @@ class Domains:
 
     def joinable(self, a: int, b: int) -> bool:
         ra, rb = self.find(a), self.find(b)
-        return ra == rb or join(self.device[ra], self.device[rb]) is not None
+        da, db = self.device[ra], self.device[rb]
+        return ra == rb or da is UNCONSTRAINED or db is UNCONSTRAINED or join(da, db) is not None
 
     def union(self, a: int, b: int) -> bool:
         """Merge the classes of `a` and `b` when their devices join; False otherwise."""
@@ -177,7 +177,12 @@ class Domains:
         if ra == rb:
             return True
         da, db = self.device[ra], self.device[rb]
-        joined = da if da == db else join(da, db)
+        if da is UNCONSTRAINED or da is db:
+            joined = db
+        elif db is UNCONSTRAINED:
+            joined = da
+        else:
+            joined = da if da == db else join(da, db)
         if joined is None:
             return False
         # The constrained side stays the root, so its origin stays the explanation.
@@ -260,6 +265,8 @@ class _Use:
 
     op: Operation
     index: int
+    value: SSAValue
+    """The operand as written (before the rewrite replaces it)."""
     target: int
     soft: bool
 
@@ -419,6 +426,8 @@ class Planner:
         for result in op.results:
             if _is_tensor(result):
                 self.value_node[result] = node
+        if DEVICE_ATTR not in op.attributes:
+            return node
         for index, device in enumerate(self._written(op)):
             if device is not None and _is_tensor(op.results[index]):
                 what = f"the vdev.device attribute of '{op.name}'"
@@ -426,25 +435,27 @@ class Planner:
         return node
 
     def _soft(self, op: Operation, index: int, target: int | None) -> None:
-        if target is not None and _is_tensor(op.operands[index]):
-            self.uses.append(_Use(op, index, target, True))
+        value = op.operands[index]
+        if target is not None and isinstance(value.type, TensorType):
+            self.uses.append(_Use(op, index, value, target, True))
 
     def _visit(self, op: Operation, function: FuncOp) -> None:
-        if isinstance(op, OnDeviceOp):
-            self._on_device(op)
-        elif isinstance(op, DeviceCopyOp):
-            self._device_copy(op)
-        elif isinstance(op, CallOp):
-            self._call(op)
-        elif isinstance(op, ReturnOp):
+        name = op.name
+        if name == "vdev.on_device":
+            self._on_device(cast(OnDeviceOp, op))
+        elif name == "vdev.device_copy":
+            self._device_copy(cast(DeviceCopyOp, op))
+        elif name == "func.call":
+            self._call(cast(CallOp, op))
+        elif name == "func.return":
             self._soft_all(op, self.res_nodes[function], 0)
-        elif op.name == "scf.yield":
+        elif name == "scf.yield":
             parent = op.parent_op()
             if parent is not None and parent.name in ("scf.for", "scf.if"):
                 self._soft_all(op, self.result_nodes.get(parent, []), 0)
-        elif op.name == "scf.for":
+        elif name == "scf.for":
             self._soft_all(op, self.result_nodes[op], 3)  # after lower bound, upper, step
-        elif op.name != "scf.if" and any(_is_tensor(r) for r in op.results):
+        elif name != "scf.if" and any(isinstance(r.type, TensorType) for r in op.results):
             # (scf.if's only operand is its i1 condition, on the host.)
             node = self._execution_domain(op)
             if _is_dense_constant(op):
@@ -486,21 +497,22 @@ class Planner:
             Origin(op, f"the 'to' device of '{op.name}'"),
             f"its result {_name(op.result)}",
         )
-        self.uses.append(_Use(op, 0, x, False))
+        self.uses.append(_Use(op, 0, op.input, x, False))
 
     def _call(self, op: CallOp) -> None:
         callee = self.functions.get(op.callee.string_value())
         nodes = self._per_result_nodes(op)
         if callee is None:
             for index in range(len(op.operands)):
-                if _is_tensor(op.operands[index]):
-                    self.uses.append(_Use(op, index, self.node(op.operands[index]), False))
+                value = op.operands[index]
+                if _is_tensor(value):
+                    self.uses.append(_Use(op, index, value, self.node(value), False))
             return
         self.calls.append((op, callee))
         args = self.arg_nodes[callee]
         for index, target in enumerate(args):
             if target is not None and index < len(op.operands):
-                self.uses.append(_Use(op, index, target, False))
+                self.uses.append(_Use(op, index, op.operands[index], target, False))
         del nodes
 
     # -- phase 2 -----------------------------------------------------------------------
@@ -593,10 +605,10 @@ class Planner:
         for use in self.uses:
             if not use.soft:
                 continue
-            value = use.op.operands[use.index]
+            value = use.value
             if isinstance(value, OpResult) and value.op in constants:
                 continue  # a constant is made on each device that needs it
-            self.domains.union(self.node(use.op.operands[use.index]), use.target)
+            self.domains.union(self.node(value), use.target)
         for op in self.free_on_devices:
             if not self.domains.placed(self.node(op.result)):
                 self.domains.union(self.node(op.result), self.node(op.input))
@@ -670,7 +682,7 @@ class Planner:
         constants = set(self.constants)
         first_use: dict[Operation, int] = {}
         for use in self.uses:
-            value = _underlying(use.op.operands[use.index])
+            value = _underlying(use.value)
             if isinstance(value, OpResult) and value.op in constants:
                 first_use.setdefault(value.op, use.target)
         for op in self.constants:
@@ -827,14 +839,14 @@ class _Materialiser:
     def serve(self, use: _Use, constants: set[Operation]) -> None:
         """Make `use` read its value on the device it expects."""
         planner = self.planner
-        value = _underlying(use.op.operands[use.index])
+        value = _underlying(use.value)
         expected = planner.final(use.target)
         if isinstance(value, OpResult) and value.op in constants:
             replacement = self.constant_on(value.op, expected)
         else:
             have = planner.final(planner.node(value))
             replacement = value if have == expected else self.copy(value, have, expected, use)
-        if use.op.operands[use.index] is not replacement:
+        if use.value is not replacement:
             use.op.operands[use.index] = replacement
 
     def place_constant(self, op: Operation, first_use: int | None) -> None:
@@ -914,8 +926,9 @@ class PlanDevicesPass(ModulePass):
     explain: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        called_at_start = _callees(op)
-        calls = sum(1 for inner in op.walk() if isinstance(inner, CallOp))
+        call_ops = [inner for inner in op.walk() if isinstance(inner, CallOp)]
+        called_at_start = {call.callee.string_value() for call in call_ops}
+        calls = len(call_ops)
         specialised = False
         for round_index in range(calls + 1):
             planner = Planner(op, self.specialize and round_index < calls, self.explain)
