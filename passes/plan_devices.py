@@ -750,9 +750,23 @@ class Planner:
         if origin is None:
             return "nothing constrains it, so it goes to vdev.default_device"
         text = f"decided by {origin.what} at {_line(origin.op)}"
-        if not device.is_fully_constrained:
-            text += " (the rest of the device completed from vdev.default_device and targets)"
+        open_fields = [
+            field
+            for field, value in (
+                ("id", device.device_id),
+                ("target", device.target_value),
+                ("scope", device.scope),
+            )
+            if value is None
+        ]
+        if open_fields:
+            text += f" ({_and(open_fields)} by default)"
         return text
+
+
+def _and(words: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _underlying(value: SSAValue) -> SSAValue:
@@ -880,27 +894,37 @@ class _Materialiser:
 # --- the pass --------------------------------------------------------------------------
 
 
-def _clone_for(module: ModuleOp, callee: FuncOp, suffix: str, taken: set[str]) -> FuncOp:
-    base = f"{callee.sym_name.data}_{suffix}"
-    name, counter = base, 1
-    while name in taken:
-        name, counter = f"{base}_{counter}", counter + 1
-    taken.add(name)
-    clone = callee.clone()
-    clone.sym_name = StringAttr(name)
-    module.body.block.insert_op_after(clone, callee)
-    return clone
+class _Specialiser:
+    """Clones callees per context across planning rounds: one clone per (original
+    function, context), named after the original (`@sq` -> `@sq_cuda0`, never
+    `@sq_cuda0_cpu0`), reused when a later round meets the same context."""
 
+    def __init__(self) -> None:
+        self.made: dict[tuple[str, str], str] = {}
+        self.original: dict[str, str] = {}
 
-def _specialise(module: ModuleOp, pending: list[_Pending]) -> None:
-    taken = {f.sym_name.data for f in module.body.block.ops if isinstance(f, FuncOp)}
-    clones: dict[tuple[str, str], FuncOp] = {}
-    for item in pending:
-        key = (item.callee.sym_name.data, item.suffix)
-        clone = clones.get(key)
-        if clone is None:
-            clone = clones[key] = _clone_for(module, item.callee, item.suffix, taken)
-        item.call.callee = SymbolRefAttr(clone.sym_name.data)
+    def apply(self, module: ModuleOp, pending: list[_Pending]) -> None:
+        functions = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, FuncOp)}
+        for item in pending:
+            callee = item.callee.sym_name.data
+            original = self.original.get(callee, callee)
+            name = self.made.get((original, item.suffix))
+            if name is None or name not in functions:
+                name = self._fresh_name(f"{original}_{item.suffix}", functions)
+                clone = functions[original if original in functions else callee].clone()
+                clone.sym_name = StringAttr(name)
+                module.body.block.insert_op_after(clone, functions[callee])
+                functions[name] = clone
+                self.made[(original, item.suffix)] = name
+                self.original[name] = original
+            item.call.callee = SymbolRefAttr(name)
+
+    @staticmethod
+    def _fresh_name(base: str, taken: dict[str, FuncOp]) -> str:
+        name, counter = base, 1
+        while name in taken:
+            name, counter = f"{base}_{counter}", counter + 1
+        return name
 
 
 def _callees(module: ModuleOp) -> set[str]:
@@ -929,6 +953,7 @@ class PlanDevicesPass(ModulePass):
         call_ops = [inner for inner in op.walk() if isinstance(inner, CallOp)]
         called_at_start = {call.callee.string_value() for call in call_ops}
         calls = len(call_ops)
+        specialiser = _Specialiser()
         specialised = False
         for round_index in range(calls + 1):
             planner = Planner(op, self.specialize and round_index < calls, self.explain)
@@ -936,7 +961,7 @@ class PlanDevicesPass(ModulePass):
             try:
                 planner.unify_calls()
             except _NeedsSpecialisation as e:
-                _specialise(op, e.pending)
+                specialiser.apply(op, e.pending)
                 specialised = True
                 continue
             planner.flow()
