@@ -259,7 +259,7 @@ def _walk_with_exits(block_ops: Sequence[Operation]) -> Iterator[tuple[Operation
                 stack.extend((inner, False) for inner in reversed(list(block.ops)))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Use:
     """A tensor operand and the domain it is expected on."""
 
