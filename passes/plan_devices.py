@@ -34,12 +34,18 @@ result does not depend on the order of functions in the module), ops in program 
 
 Phase 2 — calls. Each `func.call` operand i is unified with the callee's argument i,
 each result j with the callee's result j (hard: a call never copies its own operands).
-When a call's context conflicts with what the callee's domain already holds and that
-comes from another call site (not from the callee, nor from a function it reaches), the
-callee is *specialised*: cloned for this context (`@sq` -> `@sq_cuda0`), the call
-redirected, and planning restarts on the changed module (each round clones at least
-one function; a recursive callee is never cloned). With `specialize=false`, or when
-the callee pins the placement itself, the conflict is an error at the call.
+Calls are visited in the order of phase 1, so the first call of a function
+(by caller name, then program order) gives it its context. When a later call's context
+conflicts with what the callee's domain already holds and that comes from another call
+site (not from the callee, nor from a function it reaches), the callee is
+*specialised*: cloned for this context, named after the original and the context's
+devices (`@sq` -> `@sq_cuda0`; a clone of a clone is named from the original), the
+call redirected, and planning restarts on the changed module. A later round meeting
+the same (function, context) reuses the clone; each round clones at least one
+function, and a recursive callee is never cloned. A function that was called before
+planning and is called by nothing after it (all its calls went to clones) is removed.
+With `specialize=false`, or when the callee pins the placement itself, the conflict is
+an error at the call with a note at the callee's constraint.
 
 Phase 3 — dataflow, in program order, where a region op's own operands count as used
 after its regions (a loop's init values after its body). Each tensor operand of an op
@@ -314,6 +320,7 @@ class Planner:
         self.copies: list[DeviceCopyOp] = []
         self._final: dict[DeviceAttr, DeviceAttr] = {}
         self._root_final: dict[int, DeviceAttr] = {}
+        self._reached: dict[FuncOp, set[FuncOp]] = {}
         self._default = default_device(module)
         self._host = host_device(module)
         self._targets = module_targets(module)
@@ -586,7 +593,11 @@ class Planner:
 
     def _reachable(self, start: FuncOp) -> set[FuncOp]:
         """Functions called from `start`, transitively (not `start` unless recursive)."""
+        known = self._reached.get(start)
+        if known is not None:
+            return known
         seen: set[FuncOp] = set()
+        self._reached[start] = seen
         stack = [start]
         while stack:
             function = stack.pop()
