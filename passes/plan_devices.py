@@ -57,8 +57,9 @@ several devices lives where its first consumer in program order runs and is copi
 the others; a hinted operand decides where an unhinted op runs (the first operand whose
 domain is placed wins when two disagree, TVM's "conflicted inputs"). Dense tensor
 constants take part in no soft edge: they are materialised on each consuming device.
-Last, the result of a free `on_device` (`{constrain_body = false}`) still unplaced is
-unified with its operand, so that defaulting does not create a copy there.
+Last, the result of each `on_device` that does not constrain its body (`{constrain_body
+= false}`) is unified with its operand when their devices join, so that defaulting
+does not create a copy there (TVM's FreeOnDeviceDefaulter).
 
 Phase 4 — defaulting, per class and independent of any order: a class's device is
 `default(class, vdev.default_device)` (then the host device for a type still open), its
@@ -489,8 +490,8 @@ class Planner:
             self.pin(self.node(y), device, Origin(op, what), f"its result {_name(y)}")
         else:
             self.node(y)
-            if not op.constrain_body:
-                self.free_on_devices.append(op)
+        if not op.constrain_body:
+            self.free_on_devices.append(op)
 
     def _device_copy(self, op: DeviceCopyOp) -> None:
         self.copies.append(op)
@@ -508,7 +509,7 @@ class Planner:
 
     def _call(self, op: CallOp) -> None:
         callee = self.functions.get(op.callee.string_value())
-        nodes = self._per_result_nodes(op)
+        self._per_result_nodes(op)
         if callee is None:
             for index in range(len(op.operands)):
                 value = op.operands[index]
@@ -520,7 +521,6 @@ class Planner:
         for index, target in enumerate(args):
             if target is not None and index < len(op.operands):
                 self.uses.append(_Use(op, index, op.operands[index], target, False))
-        del nodes
 
     # -- phase 2 -----------------------------------------------------------------------
 
@@ -621,8 +621,7 @@ class Planner:
                 continue  # a constant is made on each device that needs it
             self.domains.union(self.node(value), use.target)
         for op in self.free_on_devices:
-            if not self.domains.placed(self.node(op.result)):
-                self.domains.union(self.node(op.result), self.node(op.input))
+            self.domains.union(self.node(op.result), self.node(op.input))
 
     # -- phase 4 -----------------------------------------------------------------------
 

@@ -641,3 +641,23 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 // CHECK-NEXT:  %b = arith.negf %a {vdev.device = [[CPU]]} : tensor<4xf32>
 // CHECK-NEXT:  func.return %b : tensor<4xf32>
 // CHECK-NEXT:  }
+
+// -----
+
+// A result-only hint ({constrain_body = false, constrain_result}): the operand, free,
+// is computed where the result is pinned, so no copy is needed.
+builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.targets = [#target.target<"cuda">]} {
+  func.func @result_only(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %a = arith.negf %x : tensor<4xf32>
+    %r = vdev.on_device %a to #vdev.device<"cpu"> {constrain_body = false, constrain_result} : tensor<4xf32>
+    %b = arith.negf %r : tensor<4xf32>
+    func.return %b : tensor<4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @result_only(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-NEXT:  %a = arith.negf %x {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  %b = arith.negf %a {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %b : tensor<4xf32>
+// CHECK-NEXT:  }
