@@ -213,7 +213,7 @@ def by_function(module: ModuleOp) -> dict[str, str]:
     return {f.sym_name.data: _printed(f) for f in module.body.block.ops if isinstance(f, FuncOp)}
 
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
