@@ -42,8 +42,8 @@ site (not from the callee, nor from a function it reaches), the callee is
 devices (`@sq` -> `@sq_cuda0`; a clone of a clone is named from the original), the
 call redirected, and planning restarts on the changed module. A later round meeting
 the same (function, context) reuses the clone; each round clones at least one
-function, and a recursive callee is never cloned. A function that was called before
-planning and is called by nothing after it (all its calls went to clones) is removed.
+function, and a recursive callee is never cloned. The original keeps the context of
+its first call, so it is still called and stays.
 With `specialize=false`, or when the callee pins the placement itself, the conflict is
 an error at the call with a note at the callee's constraint.
 
@@ -937,10 +937,6 @@ class _Specialiser:
         return name
 
 
-def _callees(module: ModuleOp) -> set[str]:
-    return {op.callee.string_value() for op in module.walk() if isinstance(op, CallOp)}
-
-
 @dataclass(frozen=True)
 class PlanDevicesPass(ModulePass):
     """Places every tensor value, argument and result of a level-1 program.
@@ -960,11 +956,8 @@ class PlanDevicesPass(ModulePass):
     explain: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        call_ops = [inner for inner in op.walk() if isinstance(inner, CallOp)]
-        called_at_start = {call.callee.string_value() for call in call_ops}
-        calls = len(call_ops)
+        calls = sum(1 for inner in op.walk() if isinstance(inner, CallOp))
         specialiser = _Specialiser()
-        specialised = False
         for round_index in range(calls + 1):
             planner = Planner(op, self.specialize and round_index < calls, self.explain)
             planner.collect()
@@ -972,23 +965,11 @@ class PlanDevicesPass(ModulePass):
                 planner.unify_calls()
             except _NeedsSpecialisation as e:
                 specialiser.apply(op, e.pending)
-                specialised = True
                 continue
             planner.flow()
-            remarks = planner.rewrite()
-            for remark in remarks:
+            for remark in planner.rewrite():
                 print(remark, file=sys.stderr)
             break
-        if specialised:
-            still_called = _callees(op)
-            for function in list(op.body.block.ops):
-                if (
-                    isinstance(function, FuncOp)
-                    and function.sym_name.data in called_at_start
-                    and function.sym_name.data not in still_called
-                ):
-                    function.detach()
-                    function.erase()
 
 
 __all__ = ["Domains", "Origin", "PlanDevicesPass", "Planner"]
