@@ -321,3 +321,35 @@ def test_explain_names_the_constraint_that_placed_each_copy_and_argument(
         "line 2 (id, target and scope by default); this "
         "use is on cuda:0/global, decided by the 'vdev.on_device' hint at line 5" in err
     )
+
+
+def _shared_value(first: str, second: str) -> str:
+    """A free value %a consumed by a hinted op on `first`, then one on `second`."""
+    return HEADER + (
+        f"  func.func @f(%x: {T}, %y: {T}) -> ({T}, {T}) {{\n"
+        f"    %a = arith.addf %x, %y : {T}\n"
+        f"    %b = arith.negf %a : {T}\n"
+        f"    %hb = vdev.on_device %b to {first} : {T}\n"
+        f"    %c = arith.mulf %a, %a : {T}\n"
+        f"    %hc = vdev.on_device %c to {second} : {T}\n"
+        f"    func.return %hb, %hc : {T}, {T}\n  }}\n}}\n"
+    )
+
+
+CPU0 = ('#vdev.device<"cpu", 0>', ("cpu", 0))
+CUDA1 = ('#vdev.device<"cuda", 1>', ("cuda", 1))
+
+
+@pytest.mark.parametrize(("first", "second"), [(CPU0, CUDA1), (CUDA1, CPU0)])
+def test_a_free_value_lives_with_its_first_consumer_and_is_copied_to_the_other(
+    first: tuple[str, tuple[str, int]], second: tuple[str, tuple[str, int]]
+) -> None:
+    module = plan(_shared_value(first[0], second[0]))
+    add = next(op for op in module.walk() if op.name == "arith.addf")
+    placed = result_placement(add, 0)
+    assert placed is not None
+    assert (placed.type_name, placed.device_id) == first[1]
+    copies = [op for op in module.walk() if isinstance(op, DeviceCopyOp)]
+    assert len(copies) == 1
+    assert copies[0].input is add.results[0]
+    assert (copies[0].dst_device.type_name, copies[0].dst_device.device_id) == second[1]
