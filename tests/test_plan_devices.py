@@ -56,7 +56,9 @@ def _op_line(
     draw: st.DrawFn, k: int, values: list[str], hinted: set[str], callees: dict[str, int]
 ) -> str | None:
     """One random op defining `%v{k}` from earlier values, or None (skipped)."""
-    kind = draw(st.sampled_from(["add", "mul", "neg", "const", "hint", "copy", "call"]))
+    kind = draw(
+        st.sampled_from(["add", "mul", "neg", "const", "hint", "copy", "call", "if", "for"])
+    )
     a, b = draw(st.sampled_from(values)), draw(st.sampled_from(values))
     v = f"%v{k}"
     simple = {
@@ -67,6 +69,8 @@ def _op_line(
     }
     if kind in simple:
         return simple[kind]
+    if kind in ("if", "for"):
+        return _region_op(draw, kind, k, a, b)
     if kind == "call":
         if not callees:
             return None
@@ -84,6 +88,33 @@ def _op_line(
     if form == "free":
         return f"{v} = vdev.on_device {a} to #vdev.device<?> {{constrain_body = false}} : {T}"
     return f"{v} = vdev.on_device {a} to {draw(st.sampled_from(DEVICES))}{form} : {T}"
+
+
+def _region_op(draw: st.DrawFn, kind: str, k: int, a: str, b: str) -> str:
+    """`scf.if` or `scf.for` defining `%v{k}`; its body may pin its value."""
+    pin = draw(st.none() | st.sampled_from(DEVICES))
+    inner = f"%n{k}"
+    hint = (
+        f"      %h{k} = vdev.on_device {inner} to {pin} {{constrain_result}} : {T}\n" if pin else ""
+    )
+    yielded = f"%h{k}" if pin else inner
+    if kind == "if":
+        return (
+            f"%c{k} = arith.constant true\n"
+            f"    %v{k} = scf.if %c{k} -> ({T}) {{\n"
+            f"      {inner} = arith.negf {a} : {T}\n{hint}"
+            f"      scf.yield {yielded} : {T}\n"
+            f"    }} else {{\n      scf.yield {b} : {T}\n    }}"
+        )
+    return (
+        f"%lb{k} = arith.constant 0 : index\n"
+        f"    %ub{k} = arith.constant 2 : index\n"
+        f"    %st{k} = arith.constant 1 : index\n"
+        f"    %v{k} = scf.for %i{k} = %lb{k} to %ub{k} step %st{k} iter_args(%acc{k} = {a})"
+        f" -> ({T}) {{\n"
+        f"      {inner} = arith.addf %acc{k}, {b} : {T}\n{hint}"
+        f"      scf.yield {yielded} : {T}\n    }}"
+    )
 
 
 def _function(draw: st.DrawFn, name: str, callees: dict[str, int]) -> tuple[str, int]:
@@ -142,6 +173,12 @@ def _expected_device(op: Operation, index: int, module: ModuleOp) -> object:
         function = op.parent_op()
         assert isinstance(function, FuncOp)
         return result_device(function, index)
+    if op.name == "scf.yield":
+        parent = op.parent_op()
+        assert parent is not None
+        return result_placement(parent, index)
+    if op.name == "scf.for":
+        return result_placement(op, index - 3)
     if isinstance(op, CallOp):
         callee = module.body.block.ops
         for function in callee:
