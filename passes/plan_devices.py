@@ -78,7 +78,9 @@ remark saying which constraint decided the placement.
 
 Invariants: the union-find is iterative (no recursion: a 10,000-op chain plans) and
 every phase is linear in the number of ops and uses (near-linear: union-find); the
-result depends only on the IR and the function names, not on dictionary order; a
+result depends only on the IR and the function names, not on dictionary order nor on
+the order of functions; op order matters only through the rules that name it (a free
+value's first consumer, an op's first placed operand, a function's first call); a
 planned module plans to itself (idempotent); hints are consumed.
 
 Not handled: `scf.while` and other region ops with tensor block arguments (their block
