@@ -830,19 +830,21 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
 
     def parallel(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> int:
         """How many chunks of blocks to run in parallel (0: run the blocks in order)."""
-        if axes is None or numba.get_num_threads() < 2:
-            return 0
         blocks = grid[0] * grid[1] * grid[2]
-        if blocks < 2 or blocks * block[0] * block[1] * block[2] < PARALLEL_THREADS:
+        if axes is None or blocks < 2 or blocks * block[0] * block[1] * block[2] < PARALLEL_THREADS:
             return 0
         if any(size > 1 and axis not in axes for axis, size in zip("xyz", grid, strict=True)):
             return 0
-        if _aliased(written, args):
+        threads = numba.get_num_threads()
+        if threads < 2 or _aliased(written, args):
             return 0
-        return min(blocks, 4 * numba.get_num_threads())
+        return min(blocks, 4 * threads)
+
+    no_fault = np.zeros(_ERR_SIZE, dtype=np.int64)
+    """The error vector of launches in order (reset after a fault)."""
 
     def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
-        chunks = parallel(grid, block, args)
+        chunks = parallel(grid, block, args) if axes is not None else 0
         try:
             if chunks:
                 errs = np.zeros((chunks, _ERR_SIZE), dtype=np.int64)
@@ -852,7 +854,7 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
                 faulted = np.flatnonzero(errs[:, 0])
                 err = errs[faulted[0]] if faulted.size else errs[0]
             else:
-                err = np.zeros(_ERR_SIZE, dtype=np.int64)
+                err = no_fault
                 jitted(0, grid[0] * grid[1] * grid[2], *grid, *block, err, *args)
         except NumbaError as e:  # a gap in this backend, reported at the kernel
             raise KernelError(
@@ -863,7 +865,9 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
                 )
             ) from e
         if err[0]:
-            raise _fault_error(kernel, messages, err, args)
+            fault = err.copy()
+            err[:] = 0
+            raise _fault_error(kernel, messages, fault, args)
 
     return run, source
 
