@@ -27,8 +27,9 @@ Within a block, the shape of the code depends on the kernel:
 Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
 blocks in parallel: each chunk of blocks stops at its first fault, and the first faulting
-chunk's fault is the one a run in order meets. What a faulting launch leaves in its
-buffers is unspecified (as with the NumPy backend).
+chunk's fault is the one a run in order meets. After a fault, blocks that a run in order
+would not have reached may have run: what a faulting launch leaves in its buffers is
+unspecified.
 
 New ops get a case in `NumbaSource.thread_op`/`scalar` (and, when their result is an
 integer function of thread ids that bounds accesses, in `BlockRanges.interval`).
