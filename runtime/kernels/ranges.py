@@ -176,8 +176,8 @@ class BlockRanges:
                     width,
                 )
             case "arith.index_cast" | "arith.extsi" | "arith.trunci":
-                if int_width(ops[0].type) == 1:
-                    return
+                if int_width(ops[0].type) == 1 or width == 1:
+                    return  # i1 reads as 0/-1, and truncation to i1 keeps the low bit
                 self.define(result, lo[0], hi[0], width)
             case "arith.extui" if int_width(ops[0].type) == 1:
                 self.define(result, lo[0], hi[0], width)
