@@ -709,11 +709,11 @@ class NumbaSource(SourceWriter):
         work = [op for op in ops if op.name not in ("arith.constant", "kernel.return")]
         if not work or all(op.name == "kernel.alloc_shared" for op in work):
             return
-        self.emit("for lin in range(nthr):")
-        self.depth += 1
-        self.emit("tix = lin % bx_")
-        self.emit("tiy = (lin // bx_) % by_")
-        self.emit("tiz = lin // (bx_ * by_)")
+        # Nested loops (not one over `lin` with divisions): the thread x loop is innermost.
+        for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
+            self.emit(f"for {loop}:")
+            self.depth += 1
+        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
         defined = {r for op in work for inner in op.walk() for r in inner.results}
         defined |= {
             a for op in work for inner in op.walk() for r in inner.regions for b in r.blocks
@@ -736,7 +736,7 @@ class NumbaSource(SourceWriter):
                     self.emit(f"{target}[lin] = {temp}")
             else:
                 self.thread_op(op)
-        self.depth -= 1
+        self.depth -= 3
 
     def uniform(self, value: SSAValue, op: Operation) -> str:
         """A block-uniform read of `value` for block-level control flow; a value that
