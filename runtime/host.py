@@ -286,9 +286,27 @@ def _call(c: Compiler, op: Operation) -> Step:
     results = tuple(c.slot(v) for v in op.res)
 
     def run(f: Frame) -> None:
-        assign(f, results, callee(f[0], [f[a] for a in args]))
+        depth = _call_depth[0] + 1
+        if depth > MAX_CALL_DEPTH:
+            raise error_at(
+                op,
+                f"'func.call' of @{callee.name} nests calls deeper than {MAX_CALL_DEPTH} "
+                "(unbounded recursion?)",
+            )
+        _call_depth[0] = depth
+        try:
+            assign(f, results, callee(f[0], [f[a] for a in args]))
+        finally:
+            _call_depth[0] = depth - 1
 
     return run
+
+
+MAX_CALL_DEPTH = 5000
+"""How deeply host code may nest `func.call`s (recursion included) before a run fails
+with a located error rather than exhausting Python's stack."""
+_call_depth = [0]
+"""Calls active right now (runs of one process happen one at a time)."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -778,7 +796,21 @@ def _alloc(c: Compiler, op: Operation) -> Step:
     r = c.slot(op.memref)
 
     def run(f: Frame) -> None:
-        f[r] = np.zeros(shape(f), dtype)
+        dims = shape(f)
+        nbytes = math.prod(dims) * dtype.itemsize
+        capacity: int | None = getattr(f[0], "host_capacity", None)
+        if capacity is not None and nbytes > capacity:
+            raise error_at(
+                op,
+                f"'{op.name}' of {type_} needs {nbytes} bytes: out of host memory "
+                f"(the host's global memory holds {capacity} bytes)",
+            )
+        try:
+            f[r] = np.zeros(dims, dtype)
+        except MemoryError:
+            raise error_at(
+                op, f"'{op.name}' of {type_} needs {nbytes} bytes: out of host memory"
+            ) from None
 
     return run
 

@@ -48,6 +48,7 @@ Every problem raises `SystemDescriptionError` naming the file, the entry and the
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -58,7 +59,7 @@ from typing import Any, cast
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 
-from ..diagnostics import DevplanError, diagnostic_at, location_of
+from ..diagnostics import DevplanError, describe_value, diagnostic_at, location_of
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
 from ..dialects.target import Target, TargetAttr, TargetError, register_target_kind
 from ..dialects.vdev import (
@@ -130,7 +131,10 @@ def _quantity(text: object, units: Mapping[str, float], what: str, example: str)
     if unit not in units:
         raise ValueError(f"bad {what} unit '{unit}' in '{text}' (valid: {valid})")
     # Decimal keeps "10 us" exactly 1e-05 rather than 10 * 1e-06.
-    return float(Decimal(number) * Decimal(repr(units[unit])))
+    value = float(Decimal(number) * Decimal(repr(units[unit])))
+    if not math.isfinite(value):
+        raise ValueError(f"bad {what} '{text}': the number is too large to represent")
+    return value
 
 
 def parse_size(text: object) -> int:
@@ -273,6 +277,10 @@ class System:
     @staticmethod
     def load(path: str | Path) -> System:
         """Read and validate the TOML file at `path`."""
+        if not isinstance(path, str | Path):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise SystemDescriptionError(
+                f"error: System.load: path must be a str or Path, got {describe_value(path)}"
+            )
         try:
             text = Path(path).read_text()
         except (OSError, UnicodeDecodeError) as e:
@@ -285,6 +293,12 @@ class System:
     @staticmethod
     def from_text(toml_text: str, name: str = "<system>") -> System:
         """Validate a system description given as TOML text; `name` prefixes errors."""
+        for parameter, value in (("toml_text", toml_text), ("name", name)):
+            if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise SystemDescriptionError(
+                    f"error: System.from_text: {parameter} must be a str, "
+                    f"got {describe_value(value)}"
+                )
         try:
             table = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as e:
@@ -328,6 +342,11 @@ class System:
             return System.default()
         if isinstance(system, System):
             return system
+        if not isinstance(system, str | Path):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise SystemDescriptionError(
+                "error: system must be None, a System or the path of a TOML file, "
+                f"got {describe_value(system)}"
+            )
         return System.load(system)
 
     # --- queries -----------------------------------------------------------------------
@@ -437,6 +456,9 @@ def _equivalence_classes(
 
 # --- reading -------------------------------------------------------------------------------
 
+_MAY_BE_ZERO = ("exist", "available_global_memory", "api_version", "driver_version")
+"""Integer device attributes for which 0 means something; the others are counts or
+sizes and must be at least 1."""
 _TOP_KEYS = ("device", "same_memory", "link", "host", "target_kind")
 _TARGET_KIND_KEYS = ("name", "device_type", "attrs", "keys", "host_capable")
 _DEVICE_KEYS = ("type", "id", "target", "api", "scopes", "attrs")
@@ -580,7 +602,7 @@ class _Reader:
                 f'but type = "{type_name}"',
             )
         api = entry["api"]
-        if api not in _API_NAMES:
+        if not isinstance(api, str) or api not in _API_NAMES:
             raise self.error(
                 where, f"api: unknown DeviceAPI {api!r} (valid: {', '.join(api_names())})"
             )
@@ -642,8 +664,14 @@ class _Reader:
                 )
             # An integer attribute the runtime uses (max_threads_per_block bounds every
             # launch) must be one: a float would be truncated, a string ignored.
-            if DEVICE_ATTR_VALUE_KINDS[key] == "int" and not isinstance(item, int):
-                raise self.error(where, f"attrs.{key}: expected an integer, got {item!r}")
+            if DEVICE_ATTR_VALUE_KINDS[key] == "int":
+                if not isinstance(item, int) or isinstance(item, bool):
+                    raise self.error(where, f"attrs.{key}: expected an integer, got {item!r}")
+                least = 0 if key in _MAY_BE_ZERO else 1
+                if item < least:
+                    raise self.error(
+                        where, f"attrs.{key}: expected an integer {least} or more, got {item}"
+                    )
         return dict(attrs)
 
     def scope_ref(self, where: str, value: object, devices: dict[str, DeviceSpec]) -> ScopeRef:
@@ -659,6 +687,12 @@ class _Reader:
             raise self.error(
                 where,
                 f"device {name} has no scope '{scope}' (declared: {', '.join(device.scopes)})",
+            )
+        if scope in KERNEL_PRIVATE_SCOPES:
+            raise self.error(
+                where,
+                f"scope '{scope}' is private to a kernel's threads; it cannot be one memory "
+                "area with another scope",
             )
         return (name, scope)
 

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .opt import user_error_text
+from ..diagnostics import with_deep_stack
+from .opt import finish, quiet_broken_pipe
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -70,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--random-args",
-        type=int,
+        type=_seed,
         metavar="SEED",
         help="make the arguments not given by --arg from the function's types",
     )
@@ -86,6 +87,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     p.add_argument("--print-full", action="store_true", help="print every value of the outputs")
     return p
+
+
+def _seed(text: str) -> int:
+    """A --random-args seed: a whole number 0 or more (argparse names the option)."""
+    try:
+        seed = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a seed (a whole number 0 or more), got {text!r}") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"expected a seed 0 or more, got {seed}")
+    return seed
 
 
 def _scalar_literal(text: str) -> bool | int | float:
@@ -108,6 +120,8 @@ def _load_arg(text: str) -> Any:
     if text.endswith(".npy"):
         try:
             return np.load(text, allow_pickle=False)
+        except EOFError:
+            raise ValueError(f"--arg '{text}' is not a readable .npy file: it is empty") from None
         except (OSError, ValueError) as e:
             if isinstance(e, FileNotFoundError):
                 raise
@@ -150,7 +164,9 @@ def run(args: argparse.Namespace) -> int:
     given = [_load_arg(a) for a in [*args.arg, *args.args]]
     inputs: list[Any] = given
     if args.random_args is not None:
-        inputs = random_inputs(module, args.entry, args.random_args, given=given)
+        inputs = random_inputs(
+            module, args.entry, args.random_args, given=given, system=args.system
+        )
     else:
         function = find_entry(module, args.entry)
         expected = len(function.function_type.inputs.data)
@@ -172,7 +188,12 @@ def run(args: argparse.Namespace) -> int:
     if args.stats:
         print(result.report.format())
     if args.trace:
-        result.report.write_chrome_trace(args.trace)
+        try:
+            result.report.write_chrome_trace(args.trace)
+        except OSError as e:
+            raise DevplanError(
+                f"error: cannot write the trace to '{args.trace}': {e.strerror or e}"
+            ) from None
     if result.leaks:
         print(
             f"warning: {len(result.leaks)} device buffer(s) leaked (never freed): "
@@ -186,20 +207,13 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return run(args)
+        return with_deep_stack(run)(args)
+    except BrokenPipeError:
+        return quiet_broken_pipe()
     except Exception as e:
-        text = user_error_text(e)
         if args.debug:
             raise
-        if text is None:
-            print(
-                f"devplan-run: internal error: {type(e).__name__}: {e} "
-                "(rerun with --debug for a traceback)",
-                file=sys.stderr,
-            )
-            return 2
-        print(text, file=sys.stderr)
-        return 1
+        return finish("devplan-run", e)
 
 
 if __name__ == "__main__":
