@@ -31,6 +31,7 @@ from .diagnostics import (
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
 from .pipeline import build_pipeline
+from .runtime import system as _system  # noqa: F401 (registers the vdev.system verifier)
 
 if TYPE_CHECKING:
     from .runtime.executor import execute
@@ -91,7 +92,9 @@ def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> Module
     check_argument(
         "devplan.apply", "module", module, ModuleOp, "a builtin.module (devplan.parse gives one)"
     )
-    check_argument("devplan.apply", "pipeline", pipeline, str, 'a pass pipeline string, e.g. "canonicalize"')
+    check_argument(
+        "devplan.apply", "pipeline", pipeline, str, 'a pass pipeline string, e.g. "canonicalize"'
+    )
     check_argument("devplan.apply", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
     parsed = build_pipeline(pipeline, Universe.get_multiverse().all_passes)
     parsed.apply(ctx or context(), module)

@@ -167,11 +167,13 @@ def literal_range_error(value: int | float, type_: Attribute) -> str | None:
             return f"float literal {value!r} is not valid for integer type {type_}"
         low, high = INDEX_RANGE if isinstance(type_, IndexType) else type_.value_range()
         if not low <= value < high:
-            return f"integer literal {value} is out of range for {type_} (valid: {low} to {high - 1})"
+            return (
+                f"integer literal {value} is out of range for {type_} (valid: {low} to {high - 1})"
+            )
     return None
 
 
-def _float_overflow(literal: str, type_: Attribute) -> str:
+def _float_overflow(literal: str, type_: object) -> str:
     return f"float literal {literal.strip()} is out of range for {type_} (it would be infinite)"
 
 
@@ -193,8 +195,7 @@ class LocatingParser(Parser):
         return LocatedParseError(Span(start, end, self.lexer.input), message)
 
     def _text_from(self, start: int) -> str:
-        text = self.lexer.input.content[start : self.pos]
-        return text if isinstance(text, str) else text.decode("utf-8", "replace")
+        return self.lexer.input.content[start : self.pos]
 
     _line_starts: list[int] | None = None
 
@@ -204,13 +205,11 @@ class LocatingParser(Parser):
         starts = self._line_starts
         if starts is None:
             content = self.lexer.input.content
-            newline = "\n" if isinstance(content, str) else b"\n"
             starts = [0]
-            find = content.find
-            at = find(newline)  # pyright: ignore[reportArgumentType]
+            at = content.find("\n")
             while at >= 0:
                 starts.append(at + 1)
-                at = find(newline, at + 1)  # pyright: ignore[reportArgumentType]
+                at = content.find("\n", at + 1)
             self._line_starts = starts
         line = bisect.bisect_right(starts, pos)
         return line, pos - starts[line - 1] + 1
@@ -243,10 +242,9 @@ class LocatingParser(Parser):
             attr = super().parse_optional_builtin_int_or_float_attr()
         except ParseError as e:
             if e.msg.startswith("Floating point value is not valid"):
-                literal, _, type_ = self._text_from(start).partition(":")
+                literal, _, type_ = (t.strip() for t in self._text_from(start).partition(":"))
                 raise self._error(
-                    start,
-                    f"float literal {literal.strip()} is not valid for integer type {type_.strip()}",
+                    start, f"float literal {literal} is not valid for integer type {type_}"
                 ) from None
             raise
         except (VerifyException, OverflowError, ValueError) as e:
@@ -474,11 +472,11 @@ def with_deep_stack(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 
 __all__ = [
     "DevplanError",
-    "check_argument",
-    "describe_value",
     "LocatedError",
     "LocatedParseError",
     "LocatingParser",
+    "check_argument",
+    "describe_value",
     "diagnostic_at",
     "error_at",
     "format_diagnostic",

@@ -402,9 +402,7 @@ def _host_array_name(name: str, array: np.ndarray[Any, Any]) -> str:
     return f"{name} (host memory, {'x'.join(map(str, array.shape))}x{array.dtype})"
 
 
-def _device_memory_getter(
-    op: Operation, s: int, write: bool, space: DeviceAttr | None
-) -> Getter:
+def _device_memory_getter(op: Operation, s: int, write: bool, space: DeviceAttr | None) -> Getter:
     def get(f: Frame) -> np.ndarray[Any, Any]:
         buffer = f[s]
         if not isinstance(buffer, Buffer):
@@ -619,7 +617,7 @@ def _attr(p: Program, op: dev.AttrOp) -> Step:
             )
         if dtype.kind in "iub":
             try:  # the value must fit the result type, not wrap around in it
-                from_python(result_type, int(value), f"its result type {result_type}")
+                from_python(result_type, value, f"its result type {result_type}")
             except DevplanError:
                 raise error_at(
                     op,
@@ -660,7 +658,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
         kernel, writes = cell[0]
         site = ex.launch_sites.get(op)
         if site is None:
-            site = ex.launch_sites[op] = _LaunchSite(ex, device, op, is_async, shared)
+            site = ex.launch_sites[op] = _LaunchSite(ex, device, op, is_async, name, shared)
         api = site.api
         g = (f[gx], f[gy], f[gz])
         b = (f[bx], f[by], f[bz])
@@ -719,7 +717,13 @@ class _LaunchSite:
     __slots__ = ("api", "limit", "stream")
 
     def __init__(
-        self, ex: Execution, device: Device, op: Operation, is_async: bool, shared: int
+        self,
+        ex: Execution,
+        device: Device,
+        op: Operation,
+        is_async: bool,
+        kernel: str,
+        shared: int,
     ) -> None:
         self.api = ex.api(device, op)
         self.limit = ex.limit(device, self.api)
@@ -728,7 +732,7 @@ class _LaunchSite:
         if isinstance(capacity, int) and shared > capacity:  # unchecked when not reported
             raise error_at(
                 op,
-                f"'device.launch' of {op.kernel} needs {shared} bytes of shared memory per "
+                f"'device.launch' of {kernel} needs {shared} bytes of shared memory per "
                 f"block (kernel.alloc_shared), more than {device} has "
                 f"(max_shared_memory_per_block = {capacity})",
             )

@@ -58,8 +58,15 @@ from pathlib import Path
 from typing import Any, cast
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
+from xdsl.ir import Operation
 
-from ..diagnostics import DevplanError, describe_value, diagnostic_at, location_of
+from ..diagnostics import (
+    DevplanError,
+    describe_value,
+    diagnostic_at,
+    location_of,
+    register_module_verifier,
+)
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
 from ..dialects.target import Target, TargetAttr, TargetError, register_target_kind
 from ..dialects.vdev import (
@@ -610,7 +617,7 @@ class _Reader:
             type_name,
             device_id,
             target,
-            cast(str, api),
+            api,
             self.scopes(where, entry["scopes"]),
             self.attrs(where, entry.get("attrs", {})),
         )
@@ -741,6 +748,15 @@ class _Reader:
         except ValueError as e:
             raise self.error(where, f"latency: {e}") from None
         return LinkSpec(a, b, bandwidth, latency)
+
+
+def _check_module_system(module: Operation) -> None:
+    """The module verifier of `vdev.system`: the system it names must load."""
+    if isinstance(module, ModuleOp) and SYSTEM_ATTR in module.attributes:
+        System.from_module(module)
+
+
+register_module_verifier(SYSTEM_ATTR, _check_module_system)
 
 
 DEFAULT_SYSTEM_TOML = """\

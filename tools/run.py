@@ -94,7 +94,9 @@ def _seed(text: str) -> int:
     try:
         seed = int(text, 0)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a seed (a whole number 0 or more), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a seed (a whole number 0 or more), got {text!r}"
+        ) from None
     if seed < 0:
         raise argparse.ArgumentTypeError(f"expected a seed 0 or more, got {seed}")
     return seed
@@ -139,11 +141,58 @@ def format_output(index: int, value: Any, full: bool) -> str:
     if array.size and array.dtype.kind in "iufb":
         numbers = array.astype(np.float64)
         summary = f"  (min {numbers.min():.6g}, max {numbers.max():.6g}, mean {numbers.mean():.6g})"
-    options: dict[str, Any] = (
-        {"threshold": sys.maxsize} if full else {"threshold": 12, "edgeitems": 3}
-    )
-    values = np.array2string(array, separator=", ", **options)
+    if full:
+        return f"result {index}: {kind}{summary}\n{_every_value(array)}"
+    values = np.array2string(array, separator=", ", threshold=12, edgeitems=3)
     return f"result {index}: {kind}{summary}\n{values}"
+
+
+def _every_value(array: np.ndarray[Any, Any]) -> str:
+    """Every element, in nested brackets, each printed as NumPy prints that scalar
+    (shortest text that reads back the same value); linear in the size, unlike
+    `np.array2string` with no threshold, which aligns columns and is quadratic."""
+    width = int(np.get_printoptions()["linewidth"])
+    words = [str(x) for x in array.reshape(-1)]
+    if array.ndim == 0:
+        return words[0]
+    row = array.shape[-1]
+    lines: list[str] = []
+    for start in range(0, len(words), max(row, 1)):
+        position = np.unravel_index(start, array.shape) if array.size else (0,) * array.ndim
+        opened = _count_leading_zeros(position[:-1]) + 1
+        line = " " * (array.ndim - opened) + "[" * opened
+        pieces = words[start : start + row]
+        for i, word in enumerate(pieces):
+            text = word + (", " if i + 1 < len(pieces) else "")
+            if len(line) + len(text.rstrip()) > width and not line.endswith("["):
+                lines.append(line.rstrip())
+                line = " " * array.ndim
+            line += text
+        closed = _count_trailing_last(position[:-1], array.shape[:-1]) + 1
+        lines.append(line + "]" * closed + ("," if closed < array.ndim else ""))
+    if not array.size:
+        return "[" * array.ndim + "]" * array.ndim
+    return "\n".join(lines)
+
+
+def _count_leading_zeros(position: Sequence[Any]) -> int:
+    """How many brackets open before a row: one per trailing index that is 0."""
+    count = 0
+    for i in reversed(position):
+        if int(i) != 0:
+            break
+        count += 1
+    return count
+
+
+def _count_trailing_last(position: Sequence[Any], shape: Sequence[int]) -> int:
+    """How many brackets close after a row: one per trailing index at its last value."""
+    count = 0
+    for i, n in zip(reversed(position), reversed(shape), strict=True):
+        if int(i) != n - 1:
+            break
+        count += 1
+    return count
 
 
 def run(args: argparse.Namespace) -> int:
