@@ -53,7 +53,8 @@ def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -
 
     A string that names an existing `.mlir` file is read as that file. Every op gets
     its `loc("file":line:col)`. Bad input (and a `source` that is neither a str nor a
-    Path) raises `DevplanError` whose text is one located diagnostic.
+    Path) raises `DevplanError` whose text is one located diagnostic; a file that
+    cannot be read raises the `OSError` (e.g. `FileNotFoundError`) naming it.
     """
     check_argument("devplan.parse", "source", source, (str, Path), "MLIR text (str) or a Path")
     check_argument("devplan.parse", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
@@ -63,8 +64,6 @@ def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -
         name = str(source)
         try:
             text = Path(source).read_text()
-        except OSError as e:
-            raise DevplanError(f"error: cannot read '{source}': {e.strerror or e}") from None
         except UnicodeDecodeError as e:
             raise DevplanError(
                 f"error: {source}: the input is not UTF-8 text "

@@ -19,6 +19,7 @@ status 1; `--debug` shows the Python traceback instead.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,11 +112,14 @@ def _scalar_literal(text: str) -> bool | int | float:
     except ValueError:
         pass
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         raise ValueError(
             f"--arg '{text}' is neither a .npy file nor a number or true/false"
         ) from None
+    if math.isinf(number) and "inf" not in lowered:
+        raise ValueError(f"--arg '{text}' is out of range for a float (write 'inf' for infinity)")
+    return number
 
 
 def _load_arg(text: str) -> Any:
