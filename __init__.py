@@ -12,6 +12,7 @@ devplan.apply(module, "canonicalize")
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,7 +32,9 @@ from .diagnostics import (
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
 from .pipeline import build_pipeline
-from .runtime import system as _system  # noqa: F401 (registers the vdev.system verifier)
+
+# Loading the system module registers the verifier of `vdev.system` (the system must load).
+importlib.import_module(f"{__name__}.runtime.system")
 
 if TYPE_CHECKING:
     from .runtime.executor import execute

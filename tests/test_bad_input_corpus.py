@@ -25,6 +25,7 @@ import re
 import resource
 import select
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -1070,6 +1071,39 @@ for _example in sorted(EXAMPLE_DIR.glob("*.mlir")):
 def test_bad_input_corpus_case_has_its_outcome(case: Case) -> None:
     outcome = run_case(case)
     assert verdict(case, outcome) == "pass", outcome
+
+
+def test_devplan_run_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
+    program = tmp_path / "big.mlir"
+    program.write_text(
+        "func.func @main(%a: memref<100000xf32>) -> memref<100000xf32> {\n"
+        "  func.return %a : memref<100000xf32>\n}\n"
+    )
+    command = [sys.executable, "-m", "devplan.tools.run", str(program), "--random-args", "0"]
+    process = subprocess.Popen(
+        [*command, "--print-full"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    first = process.stdout.readline()  # what `| head -1` reads, then it goes away
+    process.stdout.close()
+    status = process.wait(timeout=120)
+    assert first.startswith(b"result 0: float32[100000]")
+    assert (status, process.stderr.read()) == (0, b"")
+
+
+def test_a_bug_in_devplan_exits_2_and_asks_for_a_report(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(args: object) -> int:
+        raise KeyError("slot")
+
+    monkeypatch.setattr(run_tool, "run", broken)
+    assert run_tool.main(["any.mlir"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("devplan-run: internal error: KeyError: 'slot'\n")
+    assert "This is a bug in devplan; please report it" in err
+    assert "--debug" in err
 
 
 def main() -> None:
