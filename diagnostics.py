@@ -419,6 +419,10 @@ touched), so that RECURSION_LIMIT frames fit."""
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 _deep = threading.local()
+_deep_calls: list[int] = []
+"""The recursion limit before the first active deep call, then one entry per active call
+(calls from several threads share the raised limit until the last one ends)."""
+_deep_calls_lock = threading.Lock()
 
 
 def with_deep_stack(fn: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -444,18 +448,24 @@ def with_deep_stack(fn: Callable[_P, _R]) -> Callable[_P, _R]:
             except BaseException as e:  # handed to the caller's thread below
                 outcome.append(("error", e))
 
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
-        previous = threading.stack_size(_STACK_BYTES)
-        try:
-            thread = threading.Thread(target=target, name=f"devplan {fn.__name__}", daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(previous)
+        with _deep_calls_lock:
+            if not _deep_calls:
+                _deep_calls.append(sys.getrecursionlimit())
+                sys.setrecursionlimit(max(_deep_calls[0], RECURSION_LIMIT))
+            _deep_calls.append(0)
+            previous = threading.stack_size(_STACK_BYTES)
+            try:
+                thread = threading.Thread(target=target, name=f"devplan {fn.__name__}", daemon=True)
+                thread.start()
+            finally:
+                threading.stack_size(previous)
         try:
             thread.join()
         finally:
-            sys.setrecursionlimit(limit)
+            with _deep_calls_lock:
+                _deep_calls.pop()
+                if len(_deep_calls) == 1:  # the last one: restore the caller's limit
+                    sys.setrecursionlimit(_deep_calls.pop())
         kind, value = outcome[0]
         if kind == "value":
             return value
