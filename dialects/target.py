@@ -1729,6 +1729,8 @@ TargetDialect = Dialect("target", [], [TargetAttr])
 __all__ = [
     "BUILTIN_TAGS",
     "INHERIT",
+    "MAX_HOST_DEPTH",
+    "POSITIVE_ATTRS",
     "AttrSpec",
     "Resolved",
     "Target",
