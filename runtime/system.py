@@ -330,7 +330,7 @@ class System:
             return None
         text = value.data
         try:
-            if "\n" not in text and text.strip().endswith(".toml"):
+            if _names_a_file(text):
                 path = Path(text.strip())
                 loc = location_of(module)
                 if not path.is_absolute() and isinstance(loc, FileLineColLoc):
@@ -751,9 +751,18 @@ class _Reader:
 
 
 def _check_module_system(module: Operation) -> None:
-    """The module verifier of `vdev.system`: the system it names must load."""
-    if isinstance(module, ModuleOp) and SYSTEM_ATTR in module.attributes:
+    """The module verifier of `vdev.system`: a system given as TOML text must be valid.
+    A path is read when the program runs (the file may live elsewhere until then)."""
+    if not isinstance(module, ModuleOp):
+        return
+    value = module.attributes.get(SYSTEM_ATTR)
+    if isinstance(value, StringAttr) and not _names_a_file(value.data):
         System.from_module(module)
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether a `vdev.system` value is a path (one line ending in `.toml`)."""
+    return "\n" not in text and text.strip().endswith(".toml")
 
 
 register_module_verifier(SYSTEM_ATTR, _check_module_system)

@@ -408,6 +408,24 @@ case(
 )
 case(
     "module system",
+    "vdev.system that is not TOML (devplan-opt)",
+    devplan_opt(with_system(VECTOR_ADD, "this is [[ not toml")),
+    "error",
+    located=True,
+    line=1,
+    contains="invalid TOML",
+)
+case(
+    "module system",
+    "vdev.system with an unknown key (devplan-opt)",
+    devplan_opt(with_system(VECTOR_ADD, small_gpu_system("1 KiB") + "\nspeed = 3\n")),
+    "error",
+    located=True,
+    line=1,
+    contains="speed",
+)
+case(
+    "module system",
     "vdev.system with 1 KiB of cuda:0 memory",
     devplan_run(with_system(VECTOR_ADD, small_gpu_system("1 KiB")), "--random-args", "0"),
     "error",
