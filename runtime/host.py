@@ -31,6 +31,7 @@ out-of-range value all raise a located `DevplanError`.
 from __future__ import annotations
 
 import math
+import threading
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -286,18 +287,18 @@ def _call(c: Compiler, op: Operation) -> Step:
     results = tuple(c.slot(v) for v in op.res)
 
     def run(f: Frame) -> None:
-        depth = _call_depth[0] + 1
+        depth = getattr(_calls, "depth", 0) + 1
         if depth > MAX_CALL_DEPTH:
             raise error_at(
                 op,
                 f"'func.call' of @{callee.name} nests calls deeper than {MAX_CALL_DEPTH} "
                 "(unbounded recursion?)",
             )
-        _call_depth[0] = depth
+        _calls.depth = depth
         try:
             assign(f, results, callee(f[0], [f[a] for a in args]))
         finally:
-            _call_depth[0] = depth - 1
+            _calls.depth = depth - 1
 
     return run
 
@@ -305,8 +306,8 @@ def _call(c: Compiler, op: Operation) -> Step:
 MAX_CALL_DEPTH = 5000
 """How deeply host code may nest `func.call`s (recursion included) before a run fails
 with a located error rather than exhausting Python's stack."""
-_call_depth = [0]
-"""Calls active right now (runs of one process happen one at a time)."""
+_calls = threading.local()
+"""`depth`: the calls active right now on this thread."""
 
 
 # ---------------------------------------------------------------------------------------
