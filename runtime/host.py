@@ -31,8 +31,8 @@ out-of-range value all raise a located `DevplanError`.
 from __future__ import annotations
 
 import math
-import threading
 import operator
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
