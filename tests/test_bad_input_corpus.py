@@ -1091,6 +1091,45 @@ def test_bad_input_corpus_case_has_its_outcome(case: Case) -> None:
     assert verdict(case, outcome) == "pass", outcome
 
 
+FAULT_IN_BLOCK_2M = """kernel.module @k target #target.target<"cuda"> {
+  kernel.func @f(%out: memref<?xi64>) {
+    %c0 = arith.constant 0 : index
+    %far = arith.constant 2000000 : index
+    %bx = kernel.block_id x
+    %n = memref.dim %out, %c0 : memref<?xi64>
+    %in = arith.cmpi ult, %bx, %n : index
+    %hit = arith.cmpi eq, %bx, %far : index
+    %go = arith.ori %in, %hit : i1
+    scf.if %go {
+      %v = arith.index_cast %bx : index to i64
+      memref.store %v, %out[%bx] : memref<?xi64>
+    }
+    kernel.return
+  }
+}
+func.func @main(%out: memref<16xi64, #vdev.device<"cuda", 0, ?, "global">>) {
+  %c1 = arith.constant 1 : index
+  %g = arith.constant 3000000 : index
+  device.launch @k::@f on #vdev.device<"cuda", 0> grid(%g, %c1, %c1) block(%c1, %c1, %c1)
+      args(%out) : memref<16xi64, #vdev.device<"cuda", 0, ?, "global">>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_fault_far_into_a_grid_larger_than_a_box_is_found_by_both_backends(
+    backend: str,
+) -> None:
+    module = devplan.parse(FAULT_IN_BLOCK_2M)
+    with pytest.raises(DevplanError) as raised:
+        devplan.execute(module, [np.zeros(16, np.int64)], kernel_backend=backend)
+    assert str(raised.value).splitlines()[0] == (
+        "<string>:12:7: error: in kernel @f: out-of-bounds store to argument 0 (%out): "
+        "index [2000000] is outside shape (16) (block (2000000, 0, 0), thread (0, 0, 0))"
+    )
+
+
 def test_devplan_run_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
     program = tmp_path / "big.mlir"
     program.write_text(
