@@ -70,6 +70,7 @@ from .host import (
     Step,
     element_type,
     from_python,
+    machine_memory,
     numpy_dtype,
     run_steps,
     shape_with,
@@ -123,7 +124,7 @@ class Execution:
         """Each device's max_threads_per_block (infinity when it reports none)."""
         self.launch_sites: dict[Operation, _LaunchSite] = {}
         """Per `device.launch` op, what its launches in this run share."""
-        self.host_capacity = system.host.scopes["global"]
+        self.host_capacity = host_capacity(system)
         """Bytes of host memory (`memref.alloc` beyond it is out of host memory)."""
 
     def api(self, device: Device, op: Operation) -> DeviceAPI:
@@ -1059,15 +1060,28 @@ def random_inputs(
 def _check_fits(system: System, space: DeviceAttr | None, nbytes: int, what: str) -> None:
     """An error when `nbytes` exceed the capacity of the memory `space` names."""
     if space is None:
-        device, scope, kind = system.host, "global", "host"
-    else:
-        device, scope, kind = system.device_for(space), space.scope or "global", "device"
+        capacity = host_capacity(system)
+        if nbytes > capacity:
+            raise DevplanError(
+                f"error: {what} needs {nbytes} bytes: out of host memory "
+                f"(the host holds {capacity} bytes)"
+            )
+        return
+    device, scope = system.device_for(space), space.scope or "global"
     capacity = device.scopes.get(scope)
     if capacity is not None and nbytes > capacity:
         raise DevplanError(
-            f"error: {what} needs {nbytes} bytes: out of {kind} memory "
+            f"error: {what} needs {nbytes} bytes: out of device memory "
             f"({device.name}/{scope} holds {capacity} bytes in system {system.name})"
         )
+
+
+def host_capacity(system: System) -> int:
+    """Host memory a run may use: the host device's `global` scope, or this machine's
+    physical memory when that is less."""
+    declared = system.host.scopes["global"]
+    physical = machine_memory()
+    return declared if physical is None else min(declared, physical)
 
 
 def _random_array(

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import operator
+import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -301,6 +302,17 @@ def _call(c: Compiler, op: Operation) -> Step:
             _calls.depth = depth - 1
 
     return run
+
+
+def machine_memory() -> int | None:
+    """Bytes of physical memory of this machine (None when the OS does not say).
+
+    Host memory beyond it cannot be given: NumPy would map it lazily and the process
+    would be killed when it is touched, so allocations check against it first."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 MAX_CALL_DEPTH = 5000
@@ -804,7 +816,7 @@ def _alloc(c: Compiler, op: Operation) -> Step:
             raise error_at(
                 op,
                 f"'{op.name}' of {type_} needs {nbytes} bytes: out of host memory "
-                f"(the host's global memory holds {capacity} bytes)",
+                f"(the host holds {capacity} bytes)",
             )
         try:
             f[r] = np.zeros(dims, dtype)

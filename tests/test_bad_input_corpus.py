@@ -595,6 +595,15 @@ case(
 )
 case(
     "capacities",
+    "host memref.alloc of 2 GiB on a system whose host has 1 GiB",
+    devplan_run(with_system(host_alloc_program(2**28), small_gpu_system("1 KiB"))),
+    "error",
+    located=True,
+    line=3,
+    contains="out of host memory",
+)
+case(
+    "capacities",
     "device argument of 745 GiB from --random-args",
     devplan_run(
         'func.func @main(%a: memref<200000000000xf32, #vdev.device<"cuda", 0, ?, "global">>) {\n'
