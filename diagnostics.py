@@ -159,8 +159,9 @@ def literal_range_error(value: int | float, type_: Attribute) -> str | None:
     """Why the literal `value` cannot be of `type_` (None when it can).
 
     Integers must fit the type's bits read as signed or unsigned (`-128` to `255` for
-    `i8`, 64 bits for `index`); a finite float must stay finite in the type (a decimal
-    literal cannot spell infinity; a hexadecimal bit pattern can and is not checked here).
+    `i8`, 64 bits for `index`), and a float is no integer. (Float literals are checked
+    where they are parsed: a decimal literal that became infinite overflowed its type,
+    while a hexadecimal bit pattern may spell infinity.)
     """
     if isinstance(type_, IntegerType | IndexType):
         if isinstance(value, float):
