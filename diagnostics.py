@@ -20,8 +20,18 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnregisteredAttr
+from xdsl.dialects.builtin import (
+    CallSiteLoc,
+    FileLineColLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    UnregisteredAttr,
+)
 from xdsl.ir import Data, Operation, ParametrizedAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -131,6 +141,16 @@ class LocatedParseError(ParseError):
         return format_parse_error(self)
 
 
+_EXPLICIT_LOCATIONS: WeakKeyDictionary[Operation, LocationAttr] = WeakKeyDictionary()
+"""Call-site and name locations written in the source (`loc(callsite(...))`), which the
+parser replaces by the op's file:line:col; kept for what reports them (assertions)."""
+
+
+def explicit_location(op: Operation) -> LocationAttr | None:
+    """The call-site or name location `op` was written with, if any."""
+    return _EXPLICIT_LOCATIONS.get(op)
+
+
 class LocatingParser(Parser):
     """A `Parser` that gives each parsed op its `loc("file":line:col)`.
 
@@ -144,6 +164,8 @@ class LocatingParser(Parser):
     def parse_operation(self) -> Operation:
         where = Span(self.pos, self.pos, self.lexer.input).get_location()
         op = super().parse_operation()
+        if isinstance(op.location, CallSiteLoc | NameLoc):
+            _EXPLICIT_LOCATIONS[op] = op.location
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
                 StringAttr(where.file),

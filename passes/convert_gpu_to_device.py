@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu
+from xdsl.dialects import arith, func, gpu, memref
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
@@ -47,23 +47,20 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.hints import isa
 
 from ..diagnostics import DevplanError, error_at
+from .gpu_kernel_lowering import lower_kernel_body
+from .gpu_outlining import outline_launches
 from ..dialects import device as dev
+from ..dialects import gpu_assembly as ga
 from ..dialects import kernel
 from ..dialects.target import TargetAttr, TargetError
 from ..dialects.vdev import DeviceAttr
 
 UNSUPPORTED: dict[str, str] = {
-    "gpu.launch": "a gpu.launch with a region body cannot be converted; outline its body "
-    "into a gpu.func and use gpu.launch_func",
-    "gpu.all_reduce": "gpu.all_reduce has no kernel-dialect equivalent",
-    "gpu.shuffle": "gpu.shuffle has no kernel-dialect equivalent",
     "gpu.lane_id": "gpu.lane_id has no kernel-dialect equivalent",
     "gpu.subgroup_id": "subgroup ops have no kernel-dialect equivalent",
     "gpu.subgroup_size": "subgroup ops have no kernel-dialect equivalent",
     "gpu.num_subgroups": "subgroup ops have no kernel-dialect equivalent",
-    "gpu.host_register": "gpu.host_register has no devplan equivalent; copy the buffer "
-    "with gpu.memcpy instead",
-    "gpu.host_unregister": "gpu.host_unregister has no devplan equivalent",
+    "gpu.memset": "gpu.memset has no devplan equivalent; fill the buffer in a kernel",
     "gpu.set_default_device": "gpu.set_default_device cannot be converted; choose the "
     'device with the pass option, e.g. convert-gpu-to-device{device="cuda:1"}',
 }
@@ -78,10 +75,41 @@ _INDEX_QUERIES: dict[
     "gpu.grid_dim": kernel.GridDimOp,
 }
 
-_KERNEL_ONLY = frozenset({*_INDEX_QUERIES, "gpu.global_id", "gpu.barrier", "gpu.return"})
+_KERNEL_ONLY = frozenset(
+    {
+        *_INDEX_QUERIES,
+        "gpu.global_id",
+        "gpu.barrier",
+        "gpu.return",
+        "gpu.all_reduce",
+        "gpu.subgroup_reduce",
+        "gpu.shuffle",
+        "gpu.printf",
+    }
+)
 """gpu ops that mean something only inside a kernel (`gpu.func ... kernel`)."""
 
 _HOST_TOKEN_USERS = (gpu.AllocOp, gpu.DeallocOp, gpu.MemcpyOp, gpu.LaunchFuncOp, gpu.WaitOp)
+
+_CASTS = (memref.CastOp, memref.MemorySpaceCastOp)
+"""Ops whose result is their operand's memory seen through another type."""
+
+
+def is_kernel(op: gpu.FuncOp) -> bool:
+    """A `gpu.func ... kernel`, or one marked with MLIR's `gpu.kernel` unit attribute."""
+    return op.kernel is not None or "gpu.kernel" in op.attributes
+
+
+def _root(value: SSAValue) -> SSAValue:
+    """The memory `value` views, through `memref.cast`s."""
+    while isinstance(value.owner, _CASTS):
+        value = value.owner.operands[0]
+    return value
+
+
+def _is_host_shared(value: SSAValue) -> bool:
+    owner = _root(value).owner
+    return isinstance(owner, gpu.AllocOp) and owner.hostShared is not None
 
 
 def parse_device_option(text: str) -> DeviceAttr:
@@ -134,6 +162,12 @@ class GpuToDevice:
         assert device.type_name is not None
         self.device = DeviceAttr.make(device.type_name, device.device_id)
         self.memory = DeviceAttr.make(device.type_name, device.device_id, None, "global")
+        self.host_memory = DeviceAttr.make(device.type_name, device.device_id, None, "host")
+        """Host memory the device reaches (`gpu.host_register`, `host_shared`)."""
+        self.host_params: set[tuple[str, str, int]] = set()
+        """(module, kernel, parameter index) launched with host memory the device reaches."""
+        self.registered: set[SSAValue] = set()
+        """Host allocations registered with `gpu.host_register` (the casts' roots)."""
         self.target = device_target(module, device)
         self.tokens: dict[SSAValue, list[SSAValue]] = {}
         self.replaced: list[Operation] = []
@@ -163,17 +197,11 @@ class GpuToDevice:
                 f"'{op.name}' is outside a gpu.func; it can only be converted inside a kernel",
             )
         if isinstance(op, gpu.AllocOp):
-            if op.hostShared is not None:
-                raise error_at(
-                    op,
-                    "host_shared gpu.alloc cannot be converted: devplan has no memory "
-                    "shared by host and device; allocate device memory and copy",
-                )
             if op.symbolOperands:
                 raise error_at(op, "gpu.alloc with symbol operands cannot be converted")
         if isinstance(op, gpu.LaunchFuncOp):
             self._check_launch(op)
-        if isinstance(op, gpu.FuncOp) and op.kernel is None:
+        if isinstance(op, gpu.FuncOp) and not is_kernel(op):
             raise error_at(
                 op,
                 f"gpu.func @{op.sym_name.data} is not a kernel; only kernels (gpu.func "
@@ -210,7 +238,7 @@ class GpuToDevice:
         if not isa(type_, MemRefType[Attribute]):
             return type_
         space = type_.memory_space
-        if isinstance(space, DeviceAttr) and space == self.memory:
+        if isinstance(space, DeviceAttr) and space in (self.memory, self.host_memory):
             return type_
         if not (
             isinstance(space, NoneAttr)
@@ -292,7 +320,9 @@ class GpuToDevice:
 
     def convert_module(self, op: gpu.ModuleOp) -> None:
         kernels = [
-            self.convert_func(f) for f in list(op.body.block.ops) if isinstance(f, gpu.FuncOp)
+            self.convert_func(f, op.sym_name.data)
+            for f in list(op.body.block.ops)
+            if isinstance(f, gpu.FuncOp)
         ]
         for other in op.body.block.ops:
             if not isinstance(other, gpu.FuncOp) and other.name != "gpu.module_end":
@@ -301,11 +331,21 @@ class GpuToDevice:
         new.location = op.location
         Rewriter.replace_op(op, new)
 
-    def convert_func(self, op: gpu.FuncOp) -> kernel.KernelFuncOp:
+    def convert_func(self, op: gpu.FuncOp, module_name: str) -> kernel.KernelFuncOp:
+        name = op.sym_name.data
+        max_threads = self.target.get_attr("max_num_threads", 1024)
+        warp_size = self.target.get_attr("thread_warp_size", 32)
+        assert isinstance(max_threads, int) and isinstance(warp_size, int)
+        lower_kernel_body(op, op.body, name, max_threads, warp_size)
         body = op.detach_region(op.body)
         block = body.blocks.first
         assert block is not None
         for arg in list(block.args):
+            if (module_name, name, arg.index) in self.host_params and isa(
+                arg.type, MemRefType[Attribute]
+            ):
+                # Launched with host memory the device reaches: any reachable space.
+                continue
             Rewriter.replace_value_with_new_type(arg, self.device_memref(arg.type, op))
         for inner in list(body.walk()):
             self.convert_kernel_op(inner)
@@ -354,9 +394,13 @@ class GpuToDevice:
         return [dev.WaitOp(tokens)] if tokens else []
 
     def convert_host_op(self, op: Operation) -> None:
-        if isinstance(op, gpu.AllocOp):
+        if isinstance(op, ga.HostRegisterOp | ga.HostUnregisterOp):
+            self.replaced.append(op)  # registration is resolved per launch argument
+        elif isinstance(op, gpu.AllocOp):
             type_ = self.device_memref(op.result.type, op)
             assert isa(type_, MemRefType[Attribute])
+            if op.hostShared is not None:
+                type_ = MemRefType(type_.element_type, type_.shape, type_.layout, self.host_memory)
             alloc = dev.AllocOp(type_, op.dynamicSizes)
             self._host_replace(
                 op, [*self.wait_first(op, op.asyncDependencies), alloc], alloc.result, []
@@ -402,10 +446,13 @@ class GpuToDevice:
                 cast = arith.IndexCastOp(size, IndexType())
                 new_ops.append(cast)
                 sizes.append(cast.result)
+        args: list[SSAValue] = []
         for arg in op.kernelOperands:
+            if self.host_visible(arg):
+                args.append(self.as_host_memory(arg, op, new_ops))
+                continue
             new_type = self.device_memref(arg.type, op)
-            if new_type != arg.type:
-                self.retype(arg, new_type, op)
+            args.append(self.retype(arg, new_type, op) if new_type != arg.type else arg)
         is_async = op.asyncToken is not None
         if not is_async:
             new_ops.extend(self.wait_first(op, op.asyncDependencies))
@@ -414,12 +461,72 @@ class GpuToDevice:
             self.device,
             sizes[:3],
             sizes[3:],
-            list(op.kernelOperands),
+            args,
             is_async=is_async,
             dependencies=self.deps(op.asyncDependencies) if is_async else (),
         )
         new_ops.append(launch)
         self._host_replace(op, new_ops, None, [launch.token] if launch.token is not None else [])
+
+    # ---- host memory the device reaches ---------------------------------------------
+
+    def collect_registrations(self) -> None:
+        """The roots of every `gpu.host_register` operand (phase of `run`)."""
+        for op in self.module.walk():
+            if isinstance(op, ga.HostRegisterOp):
+                root = _root(op.value)
+                owner = root.owner
+                if not isinstance(owner, memref.AllocOp | memref.AllocaOp) and not (
+                    isinstance(root, BlockArgument)
+                ):
+                    raise error_at(
+                        op,
+                        "gpu.host_register of memory that is not a memref.alloc (through "
+                        "memref.cast) cannot be converted",
+                    )
+                self.registered.add(root)
+
+    def host_visible(self, value: SSAValue, seen: frozenset[SSAValue] = frozenset()) -> bool:
+        """Whether `value` is host memory registered with the device (or `host_shared`):
+        its root allocation is registered, or it is a parameter every caller passes such
+        memory for."""
+        if not isa(value.type, MemRefType[Attribute]) or not isinstance(
+            value.type.memory_space, NoneAttr
+        ):
+            return False
+        root = _root(value)
+        if root in self.registered:
+            return True
+        if root in seen or not isinstance(root, BlockArgument):
+            return False
+        function = root.block.parent_op()
+        if not isinstance(function, func.FuncOp) or root.block is not function.body.blocks.first:
+            return False
+        calls = self._calls_of(function)
+        return bool(calls) and all(
+            self.host_visible(call.arguments[root.index], seen | {root}) for call in calls
+        )
+
+    def as_host_memory(self, value: SSAValue, where: Operation, ops: list[Operation]) -> SSAValue:
+        """`value` seen as the device's host memory: a `memref.memory_space_cast` placed
+        before the launch (added to `ops`)."""
+        type_ = value.type
+        assert isa(type_, MemRefType[Attribute])
+        cast = memref.MemorySpaceCastOp(
+            value, MemRefType(type_.element_type, type_.shape, type_.layout, self.host_memory)
+        )
+        cast.location = where.location
+        ops.append(cast)
+        return cast.dest
+
+    def mark_host_params(self) -> None:
+        """The kernel parameters some launch passes registered host memory for."""
+        for op in self.module.walk():
+            if isinstance(op, gpu.LaunchFuncOp):
+                path = (op.kernel.root_reference.data, *(r.data for r in op.kernel.nested_references.data))
+                for i, arg in enumerate(op.kernelOperands):
+                    if self.host_visible(arg) or _is_host_shared(arg):
+                        self.host_params.add((path[0], path[-1], i))
 
     def _host_replace(
         self,
@@ -446,7 +553,10 @@ class GpuToDevice:
         self.replaced.append(op)
 
     def run(self) -> None:
+        outline_launches(self.module)
         self.check()
+        self.collect_registrations()
+        self.mark_host_params()
         for op in list(self.module.walk()):
             if isinstance(op, gpu.ModuleOp):
                 self.convert_module(op)

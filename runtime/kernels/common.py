@@ -119,6 +119,8 @@ OTHER_OPS = (
     "kernel.barrier",
     "kernel.alloc_shared",
     "kernel.return",
+    "kernel.printf",
+    "kernel.assert",
 )
 SUPPORTED_OPS: frozenset[str] = frozenset(
     INT_BINARY_OPS + FLOAT_BINARY_OPS + FLOAT_UNARY_OPS + CAST_OPS + OTHER_OPS
