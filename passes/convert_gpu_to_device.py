@@ -107,6 +107,16 @@ def _root(value: SSAValue) -> SSAValue:
     return value
 
 
+def _views(value: SSAValue) -> list[Operation]:
+    """Every user of `value` and of the casts of it."""
+    users: list[Operation] = []
+    for use in value.uses:
+        users.append(use.operation)
+        if isinstance(use.operation, _CASTS):
+            users.extend(_views(use.operation.results[0]))
+    return users
+
+
 def _is_host_shared(value: SSAValue) -> bool:
     owner = _root(value).owner
     return isinstance(owner, gpu.AllocOp) and owner.hostShared is not None
@@ -471,20 +481,54 @@ class GpuToDevice:
     # ---- host memory the device reaches ---------------------------------------------
 
     def collect_registrations(self) -> None:
-        """The roots of every `gpu.host_register` operand (phase of `run`)."""
+        """Each allocation a `gpu.host_register` names (through casts) becomes memory of
+        the device's host scope, seen by host code through a `memref.memory_space_cast`
+        to its old type; its `memref.dealloc` becomes `device.free` (one is added before
+        the function's return when there is none)."""
+        roots: list[SSAValue] = []
         for op in self.module.walk():
             if isinstance(op, ga.HostRegisterOp):
                 root = _root(op.value)
-                owner = root.owner
-                if not isinstance(owner, memref.AllocOp | memref.AllocaOp) and not (
-                    isinstance(root, BlockArgument)
-                ):
+                if isinstance(root, BlockArgument):
+                    continue  # a parameter: the caller's allocation is registered
+                if not isinstance(root.owner, memref.AllocOp):
                     raise error_at(
                         op,
                         "gpu.host_register of memory that is not a memref.alloc (through "
                         "memref.cast) cannot be converted",
                     )
-                self.registered.add(root)
+                if root not in roots:
+                    roots.append(root)
+        for root in roots:
+            self._register(root)
+
+    def _register(self, root: SSAValue) -> None:
+        alloc = root.owner
+        assert isinstance(alloc, memref.AllocOp)
+        type_ = alloc.memref.type
+        assert isa(type_, MemRefType[Attribute])
+        device_type = MemRefType(type_.element_type, type_.shape, type_.layout, self.host_memory)
+        new = dev.AllocOp(device_type, alloc.dynamic_sizes)
+        view = memref.MemorySpaceCastOp(new.result, type_)
+        for op in (new, view):
+            op.location = alloc.location
+        new.result.name_hint = root.name_hint
+        Rewriter.replace_op(alloc, [new, view], [view.dest])
+        self.registered.add(new.result)
+        freed = False
+        for use in list(_views(view.dest)):
+            if isinstance(use, memref.DeallocOp):
+                free = dev.FreeOp(new.result)
+                free.location = use.location
+                Rewriter.replace_op(use, free)
+                freed = True
+        block = new.parent_block()
+        last = block.last_op if block is not None else None
+        escapes = any(isinstance(u, func.ReturnOp) for u in _views(view.dest))
+        if not freed and not escapes and isinstance(last, func.ReturnOp) and block is not None:
+            free = dev.FreeOp(new.result)
+            free.location = last.location
+            block.insert_op_before(free, last)
 
     def host_visible(self, value: SSAValue, seen: frozenset[SSAValue] = frozenset()) -> bool:
         """Whether `value` is host memory registered with the device (or `host_shared`):

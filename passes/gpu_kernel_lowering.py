@@ -279,15 +279,10 @@ class Collectives:
             def inline(block: Block, a: SSAValue, b: SSAValue) -> SSAValue:
                 source = region.block
                 mapping: dict[SSAValue, SSAValue] = {source.args[0]: a, source.args[1]: b}
-                from xdsl.ir import IRMapping  # noqa: PLC0415 (only this use)
-
-                m = IRMapping()
-                for k, v in mapping.items():
-                    m.map(k, v)
                 for inner in source.ops:
                     if isinstance(inner, gpu.YieldOp):
-                        return m.lookup(inner.values[0])
-                    block.add_op(inner.clone(m))
+                        return mapping.get(inner.values[0], inner.values[0])
+                    block.add_op(inner.clone(mapping))
                 raise error_at(op, "the reduction region does not end with gpu.yield")
 
             return inline

@@ -70,6 +70,8 @@ from .host import (
 )
 from .system import System
 
+from . import runner_utils  # noqa: F401  (registers vector.print & co. in HOST_OPS)
+
 if TYPE_CHECKING:
     from .kernels import CompiledKernel
     from .report import Report
