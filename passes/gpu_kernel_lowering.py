@@ -400,10 +400,10 @@ def assertion_origin(op: Operation, function: str) -> str:
     while isinstance(loc, CallSiteLoc):
         loc = loc.callee
     if isinstance(loc, NameLoc):
-        child = loc.child_loc
+        child = loc.location
         if isinstance(child, FileLineColLoc):
-            return f"{child.filename.data}:{child.line.data}: {loc.name_str.data}"
-        return f"{loc.name_str.data}"
+            return f"{child.filename.data}:{child.line.data}: {loc.desc.data}"
+        return loc.desc.data
     if isinstance(loc, FileLineColLoc):
         return f"{loc.filename.data}:{loc.line.data}: {function}"
     return function
