@@ -31,6 +31,8 @@ from xdsl.dialects.builtin import Float16Type, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...diagnostics import diagnostic_at
+from ...dialects.kernel import AssertOp, PrintfOp
+from . import device_io
 from .common import (
     BARRIER_MESSAGE,
     CMPF_PREDICATES,
@@ -252,6 +254,8 @@ class NumbaSource(SourceWriter):
                 self.emit(f"for {loop}:")
                 self.depth += 1
             self.thread_ops(list(kernel.func.body.block.ops))
+        self.depth = 1
+        self.device_io_epilogue()
         prologue = ["    nthr = bx_ * by_ * bz_"]
         prologue += [f"    {name} = np.empty(nthr, {dt})" for name, dt in self.arrays]
         self.lines[body_start:body_start] = prologue
@@ -278,6 +282,9 @@ class NumbaSource(SourceWriter):
         name = op.name
         if name in ("arith.constant", "kernel.return", "kernel.alloc_shared"):
             return
+        if name in ("kernel.printf", "kernel.assert"):
+            self.device_io(op)
+            return
         if name == "scf.yield":
             raise AssertionError("scf.yield is emitted by its parent")  # pragma: no cover
         if name == "scf.if":
@@ -294,6 +301,56 @@ class NumbaSource(SourceWriter):
             spill = self.spilled.get(result)
             if spill is not None:
                 self.emit(f"{spill}[lin] = {self.v(result)}")
+
+    # ------------------------------------------------------------ printf and assert
+
+    def device_io(self, op: Operation) -> None:
+        """`kernel.printf` / `kernel.assert` call back into Python (`numba.objmode`):
+        threads run one after another, so a thread prints all its lines before the next.
+        A failing assertion is recorded and its thread stops (the next thread runs); in
+        a kernel cut into phases (barriers), or nested in a loop or branch, the launch
+        stops at the first failing thread instead. The launch fails after the loops."""
+        site = self.kernel.site(op)
+        args = [self.v(o) for o in op.operands]
+        self.namespace["numba"] = numba
+        if isinstance(op, PrintfOp):
+            try:
+                fmt, conversions = device_io.python_format(op.format.data)
+            except ValueError as e:
+                raise self.error(op, f"'kernel.printf' format: {e}") from None
+            if len(conversions) != len(op.args):
+                raise self.error(
+                    op,
+                    f"'kernel.printf' format has {len(conversions)} conversion(s) for "
+                    f"{len(op.args)} argument(s)",
+                )
+            printer = f"_printf{site}"
+            self.namespace[printer] = _printer(fmt, conversions)
+            self.emit("with numba.objmode():")
+            self.emit(f"    {printer}({', '.join(args)})")
+            return
+        assert isinstance(op, AssertOp)
+        failures = self.namespace.setdefault("_assert_failures", [])
+        recorder = f"_assert{site}"
+        self.namespace[recorder] = _recorder(failures, op.origin.data, op.message.data)
+        self.namespace["_assert_report"] = _reporter(failures, op, self.kernel.name)
+        top_level = not self.kernel.per_block and op.parent_op() is self.kernel.func
+        self.emit(f"if not {args[0]}:")
+        self.depth += 1
+        self.emit("with numba.objmode():")
+        self.emit(f"    {recorder}(bix, biy, biz, tix, tiy, tiz)")
+        if top_level:
+            self.emit("continue")
+        else:
+            self.emit("with numba.objmode():")
+            self.emit("    _assert_report()")
+            self.emit("return")
+        self.depth -= 1
+
+    def device_io_epilogue(self) -> None:
+        if "_assert_report" in self.namespace:
+            self.emit("with numba.objmode():")
+            self.emit("    _assert_report()")
 
     def region_ops(self, block: Block) -> tuple[list[Operation], list[SSAValue]]:
         ops = list(block.ops)
@@ -697,6 +754,30 @@ def _is_f16(type_: Any) -> bool:
     if isinstance(type_, MemRefType):
         type_ = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     return isinstance(type_, Float16Type)
+
+
+def _printer(fmt: str, conversions: list[str]) -> Callable[..., None]:
+    def print_(*values: Any) -> None:
+        device_io.print_one(fmt, conversions, values)
+
+    return print_
+
+
+def _recorder(failures: list[str], origin: str, message: str) -> Callable[..., None]:
+    def record(bx: int, by: int, bz: int, tx: int, ty: int, tz: int) -> None:
+        failures.append(device_io.assertion_line(origin, message, (bx, by, bz), (tx, ty, tz)))
+
+    return record
+
+
+def _reporter(failures: list[str], op: Operation, kernel: str) -> Callable[[], None]:
+    def report() -> None:
+        if failures:
+            lines = list(failures)
+            failures.clear()
+            raise device_io.assertion_error(op, kernel, lines)
+
+    return report
 
 
 def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
