@@ -507,7 +507,6 @@ def lookup_kernel(op: Operation, symbol_ref: SymbolRefAttr) -> KernelFuncOp | No
 
 
 __all__ = [
-    "PrintfOp",
     "DIMENSIONS",
     "KERNEL_BODY_OPS",
     "AllocSharedOp",
@@ -520,6 +519,7 @@ __all__ = [
     "Kernel",
     "KernelFuncOp",
     "KernelModuleOp",
+    "PrintfOp",
     "ReturnOp",
     "ThreadIdOp",
     "is_kernel_param_type",

@@ -47,13 +47,13 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.hints import isa
 
 from ..diagnostics import DevplanError, error_at
-from .gpu_kernel_lowering import lower_kernel_body
-from .gpu_outlining import outline_launches
 from ..dialects import device as dev
 from ..dialects import gpu_assembly as ga
 from ..dialects import kernel
 from ..dialects.target import TargetAttr, TargetError
 from ..dialects.vdev import DeviceAttr
+from .gpu_kernel_lowering import lower_kernel_body
+from .gpu_outlining import outline_launches
 
 UNSUPPORTED: dict[str, str] = {
     "gpu.lane_id": "gpu.lane_id has no kernel-dialect equivalent",
@@ -206,9 +206,8 @@ class GpuToDevice:
                 op,
                 f"'{op.name}' is outside a gpu.func; it can only be converted inside a kernel",
             )
-        if isinstance(op, gpu.AllocOp):
-            if op.symbolOperands:
-                raise error_at(op, "gpu.alloc with symbol operands cannot be converted")
+        if isinstance(op, gpu.AllocOp) and op.symbolOperands:
+            raise error_at(op, "gpu.alloc with symbol operands cannot be converted")
         if isinstance(op, gpu.LaunchFuncOp):
             self._check_launch(op)
         if isinstance(op, gpu.FuncOp) and not is_kernel(op):
@@ -345,7 +344,8 @@ class GpuToDevice:
         name = op.sym_name.data
         max_threads = self.target.get_attr("max_num_threads", 1024)
         warp_size = self.target.get_attr("thread_warp_size", 32)
-        assert isinstance(max_threads, int) and isinstance(warp_size, int)
+        assert isinstance(max_threads, int)
+        assert isinstance(warp_size, int)
         lower_kernel_body(op, op.body, name, max_threads, warp_size)
         body = op.detach_region(op.body)
         block = body.blocks.first
@@ -488,7 +488,7 @@ class GpuToDevice:
         roots: list[SSAValue] = []
         for op in self.module.walk():
             if isinstance(op, ga.HostRegisterOp):
-                root = _root(op.value)
+                root = _root(op.operands[0])
                 if isinstance(root, BlockArgument):
                     continue  # a parameter: the caller's allocation is registered
                 if not isinstance(root.owner, memref.AllocOp):
@@ -567,7 +567,8 @@ class GpuToDevice:
         """The kernel parameters some launch passes registered host memory for."""
         for op in self.module.walk():
             if isinstance(op, gpu.LaunchFuncOp):
-                path = (op.kernel.root_reference.data, *(r.data for r in op.kernel.nested_references.data))
+                nested = [r.data for r in op.kernel.nested_references.data]
+                path = (op.kernel.root_reference.data, *nested)
                 for i, arg in enumerate(op.kernelOperands):
                     if self.host_visible(arg) or _is_host_shared(arg):
                         self.host_params.add((path[0], path[-1], i))

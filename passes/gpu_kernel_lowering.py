@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.rewriter import Rewriter
 
 from ..diagnostics import error_at, explicit_location
@@ -107,80 +108,9 @@ def structurize(region: Region, where: Operation) -> None:
     if len(region.blocks) <= 1:
         return
     _check_acyclic(region, where)
-    pdom = _postdominators(region)
     entry = region.blocks.first
     assert entry is not None
-    done: set[Block] = {entry}
-
-    def join_of(a: Block, b: Block) -> Block | None:
-        common = pdom[a] & pdom[b]
-        return max(common, key=lambda blk: len(pdom[blk])) if common else None
-
-    def inline(block: Block, join: Block | None, dest: Block) -> Sequence[SSAValue]:
-        """Move `block` and what follows it up to `join` into `dest`; the values it
-        passes to `join`."""
-        while True:
-            if block is not dest:
-                if block in done:
-                    raise error_at(
-                        block.first_op or where,
-                        "this block is reached along several paths that are not a simple "
-                        "branch and join; it cannot be converted to structured control flow",
-                    )
-                done.add(block)
-                for op in list(block.ops):
-                    op.detach()
-                    dest.add_op(op)
-            last = dest.last_op
-            assert last is not None
-            if isinstance(last, cf.BranchOp):
-                target, args = last.successor, list(last.arguments)
-                Rewriter.erase_op(last)
-                if target is join:
-                    return args
-                for arg, value in zip(target.args, args, strict=True):
-                    arg.replace_all_uses_with(value)
-                block = target
-            elif isinstance(last, cf.ConditionalBranchOp):
-                then_target, else_target = last.then_block, last.else_block
-                merge = join_of(then_target, else_target)
-                if merge is None or (join is not None and merge not in pdom[join] and merge is not join):
-                    raise error_at(
-                        last,
-                        "the branches of this cf.cond_br do not meet again before the kernel "
-                        "returns; devplan converts only branches that join",
-                    )
-                cond = last.cond
-                arms = (
-                    (then_target, list(last.then_arguments)),
-                    (else_target, list(last.else_arguments)),
-                )
-                Rewriter.erase_op(last)
-                regions: list[Region] = []
-                for target, args in arms:
-                    arm = Block()
-                    if target is merge:
-                        values: Sequence[SSAValue] = args
-                    else:
-                        for arg, value in zip(target.args, args, strict=True):
-                            arg.replace_all_uses_with(value)
-                        values = inline(target, merge, arm)
-                    arm.add_op(scf.YieldOp(*values))
-                    regions.append(Region(arm))
-                branch = scf.IfOp(cond, [a.type for a in merge.args], regions[0], regions[1])
-                branch.location = where.location
-                dest.add_op(branch)
-                for arg, value in zip(merge.args, branch.results, strict=True):
-                    arg.replace_all_uses_with(value)
-                if merge is join:
-                    return list(branch.results)
-                block = merge
-            else:
-                return []
-            if block is join:
-                return []
-
-    inline(entry, None, entry)
+    _Structurizer(region, where, entry).inline(entry, None, entry)
     for block in list(region.blocks):
         if block is not entry:
             for op in reversed(list(block.ops)):
@@ -188,6 +118,87 @@ def structurize(region: Region, where: Operation) -> None:
                 op.erase(safe_erase=False)
             region.detach_block(block)
             block.erase()
+
+
+class _Structurizer:
+    """Moves the blocks of an acyclic region into its entry block (see `structurize`)."""
+
+    def __init__(self, region: Region, where: Operation, entry: Block) -> None:
+        self.pdom = _postdominators(region)
+        self.where = where
+        self.done: set[Block] = {entry}
+
+    def join_of(self, a: Block, b: Block) -> Block | None:
+        common = self.pdom[a] & self.pdom[b]
+        return max(common, key=lambda blk: len(self.pdom[blk])) if common else None
+
+    def take(self, block: Block, dest: Block) -> None:
+        if block in self.done:
+            raise error_at(
+                block.first_op or self.where,
+                "this block is reached along several paths that are not a simple branch "
+                "and join; it cannot be converted to structured control flow",
+            )
+        self.done.add(block)
+        for op in list(block.ops):
+            op.detach()
+            dest.add_op(op)
+
+    def inline(self, block: Block, join: Block | None, dest: Block) -> Sequence[SSAValue]:
+        """Move `block` and what follows it up to `join` into `dest`; the values it
+        passes to `join`."""
+        while True:
+            if block is not dest:
+                self.take(block, dest)
+            last = dest.last_op
+            if isinstance(last, cf.BranchOp):
+                target, args = last.successor, list(last.arguments)
+                Rewriter.erase_op(last)
+                if target is join:
+                    return args
+                for arg, value in zip(target.args, args, strict=True):
+                    arg.replace_all_uses_with(value)
+            elif isinstance(last, cf.ConditionalBranchOp):
+                target, results = self.branch(last, join, dest)
+                if target is join:
+                    return results
+            else:
+                return []
+            block = target
+
+    def branch(
+        self, last: cf.ConditionalBranchOp, join: Block | None, dest: Block
+    ) -> tuple[Block, Sequence[SSAValue]]:
+        """A `cf.cond_br` as an `scf.if` yielding its join point's arguments."""
+        merge = self.join_of(last.then_block, last.else_block)
+        if merge is None or (join is not None and merge not in self.pdom[join] | {join}):
+            raise error_at(
+                last,
+                "the branches of this cf.cond_br do not meet again before the kernel "
+                "returns; devplan converts only branches that join",
+            )
+        cond = last.cond
+        arms = (
+            (last.then_block, list(last.then_arguments)),
+            (last.else_block, list(last.else_arguments)),
+        )
+        Rewriter.erase_op(last)
+        regions: list[Region] = []
+        for target, args in arms:
+            arm = Block()
+            values: Sequence[SSAValue] = args
+            if target is not merge:
+                for arg, value in zip(target.args, args, strict=True):
+                    arg.replace_all_uses_with(value)
+                values = self.inline(target, merge, arm)
+            arm.add_op(scf.YieldOp(*values))
+            regions.append(Region(arm))
+        if_op = scf.IfOp(cond, [a.type for a in merge.args], regions[0], regions[1])
+        if_op.location = self.where.location
+        dest.add_op(if_op)
+        for arg, value in zip(merge.args, if_op.results, strict=True):
+            arg.replace_all_uses_with(value)
+        return merge, list(if_op.results)
 
 
 # ---- phase 2: collectives ---------------------------------------------------------------
@@ -201,7 +212,7 @@ class Collectives:
         self.max_threads = max_threads
         self.warp_size = warp_size
 
-    def _dims(self, dim_op: type[Operation], at: Operation) -> list[SSAValue]:
+    def _dims(self, dim_op: type[IRDLOperation], at: Operation) -> list[SSAValue]:
         values: list[SSAValue] = []
         for d in "xyz":
             q = dim_op.build(
@@ -236,7 +247,9 @@ class Collectives:
         return linear, count
 
     def _buffer(self, at: Operation, type_: Attribute) -> SSAValue:
-        shared = MemRefType(type_, [self.max_threads], memory_space=DeviceAttr.make(None, None, None, "shared"))
+        shared = MemRefType(
+            type_, [self.max_threads], memory_space=DeviceAttr.make(None, None, None, "shared")
+        )
         alloc = kernel.AllocSharedOp(shared)
         alloc.location = at.location
         first = self.body.first_op
@@ -271,7 +284,9 @@ class Collectives:
         self._before(at, loop, ga.BarrierOp.build())
         return loop.results[0]
 
-    def combiner(self, op: Operation, kind: str | None, region: Region | None, type_: Attribute) -> Callable[[Block, SSAValue, SSAValue], SSAValue]:
+    def combiner(
+        self, op: Operation, kind: str | None, region: Region | None, type_: Attribute
+    ) -> Callable[[Block, SSAValue, SSAValue], SSAValue]:
         if region is not None:
             if len(region.blocks) != 1:
                 raise error_at(op, "a reduction region of several blocks cannot be converted")

@@ -96,22 +96,31 @@ def outline_launch(module: ModuleOp, launch: gpu.LaunchOp) -> None:
         raise error_at(launch, "gpu.launch with cluster sizes cannot be converted")
     if launch.dynamicSharedMemorySize is not None:
         raise error_at(launch, "gpu.launch with dynamic shared memory cannot be converted")
-    function = launch.parent_op()
-    while function is not None and function.parent_op() is not module:
-        function = function.parent_op()
-    stem = "kernel"
-    if function is not None and isinstance(name := function.attributes.get("sym_name"), StringAttr):
-        stem = f"{name.data}_kernel"
-    elif function is not None and isinstance(name := function.properties.get("sym_name"), StringAttr):
-        stem = f"{name.data}_kernel"
-    name = _fresh_name(module, stem)
+    name = _fresh_name(module, _kernel_stem(module, launch))
 
     region = launch.detach_region(launch.body)
     entry = region.blocks.first
     if entry is None or len(entry.args) != 12:
         raise error_at(launch, "gpu.launch needs a body whose entry block has 12 index arguments")
+    params = _parameters(launch, region, entry)
+    _replace_region_arguments(launch, region, entry, params)
+    _add_kernel(module, launch, region, name, params)
+    _replace_launch(module, launch, name, params)
 
-    # Phase 1: constants are cloned, everything else captured becomes a parameter.
+
+def _kernel_stem(module: ModuleOp, launch: gpu.LaunchOp) -> str:
+    """`<function>_kernel` for the top-level function holding `launch`."""
+    function = launch.parent_op()
+    while function is not None and function.parent_op() is not module:
+        function = function.parent_op()
+    if function is None:
+        return "kernel"
+    name = function.attributes.get("sym_name") or function.properties.get("sym_name")
+    return f"{name.data}_kernel" if isinstance(name, StringAttr) else "kernel"
+
+
+def _parameters(launch: gpu.LaunchOp, region: Region, entry: Block) -> list[SSAValue]:
+    """Phase 1: constants are cloned, everything else captured becomes a parameter."""
     params: list[SSAValue] = []
     for value in _captures(region):
         if isinstance(value.owner, arith.ConstantOp):
@@ -122,8 +131,14 @@ def outline_launch(module: ModuleOp, launch: gpu.LaunchOp) -> None:
             raise error_at(launch, "a gpu.launch body cannot use a !gpu.async.token")
         else:
             params.append(value)
+    return params
 
-    # Phase 2: the region becomes the kernel's body.
+
+def _replace_region_arguments(
+    launch: gpu.LaunchOp, region: Region, entry: Block, params: list[SSAValue]
+) -> None:
+    """Phase 2: ids and sizes become queries, captured values parameters, terminators
+    returns."""
     ids: list[Operation] = []
     for k, op_class in enumerate(_ID_OPS):
         for d, dim in enumerate("xyz"):
@@ -149,6 +164,10 @@ def outline_launch(module: ModuleOp, launch: gpu.LaunchOp) -> None:
             ret.location = op.location
             Rewriter.replace_op(op, ret)
 
+
+def _add_kernel(
+    module: ModuleOp, launch: gpu.LaunchOp, region: Region, name: str, params: list[SSAValue]
+) -> None:
     kernel = ga.FuncOp.build(
         properties={
             "function_type": FunctionType.from_lists([p.type for p in params], []),
@@ -164,7 +183,11 @@ def outline_launch(module: ModuleOp, launch: gpu.LaunchOp) -> None:
     kernel_module.location = launch.location
     module.body.block.add_op(kernel_module)
 
-    # Phase 3: the launch.
+
+def _replace_launch(
+    module: ModuleOp, launch: gpu.LaunchOp, name: str, params: list[SSAValue]
+) -> None:
+    """Phase 3: the launch."""
     call = ga.LaunchFuncOp.build(
         operands=[
             list(launch.asyncDependencies),

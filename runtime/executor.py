@@ -53,6 +53,7 @@ from ..diagnostics import DevplanError, LocatedError, diagnostic_at, error_at, l
 from ..dialects import device as dev
 from ..dialects.kernel import KernelFuncOp, KernelModuleOp
 from ..dialects.vdev import DeviceAttr, memory_space_of
+from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
 from .device_api import Buffer, Device, DeviceAPI, copy_performer
 from .host import (
     HOST_OPS,
@@ -69,8 +70,6 @@ from .host import (
     wrapper,
 )
 from .system import System
-
-from . import runner_utils  # noqa: F401  (registers vector.print & co. in HOST_OPS)
 
 if TYPE_CHECKING:
     from .kernels import CompiledKernel

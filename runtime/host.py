@@ -283,7 +283,7 @@ def _call(c: Compiler, op: Operation) -> Step:
     assert isinstance(op, func.CallOp)
     callee = c.call_target(op, op.callee.string_value())
     if not callee.op.body.blocks:
-        from .runner_utils import compile_runner_call  # noqa: PLC0415 (it imports this module)
+        from .runner_utils import compile_runner_call
 
         return compile_runner_call(c, op)
     args = tuple(c.slot(v) for v in op.arguments)

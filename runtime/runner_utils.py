@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func, vector
 from xdsl.dialects.builtin import (
-    AffineMapAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -36,19 +35,24 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
 
 from ..diagnostics import DevplanError, error_at
 from .device_api import Buffer
-from .host import HOST_OPS, Compiler, Frame, Step
+from .host import HOST_OPS, Compiler, Frame, Step, int_width
 
 # ---- formatting ------------------------------------------------------------------------
+
+
+def _int_bits(type_: Attribute) -> int | None:
+    return int_width(type_) if isinstance(type_, IntegerType) else None  # pyright: ignore[reportUnknownArgumentType]
 
 
 def format_scalar(value: Any, type_: Attribute) -> str:
     """One value as MLIR's runner prints it (`%g` for floats, decimal for integers)."""
     if isinstance(type_, Float16Type | Float32Type | Float64Type):
-        return "%g" % float(value)
-    if isinstance(type_, IntegerType) and type_.width.data == 1:
+        return f"{float(value):g}"
+    if _int_bits(type_) == 1:
         return "1" if value else "0"
     return str(int(value))
 
@@ -121,8 +125,8 @@ _PRINT_MEMREF: dict[str, Callable[[Attribute], bool]] = {
     "printMemrefF32": lambda t: isinstance(t, Float32Type),
     "printMemrefF64": lambda t: isinstance(t, Float64Type),
     "printMemrefF16": lambda t: isinstance(t, Float16Type),
-    "printMemrefI32": lambda t: isinstance(t, IntegerType) and t.width.data == 32,
-    "printMemrefI64": lambda t: isinstance(t, IntegerType) and t.width.data == 64,
+    "printMemrefI32": lambda t: _int_bits(t) == 32,
+    "printMemrefI64": lambda t: _int_bits(t) == 64,
 }
 """The runner functions devplan provides, with the element types each accepts."""
 
@@ -144,9 +148,10 @@ def compile_runner_call(c: Compiler, op: func.CallOp) -> Step:
     if len(op.arguments) != 1 or op.res:
         raise error_at(op, f"@{name} takes one memref and returns nothing")
     value = op.arguments[0]
-    element = _element_type(value.type)
-    if not isinstance(value.type, MemRefType | UnrankedMemRefType) or not accepts(element):
-        raise error_at(op, f"@{name} cannot print {value.type}")
+    value_type: Attribute = value.type
+    element = _element_type(value_type)
+    if not isinstance(value_type, MemRefType | UnrankedMemRefType) or not accepts(element):
+        raise error_at(op, f"@{name} cannot print {value_type}")
     slot = c.slot(value)
 
     def run(f: Frame) -> None:
@@ -168,15 +173,17 @@ def _vector_print(c: Compiler, op: Operation) -> Step:
         element: Attribute = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
         def run_vector(f: Frame) -> None:
-            items = ", ".join(format_scalar(x, element) for x in f[slot])
+            values: list[Any] = list(f[slot])
+            items = ", ".join(format_scalar(x, element) for x in values)  # pyright: ignore[reportUnknownArgumentType]
             print(f"( {items} )")
 
         return run_vector
-    if not isinstance(type_, IntegerType | IndexType | Float16Type | Float32Type | Float64Type):
+    scalar: Attribute = type_
+    if not isinstance(scalar, IntegerType | IndexType | Float16Type | Float32Type | Float64Type):
         raise error_at(op, f"'vector.print' of {type_} is not supported")
 
     def run(f: Frame) -> None:
-        print(format_scalar(f[slot], type_))
+        print(format_scalar(f[slot], scalar))  # pyright: ignore[reportUnknownArgumentType]
 
     return run
 
@@ -190,9 +197,7 @@ def _transfer_read(c: Compiler, op: Operation) -> Step:
     rank = source_type.get_num_dims()
     shape = tuple(result_type.get_shape())
     permutation = op.permutation_map
-    if not isinstance(permutation, AffineMapAttr) or permutation.data != permutation.data.minor_identity(
-        rank, len(shape)
-    ):
+    if permutation.data != AffineMap.minor_identity(rank, len(shape)):
         raise error_at(op, "'vector.transfer_read' is supported with the minor identity map")
     source, padding, r = c.slot(op.source), c.slot(op.padding), c.slot(op.result)
     indices = [c.slot(i) for i in op.indices]
@@ -206,7 +211,8 @@ def _transfer_read(c: Compiler, op: Operation) -> Step:
         if all(0 <= s < n for s, n in zip(lead, array.shape, strict=False)):
             window = array[tuple(lead)] if lead else array
             region = tuple(
-                slice(max(s, 0), min(s + k, n)) for s, k, n in zip(minor, shape, window.shape, strict=True)
+                slice(max(s, 0), min(s + k, n))
+                for s, k, n in zip(minor, shape, window.shape, strict=True)
             )
             target = tuple(
                 slice(max(s, 0) - s, min(s + k, n) - s)

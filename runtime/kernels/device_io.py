@@ -65,9 +65,7 @@ def assertion_line(origin: str, message: str, block: Sequence[int], thread: Sequ
     return f"{origin}: block: [{b}], thread: [{t}] Assertion `{message}` failed."
 
 
-def assertion_error(
-    op: Operation, kernel: str, lines: Sequence[str]
-) -> KernelError:
+def assertion_error(op: Operation, kernel: str, lines: Sequence[str]) -> KernelError:
     """The launch's error for failed assertions (one line per failing thread)."""
     count = len(lines)
     text = (
@@ -80,10 +78,12 @@ def assertion_error(
 # ---- the NumPy backend: all lanes at once ---------------------------------------------------
 
 
-def printf_lanes(lanes: Any, mask: Any, fmt: str, conversions: Sequence[str], args: Sequence[Any]) -> None:
+def printf_lanes(
+    lanes: Any, mask: Any, fmt: str, conversions: Sequence[str], args: Sequence[Any]
+) -> None:
     """`kernel.printf` over a box of lanes: each active lane in order (blocks z, y, x,
     then threads z, y, x)."""
-    from .lanes import arr  # noqa: PLC0415 (lanes imports this module's users)
+    from .lanes import arr
 
     shape = lanes.shape
     values = [np.broadcast_to(np.asarray(arr(a)), shape) for a in args]
@@ -98,7 +98,7 @@ def assert_lanes(
 ) -> None:
     """`kernel.assert` over a box of lanes: raise naming every active lane where `cond`
     is false."""
-    from .lanes import arr  # noqa: PLC0415
+    from .lanes import arr
 
     shape = lanes.shape
     bad = ~np.broadcast_to(np.asarray(arr(cond), bool), shape)
