@@ -192,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except Exception as e:
+        sys.stdout.flush()  # what the program printed comes before the error (2>&1)
         text = user_error_text(e)
         if args.debug:
             raise
