@@ -92,7 +92,9 @@ def _parse_dimension(parser: Parser) -> gpu.DimensionAttr:
 
 
 def _print_attributes(printer: Printer, op: Operation, reserved: Sequence[str] = ()) -> None:
-    printer.print_op_attributes(op.attributes, reserved_attr_names=reserved)
+    printer.print_op_attributes(
+        op.attributes, reserved_attr_names=(*reserved, "operandSegmentSizes")
+    )
 
 
 def _parse_attributes(parser: Parser, op: Operation) -> None:
