@@ -749,8 +749,9 @@ class AllReduceOp(IRDLOperation):
     """
 
     name = "gpu.all_reduce"
-    op = opt_prop_def(StringAttr)
-    """The reduction kind (MLIR's `#gpu<all_reduce_op ...>` word), absent for a region."""
+    op = opt_prop_def(StringAttr | gpu.AllReduceOpAttr)
+    """The reduction kind: a word (`add`, `minsi`, ...) or xDSL's `#gpu<all_reduce_op add>`
+    in generic form; absent for a region."""
     uniform = opt_prop_def(UnitAttr)
     operand = operand_def()
     result = result_def()
@@ -782,8 +783,8 @@ class AllReduceOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        if self.op is not None:
-            printer.print_string(f" {self.op.data}")
+        if self.kind is not None:
+            printer.print_string(f" {self.kind}")
         printer.print_string(" ")
         printer.print_ssa_value(self.operand)
         if self.uniform is not None:
@@ -796,6 +797,14 @@ class AllReduceOp(IRDLOperation):
         printer.print_string(") -> (")
         printer.print_attribute(self.result.type)
         printer.print_string(")")
+
+    @property
+    def kind(self) -> str | None:
+        """The reduction kind as MLIR spells it, None for a region."""
+        op = self.op
+        if op is None:
+            return None
+        return op.data if isinstance(op, StringAttr) else str(op.data.value)
 
     def verify_(self) -> None:
         if self.result.type != self.operand.type:

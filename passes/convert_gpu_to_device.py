@@ -40,7 +40,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    UnregisteredOp,
+)
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -210,6 +218,16 @@ class GpuToDevice:
             raise error_at(op, "gpu.alloc with symbol operands cannot be converted")
         if isinstance(op, gpu.LaunchFuncOp):
             self._check_launch(op)
+        if op.name.startswith("gpu.") and not _in_gpu_func(op):
+            parent = op.parent_op()
+            while parent is not None and not isinstance(parent, UnregisteredOp):
+                parent = parent.parent_op()
+            if parent is not None:
+                raise error_at(
+                    op,
+                    f"'{op.name}' is inside '{parent.op_name.data}', an op devplan does not "
+                    "know; only gpu ops in functions and scf regions can be converted",
+                )
         if isinstance(op, gpu.FuncOp) and not is_kernel(op):
             raise error_at(
                 op,
@@ -280,6 +298,9 @@ class GpuToDevice:
             for call in self._calls_of(function):
                 self.retype(call.arguments[value.index], new_type, call)
         elif isinstance(value, OpResult) and isinstance(value.op, func.CallOp):
+            new = self._retype_call_result(value.op, value.index, new_type, where)
+        elif isinstance(value, OpResult) and isinstance(value.op, gpu.AllocOp):
+            # Not converted yet (its function comes later): it becomes device memory.
             new = Rewriter.replace_value_with_new_type(value, new_type)
         else:
             owner = value.owner.name if isinstance(value.owner, Operation) else "a block"
@@ -290,6 +311,26 @@ class GpuToDevice:
             )
         self.propagate(new)
         return new
+
+    def _retype_call_result(
+        self, call: func.CallOp, index: int, new_type: Attribute, where: Operation
+    ) -> SSAValue:
+        """A call result becomes device memory: so does what the callee returns there."""
+        name = call.callee.root_reference.data
+        callee = self._function(name)
+        if callee is None or callee.is_declaration:
+            raise error_at(
+                where,
+                f"result {index} of @{name}, whose body is unknown, is used as device memory; "
+                "it cannot change its memory space",
+            )
+        for op in callee.walk():
+            if isinstance(op, func.ReturnOp) and op.operands[index].type != new_type:
+                self.retype(op.operands[index], new_type, where)
+        result = call.res[index]
+        if result.type != new_type:
+            result = Rewriter.replace_value_with_new_type(result, new_type)
+        return result
 
     def propagate(self, value: SSAValue) -> None:
         """After `value` became device memory: fix the types that must agree with it."""

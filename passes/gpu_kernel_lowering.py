@@ -322,7 +322,7 @@ class Collectives:
     def all_reduce(self, op: ga.AllReduceOp) -> None:
         linear, count = self._linear(op)
         buffer = self._publish(op, op.operand, linear)
-        kind = op.op.data if op.op is not None else None
+        kind = op.kind
         combine = self.combiner(op, kind, op.body if op.body.blocks else None, op.operand.type)
         result = self._fold(op, buffer, self._index(op, 0), count, combine)
         op.result.replace_all_uses_with(result)

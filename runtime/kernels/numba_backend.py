@@ -254,6 +254,7 @@ class NumbaSource(SourceWriter):
                 self.emit(f"for {loop}:")
                 self.depth += 1
             self.thread_ops(list(kernel.func.body.block.ops))
+            self.emit("pass")  # a kernel whose body is only kernel.return
         self.depth = 1
         self.device_io_epilogue()
         prologue = ["    nthr = bx_ * by_ * bz_"]
