@@ -307,7 +307,7 @@ class GpuToDevice:
             raise error_at(
                 where,
                 f"{value.type} comes from '{owner}' in host memory, but is used as device "
-                "memory; allocate it with gpu.alloc",
+                "memory; allocate it with gpu.alloc, or register it with gpu.host_register",
             )
         self.propagate(new)
         return new
