@@ -153,7 +153,8 @@ func.func @main(%h: memref<4xf32>) -> memref<4xf32> {
     module = devplan.parse(source)
     devplan.apply(module, "convert-gpu-to-device")
     text = str(module)
-    assert "kernel.module @main_kernel" in text and "device.launch @main_kernel::@main_kernel" in text
+    assert "kernel.module @main_kernel" in text
+    assert "device.launch @main_kernel::@main_kernel" in text
     result = devplan.execute(module, [np.zeros(4, np.float32)], kernel_backend="numpy")
     np.testing.assert_array_equal(result.outputs[0], [0, 1, 2, 3])
 
@@ -175,7 +176,8 @@ builtin.module attributes {gpu.container_module} {
     devplan.apply(module, "convert-gpu-to-device")
     text = str(module)
     assert "gpu.all_reduce" not in text
-    assert "kernel.alloc_shared" in text and "arith.addf" in text
+    assert "kernel.alloc_shared" in text
+    assert "arith.addf" in text
 
 
 def test_host_shared_alloc_is_the_devices_host_memory() -> None:
