@@ -1,6 +1,6 @@
-"""`convert-gpu-to-device`: xDSL's `gpu` dialect becomes devplan's `device` and `kernel`.
+"""`convert-gpu-to-device`: MLIR's `gpu` dialect becomes devplan's `device` and `kernel`.
 
-Other xDSL flows produce host code in MLIR's `gpu` dialect; this pass maps it onto
+Other xDSL/MLIR flows produce host code in the `gpu` dialect; this pass maps it onto
 one devplan device chosen by the `device` option (`convert-gpu-to-device{device="cuda:0"}`),
 so devplan can classify, plan and run it.
 
@@ -8,29 +8,46 @@ so devplan can classify, plan and run it.
   gpu.thread_id/block_id/block_dim/grid_dim  ->  kernel.thread_id/block_id/block_dim/grid_dim
   gpu.global_id                      ->  block_id * block_dim + thread_id
   gpu.barrier, gpu.return            ->  kernel.barrier, kernel.return
-  gpu.alloc / gpu.dealloc            ->  device.alloc / device.free
+  gpu.printf, cf.assert (in kernels) ->  kernel.printf, kernel.assert
+  gpu.all_reduce/subgroup_reduce/shuffle -> shared memory, barriers and loops (gpu_kernel_lowering)
+  gpu.alloc / gpu.dealloc            ->  device.alloc / device.free (host_shared: "host" scope)
   gpu.memcpy %dst, %src              ->  device.copy %src to %dst (async: device.copy_async)
   gpu.launch_func                    ->  device.launch (async kept; i32/i64 sizes cast to index)
   gpu.wait                           ->  device.wait; an async gpu.wait only joins tokens
 
-Memory: the result of `gpu.alloc` and every memref parameter of a kernel live in
+Phases:
+
+1. Outlining (gpu_outlining): each `gpu.launch` with a body becomes a `gpu.func` in a
+   new `gpu.module` and a `gpu.launch_func` of it.
+2. Checks: every refusal below, before anything changes.
+3. Registration: each `memref.alloc` that a `gpu.host_register` names (through
+   `memref.cast`s) becomes a `device.alloc` in the device's "host" scope, viewed by host
+   code through a `memref.memory_space_cast` to its old type (its `memref.dealloc`
+   becomes `device.free`, one is added before the return when there is none). A launch
+   argument whose memory is registered (also through function parameters every caller
+   passes registered memory for) is cast to the "host" scope at the launch, and that
+   kernel parameter keeps no memory space.
+4. Kernels: each body is lowered (structured control flow, collectives, printf and
+   assert) and its gpu ops become kernel ops.
+5. Host ops, in program order, as in the table.
+
+Memory: the result of `gpu.alloc` and every other memref parameter of a kernel live in
 `#vdev.device<type, id, ?, "global">` of the chosen device. The new types are
 propagated: through `func.return` to the function's result types and its callers,
-through `func.call` to the callee's parameters, and a host function's parameter
-passed to a kernel becomes device memory (so is every caller's argument for it).
+through `func.call` to the callee's parameters (and to what a callee returns, for a call
+result), and a host function's parameter passed to a kernel becomes device memory (so is
+every caller's argument for it), whatever the order of the functions.
 
 Tokens: each `!gpu.async.token` maps to the list of `!device.token`s it stands for
 (empty when the work is already done, several for a joining `gpu.wait async`).
 Ops devplan has only in a synchronous form (alloc, free) wait for their
 dependencies first and produce an empty list.
 
-Not converted (a located error at the op): `gpu.launch` with a region body (outline
-it first, e.g. with MLIR's gpu-kernel-outlining), `gpu.all_reduce`, shuffles and
-subgroup ops, `gpu.lane_id`, `gpu.host_register`, `gpu.set_default_device`,
-`host_shared` allocations, kernel-only ops (thread ids, barrier, ...) outside a
-`gpu.func`, cluster sizes, dynamic shared memory, non-kernel
-`gpu.func`s, memory spaces other than none/0/1 (global), and tokens that flow into
-ops other than the gpu ops above.
+Not converted (a located error at the op): `gpu.lane_id`, subgroup id/size queries,
+`gpu.set_default_device`, `gpu.memset`, kernel-only ops outside a `gpu.func`, gpu ops
+inside ops devplan does not know, cluster sizes, dynamic shared memory, non-kernel
+`gpu.func`s, memory spaces other than none/0/1 (global), `gpu.host_register` of memory
+that is not a `memref.alloc`, and tokens that flow into ops other than the gpu ops above.
 """
 
 from __future__ import annotations
