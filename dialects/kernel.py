@@ -81,6 +81,7 @@ KERNEL_BODY_OPS: tuple[str, ...] = (
     "memref.load",
     "memref.store",
     "memref.dim",
+    "memref.atomic_rmw",
     "scf.for",
     "scf.if",
     "scf.yield",

@@ -321,6 +321,8 @@ class GpuToDevice:
             new = Rewriter.replace_value_with_new_type(value, new_type)
         else:
             owner = value.owner.name if isinstance(value.owner, Operation) else "a block"
+            if isinstance(value.owner, UnregisteredOp):
+                owner = value.owner.op_name.data
             raise error_at(
                 where,
                 f"{value.type} comes from '{owner}' in host memory, but is used as device "

@@ -109,6 +109,7 @@ OTHER_OPS = (
     "memref.load",
     "memref.store",
     "memref.dim",
+    "memref.atomic_rmw",
     "scf.for",
     "scf.if",
     "scf.yield",

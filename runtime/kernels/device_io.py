@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation
 
 from ...diagnostics import diagnostic_at
@@ -111,3 +112,86 @@ def assert_lanes(
         block, thread = lanes.locate(pos)
         lines.append(assertion_line(origin, message, block, thread))
     raise assertion_error(op, kernel, lines)
+
+
+# ---- memref.atomic_rmw ------------------------------------------------------------------
+
+ATOMIC_KINDS = (
+    "addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu",
+    "mulf", "muli", "ori", "andi", "maxnumf", "minnumf",
+)  # fmt: skip
+"""MLIR's `AtomicRMWKind` words, indexed by the op's `kind` value."""
+
+
+def atomic_kind(op: Operation) -> str:
+    """The `AtomicRMWKind` word of a `memref.atomic_rmw`."""
+    kind = op.properties["kind"]
+    assert isinstance(kind, IntegerAttr)
+    return ATOMIC_KINDS[kind.value.data]
+
+
+def atomic_combine(kind: str, old: Any, value: Any, dtype: np.dtype[Any]) -> Any:
+    """The value an atomic read-modify-write of `kind` stores (in the memory's type)."""
+    with np.errstate(all="ignore"):
+        old, value = dtype.type(old), dtype.type(value)
+        if kind in ("maxu", "minu"):
+            unsigned = np.dtype(f"u{dtype.itemsize}")
+            a, b = old.astype(unsigned), value.astype(unsigned)
+            return (max if kind == "maxu" else min)(a, b).astype(dtype)
+        match kind:
+            case "addf" | "addi":
+                return dtype.type(old + value)
+            case "mulf" | "muli":
+                return dtype.type(old * value)
+            case "assign":
+                return value
+            case "maxs" | "maxnumf":
+                return np.fmax(old, value) if kind == "maxnumf" else max(old, value)
+            case "mins" | "minnumf":
+                return np.fmin(old, value) if kind == "minnumf" else min(old, value)
+            case "maximumf":
+                return np.maximum(old, value)
+            case "minimumf":
+                return np.minimum(old, value)
+            case "ori":
+                return old | value
+            case _:
+                assert kind == "andi"
+                return old & value
+
+
+def atomic_rmw_lanes(
+    faults: Any,
+    site: int,
+    buffer: Any,
+    mem: Any,
+    idx: Sequence[Any],
+    value: Any,
+    kind: str,
+) -> Any:
+    """`memref.atomic_rmw` over a box of lanes: one lane after another in lane order,
+    each reading the value the previous one left; each lane gets the value it read."""
+    from .lanes import _report_oob, arr  # pyright: ignore[reportPrivateUsage]
+
+    lanes, mask = faults.lanes, faults.mask
+    shape = lanes.shape
+    indices = [np.broadcast_to(np.asarray(arr(i)), shape) for i in idx]
+    values = np.broadcast_to(np.asarray(arr(value)), shape)
+    active = np.ones(shape, bool) if mask is None else np.broadcast_to(np.asarray(mask), shape)
+    out = np.zeros(shape, mem.dtype)
+    for pos in np.argwhere(active):
+        lane = tuple(pos)
+        at = tuple(int(i[lane]) for i in indices)
+        if any(not 0 <= i < n for i, n in zip(at, mem.shape, strict=True)):
+            _report_oob(
+                type(faults)(faults.kernel, lanes, _only(shape, lane)), site, buffer, mem, at
+            )
+        out[lane] = mem[at]
+        mem[at] = atomic_combine(kind, mem[at], values[lane], mem.dtype)
+    return out
+
+
+def _only(shape: tuple[int, ...], lane: tuple[int, ...]) -> Any:
+    mask = np.zeros(shape, bool)
+    mask[lane] = True
+    return mask

@@ -286,6 +286,9 @@ class NumbaSource(SourceWriter):
         if name in ("kernel.printf", "kernel.assert"):
             self.device_io(op)
             return
+        if name == "memref.atomic_rmw":
+            self.atomic_rmw(op)
+            return
         if name == "scf.yield":
             raise AssertionError("scf.yield is emitted by its parent")  # pragma: no cover
         if name == "scf.if":
@@ -347,6 +350,41 @@ class NumbaSource(SourceWriter):
             self.emit("    _assert_report()")
             self.emit("return")
         self.depth -= 1
+
+    def atomic_rmw(self, op: Operation) -> None:
+        """`memref.atomic_rmw`: threads run one after another, so a read, the combined
+        value and a write (through `device_io.atomic_combine`'s rules) are atomic."""
+        value, mem, *idx = (self.v(o) for o in op.operands)
+        self.check_index(op, mem, idx, op.operands[1])
+        kind = device_io.atomic_kind(op)
+        index = ", ".join(idx) if idx else "()"
+        old = self.v(op.results[0])
+        width = int_width(op.results[0].type)
+        self.emit(f"{old} = {mem}[{index}]")
+        if width not in (None, 1):
+            self.emit(f"{old} = np.int64({old})")
+        combined = {
+            "addf": f"{old} + {value}",
+            "addi": f"{old} + {value}",
+            "mulf": f"{old} * {value}",
+            "muli": f"{old} * {value}",
+            "assign": value,
+            "maxs": f"max({old}, {value})",
+            "mins": f"min({old}, {value})",
+            "ori": f"{old} | {value}",
+            "andi": f"{old} & {value}",
+            "maxnumf": f"_maxnumf({old}, {value})",
+            "minnumf": f"_minnumf({old}, {value})",
+            "maximumf": f"_maximumf({old}, {value})",
+            "minimumf": f"_minimumf({old}, {value})",
+        }.get(kind)
+        if combined is None:
+            raise self.error(
+                op, f"'memref.atomic_rmw {kind}' is not supported by the numba backend"
+            )
+        if width is not None and width > 1:
+            combined = _wrap(combined, width)
+        self.emit(f"{mem}[{index}] = {combined}")
 
     def device_io_epilogue(self) -> None:
         if "_assert_report" in self.namespace:

@@ -203,6 +203,9 @@ class NumpySource(SourceWriter):
         if name in ("kernel.printf", "kernel.assert"):
             self.device_io(op, args, level)
             return
+        if name == "memref.atomic_rmw":
+            self.atomic_rmw(op, args, level)
+            return
         if self.fuse_into_store(op, args, level):
             return
         expr = self.expression(op, args, level)
@@ -226,6 +229,20 @@ class NumpySource(SourceWriter):
                 f"device_io.assert_lanes(L, m{level}, {args[0]}, {self.const('op', op)}, "
                 f"{self.kernel.name!r}, {op.message.data!r}, {op.origin.data!r})"
             )
+
+    def atomic_rmw(self, op: Operation, args: list[str], level: str) -> None:
+        """`memref.atomic_rmw`: lane by lane in order (see device_io.atomic_rmw_lanes)."""
+        self.namespace["device_io"] = device_io
+        buffer = op.operands[1]
+        if _is_shared(buffer):
+            raise self.error(op, "'memref.atomic_rmw' on shared memory is not supported")
+        kind = device_io.atomic_kind(op)
+        value, mem, *idx = args
+        self.emit(
+            f"{self.v(op.results[0])} = device_io.atomic_rmw_lanes(F{level}, "
+            f"{self.kernel.site(op)}, {self.const('B', buffer)}, {mem}, "
+            f"({''.join(i + ', ' for i in idx)}), {value}, {kind!r})"
+        )
 
     def python_format(self, op: PrintfOp) -> tuple[str, list[str]]:
         try:
