@@ -41,7 +41,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     NameLoc,
-    StringAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
@@ -455,4 +454,4 @@ def lower_kernel_body(
     lower_side_effects(body, name)
 
 
-__all__ = ["StringAttr", "assertion_origin", "lower_kernel_body", "structurize"]
+__all__ = ["assertion_origin", "lower_kernel_body", "structurize"]

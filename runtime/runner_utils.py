@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
     UnrankedMemRefType,
     VectorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import AffineMap
 
 from ..diagnostics import DevplanError, error_at
@@ -234,15 +234,9 @@ HOST_OPS["vector.print"] = _vector_print
 HOST_OPS["vector.transfer_read"] = _transfer_read
 
 
-def is_declaration(function: Operation) -> bool:
-    return isinstance(function, func.FuncOp) and not function.body.blocks
-
-
 __all__ = [
     "RUNNER_FUNCTIONS",
-    "SSAValue",
     "compile_runner_call",
     "format_memref",
     "format_scalar",
-    "is_declaration",
 ]
