@@ -64,8 +64,22 @@ def _convert_gpu_to_device() -> type[ModulePass]:
     return ConvertGpuToDevicePass
 
 
+def _lower_to_device() -> type[ModulePass]:
+    from .passes.lower_to_device import LowerToDevicePass
+
+    return LowerToDevicePass
+
+
+def _default_pipeline() -> type[ModulePass]:
+    from .passes.default_pipeline import DefaultPipelinePass
+
+    return DefaultPipelinePass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "classify-regions": _classify_regions,
+    "lower-to-device": _lower_to_device,
+    "default-pipeline": _default_pipeline,
     "outline-device-regions": _outline_device_regions,
     "convert-gpu-to-device": _convert_gpu_to_device,
 }

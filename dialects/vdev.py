@@ -69,6 +69,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import DevplanError, error_at, register_module_verifier
+from . import upstream_fixes  # noqa: F401  (tensor.empty keeps its attributes)
 from .target import Target, TargetAttr
 
 
