@@ -350,9 +350,7 @@ class _KernelBuilder:
         return self.add(arith.AddiOp(self.add(arith.MuliOp(bx, bd)), tx))
 
     def dims(self, buffer: SSAValue, rank: int) -> list[SSAValue]:
-        return [
-            self.add(memref.DimOp(buffer, self.index(d))) for d in range(rank)
-        ]
+        return [self.add(memref.DimOp(buffer, self.index(d))) for d in range(rank)]
 
 
 def _name_params(block: Block, names: Sequence[str]) -> None:
@@ -879,7 +877,9 @@ class Lowering:
             raise error_at(
                 op, f"'{op.name}' on tensors: the kernel backends do not support '{op.name}'"
             )
-        first = _tensor(types[-1]).element_type if isa(types[-1], TensorType[Attribute]) else types[-1]
+        first = (
+            _tensor(types[-1]).element_type if isa(types[-1], TensorType[Attribute]) else types[-1]
+        )
         if first == IntegerType(1) and op.name.split(".")[1] not in I1_OPS:
             raise error_at(
                 op,
