@@ -20,7 +20,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ..diagnostics import LocatedError, verify_located
+from ..diagnostics import DevplanError, LocatedError, verify_located
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("plan-devices", "lower-to-device", "classify-regions")
 """The passes `default-pipeline` runs, in order."""
@@ -36,6 +36,12 @@ class DefaultPipelinePass(ModulePass):
         from ..pipeline import build_pipeline
         from ..universe import PASSES
 
+        missing = [name for name in DEFAULT_PIPELINE if name not in PASSES]
+        if missing:
+            raise DevplanError(
+                f"error: default-pipeline needs {', '.join(missing)}, which this build "
+                "does not have yet"
+            )
         for spec in DEFAULT_PIPELINE:
             build_pipeline(spec, PASSES).apply(ctx, op)
             try:

@@ -284,7 +284,14 @@ class KernelLibrary:
                 name = f"{stem}_{n}"
             found = kn.KernelModuleOp(name, target)
             self.modules[target] = found
-            Rewriter.insert_op(found, InsertPoint.at_start(self.top.body.block))
+            # In the order they are made, before the functions.
+            previous = list(self.modules.values())[-2] if len(self.modules) > 1 else None
+            where = (
+                InsertPoint.after(previous)
+                if previous is not None
+                else InsertPoint.at_start(self.top.body.block)
+            )
+            Rewriter.insert_op(found, where)
         return found
 
     def kernel(
@@ -565,8 +572,6 @@ def _elementwise_stem(op: Operation, operand_types: Sequence[Attribute], rank: i
     result = _tensor(op.results[0].type).element_type
     if op.name in _CASTS:
         words.append(_type_text(result))
-    if isinstance(op, arith.SelectOp) and not isa(operand_types[0], TensorType[Attribute]):
-        words.insert(1, "scalar_cond")
     return "_".join(words) + _rank_suffix(rank)
 
 
@@ -877,9 +882,7 @@ class Lowering:
             raise error_at(
                 op, f"'{op.name}' on tensors: the kernel backends do not support '{op.name}'"
             )
-        first = (
-            _tensor(types[-1]).element_type if isa(types[-1], TensorType[Attribute]) else types[-1]
-        )
+        first = _tensor(types[0]).element_type if isa(types[0], TensorType[Attribute]) else types[0]
         if first == IntegerType(1) and op.name.split(".")[1] not in I1_OPS:
             raise error_at(
                 op,
@@ -1150,7 +1153,6 @@ def _matmul(low: Lowering, op: Operation) -> None:
             f"'linalg.matmul' of {_type_text(element)}: matmul kernels take integers "
             "(i8 to i64, index) and floats",
         )
-    _check_matmul_shapes(op)
     target = low.target(device, op)
     tile = _matmul_tile(target)
     suffix = "" if tile == MAX_TILE else str(tile)
@@ -1171,18 +1173,6 @@ def _matmul(low: Lowering, op: Operation) -> None:
 def _extent(low: Lowering, buffer: SSAValue, d: int) -> SSAValue | int:
     n = _memref(buffer.type).get_shape()[d]
     return n if n != DYNAMIC_INDEX else low.dim(buffer, d)
-
-
-def _check_matmul_shapes(op: Operation) -> None:
-    a, b, c = (_tensor(v.type).get_shape() for v in op.operands)
-    pairs = (
-        ("rows of the output", c[0], "rows of ins[0]", a[0]),
-        ("columns of the output", c[1], "columns of ins[1]", b[1]),
-        ("columns of ins[0]", a[1], "rows of ins[1]", b[0]),
-    )
-    for what, x, other, y in pairs:
-        if x != DYNAMIC_INDEX and y != DYNAMIC_INDEX and x != y:
-            raise error_at(op, f"'linalg.matmul': {what} ({x}) differ from the {other} ({y})")
 
 
 @_rule("scf.if")
