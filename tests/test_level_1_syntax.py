@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (IR lines in test programs are long)
 """Level-1 ops keep a `vdev.device` attribute through print and parse.
 
 plan-devices writes one on every op that yields tensors, and lower-to-device reads it
