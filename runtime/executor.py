@@ -907,6 +907,11 @@ def _is_memref(type_: Attribute) -> bool:
     return isinstance(type_, MemRefType)
 
 
+def _is_shaped(type_: Attribute) -> bool:
+    """A memref or (in a level-1 program) a tensor: an argument given as an array."""
+    return isinstance(type_, MemRefType | TensorType)
+
+
 def _type_as_memref(type_: Attribute) -> MemRefType[Attribute]:
     loose: Any = type_
     return loose
@@ -966,7 +971,7 @@ def random_inputs(
 ) -> list[object]:
     """Inputs for `@entry` made from its argument types (those after `given`).
 
-    Float memrefs get standard-normal values, integer memrefs integers in [0, 100),
+    Float memrefs (and tensors, in a level-1 program) get standard-normal values, integer memrefs integers in [0, 100),
     `i1` memrefs random booleans; float scalars a standard-normal value, integer and
     index scalars an integer in [1, 16], `i1` scalars a random boolean. Memrefs with a
     dynamic (`?`) dimension cannot be made: pass them with `--arg`.
@@ -982,7 +987,7 @@ def random_inputs(
     for i in range(len(given), len(types)):
         type_ = types[i]
         what = _argument_name(function, i)
-        if _is_memref(type_):
+        if _is_shaped(type_):
             memref_type = _type_as_memref(type_)
             shape = [d.data for d in memref_type.shape]
             if any(d < 0 for d in shape):
