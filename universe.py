@@ -76,12 +76,19 @@ def _default_pipeline() -> type[ModulePass]:
     return DefaultPipelinePass
 
 
+def _plan_devices() -> type[ModulePass]:
+    from .passes.plan_devices import PlanDevicesPass
+
+    return PlanDevicesPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "classify-regions": _classify_regions,
-    "lower-to-device": _lower_to_device,
-    "default-pipeline": _default_pipeline,
     "outline-device-regions": _outline_device_regions,
     "convert-gpu-to-device": _convert_gpu_to_device,
+    "plan-devices": _plan_devices,
+    "lower-to-device": _lower_to_device,
+    "default-pipeline": _default_pipeline,
 }
 """Pass name -> factory."""
 
