@@ -971,10 +971,11 @@ def random_inputs(
 ) -> list[object]:
     """Inputs for `@entry` made from its argument types (those after `given`).
 
-    Float memrefs (and tensors, in a level-1 program) get standard-normal values, integer memrefs integers in [0, 100),
-    `i1` memrefs random booleans; float scalars a standard-normal value, integer and
-    index scalars an integer in [1, 16], `i1` scalars a random boolean. Memrefs with a
-    dynamic (`?`) dimension cannot be made: pass them with `--arg`.
+    Float memrefs (and tensors, in a level-1 program) get standard-normal values,
+    integer memrefs integers in [0, 100), `i1` memrefs random booleans; float scalars a
+    standard-normal value, integer and index scalars an integer in [1, 16], `i1` scalars
+    a random boolean. Memrefs with a dynamic (`?`) dimension cannot be made: pass them
+    with `--arg`.
     """
     function = find_entry(module, entry)
     rng = np.random.default_rng(seed)
