@@ -903,10 +903,6 @@ def _is_array(value: object) -> bool:
     return isinstance(value, np.ndarray)
 
 
-def _is_memref(type_: Attribute) -> bool:
-    return isinstance(type_, MemRefType)
-
-
 def _is_shaped(type_: Attribute) -> bool:
     """A memref or (in a level-1 program) a tensor: an argument given as an array."""
     return isinstance(type_, MemRefType | TensorType)
