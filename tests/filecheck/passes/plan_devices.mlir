@@ -212,7 +212,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 // CHECK-LABEL: func.func @dynamic(
 // CHECK-SAME:  %a: tensor<?x?xf32> {vdev.device = [[CPU]]}, %b: tensor<?x?xf32> {vdev.device = [[CPU]]}, %m: index, %n: index) -> (tensor<?x?xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %zero = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+// CHECK-NEXT:  %e = tensor.empty(%m, %n) {vdev.device = [[CPU]]} : tensor<?x?xf32>
 // CHECK-NEXT:  %f = linalg.fill {vdev.device = [[CPU]]} ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:  %p = linalg.matmul {vdev.device = [[CPU]]} ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:  func.return %p : tensor<?x?xf32>
