@@ -36,7 +36,8 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
     tiled kernel (T x T threads per block, T the largest power of two with T*T within
     `max_num_threads`, at most 16), tiles of both inputs staged in `kernel.alloc_shared`
     between `kernel.barrier`s, out-of-range tile elements read as zero;
-  * `tensor.empty`: an allocation (zeroed by every DeviceAPI);
+  * `tensor.empty`: an allocation (zeroed by every DeviceAPI), or nothing when only
+    `linalg.fill`s write over it (each fill allocates its result);
   * `arith.constant dense<...>`: a splat is an allocation plus a fill launch on its
     device; other data lives in a `memref.global` and is copied to a fresh buffer on
     its device;
@@ -604,6 +605,9 @@ class Lowering:
         self.source: Operation = module
         self.signatures: dict[str, FunctionType] = {}
         """The lowered type of every function, by name (calls need their callee's)."""
+        self.shape_only: dict[SSAValue, list[SSAValue]] = {}
+        """`tensor.empty` results only `linalg.fill` writes over: no buffer, just the
+        dynamic sizes (lowered) for the fills' own allocations."""
 
     # -- placement and types -----------------------------------------------------------
 
@@ -661,6 +665,11 @@ class Lowering:
 
     def operand(self, op: Operation, index: int, device: DeviceAttr) -> SSAValue:
         """Operand `index` of `op`, lowered; it must live on `device`."""
+        self.check_place(op, index, device)
+        return self.values[op.operands[index]]
+
+    def check_place(self, op: Operation, index: int, device: DeviceAttr) -> None:
+        """A located error unless tensor operand `index` of `op` lives on `device`."""
         value = op.operands[index]
         if _is_tensor(value):
             have = value_device(value)
@@ -671,7 +680,6 @@ class Lowering:
                     f"'{op.name}' runs on {ir_text(device)} but its operand {index} lives "
                     f"on {where}; {_PLAN} (it inserts a vdev.device_copy)",
                 )
-        return self.values[value]
 
     # -- emitting ---------------------------------------------------------------------------
 
@@ -813,13 +821,14 @@ class Lowering:
         outer, self.block = self.block, new
         self.source = old.parent_op() or self.module
         for value in self.facts.frees_at_start.get(old, []):
-            self.free(self.values[value])
+            self.free(self.values[value])  # block arguments: never shape-only
         for op in old.ops:
             self.source = op
             self.lower_op(op)
             for value in self.facts.frees_after.get(op, []):
-                self.source = op
-                self.free(self.values[value])
+                if value not in self.shape_only:
+                    self.source = op
+                    self.free(self.values[value])
         self.block = outer
 
     def lower_op(self, op: Operation) -> None:
@@ -1041,8 +1050,16 @@ def _device_copy(low: Lowering, op: DeviceCopyOp) -> None:
 def _empty(low: Lowering, op: Operation) -> None:
     device = low.op_device(op)
     out_type = low.buffer_type(op.results[0].type, device, op)
-    out = low.alloc(out_type, [low.values[v] for v in op.operands])
-    low.map_results(op, [out])
+    sizes = [low.values[v] for v in op.operands]
+    result = op.results[0]
+    if result.uses and all(_is_fill_destination(use.operation, use.index) for use in result.uses):
+        low.shape_only[result] = sizes  # each fill allocates its own result
+        return
+    low.map_results(op, [low.alloc(out_type, sizes)])
+
+
+def _is_fill_destination(op: Operation, index: int) -> bool:
+    return op.name == "linalg.fill" and index == 1
 
 
 @_rule("arith.constant")
@@ -1120,7 +1137,6 @@ def _linalg_fill(low: Lowering, op: Operation) -> None:
     value = low.values[op.operands[0]]
     if isinstance(value.type, MemRefType):
         raise error_at(op, "'linalg.fill' of a tensor value is not lowered (fill with a scalar)")
-    like = low.operand(op, 1, device)
     out_type = low.buffer_type(op.results[0].type, device, op)
     if value.type != _memref(out_type).element_type:
         raise error_at(
@@ -1128,7 +1144,12 @@ def _linalg_fill(low: Lowering, op: Operation) -> None:
             f"'linalg.fill' of {_type_text(value.type)} into "
             f"{_type_text(op.results[0].type)}: the element types must agree",
         )
-    out = low.alloc(out_type, low.dynamic_sizes(out_type, like))
+    sizes = low.shape_only.get(op.operands[1])
+    if sizes is None:
+        sizes = low.dynamic_sizes(out_type, low.operand(op, 1, device))
+    else:
+        low.check_place(op, 1, device)
+    out = low.alloc(out_type, sizes)
     _fill(low, device, out, value, op)
     low.map_results(op, [out])
 

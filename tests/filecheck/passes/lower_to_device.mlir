@@ -107,7 +107,8 @@ func.func @shapes(%x: tensor<?x4x?xf32> {vdev.device = #vdev.device<"cuda", 1, #
 
 // -----
 
-// linalg.fill is a fill kernel, tensor.empty an allocation, linalg.matmul a tiled
+// linalg.fill is a fill kernel (a tensor.empty only a fill writes over allocates
+// nothing), tensor.empty an allocation, linalg.matmul a tiled
 // kernel (16 x 16 threads a block) staging tiles in shared memory between barriers.
 // A target that allows fewer threads gets smaller blocks and tiles.
 
@@ -129,13 +130,16 @@ func.func @shapes(%x: tensor<?x4x?xf32> {vdev.device = #vdev.device<"cuda", 1, #
 // CHECK:           arith.muli
 // CHECK-NEXT:      arith.addi
 // CHECK-LABEL: func.func @matmul(
-// CHECK:         %e = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:    %z = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NOT:     %e = device.alloc
+// CHECK:         %z = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.launch @cuda_kernels::@fill_f32_2d on #vdev.device<"cuda", 0> grid(%{{.*}}, %{{.*}}, %{{.*}}) block(%{{.*}}, %{{.*}}, %{{.*}}) args(%z, %zero)
-// CHECK-NEXT:    device.free %e
 // CHECK-NEXT:    %m = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_tiled on #vdev.device<"cuda", 0> grid(%[[TWO:.*]], %[[THREE:.*]], %[[ONE:.*]]) block(%[[SIXTEEN:.*]], %[[SIXTEEN]], %[[ONE]]) args(%a, %b, %z, %m)
 // CHECK-NEXT:    device.free %z
+// CHECK-LABEL: func.func @empty_as_accumulator(
+// CHECK:         %e = device.alloc() : memref<2x2xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK:         device.launch @cuda_kernels::@matmul_f32_tiled {{.*}} args(%a, %a, %e, %m)
+// CHECK-NEXT:    device.free %e
 // CHECK-LABEL: func.func @small_blocks(
 // CHECK:         device.launch @cuda_kernels_1::@matmul_i32_tiled8 on #vdev.device<"cuda", 0> grid({{.*}}) block(%[[EIGHT:.*]], %[[EIGHT]], %{{.*}})
 func.func @matmul(%a: tensor<40x30xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
@@ -146,6 +150,12 @@ func.func @matmul(%a: tensor<40x30xf32> {vdev.device = #vdev.device<"cuda", 0, #
   %z = linalg.fill {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%zero : f32) outs(%e : tensor<40x24xf32>) -> tensor<40x24xf32>
   %m = linalg.matmul {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%a, %b : tensor<40x30xf32>, tensor<30x24xf32>) outs(%z : tensor<40x24xf32>) -> tensor<40x24xf32>
   func.return %m : tensor<40x24xf32>
+}
+func.func @empty_as_accumulator(%a: tensor<2x2xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
+    -> (tensor<2x2xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %e = tensor.empty() {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x2xf32>
+  %m = linalg.matmul {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%a, %a : tensor<2x2xf32>, tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return %m : tensor<2x2xf32>
 }
 func.func @small_blocks(%a: tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda", {max_num_threads = 64}>, "global">})
     -> (tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda", {max_num_threads = 64}>, "global">}) {
