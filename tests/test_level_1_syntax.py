@@ -37,11 +37,13 @@ func.func @f(%x: tensor<4xf32>, %i: tensor<4xi32>, %c: tensor<4xi1>, %s: f32, %n
 def test_placement_attribute_survives_print_and_parse_on_every_level_1_op() -> None:
     module = devplan.parse(LEVEL_1_OPS, verify=False)
     device = DeviceAttr.make("cuda", 0, "cuda", "global")
-    placed = [op for op in module.walk() if op.results and not isinstance(op, func.FuncOp)]
+    body = next(op for op in module.ops if isinstance(op, func.FuncOp)).body.block
+    placed = [op for op in body.ops if op.results]
     for op in placed:
         op.attributes[DEVICE_ATTR] = device
     reparsed = devplan.parse(str(module), verify=False)
-    again = [op for op in reparsed.walk() if op.results and not isinstance(op, func.FuncOp)]
+    body = next(op for op in reparsed.ops if isinstance(op, func.FuncOp)).body.block
+    again = [op for op in body.ops if op.results]
     assert [op.name for op in again] == [op.name for op in placed]
     lost = [op.name for op in again if op.attributes.get(DEVICE_ATTR) != device]
     assert lost == []
