@@ -1,4 +1,4 @@
-"""Fixes to xDSL 0.74 ops that devplan's IR relies on (imported with the vdev dialect).
+"""Fixes to xDSL 0.74 ops that devplan's IR relies on (installed by the vdev dialect).
 
 * `tensor.empty` drops its attribute dictionary when printed and rejects one when
   parsed, so a placed `tensor.empty` (`{vdev.device = ...}`, as plan-devices writes it)
@@ -36,5 +36,7 @@ def _parse_empty(cls: type[tensor.EmptyOp], parser: Parser) -> tensor.EmptyOp:
     return op
 
 
-tensor.EmptyOp.print = _print_empty  # pyright: ignore[reportAttributeAccessIssue]
-tensor.EmptyOp.parse = classmethod(_parse_empty)  # pyright: ignore[reportAttributeAccessIssue]
+def install() -> None:
+    """Give the xDSL ops above MLIR's syntax (idempotent; the vdev dialect calls it)."""
+    tensor.EmptyOp.print = _print_empty  # pyright: ignore[reportAttributeAccessIssue]
+    tensor.EmptyOp.parse = classmethod(_parse_empty)  # pyright: ignore[reportAttributeAccessIssue]

@@ -69,7 +69,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import DevplanError, error_at, register_module_verifier
-from . import upstream_fixes  # noqa: F401  (tensor.empty keeps its attributes)
+from . import upstream_fixes
 from .target import Target, TargetAttr
 
 
@@ -914,6 +914,7 @@ def verify_placement_attributes(module: Operation) -> None:
 
 
 register_module_verifier("vdev", verify_placement_attributes)
+upstream_fixes.install()  # tensor.empty keeps its attributes (placement) through print/parse
 
 
 Vdev = Dialect("vdev", [OnDeviceOp, DeviceCopyOp], [DeviceAttr])
