@@ -34,12 +34,18 @@ result does not depend on the order of functions in the module), ops in program 
 
 Phase 2 — calls. Each `func.call` operand i is unified with the callee's argument i,
 each result j with the callee's result j (hard: a call never copies its own operands).
-When a call's context conflicts with what the callee's domain already holds and that
-comes from another call site (not from the callee, nor from a function it reaches), the
-callee is *specialised*: cloned for this context (`@sq` -> `@sq_cuda0`), the call
-redirected, and planning restarts on the changed module (each round clones at least
-one function; a recursive callee is never cloned). With `specialize=false`, or when
-the callee pins the placement itself, the conflict is an error at the call.
+Calls are visited in the order of phase 1, so the first call of a function
+(by caller name, then program order) gives it its context. When a later call's context
+conflicts with what the callee's domain already holds and that comes from another call
+site (not from the callee, nor from a function it reaches), the callee is
+*specialised*: cloned for this context, named after the original and the context's
+devices (`@sq` -> `@sq_cuda0`; a clone of a clone is named from the original), the
+call redirected, and planning restarts on the changed module. A later round meeting
+the same (function, context) reuses the clone; each round clones at least one
+function, and a recursive callee is never cloned. The original keeps the context of
+its first call, so it is still called and stays.
+With `specialize=false`, or when the callee pins the placement itself, the conflict is
+an error at the call with a note at the callee's constraint.
 
 Phase 3 — dataflow, in program order, where a region op's own operands count as used
 after its regions (a loop's init values after its body). Each tensor operand of an op
@@ -51,8 +57,9 @@ several devices lives where its first consumer in program order runs and is copi
 the others; a hinted operand decides where an unhinted op runs (the first operand whose
 domain is placed wins when two disagree, TVM's "conflicted inputs"). Dense tensor
 constants take part in no soft edge: they are materialised on each consuming device.
-Last, the result of a free `on_device` (`{constrain_body = false}`) still unplaced is
-unified with its operand, so that defaulting does not create a copy there.
+Last, the result of each `on_device` that does not constrain its body (`{constrain_body
+= false}`) is unified with its operand when their devices join, so that defaulting
+does not create a copy there (TVM's FreeOnDeviceDefaulter).
 
 Phase 4 — defaulting, per class and independent of any order: a class's device is
 `default(class, vdev.default_device)` (then the host device for a type still open), its
@@ -71,7 +78,9 @@ remark saying which constraint decided the placement.
 
 Invariants: the union-find is iterative (no recursion: a 10,000-op chain plans) and
 every phase is linear in the number of ops and uses (near-linear: union-find); the
-result depends only on the IR and the function names, not on dictionary order; a
+result depends only on the IR and the function names, not on dictionary order nor on
+the order of functions; op order matters only through the rules that name it (a free
+value's first consumer, an op's first placed operand, a function's first call); a
 planned module plans to itself (idempotent); hints are consumed.
 
 Not handled: `scf.while` and other region ops with tensor block arguments (their block
@@ -259,7 +268,7 @@ def _walk_with_exits(block_ops: Sequence[Operation]) -> Iterator[tuple[Operation
                 stack.extend((inner, False) for inner in reversed(list(block.ops)))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Use:
     """A tensor operand and the domain it is expected on."""
 
@@ -314,6 +323,7 @@ class Planner:
         self.copies: list[DeviceCopyOp] = []
         self._final: dict[DeviceAttr, DeviceAttr] = {}
         self._root_final: dict[int, DeviceAttr] = {}
+        self._reached: dict[FuncOp, set[FuncOp]] = {}
         self._default = default_device(module)
         self._host = host_device(module)
         self._targets = module_targets(module)
@@ -482,8 +492,8 @@ class Planner:
             self.pin(self.node(y), device, Origin(op, what), f"its result {_name(y)}")
         else:
             self.node(y)
-            if not op.constrain_body:
-                self.free_on_devices.append(op)
+        if not op.constrain_body:
+            self.free_on_devices.append(op)
 
     def _device_copy(self, op: DeviceCopyOp) -> None:
         self.copies.append(op)
@@ -501,7 +511,7 @@ class Planner:
 
     def _call(self, op: CallOp) -> None:
         callee = self.functions.get(op.callee.string_value())
-        nodes = self._per_result_nodes(op)
+        self._per_result_nodes(op)
         if callee is None:
             for index in range(len(op.operands)):
                 value = op.operands[index]
@@ -513,7 +523,6 @@ class Planner:
         for index, target in enumerate(args):
             if target is not None and index < len(op.operands):
                 self.uses.append(_Use(op, index, op.operands[index], target, False))
-        del nodes
 
     # -- phase 2 -----------------------------------------------------------------------
 
@@ -586,7 +595,11 @@ class Planner:
 
     def _reachable(self, start: FuncOp) -> set[FuncOp]:
         """Functions called from `start`, transitively (not `start` unless recursive)."""
+        known = self._reached.get(start)
+        if known is not None:
+            return known
         seen: set[FuncOp] = set()
+        self._reached[start] = seen
         stack = [start]
         while stack:
             function = stack.pop()
@@ -610,8 +623,7 @@ class Planner:
                 continue  # a constant is made on each device that needs it
             self.domains.union(self.node(value), use.target)
         for op in self.free_on_devices:
-            if not self.domains.placed(self.node(op.result)):
-                self.domains.union(self.node(op.result), self.node(op.input))
+            self.domains.union(self.node(op.result), self.node(op.input))
 
     # -- phase 4 -----------------------------------------------------------------------
 
@@ -750,9 +762,23 @@ class Planner:
         if origin is None:
             return "nothing constrains it, so it goes to vdev.default_device"
         text = f"decided by {origin.what} at {_line(origin.op)}"
-        if not device.is_fully_constrained:
-            text += " (the rest of the device completed from vdev.default_device and targets)"
+        open_fields = [
+            field
+            for field, value in (
+                ("id", device.device_id),
+                ("target", device.target_value),
+                ("scope", device.scope),
+            )
+            if value is None
+        ]
+        if open_fields:
+            text += f" ({_and(open_fields)} by default)"
         return text
+
+
+def _and(words: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _underlying(value: SSAValue) -> SSAValue:
@@ -880,31 +906,37 @@ class _Materialiser:
 # --- the pass --------------------------------------------------------------------------
 
 
-def _clone_for(module: ModuleOp, callee: FuncOp, suffix: str, taken: set[str]) -> FuncOp:
-    base = f"{callee.sym_name.data}_{suffix}"
-    name, counter = base, 1
-    while name in taken:
-        name, counter = f"{base}_{counter}", counter + 1
-    taken.add(name)
-    clone = callee.clone()
-    clone.sym_name = StringAttr(name)
-    module.body.block.insert_op_after(clone, callee)
-    return clone
+class _Specialiser:
+    """Clones callees per context across planning rounds: one clone per (original
+    function, context), named after the original (`@sq` -> `@sq_cuda0`, never
+    `@sq_cuda0_cpu0`), reused when a later round meets the same context."""
 
+    def __init__(self) -> None:
+        self.made: dict[tuple[str, str], str] = {}
+        self.original: dict[str, str] = {}
 
-def _specialise(module: ModuleOp, pending: list[_Pending]) -> None:
-    taken = {f.sym_name.data for f in module.body.block.ops if isinstance(f, FuncOp)}
-    clones: dict[tuple[str, str], FuncOp] = {}
-    for item in pending:
-        key = (item.callee.sym_name.data, item.suffix)
-        clone = clones.get(key)
-        if clone is None:
-            clone = clones[key] = _clone_for(module, item.callee, item.suffix, taken)
-        item.call.callee = SymbolRefAttr(clone.sym_name.data)
+    def apply(self, module: ModuleOp, pending: list[_Pending]) -> None:
+        functions = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, FuncOp)}
+        for item in pending:
+            callee = item.callee.sym_name.data
+            original = self.original.get(callee, callee)
+            name = self.made.get((original, item.suffix))
+            if name is None or name not in functions:
+                name = self._fresh_name(f"{original}_{item.suffix}", functions)
+                clone = functions[original if original in functions else callee].clone()
+                clone.sym_name = StringAttr(name)
+                module.body.block.insert_op_after(clone, functions[callee])
+                functions[name] = clone
+                self.made[(original, item.suffix)] = name
+                self.original[name] = original
+            item.call.callee = SymbolRefAttr(name)
 
-
-def _callees(module: ModuleOp) -> set[str]:
-    return {op.callee.string_value() for op in module.walk() if isinstance(op, CallOp)}
+    @staticmethod
+    def _fresh_name(base: str, taken: dict[str, FuncOp]) -> str:
+        name, counter = base, 1
+        while name in taken:
+            name, counter = f"{base}_{counter}", counter + 1
+        return name
 
 
 @dataclass(frozen=True)
@@ -926,34 +958,20 @@ class PlanDevicesPass(ModulePass):
     explain: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        call_ops = [inner for inner in op.walk() if isinstance(inner, CallOp)]
-        called_at_start = {call.callee.string_value() for call in call_ops}
-        calls = len(call_ops)
-        specialised = False
+        calls = sum(1 for inner in op.walk() if isinstance(inner, CallOp))
+        specialiser = _Specialiser()
         for round_index in range(calls + 1):
             planner = Planner(op, self.specialize and round_index < calls, self.explain)
             planner.collect()
             try:
                 planner.unify_calls()
             except _NeedsSpecialisation as e:
-                _specialise(op, e.pending)
-                specialised = True
+                specialiser.apply(op, e.pending)
                 continue
             planner.flow()
-            remarks = planner.rewrite()
-            for remark in remarks:
+            for remark in planner.rewrite():
                 print(remark, file=sys.stderr)
             break
-        if specialised:
-            still_called = _callees(op)
-            for function in list(op.body.block.ops):
-                if (
-                    isinstance(function, FuncOp)
-                    and function.sym_name.data in called_at_start
-                    and function.sym_name.data not in still_called
-                ):
-                    function.detach()
-                    function.erase()
 
 
 __all__ = ["Domains", "Origin", "PlanDevicesPass", "Planner"]
