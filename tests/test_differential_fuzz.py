@@ -38,6 +38,9 @@ from devplan.reference import evaluate
 from devplan.runtime.executor import random_inputs
 
 EXAMPLES = int(os.environ.get("DEVPLAN_FUZZ_EXAMPLES", "200"))
+RANDOM = "DEVPLAN_FUZZ_EXAMPLES" in os.environ
+"""`make test` draws the same 200 programs every run (derandomized: reproducible);
+`make fuzz` (which sets DEVPLAN_FUZZ_EXAMPLES) draws new ones each run."""
 
 DEVICES = ('#vdev.device<"cpu", 0>', '#vdev.device<"cuda", 0>', '#vdev.device<"cuda", 1>')
 FLOAT_BINARY = ("arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf")
@@ -255,6 +258,7 @@ def check(text: str) -> None:
 
 @settings(
     max_examples=EXAMPLES,
+    derandomize=not RANDOM,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
