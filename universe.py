@@ -64,10 +64,17 @@ def _convert_gpu_to_device() -> type[ModulePass]:
     return ConvertGpuToDevicePass
 
 
+def _elide_copies() -> type[ModulePass]:
+    from .passes.elide_copies import ElideCopiesPass
+
+    return ElideCopiesPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "classify-regions": _classify_regions,
     "outline-device-regions": _outline_device_regions,
     "convert-gpu-to-device": _convert_gpu_to_device,
+    "elide-copies": _elide_copies,
 }
 """Pass name -> factory."""
 

@@ -51,7 +51,7 @@ from xdsl.traits import IsTerminator
 
 from ..diagnostics import DevplanError, LocatedError, diagnostic_at, error_at, location_of
 from ..dialects import device as dev
-from ..dialects.kernel import KernelFuncOp, KernelModuleOp
+from ..dialects.kernel import KernelFuncOp, KernelModuleOp, stored_arguments
 from ..dialects.vdev import DeviceAttr, memory_space_of
 from .device_api import Buffer, Device, DeviceAPI, copy_performer
 from .host import (
@@ -283,7 +283,7 @@ class Program:
         compiled = self.kernels.get(key)
         if compiled is None:
             compiled = self.kernels[key] = compile_kernel(found, self.kernel_backend)
-        return compiled, _stored_arguments(found)
+        return compiled, stored_arguments(found)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -336,16 +336,6 @@ def _lookup_kernel(op: dev.LaunchOp) -> KernelFuncOp:
     if found is None:
         raise error_at(op, f"'device.launch' of {op.kernel}: no such kernel.func")
     return found
-
-
-def _stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
-    """Indices of the kernel's memref parameters that some memref.store writes."""
-    params: dict[SSAValue, int] = {arg: i for i, arg in enumerate(kernel.body.block.args)}
-    stored: set[int] = set()
-    for op in kernel.walk():
-        if isinstance(op, memref.StoreOp) and op.memref in params:
-            stored.add(params[op.memref])
-    return tuple(sorted(stored))
 
 
 # ---------------------------------------------------------------------------------------
