@@ -780,29 +780,34 @@ class Level2:
         self, copy: CopyOps, facts: BlockFacts, touches: frozenset[Operation]
     ) -> Elide | str:
         back_to, back_from = root(copy.destination), root(copy.source)
-        i = facts.index[copy]
-        for j in facts.touches_between((back_to, back_from), -1, i):
+        changed_by: Operation | None = None
+        for j in facts.touches_between((back_to, back_from), -1, facts.index[copy]):
             earlier, e = facts.ops[j], facts.effects[j]
-            if (
+            undone = (
                 isinstance(earlier, CopyOps)
                 and earlier.source is copy.destination
                 and earlier.destination is copy.source
-            ):
+            )
+            if undone and changed_by is not None:
+                return (
+                    f"it copies back what {_where(earlier)} copied, but {_where(changed_by)} "
+                    "may have changed it since"
+                )
+            if undone:
                 pending, tokens = facts.pending[copy]
                 if _token_of(earlier) in tokens:
                     return f"the copy it undoes ({_where(earlier)}) is async and not yet waited for"
                 if pending.changes_any(back_to) or pending.changes_any(back_from):
                     return "async work not yet waited for may write its source or destination"
-                rewrite = Elide("copy-back", copy, lambda: _remove_async(copy), touches | {earlier})
-                return rewrite
-            if e.changes_any(back_to) or e.changes_any(back_from):
-                if isinstance(earlier, CopyOps) and earlier.destination is copy.source:
-                    return ""  # an ordinary copy into the source: nothing to explain here
-                return (
-                    f"its data may have changed since it was copied: {_where(earlier)} "
-                    "writes or frees it"
-                )
+                return Elide("copy-back", copy, lambda: _remove_async(copy), touches | {earlier})
+            if changed_by is None and (e.changes_any(back_to) or e.changes_any(back_from)):
+                changed_by = earlier
         return ""
+
+    def same_shape(self, copy: CopyOps) -> bool:
+        a = cast(MemRefType[Attribute], copy.source.type)
+        b = cast(MemRefType[Attribute], copy.destination.type)
+        return a.get_shape() == b.get_shape() and a.get_element_type() == b.get_element_type()
 
     def forward(
         self, copy: CopyOps, facts: BlockFacts, touches: frozenset[Operation]
@@ -816,23 +821,16 @@ class Level2:
         where = "its source and destination are one memory area, but "
         if isinstance(copy, dev.CopyAsyncOp):
             return where + "the copy is async"
-        if source_type.get_shape() != destination_type.get_shape() or (
-            source_type.get_element_type() != destination_type.get_element_type()
-        ):
+        if not self.same_shape(copy):
             return where + "their memref types differ in shape"
         uses = self.destination_uses(copy, facts)
         if isinstance(uses, str):
             return where + uses
         reads, frees, last = uses
-        buffer = root(source)
-        if facts.pending[copy][0].changes_any(buffer):
-            return where + "async work not yet waited for may write its source"
-        for j in facts.touches_between((buffer,), facts.index[copy], last + 1):
-            if facts.effects[j].changes_any(buffer):
-                return where + (
-                    f"its source is written or freed by {_where(facts.ops[j])} "
-                    "while the destination is in use"
-                )
+        if (why := self.shared_at_run_time(spaces, reads)) is not None:
+            return where + why
+        if (why := self.source_changes(copy, facts, last)) is not None:
+            return where + why
         allocation = destination.owner
         assert isinstance(allocation, Operation)
 
@@ -852,6 +850,42 @@ class Level2:
 
         involved = frozenset(user for user, _ in reads) | frozenset(frees) | {allocation}
         return Elide("forward", copy, rewrite, touches | involved)
+
+    def source_changes(self, copy: CopyOps, facts: BlockFacts, last: int) -> str | None:
+        """What may write or free the copy's source before op `last` of its block."""
+        buffer = root(copy.source)
+        if facts.pending[copy][0].changes_any(buffer):
+            return "async work not yet waited for may write its source"
+        for j in facts.touches_between((buffer,), facts.index[copy], last + 1):
+            if facts.effects[j].changes_any(buffer):
+                return (
+                    f"its source is written or freed by {_where(facts.ops[j])} "
+                    "while the destination is in use"
+                )
+        return None
+
+    def shared_at_run_time(
+        self,
+        spaces: tuple[DeviceAttr | None, DeviceAttr | None],
+        reads: list[tuple[Operation, int]],
+    ) -> str | None:
+        """Why the runtime cannot let the readers of the destination read the source's
+        buffer instead, or None. Within one device it always can; across devices only
+        host code can (the host reads a device's host-visible buffer, and copies take
+        any buffer), while kernels reach only buffers of their own device."""
+        source, destination = (self.areas.scope_ref(s) for s in spaces)
+        if source is None or destination is None or source[0] == destination[0]:
+            return None
+        launch = next((user for user, _ in reads if isinstance(user, dev.LaunchOp)), None)
+        if destination[0] == self.areas.system.host.name and launch is None:
+            return None
+        reader = (
+            f"{_where(launch)} reads" if launch is not None else "kernels on the destination read"
+        )
+        return (
+            f"{reader} it, and kernels reach only buffers of their own device at run time "
+            f"({source[0]} and {destination[0]} are two devices)"
+        )
 
     def destination_uses(
         self, copy: CopyOps, facts: BlockFacts
