@@ -359,7 +359,7 @@ class Level1:
                 return Keep(
                     copy,
                     f"the middle of a chain, but the system has no route from "
-                    f"{previous.src_device} to {copy.dst_device}",
+                    f"{self.place(previous.src_device)} to {self.place(copy.dst_device)}",
                 )
             return Elide("chain", copy, _reroute(copy, previous, True), touches)
         hop = self.areas.route_seconds(copy.src_device, copy.dst_device, nbytes)
@@ -368,14 +368,17 @@ class Level1:
         return Keep(
             copy,
             f"a transfer between distinct memories ({self.route_text(copy)}); its operand "
-            f"has other uses and copying from {previous.src_device} instead is not cheaper",
+            f"has other uses and copying from {self.place(previous.src_device)} instead is "
+            "not cheaper",
         )
 
     def route_text(self, copy: DeviceCopyOp) -> str:
-        a, b = self.areas.scope_ref(copy.src_device), self.areas.scope_ref(copy.dst_device)
-        if a is None or b is None:
-            return f"{copy.src_device} to {copy.dst_device}"
-        return f"{a[0]}/{a[1]} to {b[0]}/{b[1]}"
+        return f"{self.place(copy.src_device)} to {self.place(copy.dst_device)}"
+
+    def place(self, device: DeviceAttr) -> str:
+        """`cuda:0/global` for a device of the system, else the attribute."""
+        ref = self.areas.scope_ref(device)
+        return str(device) if ref is None else f"{ref[0]}/{ref[1]}"
 
 
 # --- level 2: memory effects ---------------------------------------------------------------
@@ -419,8 +422,29 @@ def is_local(buffer: SSAValue) -> bool:
     return isinstance(buffer, OpResult) and buffer.op.name in ALLOCATIONS
 
 
+def _device_memory(buffer: SSAValue) -> tuple[str | None, int | None, str] | None:
+    """(type, id, scope) of a root typed as device memory; None for host-typed memory,
+    which may hold any buffer (a caller may pass a device buffer cast to host type)."""
+    type_ = buffer.type
+    space = (
+        memory_space_of(cast(MemRefType[Attribute], type_))
+        if isinstance(type_, MemRefType)
+        else None
+    )
+    if space is None or space.type_name is None or space.device_id is None:
+        return None
+    return (space.type_name, space.device_id, space.scope or DEFAULT_SCOPE)
+
+
 def may_alias(a: SSAValue, b: SSAValue) -> bool:
-    return a is b or not (is_local(a) or is_local(b))
+    """Whether two roots may be one buffer: the same root, or two that are not local
+    allocations, unless both are typed as memory of different devices or scopes."""
+    if a is b:
+        return True
+    if is_local(a) or is_local(b):
+        return False
+    memory_a, memory_b = _device_memory(a), _device_memory(b)
+    return memory_a is None or memory_b is None or memory_a == memory_b
 
 
 @dataclass
@@ -544,6 +568,7 @@ class BlockFacts:
         self.effects = [effects.of(op) for op in self.ops]
         self.by_root: dict[SSAValue, list[int]] = {}
         self.nonlocal_: list[int] = []
+        self.nonlocal_cache: dict[SSAValue, list[int]] = {}
         for i, e in enumerate(self.effects):
             roots = e.roots()
             for r in roots:
@@ -587,7 +612,17 @@ class BlockFacts:
         own = self.by_root.get(buffer, [])
         if is_local(buffer):
             return own
-        return list(heapq.merge(own, (i for i in self.nonlocal_ if i not in set(own))))
+        cached = self.nonlocal_cache.get(buffer)
+        if cached is not None:
+            return cached
+        mine = set(own)
+        others = (
+            i
+            for i in self.nonlocal_
+            if i not in mine and any(may_alias(buffer, r) for r in self.effects[i].roots())
+        )
+        found = self.nonlocal_cache[buffer] = list(heapq.merge(own, others))
+        return found
 
     def next_touch(self, buffer: SSAValue, after: int) -> int | None:
         indices = self.touching(buffer)
@@ -771,6 +806,8 @@ class Level2:
                     f"its destination is used inside {_where(user)} "
                     "(the pass is conservative across control flow)"
                 )
+            if isinstance(user, dev.LaunchOp):
+                return f"its destination is passed to {_where(user)}, whose kernel may read it"
             return f"its destination is read by {_where(user)}"
         if destination in e.frees or destination in e.overwrites:
             return removal
@@ -856,7 +893,7 @@ class Level2:
         buffer = root(copy.source)
         if facts.pending[copy][0].changes_any(buffer):
             return "async work not yet waited for may write its source"
-        for j in facts.touches_between((buffer,), facts.index[copy], last + 1):
+        for j in sorted(facts.touches_between((buffer,), facts.index[copy], last + 1)):
             if facts.effects[j].changes_any(buffer):
                 return (
                     f"its source is written or freed by {_where(facts.ops[j])} "
