@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +87,18 @@ def diagnostic_at(op: Operation, message: str, kind: str = "error") -> str:
     return format_diagnostic(loc.filename.data, loc.line.data, loc.column.data, message, 1, kind)
 
 
-def error_at(op: Operation, message: str) -> LocatedError:
-    """A `LocatedError` whose message names `op`'s place; raise it."""
-    return LocatedError(diagnostic_at(op, message))
+def error_at(
+    op: Operation, message: str, notes: Sequence[tuple[Operation, str]] = ()
+) -> LocatedError:
+    """A `LocatedError` whose message names `op`'s place; raise it.
+
+    Each of `notes` is another place that takes part in the error (the other side of a
+    conflict): it follows the error as `file:line:col: note: ...` with its caret line.
+    """
+    text = diagnostic_at(op, message)
+    for where, note in notes:
+        text += "\n" + diagnostic_at(where, note, kind="note")
+    return LocatedError(text)
 
 
 def format_parse_error(error: ParseError) -> str:

@@ -70,11 +70,18 @@ def _elide_copies() -> type[ModulePass]:
     return ElideCopiesPass
 
 
+def _plan_devices() -> type[ModulePass]:
+    from .passes.plan_devices import PlanDevicesPass
+
+    return PlanDevicesPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "classify-regions": _classify_regions,
     "outline-device-regions": _outline_device_regions,
     "convert-gpu-to-device": _convert_gpu_to_device,
     "elide-copies": _elide_copies,
+    "plan-devices": _plan_devices,
 }
 """Pass name -> factory."""
 

@@ -1,0 +1,323 @@
+"""plan-devices over random level-1 programs (hypothesis) and at scale.
+
+The planned-module contract is checked op by op: no hint left, every tensor value,
+argument and result fully placed, every tensor use on its value's device (or behind a
+copy made right after the definition, one per value and destination), constants
+cloned rather than copied; and planning is idempotent and independent of the order of
+functions in the module.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.printer import Printer
+
+import devplan
+from devplan.diagnostics import LocatedError
+from devplan.dialects.vdev import (
+    DeviceAttr,
+    DeviceCopyOp,
+    OnDeviceOp,
+    arg_device,
+    result_device,
+    result_placement,
+    value_device,
+)
+
+DEVICES = ['#vdev.device<"cpu", 0>', '#vdev.device<"cuda", 0>', '#vdev.device<"cuda", 1>']
+T = "tensor<4xf32>"
+HEADER = (
+    'builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, '
+    'vdev.targets = [#target.target<"cuda">]} {\n'
+)
+
+
+@dataclass
+class Program:
+    """A random module: a few helper functions and @main, as text per function."""
+
+    functions: dict[str, str]
+
+    def text(self, order: list[str]) -> str:
+        return HEADER + "\n".join(self.functions[name] for name in order) + "}\n"
+
+
+def _op_line(
+    draw: st.DrawFn, k: int, values: list[str], hinted: set[str], callees: dict[str, int]
+) -> str | None:
+    """One random op defining `%v{k}` from earlier values, or None (skipped)."""
+    kind = draw(st.sampled_from(["add", "mul", "neg", "const", "hint", "copy", "call"]))
+    a, b = draw(st.sampled_from(values)), draw(st.sampled_from(values))
+    v = f"%v{k}"
+    simple = {
+        "add": f"{v} = arith.addf {a}, {b} : {T}",
+        "mul": f"{v} = arith.mulf {a}, {b} : {T}",
+        "neg": f"{v} = arith.negf {a} : {T}",
+        "const": f"{v} = arith.constant dense<{k}.0> : {T}",
+    }
+    if kind in simple:
+        return simple[kind]
+    if kind == "call":
+        if not callees:
+            return None
+        callee = draw(st.sampled_from(sorted(callees)))
+        operands = ", ".join(draw(st.sampled_from(values)) for _ in range(callees[callee]))
+        types = ", ".join([T] * callees[callee])
+        return f"{v} = func.call @{callee}({operands}) : ({types}) -> {T}"
+    if a in hinted or a.startswith("%a"):
+        return None  # keep pins apart so most programs plan without conflicts
+    hinted.add(a)
+    if kind == "copy":
+        src, dst = draw(st.sampled_from(DEVICES)), draw(st.sampled_from(DEVICES))
+        return f"{v} = vdev.device_copy {a} from {src} to {dst} : {T}"
+    form = draw(st.sampled_from(["", " {constrain_result}", "free"]))
+    if form == "free":
+        return f"{v} = vdev.on_device {a} to #vdev.device<?> {{constrain_body = false}} : {T}"
+    return f"{v} = vdev.on_device {a} to {draw(st.sampled_from(DEVICES))}{form} : {T}"
+
+
+def _function(draw: st.DrawFn, name: str, callees: dict[str, int]) -> tuple[str, int]:
+    """A function over tensors: a random DAG of elementwise ops, hints and calls."""
+    n_args = draw(st.integers(1, 3))
+    args: list[str] = []
+    for i in range(n_args):
+        pin = draw(st.none() | st.sampled_from(DEVICES))
+        args.append(f"%a{i}: {T}" + (f" {{vdev.device = {pin}}}" if pin else ""))
+    values = [f"%a{i}" for i in range(n_args)]
+    hinted: set[str] = set()
+    lines: list[str] = []
+    for k in range(draw(st.integers(1, 12))):
+        line = _op_line(draw, k, values, hinted, callees)
+        if line is not None:
+            lines.append(line)
+            values.append(f"%v{k}")
+    body = "".join(f"    {line}\n" for line in lines)
+    text = (
+        f"  func.func @{name}({', '.join(args)}) -> {T} {{\n{body}"
+        f"    func.return {values[-1]} : {T}\n  }}\n"
+    )
+    return text, n_args
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> Program:
+    functions: dict[str, str] = {}
+    arity: dict[str, int] = {}
+    for name in ["leaf", "mid", "main"][-draw(st.integers(1, 3)) :]:
+        functions[name], arity[name] = _function(draw, name, dict(arity))
+    return Program(functions)
+
+
+def plan(text: str, pipeline: str = "plan-devices") -> ModuleOp:
+    return devplan.apply(devplan.parse(text), pipeline)
+
+
+def plan_or_error(text: str) -> ModuleOp | str:
+    """The planned module, or the text of the located error planning reported."""
+    try:
+        return plan(text)
+    except LocatedError as e:
+        return str(e)
+
+
+def _tensor(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType)
+
+
+def _expected_device(op: Operation, index: int, module: ModuleOp) -> object:
+    """Where the contract says operand `index` of `op` must live."""
+    if isinstance(op, DeviceCopyOp):
+        return op.src_device
+    if isinstance(op, ReturnOp):
+        function = op.parent_op()
+        assert isinstance(function, FuncOp)
+        return result_device(function, index)
+    if isinstance(op, CallOp):
+        callee = module.body.block.ops
+        for function in callee:
+            if isinstance(function, FuncOp) and function.sym_name.data == op.callee.string_value():
+                return arg_device(function, index)
+        raise AssertionError(f"no callee {op.callee}")
+    return result_placement(op, 0)
+
+
+def _fully_placed(device: object) -> bool:
+    return isinstance(device, DeviceAttr) and device.is_fully_constrained
+
+
+def _check_signature(function: FuncOp) -> None:
+    for i, t in enumerate(function.function_type.inputs.data):
+        if isinstance(t, TensorType):
+            assert _fully_placed(arg_device(function, i)), f"argument {i}"
+    for i, t in enumerate(function.function_type.outputs.data):
+        if isinstance(t, TensorType):
+            assert _fully_placed(result_device(function, i)), f"result {i}"
+
+
+def _check_made_copy(op: DeviceCopyOp, copies: set[tuple[SSAValue, object]]) -> None:
+    """A copy the pass made (the user's copies are named): one per value and
+    destination, right after the value's definition (after its other copies)."""
+    key = (op.input, op.dst_device)
+    assert key not in copies, "two copies of one value to one device"
+    copies.add(key)
+    source = op.input
+    assert not (isinstance(source, OpResult) and source.op.name == "arith.constant"), (
+        "a constant is copied"
+    )
+    if isinstance(source, OpResult):
+        previous = op.prev_op
+        while isinstance(previous, DeviceCopyOp) and previous is not source.op:
+            previous = previous.prev_op
+        assert previous is source.op
+
+
+def check_contract(module: ModuleOp) -> None:
+    copies: set[tuple[SSAValue, object]] = set()
+    for op in module.walk():
+        assert not isinstance(op, OnDeviceOp), "a hint is left"
+        if isinstance(op, FuncOp):
+            _check_signature(op)
+            continue
+        if isinstance(op, DeviceCopyOp) and op.result.name_hint is None:
+            _check_made_copy(op, copies)
+        for index, result in enumerate(op.results):
+            if _tensor(result):
+                assert _fully_placed(result_placement(op, index)), f"result {index} of {op}"
+        for index, operand in enumerate(op.operands):
+            if _tensor(operand):
+                have = value_device(operand)
+                assert have == _expected_device(op, index, module), (
+                    f"operand {index} of {op.name} lives on {have}"
+                )
+
+
+def _printed(op: Operation) -> str:
+    from io import StringIO
+
+    out = StringIO()
+    Printer(stream=out).print_op(op)
+    return out.getvalue()
+
+
+def by_function(module: ModuleOp) -> dict[str, str]:
+    return {f.sym_name.data: _printed(f) for f in module.body.block.ops if isinstance(f, FuncOp)}
+
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(programs())
+def test_random_programs_are_planned_by_the_contract_or_rejected_at_both_places(
+    program: Program,
+) -> None:
+    planned = plan_or_error(program.text(list(program.functions)))
+    if isinstance(planned, str):
+        assert "error: conflicting placement" in planned
+        assert "note:" in planned
+        return
+    check_contract(planned)
+
+
+@SETTINGS
+@given(programs())
+def test_planning_a_planned_module_changes_nothing(program: Program) -> None:
+    once = plan_or_error(program.text(list(program.functions)))
+    if isinstance(once, str):
+        return
+    text = _printed(once)
+    twice = devplan.apply(devplan.parse(text), "plan-devices")
+    assert _printed(twice) == text
+
+
+@SETTINGS
+@given(programs(), st.randoms(use_true_random=False))
+def test_placement_does_not_depend_on_the_order_of_functions(
+    program: Program, rnd: random.Random
+) -> None:
+    order = list(program.functions)
+    shuffled = order[:]
+    rnd.shuffle(shuffled)
+    first = plan_or_error(program.text(order))
+    second = plan_or_error(program.text(shuffled))
+    if isinstance(first, str):
+        assert isinstance(second, str)
+        assert _without_places(second) == _without_places(first)
+        return
+    assert not isinstance(second, str)
+    assert by_function(second) == by_function(first)
+
+
+def _without_places(message: str) -> str:
+    """A diagnostic without its line numbers (which move when functions move)."""
+    return re.sub(r"<string>:\d+:\d+|line \d+", "", message)
+
+
+def _chain(n: int, hint_every: int) -> str:
+    """A chain of negations; every `hint_every`-th value is hinted, to the CPU and to
+    cuda:0 in turn, so each hint's segment lives apart from the next one."""
+    lines = [f"func.func @chain(%x: {T}) -> {T} {{", f"  %v0 = arith.negf %x : {T}"]
+    for i in range(1, n):
+        if i % hint_every == 0:
+            device = DEVICES[0] if (i // hint_every) % 2 else DEVICES[1]
+            lines.append(f"  %v{i} = vdev.on_device %v{i - 1} to {device} : {T}")
+        else:
+            lines.append(f"  %v{i} = arith.negf %v{i - 1} : {T}")
+    lines.append(f"  func.return %v{n - 1} : {T}\n}}")
+    return HEADER + "\n".join(lines) + "\n}\n"
+
+
+def test_a_10000_op_chain_plans_within_the_default_recursion_limit() -> None:
+    module = devplan.parse(_chain(10_000, 1000))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        devplan.apply(module, "plan-devices")
+    finally:
+        sys.setrecursionlimit(limit)
+    copies = [op for op in module.walk() if isinstance(op, DeviceCopyOp)]
+    assert len(copies) == 9  # one where each segment meets the next
+    check_contract(module)
+
+
+def test_explain_names_the_constraint_that_placed_each_copy_and_argument(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = HEADER + (
+        f'  func.func @f(%x: {T} {{vdev.device = #vdev.device<"cpu">}}, %y: {T}, %z: {T})'
+        f" -> {T} {{\n"
+        f"    %a = arith.negf %x : {T}\n"
+        f"    %b = arith.addf %a, %y : {T}\n"
+        f'    %c = vdev.on_device %b to #vdev.device<"cuda", 0> {{constrain_result}} : {T}\n'
+        f"    func.return %c : {T}\n  }}\n}}\n"
+    )
+    plan(text, "plan-devices{explain=true}")
+    err = capsys.readouterr().err
+    assert (
+        "<string>:2:3: remark: argument 0 of @f is on cpu:0/global: decided by the vdev.device "
+        "attribute of argument 0 of @f at line 2" in err
+    )
+    assert (
+        "<string>:2:3: remark: argument 1 of @f is on cuda:0/global: decided by the "
+        "'vdev.on_device' hint at line 5" in err
+    )
+    assert (
+        "<string>:2:3: remark: argument 2 of @f is on cuda:0/global: nothing constrains it, "
+        "so it goes to vdev.default_device" in err
+    )
+    assert (
+        "<string>:4:5: remark: copy of %a from cpu:0/global to cuda:0/global for 'arith.addf': "
+        "%a is on cpu:0/global, decided by the vdev.device attribute of argument 0 of @f at "
+        "line 2 (the rest of the device completed from vdev.default_device and targets); this "
+        "use is on cuda:0/global, decided by the 'vdev.on_device' hint at line 5" in err
+    )
