@@ -220,15 +220,19 @@ def _erase(op: Operation) -> None:
     op.erase()
 
 
-def _positions(module: Operation) -> dict[Operation, int]:
-    """Each op's index in its block."""
-    positions: dict[Operation, int] = {}
-    for op in module.walk():
-        for region in op.regions:
-            for block in region.blocks:
-                for i, child in enumerate(block.ops):
-                    positions[child] = i
-    return positions
+class Positions:
+    """Each op's index in its block, counted for a block when first asked."""
+
+    def __init__(self) -> None:
+        self.index: dict[Operation, int] = {}
+        self.counted: set[Block] = set()
+
+    def __getitem__(self, op: Operation) -> int:
+        block = op.parent_block()
+        if block is not None and block not in self.counted:
+            self.counted.add(block)
+            self.index.update((child, i) for i, child in enumerate(block.ops))
+        return self.index[op]
 
 
 def _ancestor_in(block: Block | None, op: Operation) -> Operation | None:
@@ -239,7 +243,7 @@ def _ancestor_in(block: Block | None, op: Operation) -> Operation | None:
     return current
 
 
-def _dominates(a: Operation, b: Operation, positions: dict[Operation, int]) -> bool:
+def _dominates(a: Operation, b: Operation, positions: Positions) -> bool:
     """Whether `a`'s results are visible at `b` (same block and earlier, or `b` nested in
     an op after `a`) — enough for the structured control flow of devplan programs."""
     ancestor = _ancestor_in(a.parent_block(), b)
@@ -300,14 +304,14 @@ def _constant_key(op: arith.ConstantOp, device: Attribute) -> tuple[Attribute, .
 class Level1:
     """Decisions for every `vdev.device_copy` of a module."""
 
-    def __init__(self, module: ModuleOp, areas: MemoryAreas, positions: dict[Operation, int]):
+    def __init__(self, ops: list[Operation], areas: MemoryAreas):
         self.areas = areas
-        self.positions = positions
+        self.positions = Positions()
         self.copies: list[DeviceCopyOp] = []
         self.constants: dict[tuple[Attribute, ...], list[Operation]] = {}
         """Tensor constants by (value, type, device): where a copied constant may already
         be materialised."""
-        for op in module.walk():
+        for op in ops:
             if isinstance(op, DeviceCopyOp):
                 self.copies.append(op)
             elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
@@ -586,11 +590,12 @@ class BlockFacts:
         if at_entry.roots():
             work[self.block] = (at_entry, ())  # pyright: ignore[reportArgumentType]
         for op, e in zip(self.ops, self.effects, strict=True):
-            union = Effects()
-            for pending, _ in work.values():
-                union.update(pending)
-            tokens = frozenset(k for k in work if isinstance(k, SSAValue))
-            self.pending[op] = (union, tokens)
+            if op.regions or isinstance(op, CopyOps):  # the ops whose pending work is asked
+                union = Effects()
+                for pending, _ in work.values():
+                    union.update(pending)
+                tokens = frozenset(k for k in work if isinstance(k, SSAValue))
+                self.pending[op] = (union, tokens)
             if isinstance(op, dev.WaitOp):
                 if not op.tokens:
                     work.clear()
@@ -734,19 +739,28 @@ def _is_read_only_use(op: Operation, value: SSAValue, index: EffectIndex) -> boo
 class Level2:
     """Decisions for every `device.copy` / `device.copy_async` of a module."""
 
-    def __init__(self, module: ModuleOp, areas: MemoryAreas):
+    def __init__(self, ops: list[Operation], areas: MemoryAreas):
         self.areas = areas
         self.index = EffectIndex()
         self.facts: dict[Block, BlockFacts] = {}
-        self.copies = [op for op in module.walk() if isinstance(op, CopyOps)]
-        for op in module.walk():
-            if isinstance(op, func.FuncOp) and op.body.blocks:
-                self.build(op.body.blocks[0], Effects())
+        self.copies = [op for op in ops if isinstance(op, CopyOps)]
+        self.needed: set[Block] = set()
+        """Blocks holding a copy, and the blocks around them: facts are built only here."""
+        for copy in self.copies:
+            block = copy.parent_block()
+            while block is not None and block not in self.needed:
+                self.needed.add(block)
+                parent = block.parent_op()
+                block = parent.parent_block() if parent is not None else None
+        for block in self.needed:
+            parent = block.parent_op()
+            if isinstance(parent, func.FuncOp) and block is parent.body.blocks.first:
+                self.build(block, Effects())
 
     def build(self, block: Block, pending: Effects) -> None:
         facts = self.facts[block] = BlockFacts(block, self.index, pending)
         for op, e in zip(facts.ops, facts.effects, strict=True):
-            if not op.regions:
+            if not op.regions or not any(b in self.needed for r in op.regions for b in r.blocks):
                 continue
             inner = Effects()
             inner.update(facts.pending[op][0])
@@ -1001,15 +1015,11 @@ class Statistics:
         return "\n".join(lines)
 
 
-def count_copies(module: Operation) -> int:
-    return sum(isinstance(op, DeviceCopyOp | dev.CopyOp | dev.CopyAsyncOp) for op in module.walk())
-
-
 def analyse(module: ModuleOp, areas: MemoryAreas) -> list[Decision]:
     """Phases 1 and 2: one decision per copy, in program order; the IR is unchanged."""
-    positions = _positions(module)
-    decisions: list[Decision] = list(Level1(module, areas, positions).decisions())
-    decisions += Level2(module, areas).decisions()
+    ops = list(module.walk())
+    decisions: list[Decision] = list(Level1(ops, areas).decisions())
+    decisions += Level2(ops, areas).decisions()
     return decisions
 
 
@@ -1040,11 +1050,12 @@ class ElideCopiesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         areas = MemoryAreas(System.from_module(op) or System.default())
-        stats = Statistics(before=count_copies(op))
+        stats = Statistics()
         decisions: list[Decision] = []
         capped = True
         for _ in range(MAX_ITERATIONS):
             decisions = analyse(op, areas)
+            stats.before = stats.before or len(decisions)
             stats.iterations += 1
             if not rewrite(decisions, stats):
                 capped = False
@@ -1060,7 +1071,7 @@ class ElideCopiesPass(ModulePass):
                 ),
                 file=sys.stderr,
             )
-        stats.after = count_copies(op)
+        stats.after = len(decisions)
         if self.explain:
             for decision in decisions:
                 if isinstance(decision, Keep):
