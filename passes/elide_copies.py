@@ -253,9 +253,16 @@ def _dominates(a: Operation, b: Operation, positions: Positions) -> bool:
 # --- level 1: vdev.device_copy -------------------------------------------------------------
 
 
-def _replace_and_erase(copy: DeviceCopyOp, value: SSAValue) -> Callable[[], None]:
+def _result_of(op: Operation) -> Callable[[], SSAValue]:
+    return lambda: op.results[0]
+
+
+def _replace_and_erase(copy: DeviceCopyOp, value: Callable[[], SSAValue]) -> Callable[[], None]:
+    """Uses of the copy take `value()`, read when the rewrite runs: an earlier decision
+    of the round may have replaced the value it names (a duplicate copy erased)."""
+
     def rewrite() -> None:
-        copy.result.replace_all_uses_with(value)
+        copy.result.replace_all_uses_with(value())
         _erase(copy)
 
     return rewrite
@@ -329,10 +336,10 @@ class Level1:
         if not copy.result.uses:
             return Elide("unused", copy, lambda: _erase(copy), here)
         if self.areas.one_area(copy.src_device, copy.dst_device):
-            return Elide("same-memory", copy, _replace_and_erase(copy, copy.input), here)
+            return Elide("same-memory", copy, _replace_and_erase(copy, lambda: copy.input), here)
         for first in self.earlier.get((copy.input, copy.dst_device), ()):
             if _dominates(first, copy, self.positions):
-                rewrite = _replace_and_erase(copy, first.result)
+                rewrite = _replace_and_erase(copy, _result_of(first))
                 return Elide("duplicate", copy, rewrite, here | {first})
         source = copy.input.owner
         if isinstance(source, DeviceCopyOp):
@@ -355,7 +362,9 @@ class Level1:
                 f"is on {copy.src_device}",
             )
         if self.areas.one_area(previous.src_device, copy.dst_device):
-            return Elide("round-trip", copy, _replace_and_erase(copy, previous.input), touches)
+            return Elide(
+                "round-trip", copy, _replace_and_erase(copy, lambda: previous.input), touches
+            )
         nbytes = byte_size(copy.result.type)
         direct = self.areas.route_seconds(previous.src_device, copy.dst_device, nbytes)
         if previous.result.has_one_use():
