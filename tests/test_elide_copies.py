@@ -7,10 +7,16 @@ scratch buffer that is only read) among ordinary ones, sync and async. A copy is
 *necessary* when deleting it alone changes the program's results (or makes the run
 fail); every such copy must survive elide-copies, and the elided program must compute
 exactly what the original did.
+
+At level 1 (values, not buffers), random programs planned by plan-devices get round
+trips, duplicates, chains and copies of constants injected; after elide-copies every
+op reads the same values as before, each where it runs, and no redundant copy is left.
+(Running level-1 programs needs lower-to-device: that test joins when it lands.)
 """
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,11 +28,30 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    ModuleOp,
+    TensorType,
+    f32,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 import devplan
-from devplan.diagnostics import DevplanError
+from devplan.diagnostics import DevplanError, verify_located
 from devplan.dialects import device as dev
+from devplan.dialects.vdev import (
+    DEFAULT_DEVICE_ATTR,
+    DEVICE_ATTR,
+    DeviceAttr,
+    DeviceCopyOp,
+    OnDeviceOp,
+    value_device,
+)
 from devplan.passes import elide_copies
+from devplan.passes.plan_devices import PlanDevicesPass
 from devplan.runtime.system import System
 
 N = 8
@@ -289,3 +314,121 @@ def test_bad_option_value_names_the_option() -> None:
         devplan.apply(
             devplan.parse("func.func @f() {\n  func.return\n}\n"), "elide-copies{stats=maybe}"
         )
+
+
+# --- level 1: random planned programs with injected copies ------------------------------
+
+T1 = TensorType(f32, [64])
+CPU0, GPU0, GPU1 = (DeviceAttr.make(t, i) for t, i in (("cpu", 0), ("cuda", 0), ("cuda", 1)))
+
+
+def planned_program(rnd: random.Random) -> ModuleOp | None:
+    """A random level-1 function (elementwise ops, constants, device hints) planned by
+    plan-devices; None when its hints conflict."""
+    block = Block(arg_types=[T1, T1])
+    values: list[SSAValue] = list(block.args)
+    for _ in range(rnd.randint(5, 30)):
+        a, b = rnd.choice(values[-5:]), rnd.choice(values[-5:])
+        roll = rnd.random()
+        if roll < 0.2:
+            op: Operation = OnDeviceOp(a, rnd.choice([CPU0, GPU0, GPU1]))
+        elif roll < 0.3:
+            op = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(T1, [rnd.random()] * 64))
+        elif roll < 0.65:
+            op = arith.AddfOp(a, b)
+        else:
+            op = arith.MulfOp(a, b)
+        block.add_op(op)
+        values.append(op.results[0])
+    block.add_op(func.ReturnOp(values[-1], values[-2]))
+    function = func.FuncOp("main", ([T1, T1], [T1, T1]), Region(block))
+    function.arg_attrs = ArrayAttr([DictionaryAttr({DEVICE_ATTR: CPU0}), DictionaryAttr({})])
+    module = ModuleOp([function])
+    module.attributes[DEFAULT_DEVICE_ATTR] = GPU0
+    try:
+        PlanDevicesPass().apply(devplan.context(), module)
+    except DevplanError:
+        return None
+    return module
+
+
+def inject_copies(module: ModuleOp, rnd: random.Random) -> None:
+    """Redundant copies: round trips before a use, duplicates, chains through a third
+    device, copies of constants; each placed after its operand's definition."""
+    devices = [CPU0, GPU0, GPU1]
+    placed = [
+        r for op in module.walk() for r in op.results if value_device(r) is not None and r.uses
+    ]
+    for value in rnd.sample(placed, min(len(placed), 5)):
+        home = value_device(value)
+        assert home is not None
+        user = next(iter(value.uses)).operation
+        away = rnd.choice([d for d in devices if not d.type_name == home.type_name == "cpu"])
+        there = DeviceCopyOp(value, home, away)
+        back = DeviceCopyOp(there.result, away, home)
+        assert user.parent is not None
+        user.parent.insert_ops_before([there, back], user)
+        user.operands = [back.result if v is value else v for v in user.operands]
+    for copy in [op for op in module.walk() if isinstance(op, DeviceCopyOp)][:6]:
+        assert copy.parent is not None
+        twin = DeviceCopyOp(copy.input, copy.src_device, copy.dst_device)
+        copy.parent.insert_op_after(twin, copy)
+        for use in list(copy.result.uses)[::2]:
+            use.operation.operands[use.index] = twin.result
+        if rnd.random() < 0.5:
+            middle = rnd.choice(devices)
+            hop = DeviceCopyOp(copy.input, copy.src_device, middle)
+            copy.parent.insert_op_before(hop, copy)
+            copy.operands = [hop.result]
+            copy.properties["src_device"] = middle
+
+
+def origin(value: SSAValue) -> object:
+    """What a value is, copies aside: the op (or argument) that computes it; a constant
+    is its value (the pass may clone it onto another device)."""
+    while isinstance(value.owner, DeviceCopyOp):
+        value = value.owner.input
+    if isinstance(value.owner, arith.ConstantOp):
+        return str(value.owner.value)
+    return value
+
+
+def uses_by_origin(module: ModuleOp) -> dict[tuple[Operation, int], object]:
+    return {
+        (op, i): origin(v)
+        for op in module.walk()
+        if not isinstance(op, DeviceCopyOp | arith.ConstantOp)
+        for i, v in enumerate(op.operands)
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_level1_elision_keeps_every_value_and_its_placement(seed: int) -> None:
+    rnd = random.Random(seed)
+    module = planned_program(rnd)
+    assume(module is not None)
+    assert module is not None
+    inject_copies(module, rnd)
+    verify_located(module)
+    before = uses_by_origin(module)
+    areas = elide_copies.MemoryAreas(System.default())
+    devplan.apply(module, "elide-copies")
+    # Every op reads the same values as before (copies are the identity on values)...
+    assert uses_by_origin(module) == before
+    # ...where it runs: each operand lives in the op's memory area (the contract).
+    for op in module.walk():
+        device = op.attributes.get(DEVICE_ATTR)
+        if isinstance(op, DeviceCopyOp):
+            assert areas.one_area(value_device(op.input), op.src_device), str(op)
+        elif isinstance(device, DeviceAttr):
+            for v in op.operands:
+                assert areas.one_area(value_device(v), device), f"{op} reads {v}"
+    # ...and no copy is left that the placement does not need: at most one copy per
+    # value and destination, none between one memory area, no chain or round trip.
+    copies = [op for op in module.walk() if isinstance(op, DeviceCopyOp)]
+    assert len({(c.input, str(c.dst_device)) for c in copies}) == len(copies)
+    for c in copies:
+        assert not areas.one_area(c.src_device, c.dst_device)
+        assert not isinstance(c.input.owner, DeviceCopyOp | arith.ConstantOp)
+        assert c.result.uses
