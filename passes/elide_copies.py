@@ -951,7 +951,8 @@ class Level2:
         self, copy: CopyOps, facts: BlockFacts
     ) -> tuple[list[tuple[Operation, int]], list[Operation], int] | str:
         """The reads (op, operand index) and frees of a copy's destination, all after the
-        copy in its block, and the index of the last; or why the destination is more."""
+        copy in its block, and the index of the last read; or why the destination is
+        more than a read-only copy."""
         destination = copy.destination
         if not (isinstance(destination, OpResult) and destination.op.name in ALLOCATIONS):
             return "its destination is not a local allocation"
@@ -968,11 +969,11 @@ class Level2:
             at = _ancestor_index(facts, user)
             if at is None or at <= i:
                 return f"its destination is also used by {_where(user)}"
-            last = max(last, at)
             if isinstance(user, FREES) and user.parent_block() is facts.block:
-                frees.append(user)
+                frees.append(user)  # erased with the buffer: the source may go first
             elif _is_read_only_use(user, destination, self.index):
                 reads.append((user, use.index))
+                last = max(last, at)
             else:
                 return f"its destination is written or escapes at {_where(user)}"
         return reads, frees, last

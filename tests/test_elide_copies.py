@@ -55,6 +55,7 @@ from devplan.passes.plan_devices import PlanDevicesPass
 from devplan.runtime.system import System
 
 N = 8
+ROOT = Path(__file__).resolve().parents[1]
 
 HEADER = f"""\
 !h = memref<{N}xf32>
@@ -269,6 +270,29 @@ def test_injected_redundant_copies_are_removed() -> None:
     # copy back (5), copies overwritten before any read (0, 1, 6), a copy into x1,
     # which nothing reads before it is freed (7), the copy onto itself (8).
     assert tags(module) == {2, 3, 4, 9, 10, 11}
+
+
+def test_example_keeps_results_with_three_copies_of_seven() -> None:
+    path = ROOT / "examples" / "redundant_copies.mlir"
+    inputs = [np.linspace(-3.0, 3.0, 256, dtype=np.float32)]
+    before = devplan.execute(devplan.parse(path), inputs, kernel_backend="numpy")
+    # A fresh module: the executor caches a compiled program per module object.
+    module = devplan.apply(devplan.parse(path), "elide-copies")
+    after = devplan.execute(module, inputs, kernel_backend="numpy")
+    assert same(before.outputs, after.outputs)
+    np.testing.assert_array_equal(after.outputs[1], 2 * inputs[0] + np.float32(1.5))
+    link = "cpu:0<->cuda:0"
+    assert (before.report.links[link].copies, before.report.devices["cuda:0"].local_copies) == (
+        5,
+        2,
+    )
+    assert (after.report.links[link].copies, after.report.devices["cuda:0"].local_copies) == (3, 0)
+    assert ir_copies(module) == 3
+    assert sum(op.name == "device.alloc" for op in module.walk()) == 2
+
+
+def ir_copies(module: Any) -> int:
+    return sum(isinstance(op, dev.CopyOp | dev.CopyAsyncOp) for op in module.walk())
 
 
 def test_stats_report_removed_copies_by_rule_and_bytes(capsys: pytest.CaptureFixture[str]) -> None:
