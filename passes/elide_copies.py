@@ -27,11 +27,16 @@ it) or keep (with the reason). Rules, in the order they are tried:
 Level 1, `vdev.device_copy` (tensors are values: nothing writes them, so only
 dominance matters):
   * `unused`: the result has no use.
-  * `same-memory`: `from` and `to` are one memory area; uses take the operand.
+  * `same-memory`: `from` and `to` are one place (device type, id and scope); uses take
+    the operand. Two places that the system declares one memory area keep their copy
+    at level 1: lower-to-device gives each place its own buffer and kernels reach only
+    their own device's, so the copy can only go at level 2 (`forward`), where one
+    buffer can serve both.
   * `duplicate`: an earlier copy of the same value to the same device dominates this
     one; uses take its result.
-  * `round-trip`: the operand is a copy from W and `to` is one memory area with W;
-    uses take that copy's operand.
+  * `round-trip`: the operand is a copy from W and `to` is W's place; uses take that
+    copy's operand. (When `to` is only one memory area with W, `chain` makes it one
+    copy: the pair is judged as a whole, never hop by hop.)
   * `chain`: the operand is a copy W→X used only here: copy from W directly (one
     transfer instead of two) when the system can route W→`to`.
   * `reroute` (no bytes saved): the operand W→X has other uses, and the system's
@@ -47,7 +52,10 @@ Level 2, `device.copy` and `device.copy_async` (buffers: writes matter):
   * `copy-back`: B→A where the last op before it in its block that writes or frees A
     or B is the copy A→B (same values), that copy is complete (sync, or its token
     waited for), and no async work still pending touches A or B.
-  * `forward`: source and destination are one memory area, the destination is a
+  * `forward`: source and destination are one memory area (one place, or scopes a
+    `[[same_memory]]` entry joins, where the runtime lets one buffer serve: any
+    reader within one device; host readers of another device's host-visible buffer),
+    the destination is a
     local allocation of this block used only after the copy and only by reads
     (loads, copies from it, launch arguments the kernel does not store to) and
     frees, and nothing writes or frees the source until the destination's last use:
@@ -253,6 +261,17 @@ def _dominates(a: Operation, b: Operation, positions: Positions) -> bool:
 # --- level 1: vdev.device_copy -------------------------------------------------------------
 
 
+def same_place(a: DeviceAttr, b: DeviceAttr) -> bool:
+    """Same device type, id and scope (an unset scope is `global`): where lower-to-device
+    puts one buffer, and what an op's operands must share with it."""
+    return (
+        a.type_name is not None
+        and a.device_id is not None
+        and (a.type_name, a.device_id, a.scope or DEFAULT_SCOPE)
+        == (b.type_name, b.device_id, b.scope or DEFAULT_SCOPE)
+    )
+
+
 def _result_of(op: Operation) -> Callable[[], SSAValue]:
     return lambda: op.results[0]
 
@@ -335,7 +354,7 @@ class Level1:
         here = frozenset((copy,))
         if not copy.result.uses:
             return Elide("unused", copy, lambda: _erase(copy), here)
-        if self.areas.one_area(copy.src_device, copy.dst_device):
+        if same_place(copy.src_device, copy.dst_device):
             return Elide("same-memory", copy, _replace_and_erase(copy, lambda: copy.input), here)
         for first in self.earlier.get((copy.input, copy.dst_device), ()):
             if _dominates(first, copy, self.positions):
@@ -351,7 +370,7 @@ class Level1:
                     rewrite = _materialise(copy, source, existing)
                     return Elide("constant", copy, rewrite, here | {existing, source})
             return Elide("constant", copy, _materialise(copy, source), here | {source})
-        return Keep(copy, f"a transfer between distinct memories ({self.route_text(copy)})")
+        return Keep(copy, self.transfer_text(copy))
 
     def decide_after_copy(self, copy: DeviceCopyOp, previous: DeviceCopyOp) -> Decision:
         touches = frozenset((copy, previous))
@@ -361,7 +380,7 @@ class Level1:
                 f"its operand is copied to {previous.dst_device}, but the copy says it "
                 f"is on {copy.src_device}",
             )
-        if self.areas.one_area(previous.src_device, copy.dst_device):
+        if same_place(previous.src_device, copy.dst_device):
             return Elide(
                 "round-trip", copy, _replace_and_erase(copy, lambda: previous.input), touches
             )
@@ -380,9 +399,18 @@ class Level1:
             return Elide("reroute", copy, _reroute(copy, previous, False), touches, False)
         return Keep(
             copy,
-            f"a transfer between distinct memories ({self.route_text(copy)}); its operand "
-            f"has other uses and copying from {self.place(previous.src_device)} instead is "
-            "not cheaper",
+            f"{self.transfer_text(copy)}; its operand has other uses and copying from "
+            f"{self.place(previous.src_device)} instead is not cheaper",
+        )
+
+    def transfer_text(self, copy: DeviceCopyOp) -> str:
+        """Why a copy is a real one."""
+        if not self.areas.one_area(copy.src_device, copy.dst_device):
+            return f"a transfer between distinct memories ({self.route_text(copy)})"
+        return (
+            f"{self.route_text(copy)} are one memory area, but two places: lower-to-device "
+            "gives each place its own buffer, and kernels reach only their own device's "
+            "(at level 2 the copy goes where one buffer can serve both)"
         )
 
     def route_text(self, copy: DeviceCopyOp) -> str:
