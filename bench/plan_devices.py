@@ -10,7 +10,9 @@ Two shapes of level-1 program, each at 1k, 10k and 100k ops:
 
 For each module it prints the median of `--repeat` timings of `plan-devices` and of
 xDSL's `canonicalize`, each on a fresh clone of the same module in this run, their
-ratio, and the growth from one size to the next (10x the ops: linear is 10x).
+ratio, and the growth from one size to the next (10x the ops: linear is 10x). Times
+are the process's CPU time (`time.process_time`), which other work on a shared
+machine disturbs less than wall time.
 Modules are built with op constructors (parsing 100k ops would dominate the run);
 building and cloning are not timed. Not a test: nothing here asserts a time.
 """
@@ -18,6 +20,7 @@ building and cloning are not timed. Not a test: nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import time
@@ -108,9 +111,10 @@ def median_time(module: ModuleOp, apply: Callable[[ModuleOp], None], repeat: int
     times: list[float] = []
     for _ in range(repeat):
         copy = module.clone()
-        start = time.perf_counter()
+        gc.collect()
+        start = time.process_time()
         apply(copy)
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return statistics.median(times)
 
 

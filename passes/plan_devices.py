@@ -34,12 +34,18 @@ result does not depend on the order of functions in the module), ops in program 
 
 Phase 2 — calls. Each `func.call` operand i is unified with the callee's argument i,
 each result j with the callee's result j (hard: a call never copies its own operands).
-When a call's context conflicts with what the callee's domain already holds and that
-comes from another call site (not from the callee, nor from a function it reaches), the
-callee is *specialised*: cloned for this context (`@sq` -> `@sq_cuda0`), the call
-redirected, and planning restarts on the changed module (each round clones at least
-one function; a recursive callee is never cloned). With `specialize=false`, or when
-the callee pins the placement itself, the conflict is an error at the call.
+Calls are visited in the order of phase 1, so the first call of a function
+(by caller name, then program order) gives it its context. When a later call's context
+conflicts with what the callee's domain already holds and that comes from another call
+site (not from the callee, nor from a function it reaches), the callee is
+*specialised*: cloned for this context, named after the original and the context's
+devices (`@sq` -> `@sq_cuda0`; a clone of a clone is named from the original), the
+call redirected, and planning restarts on the changed module. A later round meeting
+the same (function, context) reuses the clone; each round clones at least one
+function, and a recursive callee is never cloned. A function that was called before
+planning and is called by nothing after it (all its calls went to clones) is removed.
+With `specialize=false`, or when the callee pins the placement itself, the conflict is
+an error at the call with a note at the callee's constraint.
 
 Phase 3 — dataflow, in program order, where a region op's own operands count as used
 after its regions (a loop's init values after its body). Each tensor operand of an op
@@ -259,7 +265,7 @@ def _walk_with_exits(block_ops: Sequence[Operation]) -> Iterator[tuple[Operation
                 stack.extend((inner, False) for inner in reversed(list(block.ops)))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Use:
     """A tensor operand and the domain it is expected on."""
 
@@ -314,6 +320,7 @@ class Planner:
         self.copies: list[DeviceCopyOp] = []
         self._final: dict[DeviceAttr, DeviceAttr] = {}
         self._root_final: dict[int, DeviceAttr] = {}
+        self._reached: dict[FuncOp, set[FuncOp]] = {}
         self._default = default_device(module)
         self._host = host_device(module)
         self._targets = module_targets(module)
@@ -586,7 +593,11 @@ class Planner:
 
     def _reachable(self, start: FuncOp) -> set[FuncOp]:
         """Functions called from `start`, transitively (not `start` unless recursive)."""
+        known = self._reached.get(start)
+        if known is not None:
+            return known
         seen: set[FuncOp] = set()
+        self._reached[start] = seen
         stack = [start]
         while stack:
             function = stack.pop()
@@ -750,9 +761,23 @@ class Planner:
         if origin is None:
             return "nothing constrains it, so it goes to vdev.default_device"
         text = f"decided by {origin.what} at {_line(origin.op)}"
-        if not device.is_fully_constrained:
-            text += " (the rest of the device completed from vdev.default_device and targets)"
+        open_fields = [
+            field
+            for field, value in (
+                ("id", device.device_id),
+                ("target", device.target_value),
+                ("scope", device.scope),
+            )
+            if value is None
+        ]
+        if open_fields:
+            text += f" ({_and(open_fields)} by default)"
         return text
+
+
+def _and(words: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _underlying(value: SSAValue) -> SSAValue:
@@ -880,27 +905,37 @@ class _Materialiser:
 # --- the pass --------------------------------------------------------------------------
 
 
-def _clone_for(module: ModuleOp, callee: FuncOp, suffix: str, taken: set[str]) -> FuncOp:
-    base = f"{callee.sym_name.data}_{suffix}"
-    name, counter = base, 1
-    while name in taken:
-        name, counter = f"{base}_{counter}", counter + 1
-    taken.add(name)
-    clone = callee.clone()
-    clone.sym_name = StringAttr(name)
-    module.body.block.insert_op_after(clone, callee)
-    return clone
+class _Specialiser:
+    """Clones callees per context across planning rounds: one clone per (original
+    function, context), named after the original (`@sq` -> `@sq_cuda0`, never
+    `@sq_cuda0_cpu0`), reused when a later round meets the same context."""
 
+    def __init__(self) -> None:
+        self.made: dict[tuple[str, str], str] = {}
+        self.original: dict[str, str] = {}
 
-def _specialise(module: ModuleOp, pending: list[_Pending]) -> None:
-    taken = {f.sym_name.data for f in module.body.block.ops if isinstance(f, FuncOp)}
-    clones: dict[tuple[str, str], FuncOp] = {}
-    for item in pending:
-        key = (item.callee.sym_name.data, item.suffix)
-        clone = clones.get(key)
-        if clone is None:
-            clone = clones[key] = _clone_for(module, item.callee, item.suffix, taken)
-        item.call.callee = SymbolRefAttr(clone.sym_name.data)
+    def apply(self, module: ModuleOp, pending: list[_Pending]) -> None:
+        functions = {f.sym_name.data: f for f in module.body.block.ops if isinstance(f, FuncOp)}
+        for item in pending:
+            callee = item.callee.sym_name.data
+            original = self.original.get(callee, callee)
+            name = self.made.get((original, item.suffix))
+            if name is None or name not in functions:
+                name = self._fresh_name(f"{original}_{item.suffix}", functions)
+                clone = functions[original if original in functions else callee].clone()
+                clone.sym_name = StringAttr(name)
+                module.body.block.insert_op_after(clone, functions[callee])
+                functions[name] = clone
+                self.made[(original, item.suffix)] = name
+                self.original[name] = original
+            item.call.callee = SymbolRefAttr(name)
+
+    @staticmethod
+    def _fresh_name(base: str, taken: dict[str, FuncOp]) -> str:
+        name, counter = base, 1
+        while name in taken:
+            name, counter = f"{base}_{counter}", counter + 1
+        return name
 
 
 def _callees(module: ModuleOp) -> set[str]:
@@ -929,6 +964,7 @@ class PlanDevicesPass(ModulePass):
         call_ops = [inner for inner in op.walk() if isinstance(inner, CallOp)]
         called_at_start = {call.callee.string_value() for call in call_ops}
         calls = len(call_ops)
+        specialiser = _Specialiser()
         specialised = False
         for round_index in range(calls + 1):
             planner = Planner(op, self.specialize and round_index < calls, self.explain)
@@ -936,7 +972,7 @@ class PlanDevicesPass(ModulePass):
             try:
                 planner.unify_calls()
             except _NeedsSpecialisation as e:
-                _specialise(op, e.pending)
+                specialiser.apply(op, e.pending)
                 specialised = True
                 continue
             planner.flow()

@@ -318,6 +318,6 @@ def test_explain_names_the_constraint_that_placed_each_copy_and_argument(
     assert (
         "<string>:4:5: remark: copy of %a from cpu:0/global to cuda:0/global for 'arith.addf': "
         "%a is on cpu:0/global, decided by the vdev.device attribute of argument 0 of @f at "
-        "line 2 (the rest of the device completed from vdev.default_device and targets); this "
+        "line 2 (id, target and scope by default); this "
         "use is on cuda:0/global, decided by the 'vdev.on_device' hint at line 5" in err
     )

@@ -5,6 +5,8 @@
 // RUN: diff %t.once.mlir %t.twice.mlir
 // The same through plain xdsl-opt (devplan's passes are in xDSL's universe).
 // RUN: xdsl-opt %s --split-input-file -p plan-devices | filecheck %s
+// Remarks say what decided each argument and each copy:
+// RUN: devplan-opt %s --split-input-file -p 'plan-devices{explain=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=EXPLAIN
 
 // Devices in the checks: [[CPU]] is the host device (cpu:0 with its llvm target),
 // [[GPU]] the default device of most cases (cuda:0, its target from vdev.targets).
@@ -38,6 +40,10 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
   }
 }
 
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 8]]:3: remark: argument 0 of @left_add_on_cpu is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 6]] (id, target and scope by default)
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 9]]:3: remark: argument 2 of @left_add_on_cpu is on cuda:0/global: nothing constrains it, so it goes to vdev.default_device
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 7]]:5: remark: copy of %a from cpu:0/global to cuda:0/global for 'arith.subf': %a is on cpu:0/global, decided by the 'vdev.on_device' hint at line [[# @LINE - 8]] (id, target and scope by default); this use is on cuda:0/global, nothing constrains it, so it goes to vdev.default_device
+// EXPLAIN-NEXT: {{^}}    %b = arith.subf %h, %z
 // CHECK-LABEL: func.func @left_add_on_cpu(
 // CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU:#vdev.device<"cpu", 0, #target.target<"llvm">, "global">]]}, %y: tensor<4xf32> {vdev.device = [[CPU]]}, %z: tensor<4xf32> {vdev.device = [[GPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
 // CHECK-NEXT:  %a = arith.addf %x, %y {vdev.device = [[CPU]]} : tensor<4xf32>
@@ -552,4 +558,86 @@ builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {
 // CHECK-NEXT:  %1 = vdev.device_copy %c from [[GPU]] to [[CPU]] : tensor<4xf32>
 // CHECK-NEXT:  %d = arith.addf %0, %1 {vdev.device = [[CPU]]} : tensor<4xf32>
 // CHECK-NEXT:  func.return %d : tensor<4xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+// Specialisation through a call chain: @mid is called on the CPU and on cuda:0, so
+// @mid and the @sq it calls get cuda:0 clones; the third call reuses @mid_cuda0.
+builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {
+  func.func @sq(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %y = arith.mulf %x, %x : tensor<4xf32>
+    func.return %y : tensor<4xf32>
+  }
+  func.func @mid(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %y = func.call @sq(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %z = arith.negf %y : tensor<4xf32>
+    func.return %z : tensor<4xf32>
+  }
+  func.func @main(%p: tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0>}, %q: tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>}) -> (tensor<4xf32>, tensor<4xf32>) {
+    %r = func.call @mid(%p) : (tensor<4xf32>) -> tensor<4xf32>
+    %s = func.call @mid(%q) : (tensor<4xf32>) -> tensor<4xf32>
+    %t = func.call @mid(%q) : (tensor<4xf32>) -> tensor<4xf32>
+    func.return %r, %t : tensor<4xf32>, tensor<4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @sq(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-NEXT:  %y = arith.mulf %x, %x {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %y : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @sq_cuda0(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
+// CHECK-NEXT:  %y = arith.mulf %x, %x {vdev.device = [[GPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %y : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @mid(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-NEXT:  %y = func.call @sq(%x) {vdev.device = [[[CPU]]]} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  %z = arith.negf %y {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %z : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @mid_cuda0(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
+// CHECK-NEXT:  %y = func.call @sq_cuda0(%x) {vdev.device = [[[GPU]]]} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  %z = arith.negf %y {vdev.device = [[GPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %z : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:  %p: tensor<4xf32> {vdev.device = [[CPU]]}, %q: tensor<4xf32> {vdev.device = [[GPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}, tensor<4xf32> {vdev.device = [[GPU]]}) {
+// CHECK-NEXT:  %r = func.call @mid(%p) {vdev.device = [[[CPU]]]} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  %s = func.call @mid_cuda0(%q) {vdev.device = [[[GPU]]]} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  %t = func.call @mid_cuda0(%q) {vdev.device = [[[GPU]]]} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  func.return %r, %t : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+// A returned on_device pins the function's result (TVM phase 0); a free on_device
+// goes where its operand is when nothing else places it.
+builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.targets = [#target.target<"cuda">]} {
+  func.func @returned_hint(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %a = arith.negf %x : tensor<4xf32>
+    %h = vdev.on_device %a to #vdev.device<"cpu"> : tensor<4xf32>
+    func.return %h : tensor<4xf32>
+  }
+  func.func @free_form(%x: tensor<4xf32> {vdev.device = #vdev.device<"cpu">}) -> tensor<4xf32> {
+    %a = arith.negf %x : tensor<4xf32>
+    %f = vdev.on_device %a to #vdev.device<?> {constrain_body = false} : tensor<4xf32>
+    %b = arith.negf %f : tensor<4xf32>
+    func.return %b : tensor<4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @returned_hint(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-NEXT:  %a = arith.negf %x {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %a : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @free_form(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-NEXT:  %a = arith.negf %x {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  %b = arith.negf %a {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %b : tensor<4xf32>
 // CHECK-NEXT:  }

@@ -73,3 +73,14 @@ func.func @no_target(%x: tensor<4xf32> {vdev.device = #vdev.device<"dsp", 0>}) -
 }
 
 // CHECK:      plan_devices_invalid.mlir:[[# @LINE - 4]]:1: error: no target for device type 'dsp': add one to the module's vdev.targets, describe the device in the system description (vdev.system), or write the target on the #vdev.device
+
+// -----
+
+// A copy's 'from' device against where its operand is pinned.
+func.func @copy_from_elsewhere(%x: tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>}) -> tensor<4xf32> {
+  %c = vdev.device_copy %x from #vdev.device<"cpu"> to #vdev.device<"cuda", 1> : tensor<4xf32>
+  func.return %c : tensor<4xf32>
+}
+
+// CHECK:      plan_devices_invalid.mlir:[[# @LINE - 4]]:3: error: conflicting placement: the 'from' device of 'vdev.device_copy' places %x on #vdev.device<"cpu">, but it is already placed on #vdev.device<"cuda", 0>
+// CHECK:      plan_devices_invalid.mlir:[[# @LINE - 6]]:1: note: the vdev.device attribute of argument 0 of @copy_from_elsewhere places it on #vdev.device<"cuda", 0>
