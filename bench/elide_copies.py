@@ -6,18 +6,24 @@ pass time on a 100k-op module against xDSL's canonicalize (issue 10).
 1. Level-2 examples (`examples/*.mlir` with device ops): copies in the IR, and copies
    and bytes the executor moved (its report: every link plus on-device copies), before
    and after `elide-copies`.
+   Level-1 examples (with lower-to-device): bytes the executor moved between devices
+   without elide-copies and through `default-pipeline`, next to the lower bound.
 2. A generated suite of level-1 programs: random DAGs of elementwise ops with device
    hints, planned by `plan-devices`, then given the redundant copies that passes
    inserting copies for correctness leave behind (round trips, duplicates, a chain
    through a third device instead of a direct copy) — the copies and bytes of the
    planned module as plan-devices left it, with the injected copies, and after
-   `elide-copies`, next to the lower bound of DESIGN issue 10 item 5: for each value,
-   its size times the number of devices other than its own (one memory area counts as
-   one device) where it is consumed. Constants are cloned, never copied: no bytes.
+   `elide-copies`, next to the lower bound of issue 10 item 5 (`necessary_bytes`: for
+   each value, its size times the number of devices other than its own, one memory
+   area counting as one device, where it is consumed; constants are cloned, never
+   copied). With lower-to-device, also the bytes the executor moved between devices
+   (less the driver's transfers of arguments and results living on a device), lowered
+   without elide-copies and through the default pipeline's passes.
 3. Pass time: a planned 100k-op chain with a round trip every 50 ops; the median of
    `--repeat` runs of `elide-copies` and of `canonicalize`, each on a fresh clone.
 
-Not a test: nothing here asserts; figures are per static execution of each copy.
+Not a test: nothing here asserts. Static figures count each copy once; executed ones
+are one run of @main with `random_inputs(seed=0)`.
 """
 
 from __future__ import annotations
@@ -29,9 +35,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, ModuleOp, TensorType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.transforms.canonicalize import CanonicalizePass
 
@@ -44,11 +51,14 @@ from devplan.dialects.vdev import (
     DeviceAttr,
     DeviceCopyOp,
     OnDeviceOp,
+    memory_space_of,
     value_device,
 )
-from devplan.passes.elide_copies import ElideCopiesPass, MemoryAreas, byte_size
+from devplan.passes.elide_copies import ElideCopiesPass, MemoryAreas, byte_size, necessary_bytes
 from devplan.passes.plan_devices import PlanDevicesPass
+from devplan.runtime.executor import random_inputs
 from devplan.runtime.system import System
+from devplan.universe import PASSES
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TensorType(f32, [256])
@@ -100,8 +110,8 @@ def examples() -> None:
         module = devplan.parse(path)
         inputs = example_inputs(module)
         before_ir, (before_n, before_b) = ir_copies(module), moved(module, inputs)
-        devplan.apply(module, "elide-copies")
-        after_ir, (after_n, after_b) = ir_copies(module), moved(module, inputs)
+        module = devplan.apply(devplan.parse(path), "elide-copies")  # a fresh module: the
+        after_ir, (after_n, after_b) = ir_copies(module), moved(module, inputs)  # run cache
         print(
             f"  {path.name:20} IR {before_ir:3d} -> {after_ir:3d}   moved {before_n:3d} "
             f"copies {before_b:10d} B -> {after_n:3d} copies {after_b:10d} B"
@@ -188,48 +198,35 @@ def static_bytes(module: ModuleOp, areas: MemoryAreas) -> tuple[int, int]:
     return len(copies), sum(byte_size(op.result.type) or 0 for op in copies)
 
 
-def consumers(value: SSAValue) -> list[DeviceAttr]:
-    """Where `value`'s data is used by an op that is not a copy (through copies)."""
-    found: list[DeviceAttr] = []
-    for use in value.uses:
-        user = use.operation
-        if isinstance(user, DeviceCopyOp):
-            found += consumers(user.result)
-        elif (device := value_device(value)) is not None:
-            found.append(device)
-    return found
-
-
 def lower_bound(module: ModuleOp, areas: MemoryAreas) -> int:
-    """Item 5's bound: per value not made by a copy or a constant, its size times the
-    number of memory areas other than its own where it is consumed."""
-    total = 0
-    for op in module.walk():
-        if isinstance(op, DeviceCopyOp | arith.ConstantOp):
-            continue
-        values = [*op.results]
-        if isinstance(op, func.FuncOp):
-            values = list(op.body.blocks[0].args)
-        for value in values:
-            own = value_device(value)
-            if own is None:
-                continue
-            areas_used: list[DeviceAttr] = []
-            for device in consumers(value):
-                if areas.one_area(device, own) or any(
-                    areas.one_area(device, d) for d in areas_used
-                ):
-                    continue
-                areas_used.append(device)
-            total += (byte_size(value.type) or 0) * len(areas_used)
-    return total
+    """Item 5's bound for a planned one-function program (its @main runs once)."""
+    return necessary_bytes(module, areas, {"main": 1})
 
 
-def suite(programs: int) -> None:
+def link_bytes(lowered: ModuleOp) -> tuple[int, int]:
+    """(bytes between devices, bytes of the driver): one run's link traffic from the
+    executor's report, and the part that is the driver's upload of arguments and
+    download of results living on a device (not the program's copies)."""
+    report = devplan.execute(lowered, random_inputs(lowered, seed=0), strict=True).report
+    main = next(f for f in lowered.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "main")
+    types = [*main.function_type.inputs.data, *main.function_type.outputs.data]
+    driver = sum(
+        byte_size(t) or 0
+        for t in types
+        if isinstance(t, MemRefType) and memory_space_of(cast(MemRefType[Any], t)) is not None
+    )
+    return sum(link.bytes for link in report.links.values()), driver
+
+
+def executed(module: ModuleOp, pipeline: str) -> tuple[int, int]:
+    return link_bytes(devplan.apply(module.clone(), pipeline))
+
+
+def suite(programs: int, run: bool) -> None:
     ctx = devplan.context()
     areas = MemoryAreas(System.default())
     plan, elide = PlanDevicesPass(), ElideCopiesPass()
-    sums = [0] * 7
+    sums = [0] * 10
     for seed in range(programs):
         rnd = random.Random(seed)
         module = random_program(rnd, rnd.randint(10, 60))
@@ -240,19 +237,56 @@ def suite(programs: int) -> None:
         planned = static_bytes(module, areas)
         inject(module, rnd)
         injected = static_bytes(module, areas)
-        elide.apply(ctx, module)
-        after = static_bytes(module, areas)
-        bound = lower_bound(module, areas)
-        for i, x in enumerate((*planned, *injected, *after, bound)):
+        elided = module.clone()
+        elide.apply(ctx, elided)
+        after = static_bytes(elided, areas)
+        bound = lower_bound(elided, areas)
+        run_before = run_after = driver = 0
+        if run:
+            run_before, _ = executed(module, "lower-to-device,classify-regions")
+            pipeline = "elide-copies,lower-to-device,elide-copies,classify-regions"
+            run_after, driver = executed(module, pipeline)
+        row = (*planned, *injected, *after, bound, run_before - driver, run_after - driver)
+        for i, x in enumerate(row):
             sums[i] += x
-    p_n, p_b, i_n, i_b, a_n, a_b, bound = sums
-    print(f"generated level-1 suite ({programs} programs; copies / bytes, static):")
-    print(f"  planned by plan-devices {p_n:5d} / {p_b:9d} B")
-    print(f"  with injected copies    {i_n:5d} / {i_b:9d} B")
-    print(f"  after elide-copies      {a_n:5d} / {a_b:9d} B")
+    p_n, p_b, i_n, i_b, a_n, a_b, bound, r_b, r_a = sums[:9]
+    print(f"generated level-1 suite ({programs} programs, 256 x f32 values):")
+    print("  static level-1 copies / bytes:")
+    print(f"    planned by plan-devices {p_n:5d} / {p_b:9d} B")
+    print(f"    with injected copies    {i_n:5d} / {i_b:9d} B")
+    print(f"    after elide-copies      {a_n:5d} / {a_b:9d} B")
+    print(f"    lower bound (item 5)            {bound:9d} B")
+    if not run:
+        print("  executed: not run (this build has no lower-to-device)")
+        return
     print(
-        f"  lower bound (item 5)          {bound:9d} B  (after / bound = {a_b / max(bound, 1):.3f})"
+        "  bytes the executor moved between devices, less the driver's argument/result transfers:"
     )
+    print(f"    lowered without elide-copies    {r_b:9d} B")
+    ratio = r_a / max(bound, 1)
+    print(f"    default-pipeline                {r_a:9d} B  (bound {bound} B, ratio {ratio:.3f})")
+
+
+def level1_examples() -> None:
+    areas = MemoryAreas(System.default())
+    print("level-1 examples: bytes between devices, less the driver's argument/result transfers")
+    for path in sorted((ROOT / "examples").glob("*.mlir")):
+        module = devplan.parse(path)
+        if "tensor<" not in path.read_text():
+            continue  # a level-2 example
+        planned = devplan.apply(module.clone(), "plan-devices")
+        looped = any(op.name == "scf.for" for op in planned.walk())
+        bound = (
+            "n/a (a loop: the bound counts per iteration)"
+            if looped
+            else f"{lower_bound(planned, areas)} B"
+        )
+        before, driver = executed(module, "plan-devices,lower-to-device,classify-regions")
+        after, _ = executed(module, "default-pipeline")
+        print(
+            f"  {path.name:20} without elide-copies {before - driver:8d} B, "
+            f"default-pipeline {after - driver:8d} B, bound {bound}"
+        )
 
 
 # --- 3. pass time ----------------------------------------------------------------------
@@ -310,7 +344,11 @@ def main() -> None:
     args = parser.parse_args()
     sys.setrecursionlimit(10_000)
     examples()
-    suite(args.programs)
+    if "lower-to-device" in PASSES:
+        level1_examples()
+    else:
+        print("level-1 examples: not run (this build has no lower-to-device)")
+    suite(args.programs, run="lower-to-device" in PASSES)
     timing(args.ops, args.repeat)
 
 

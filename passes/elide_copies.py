@@ -13,9 +13,9 @@ Each round has an analysis and a rewrite, apart:
 
 Phase 1 — facts. `MemoryAreas` answers from the system description (the module's
 `vdev.system`, else `System.default()`) whether two placements are one memory area
-(same device and scope, or scopes a `[[same_memory]]` entry joins; judged for the
-pair, never hop by hop) and what a copy between two devices costs under the system's
-links (the runtime's own `CostModel.route`: the direct link, else through the host).
+(same device and scope, or scopes a `[[same_memory]]` entry joins) and what a copy
+between two devices costs under the system's links (the runtime's own
+`CostModel.route`: the direct link, else through the host).
 For level 2, `BlockFacts` lists, per block, every top-level op's memory effects on
 buffers (`Effects`: reads, writes, full overwrites, frees of *roots*: the allocation or
 argument a memref value views), indexed by root, and the async work not yet waited
@@ -55,10 +55,9 @@ Level 2, `device.copy` and `device.copy_async` (buffers: writes matter):
   * `forward`: source and destination are one memory area (one place, or scopes a
     `[[same_memory]]` entry joins, where the runtime lets one buffer serve: any
     reader within one device; host readers of another device's host-visible buffer),
-    the destination is a
-    local allocation of this block used only after the copy and only by reads
-    (loads, copies from it, launch arguments the kernel does not store to) and
-    frees, and nothing writes or frees the source until the destination's last use:
+    the destination is a local allocation of this block used only after the copy and
+    only by reads (loads, copies from it, launch arguments the kernel does not store
+    to) and frees, and nothing writes or frees the source until its last read:
     the reads take the source (through a `memref.memory_space_cast` when the spaces
     differ), the destination's allocation and frees go: one buffer instead of two.
   The token of an elided `device.copy_async` is replaced, in every `device.wait` and
@@ -77,12 +76,16 @@ reads, `memref.store` writes, frees free, views (`memref.cast`, `subview`, ...) 
 their source's root; any other op with memref operands (calls, returns, yields,
 unknown ops) reads and writes them, and an op with regions has the union of its
 nested ops' effects. Roots that are not local allocations (function and block
-arguments, results of calls and region ops) may alias each other.
+arguments, results of calls and region ops) may alias each other, unless both are
+typed as memory of different devices or scopes (a host-typed one may hold anything).
 
 Invariants: results never change; a round changes IR only when it elides a copy or
 reroutes one to a strictly cheaper route, so rounds terminate; a second run changes
 nothing (idempotent); level-1 placements stay consistent (a replacement value lives
-where the replaced one did, or in the same memory area).
+in the place of the value it replaces, so every operand stays in its op's place).
+
+`necessary_bytes` is the lower bound the placement allows (issue 10, item 5): per value,
+its size times the memory areas other than its own where it is read.
 
 Not handled (kept, and explained): level-2 copies whose facts cross control flow (a
 use inside `scf` regions, the end of a nested block, a token leaving its block),
@@ -110,7 +113,14 @@ from xdsl.passes import ModulePass
 from ..diagnostics import DevplanError, diagnostic_at
 from ..dialects import device as dev
 from ..dialects.kernel import KernelFuncOp, lookup_kernel, stored_arguments
-from ..dialects.vdev import DEFAULT_SCOPE, DEVICE_ATTR, DeviceAttr, DeviceCopyOp, memory_space_of
+from ..dialects.vdev import (
+    DEFAULT_SCOPE,
+    DEVICE_ATTR,
+    DeviceAttr,
+    DeviceCopyOp,
+    memory_space_of,
+    value_device,
+)
 from ..runtime.streams import CostModel, LinkCost, NoLinkError
 from ..runtime.system import ScopeRef, System
 
@@ -1051,6 +1061,43 @@ class Statistics:
         if self.rerouted:
             lines.append(f"  rerouted to a cheaper route: {self.rerouted}")
         return "\n".join(lines)
+
+
+def _consumers(value: SSAValue) -> Iterator[DeviceAttr]:
+    """Where `value`'s data is read by an op that is not a copy (through copies): the
+    place of the value that op reads."""
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, DeviceCopyOp):
+            yield from _consumers(user.result)
+        elif (device := value_device(value)) is not None:
+            yield device
+
+
+def necessary_bytes(module: ModuleOp, areas: MemoryAreas, runs: dict[str, int]) -> int:
+    """The lower bound of bytes a planned level-1 module must move (issue 10, item 5):
+    for each value (not a copy's, not a constant's: constants are cloned per device),
+    its size times the number of memory areas other than its own where it is read,
+    times `runs[f]`, how often its function `f` runs."""
+    total = 0
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp) or not function.body.blocks:
+            continue
+        values: list[SSAValue] = list(function.body.blocks[0].args)
+        for op in function.walk():
+            if not isinstance(op, DeviceCopyOp | arith.ConstantOp | func.FuncOp):
+                values += op.results
+        for value in values:
+            own = value_device(value)
+            size = byte_size(value.type)
+            if own is None or size is None:
+                continue
+            elsewhere: list[DeviceAttr] = []
+            for device in _consumers(value):
+                if not any(areas.one_area(device, d) for d in (own, *elsewhere)):
+                    elsewhere.append(device)
+            total += size * len(elsewhere) * runs.get(function.sym_name.data, 0)
+    return total
 
 
 def analyse(module: ModuleOp, areas: MemoryAreas) -> list[Decision]:

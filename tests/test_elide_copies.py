@@ -378,8 +378,9 @@ def planned_program(rnd: random.Random) -> ModuleOp | None:
 
 def inject_copies(module: ModuleOp, rnd: random.Random) -> None:
     """Redundant copies: round trips before a use, duplicates, chains through a third
-    device, copies of constants; each placed after its operand's definition."""
-    devices = [CPU0, GPU0, GPU1]
+    device, copies of constants; each placed after its operand's definition, between
+    fully constrained devices of the default system (as plan-devices places them)."""
+    devices = [spec.virtual_device() for spec in System.default().devices]  # fully placed
     placed = [
         r for op in module.walk() for r in op.results if value_device(r) is not None and r.uses
     ]
@@ -449,10 +450,13 @@ def test_level1_elision_keeps_every_value_and_its_placement(seed: int) -> None:
             for v in op.operands:
                 assert areas.one_area(value_device(v), device), f"{op} reads {v}"
     # ...and no copy is left that the placement does not need: at most one copy per
-    # value and destination, none between one memory area, no chain or round trip.
+    # value and destination, none within one place, no copy of a constant, no chain
+    # but through a middle value that is used too (the cheaper route is kept).
     copies = [op for op in module.walk() if isinstance(op, DeviceCopyOp)]
     assert len({(c.input, str(c.dst_device)) for c in copies}) == len(copies)
     for c in copies:
         assert not elide_copies.same_place(c.src_device, c.dst_device)
-        assert not isinstance(c.input.owner, DeviceCopyOp | arith.ConstantOp)
+        assert not isinstance(c.input.owner, arith.ConstantOp)
+        if isinstance(c.input.owner, DeviceCopyOp):  # a chain whose middle is used too
+            assert c.input.has_more_than_one_use()
         assert c.result.uses
