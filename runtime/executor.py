@@ -606,6 +606,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
     where = _where(op)
     cell: list[tuple[CompiledKernel, tuple[int, ...]]] = []
     cost = kernel_cost(device, _lookup_kernel(op))
+    last_cost: list[Any] = [None, None, 0.0]  # grid, block and cost of the last launch
     label = f"{name} ({where})"
     gx, gy, gz = grid
     bx, by, bz = block
@@ -631,6 +632,8 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
         values = [f[s] for s in args]
         if ex.freed_host:
             _check_not_freed(ex, op, values)
+        if g != last_cost[0] or b != last_cost[1]:
+            last_cost[:] = g, b, cost(g, b)
 
         def body(views: list[Any]) -> None:
             try:
@@ -651,7 +654,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
                 body,
                 values,
                 name=label,
-                seconds=cost(g, b),
+                seconds=last_cost[2],
                 stream=site.stream,
                 wait_for=[f[d] for d in deps] if deps else (),
                 writes=writes,
