@@ -253,6 +253,8 @@ def test_elision_keeps_results_and_every_necessary_copy(steps: list[tuple[Any, .
     assume(not isinstance(before, str))  # a racy random program: nothing to compare
     module = devplan.apply(devplan.parse(text), "elide-copies")
     assert same(before, run(str(module))), f"results changed:\n{text}\n--- elided ---\n{module}"
+    elided = str(module)
+    assert str(devplan.apply(module, "elide-copies")) == elided, "a second run changed it"
     # A copy is necessary in a program when removing it changes the results: each
     # single elision, applied to the program before it, must leave them unchanged.
     for rule, step in one_elision_at_a_time(text):
@@ -439,6 +441,8 @@ def test_level1_elision_keeps_every_value_and_its_placement(seed: int) -> None:
     before = uses_by_origin(module)
     areas = elide_copies.MemoryAreas(System.default())
     devplan.apply(module, "elide-copies")
+    elided = str(module)
+    assert str(devplan.apply(module, "elide-copies")) == elided, "a second run changed it"
     # Every op reads the same values as before (copies are the identity on values)...
     assert uses_by_origin(module) == before
     # ...where it runs: each operand lives in the op's memory area (the contract).
