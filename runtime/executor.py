@@ -61,6 +61,7 @@ from ..diagnostics import (
 from ..dialects import device as dev
 from ..dialects.kernel import AllocSharedOp, KernelFuncOp, KernelModuleOp, stored_arguments
 from ..dialects.vdev import DeviceAttr, memory_space_of
+from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
 from .device_api import Buffer, Device, DeviceAPI, copy_performer
 from .host import (
     HOST_OPS,
