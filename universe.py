@@ -70,6 +70,18 @@ def _elide_copies() -> type[ModulePass]:
     return ElideCopiesPass
 
 
+def _lower_to_device() -> type[ModulePass]:
+    from .passes.lower_to_device import LowerToDevicePass
+
+    return LowerToDevicePass
+
+
+def _default_pipeline() -> type[ModulePass]:
+    from .passes.default_pipeline import DefaultPipelinePass
+
+    return DefaultPipelinePass
+
+
 def _plan_devices() -> type[ModulePass]:
     from .passes.plan_devices import PlanDevicesPass
 
@@ -82,6 +94,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-gpu-to-device": _convert_gpu_to_device,
     "elide-copies": _elide_copies,
     "plan-devices": _plan_devices,
+    "lower-to-device": _lower_to_device,
+    "default-pipeline": _default_pipeline,
 }
 """Pass name -> factory."""
 
