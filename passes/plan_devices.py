@@ -39,11 +39,18 @@ Calls are visited in the order of phase 1, so the first call of a function
 conflicts with what the callee's domain already holds and that comes from another call
 site (not from the callee, nor from a function it reaches), the callee is
 *specialised*: cloned for this context, named after the original and the context's
-devices (`@sq` -> `@sq_cuda0`; a clone of a clone is named from the original), the
-call redirected, and planning restarts on the changed module. A later round meeting
-the same (function, context) reuses the clone; each round clones at least one
-function, and a recursive callee is never cloned. The original keeps the context of
-its first call, so it is still called and stays.
+devices (`@sq` -> `@sq_cuda0`, `@add` -> `@add_cuda0_cuda1`; a clone of a clone is
+named from the original), the call redirected, and planning restarts on the changed
+module. A call's *context* is, per tensor argument and result, the device the caller's
+side holds before the call is unified (`?` where that side is open or already one class
+with the callee's, i.e. follows the callee), all sides, not only the clashing ones. A
+later round meeting the same (original function, context) reuses the clone, unless
+the call already calls that clone and still conflicts with it (an earlier call gave the
+clone another context): then it gets a new clone. So every conflicting call moves to
+another function each round; the rounds are bounded by the number of calls, after
+which a conflict is reported as with `specialize=false`. A recursive callee is never
+cloned. The original keeps the context of its first call, so it is still called and
+stays.
 With `specialize=false`, or when the callee pins the placement itself, the conflict is
 an error at the call with a note at the callee's constraint.
 
@@ -286,6 +293,9 @@ class _Pending:
 
     call: CallOp
     callee: FuncOp
+    context: tuple[str, ...]
+    """What the call places on each tensor argument and result, independently of the
+    callee (`?` where it follows the callee): the key of the clone that serves it."""
     suffix: str
 
 
@@ -538,19 +548,34 @@ class Planner:
                 mine = self.result_nodes[call][index] if index < len(call.results) else None
                 if target is not None and mine is not None:
                     edges.append((mine, target, f"result {index}"))
+            context = [self._call_side(a, b) for a, b, _ in edges]
             clash = [(a, b, what) for a, b, what in edges if not self.domains.joinable(a, b)]
             if clash:
-                pending.append(self._call_conflict(call, callee, clash))
+                pending.append(self._call_conflict(call, callee, clash, context))
                 continue
             for a, b, what in edges:
                 if not self.domains.union(a, b):
-                    pending.append(self._call_conflict(call, callee, [(a, b, what)]))
+                    pending.append(self._call_conflict(call, callee, [(a, b, what)], context))
                     break
         if pending:
             raise _NeedsSpecialisation(pending)
 
+    def _call_side(self, mine: int, theirs: int) -> DeviceAttr | None:
+        """The device a call places on one side of a call edge by itself: None when
+        that side is open or already one class with the callee's side (it follows the
+        callee)."""
+        domains = self.domains
+        root = domains.find(mine)
+        if root == domains.find(theirs) or not domains.placed(root):
+            return None
+        return domains.device[root]
+
     def _call_conflict(
-        self, call: CallOp, callee: FuncOp, clash: list[tuple[int, int, str]]
+        self,
+        call: CallOp,
+        callee: FuncOp,
+        clash: list[tuple[int, int, str]],
+        context: list[DeviceAttr | None],
     ) -> _Pending:
         domains = self.domains
         mine_node, theirs_node, what = clash[0]
@@ -558,10 +583,9 @@ class Planner:
         theirs = domains.origin[theirs_root]
         mine = domains.origin[mine_root]
         if self.specialize and theirs is not None and self._specialisable(callee, theirs):
-            suffix = "_".join(
-                dict.fromkeys(_suffix(domains.device[domains.find(a)]) for a, _, _ in clash)
-            )
-            return _Pending(call, callee, suffix)
+            key = tuple("?" if d is None else ir_text(d) for d in context)
+            suffix = "_".join(dict.fromkeys(_suffix(d) for d in context if d is not None))
+            return _Pending(call, callee, key, suffix)
         name = callee.sym_name.data
         here = ir_text(domains.device[mine_root])
         there = ir_text(domains.device[theirs_root])
@@ -912,7 +936,7 @@ class _Specialiser:
     `@sq_cuda0_cpu0`), reused when a later round meets the same context."""
 
     def __init__(self) -> None:
-        self.made: dict[tuple[str, str], str] = {}
+        self.made: dict[tuple[str, tuple[str, ...]], str] = {}
         self.original: dict[str, str] = {}
 
     def apply(self, module: ModuleOp, pending: list[_Pending]) -> None:
@@ -920,14 +944,16 @@ class _Specialiser:
         for item in pending:
             callee = item.callee.sym_name.data
             original = self.original.get(callee, callee)
-            name = self.made.get((original, item.suffix))
-            if name is None or name not in functions:
+            name = self.made.get((original, item.context))
+            # A clone made for this context that the call already uses conflicts with it
+            # now (an earlier call gave the clone another context): a new clone serves it.
+            if name is None or name not in functions or name == callee:
                 name = self._fresh_name(f"{original}_{item.suffix}", functions)
                 clone = functions[original if original in functions else callee].clone()
                 clone.sym_name = StringAttr(name)
                 module.body.block.insert_op_after(clone, functions[callee])
                 functions[name] = clone
-                self.made[(original, item.suffix)] = name
+                self.made[(original, item.context)] = name
                 self.original[name] = original
             item.call.callee = SymbolRefAttr(name)
 

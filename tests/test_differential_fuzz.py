@@ -235,7 +235,6 @@ STEPS = ("elementwise", "matmul", "constant", "hint", "call", "branch", "loop")
 
 def check(text: str) -> None:
     """The properties of the module docstring for one program."""
-    note(f"program (reproduce: save as p.mlir, run devplan-run p.mlir --random-args 0):\n{text}")
     module = devplan.parse(text)
     lowered = module.clone()
     for name in DEFAULT_PIPELINE:  # devplan.apply verifies the IR after each pass
@@ -265,4 +264,47 @@ def check(text: str) -> None:
 )
 @given(programs())
 def test_planned_and_lowered_programs_compute_what_the_oracle_computes(text: str) -> None:
+    note(f"program (reproduce: save as p.mlir, run devplan-run p.mlir --random-args 0):\n{text}")
     check(text)
+
+
+# Found by `make fuzz`: @helper's calls pin (cuda:0, cuda:1) and then (cuda:1, a value
+# that follows @helper); plan-devices sent both to one clone named for the clashing
+# argument, then kept sending the second call back to that clone until it gave up.
+SPECIALISED_TWICE = """
+func.func @helper(%a: tensor<1x1xi32>, %b: tensor<1x1xi32>) -> tensor<1x1xi32> {
+  %s = arith.addi %a, %b : tensor<1x1xi32>
+  %r = arith.addi %s, %a : tensor<1x1xi32>
+  func.return %r : tensor<1x1xi32>
+}
+func.func @main(%x: tensor<1x1xi32>, %y: tensor<1x1xi32>, %w: tensor<1x1xi32>,
+                %n: index, %flag: i1) -> (tensor<1x1xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t1 = arith.addi %x, %x : tensor<1x1xi32>
+  %t2 = arith.addi %x, %x : tensor<1x1xi32>
+  %t3 = vdev.on_device %t1 to #vdev.device<"cuda", 0> : tensor<1x1xi32>
+  %t4 = vdev.on_device %t2 to #vdev.device<"cuda", 0> : tensor<1x1xi32>
+  %t5 = func.call @helper(%t3, %t4) : (tensor<1x1xi32>, tensor<1x1xi32>) -> tensor<1x1xi32>
+  %t6 = arith.addi %x, %x : tensor<1x1xi32>
+  %t7 = arith.addi %x, %x : tensor<1x1xi32>
+  %t8 = vdev.on_device %t6 to #vdev.device<"cuda", 1> : tensor<1x1xi32>
+  %t9 = vdev.on_device %t7 to #vdev.device<"cuda", 1> : tensor<1x1xi32>
+  %t10 = func.call @helper(%t8, %t9) : (tensor<1x1xi32>, tensor<1x1xi32>) -> tensor<1x1xi32>
+  %t11 = func.call @helper(%x, %x) : (tensor<1x1xi32>, tensor<1x1xi32>) -> tensor<1x1xi32>
+  %t12 = arith.addi %x, %x : tensor<1x1xi32>
+  %t13 = arith.addi %x, %x : tensor<1x1xi32>
+  %t14 = vdev.on_device %t12 to #vdev.device<"cuda", 1> : tensor<1x1xi32>
+  %t15 = vdev.on_device %t13 to #vdev.device<"cuda", 1> : tensor<1x1xi32>
+  %t16 = func.call @helper(%t14, %t15) : (tensor<1x1xi32>, tensor<1x1xi32>) -> tensor<1x1xi32>
+  %t17 = func.call @helper(%t1, %t12) : (tensor<1x1xi32>, tensor<1x1xi32>) -> tensor<1x1xi32>
+  %t18 = func.call @helper(%t6, %x) : (tensor<1x1xi32>, tensor<1x1xi32>) -> tensor<1x1xi32>
+  func.return %t18 : tensor<1x1xi32>
+}
+"""
+
+
+def test_a_call_disagreeing_with_its_clone_is_specialised_again_and_computes_the_oracle() -> None:
+    check(SPECIALISED_TWICE)
+    planned = devplan.apply(devplan.parse(SPECIALISED_TWICE), "plan-devices")
+    assert "func.call @helper_cuda0_cuda1(%t1, %t12)" in str(planned)

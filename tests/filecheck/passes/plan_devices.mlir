@@ -618,6 +618,48 @@ builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {
 
 // -----
 
+// A clone serves one context: a call that disagrees with the clone it was sent to in an
+// earlier round gets its own clone, named for every device it pins (@add_cuda0_cuda1),
+// not the clone named for the argument that clashed first. (@add(%x, %x) puts both
+// arguments of @add in one class, so %x follows whatever @add's callers pin.)
+builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {
+  func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+    %s = arith.addf %a, %b : tensor<4xf32>
+    func.return %s : tensor<4xf32>
+  }
+  func.func @main(%x: tensor<4xf32>, %p: tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>}, %q: tensor<4xf32> {vdev.device = #vdev.device<"cuda", 1>}) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+    %r = func.call @add(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %s = func.call @add(%p, %q) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %t = func.call @add(%q, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    func.return %r, %s, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @add(
+// CHECK-SAME:  %a: tensor<4xf32> {vdev.device = [[GPU1:#vdev.device<"cuda", 1, #target.target<"cuda">, "global">]]}, %b: tensor<4xf32> {vdev.device = [[GPU1]]}) -> (tensor<4xf32> {vdev.device = [[GPU1]]}) {
+// CHECK-NEXT:  %s = arith.addf %a, %b {vdev.device = [[GPU1]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %s : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @add_cuda1(
+// CHECK-SAME:  %a: tensor<4xf32> {vdev.device = [[GPU1]]}, %b: tensor<4xf32> {vdev.device = [[GPU1]]}) -> (tensor<4xf32> {vdev.device = [[GPU1]]}) {
+// CHECK-NEXT:  %s = arith.addf %a, %b {vdev.device = [[GPU1]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %s : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @add_cuda0_cuda1(
+// CHECK-SAME:  %a: tensor<4xf32> {vdev.device = [[GPU]]}, %b: tensor<4xf32> {vdev.device = [[GPU1]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
+// CHECK-NEXT:  %0 = vdev.device_copy %b from [[GPU1]] to [[GPU]] : tensor<4xf32>
+// CHECK-NEXT:  %s = arith.addf %a, %0 {vdev.device = [[GPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %s : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU1]]}, %p: tensor<4xf32> {vdev.device = [[GPU]]}, %q: tensor<4xf32> {vdev.device = [[GPU1]]})
+// CHECK-NEXT:  %r = func.call @add(%x, %x) {vdev.device = [[[GPU1]]]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  %s = func.call @add_cuda0_cuda1(%p, %q) {vdev.device = [[[GPU]]]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  %t = func.call @add_cuda1(%q, %x) {vdev.device = [[[GPU1]]]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:  func.return %r, %s, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT:  }
+// -----
+
 // A returned on_device pins the function's result (TVM phase 0); a free on_device
 // goes where its operand is when nothing else places it.
 builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.targets = [#target.target<"cuda">]} {
