@@ -31,7 +31,7 @@ from .diagnostics import (
 )
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
-from .pipeline import build_pipeline
+from .pipeline import COMPILED_PROGRAMS_ATTRIBUTE, build_pipeline
 
 # Loading the system module registers the verifier of `vdev.system` (the system must load).
 importlib.import_module(f"{__name__}.runtime.system")
@@ -104,6 +104,7 @@ def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> Module
     )
     check_argument("devplan.apply", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
     parsed = build_pipeline(pipeline, Universe.get_multiverse().all_passes)
+    vars(module).pop(COMPILED_PROGRAMS_ATTRIBUTE, None)  # what was compiled is stale now
     parsed.apply(ctx or context(), module)
     verify_located(module)
     return module

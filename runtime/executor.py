@@ -61,6 +61,7 @@ from ..diagnostics import (
 from ..dialects import device as dev
 from ..dialects.kernel import AllocSharedOp, KernelFuncOp, KernelModuleOp, stored_arguments
 from ..dialects.vdev import DeviceAttr, memory_space_of
+from ..pipeline import COMPILED_PROGRAMS_ATTRIBUTE
 from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
 from .device_api import Buffer, Device, DeviceAPI, copy_performer
 from .host import (
@@ -1134,7 +1135,7 @@ def _random_array(
 # ---------------------------------------------------------------------------------------
 # Entry point
 
-_CACHE_ATTRIBUTE = "_devplan_programs"
+_CACHE_ATTRIBUTE = COMPILED_PROGRAMS_ATTRIBUTE
 """Where a module keeps its compiled programs (per kernel backend).
 
 On the module itself rather than in a weak-keyed table: a program refers to the
@@ -1147,7 +1148,8 @@ def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
 
     A level-1 module (tensors) is first lowered through `default-pipeline` — on a
     copy, so `module` itself is not changed; the program's `.module` is the lowered
-    one. The cache assumes a module is not changed after it was first executed.
+    one. `devplan.apply` drops the cache of the module it changes; a module changed by
+    other means after it was first executed must be parsed or cloned anew.
     """
     if kernel_backend not in KERNEL_BACKENDS:
         raise DevplanError(

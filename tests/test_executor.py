@@ -670,3 +670,17 @@ def test_compiled_program_does_not_keep_its_module_alive() -> None:
     del module
     gc.collect()
     assert ref() is None
+
+
+def test_apply_drops_the_programs_compiled_from_the_module_it_changes() -> None:
+    module = devplan.parse(
+        "func.func @main() -> i32 {\n"
+        "  %a = arith.constant 1 : i32\n"
+        "  %b = arith.addi %a, %a : i32\n"
+        "  func.return %b : i32\n}\n"
+    )
+    before = compile_program(module, "numpy")
+    assert devplan.execute(module, []).outputs == [2]
+    devplan.apply(module, "canonicalize")  # folds the add: new IR, the same result
+    assert compile_program(module, "numpy") is not before
+    assert devplan.execute(module, []).outputs == [2]
