@@ -113,7 +113,7 @@ def launch_overhead() -> None:
     one = (1, 1, 1)
 
     def launch_all() -> None:
-        # A fresh runtime each time, as each execute has (its scheduler keeps every token).
+        # A fresh runtime each time, as each execute has.
         api = Runtime.from_system(System.default()).api(gpu)
         buffer = api.alloc_data_space(gpu, (1,), np.float32, label="x")
         for _ in range(LAUNCHES):
@@ -162,8 +162,8 @@ def elementwise_add() -> None:
     runs: list[devplan.ExecutionResult] = []
     end_to_end = best(lambda: runs.append(devplan.execute(module, [a, b])), 3)
     fastest = min(runs, key=lambda r: r.report.wall_seconds)
-    copies = sum(t.wall_seconds for t in fastest.report.tokens if t.kind == "copy")
-    kernels = sum(t.wall_seconds for t in fastest.report.tokens if t.kind == "kernel")
+    copies = fastest.report.copy_wall_seconds
+    kernels = sum(d.kernel_wall_seconds for d in fastest.report.devices.values())
 
     kernel = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
     compiled = compile_kernel(kernel, "numpy")

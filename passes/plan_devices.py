@@ -42,8 +42,8 @@ site (not from the callee, nor from a function it reaches), the callee is
 devices (`@sq` -> `@sq_cuda0`; a clone of a clone is named from the original), the
 call redirected, and planning restarts on the changed module. A later round meeting
 the same (function, context) reuses the clone; each round clones at least one
-function, and a recursive callee is never cloned. A function that was called before
-planning and is called by nothing after it (all its calls went to clones) is removed.
+function, and a recursive callee is never cloned. The original keeps the context of
+its first call, so it is still called and stays.
 With `specialize=false`, or when the callee pins the placement itself, the conflict is
 an error at the call with a note at the callee's constraint.
 
@@ -57,8 +57,9 @@ several devices lives where its first consumer in program order runs and is copi
 the others; a hinted operand decides where an unhinted op runs (the first operand whose
 domain is placed wins when two disagree, TVM's "conflicted inputs"). Dense tensor
 constants take part in no soft edge: they are materialised on each consuming device.
-Last, the result of a free `on_device` (`{constrain_body = false}`) still unplaced is
-unified with its operand, so that defaulting does not create a copy there.
+Last, the result of each `on_device` that does not constrain its body (`{constrain_body
+= false}`) is unified with its operand when their devices join, so that defaulting
+does not create a copy there (TVM's FreeOnDeviceDefaulter).
 
 Phase 4 — defaulting, per class and independent of any order: a class's device is
 `default(class, vdev.default_device)` (then the host device for a type still open), its
@@ -77,7 +78,9 @@ remark saying which constraint decided the placement.
 
 Invariants: the union-find is iterative (no recursion: a 10,000-op chain plans) and
 every phase is linear in the number of ops and uses (near-linear: union-find); the
-result depends only on the IR and the function names, not on dictionary order; a
+result depends only on the IR and the function names, not on dictionary order nor on
+the order of functions; op order matters only through the rules that name it (a free
+value's first consumer, an op's first placed operand, a function's first call); a
 planned module plans to itself (idempotent); hints are consumed.
 
 Not handled: `scf.while` and other region ops with tensor block arguments (their block
@@ -492,8 +495,8 @@ class Planner:
             self.pin(self.node(y), device, Origin(op, what), f"its result {_name(y)}")
         else:
             self.node(y)
-            if not op.constrain_body:
-                self.free_on_devices.append(op)
+        if not op.constrain_body:
+            self.free_on_devices.append(op)
 
     def _device_copy(self, op: DeviceCopyOp) -> None:
         self.copies.append(op)
@@ -511,7 +514,7 @@ class Planner:
 
     def _call(self, op: CallOp) -> None:
         callee = self.functions.get(op.callee.string_value())
-        nodes = self._per_result_nodes(op)
+        self._per_result_nodes(op)
         if callee is None:
             for index in range(len(op.operands)):
                 value = op.operands[index]
@@ -523,7 +526,6 @@ class Planner:
         for index, target in enumerate(args):
             if target is not None and index < len(op.operands):
                 self.uses.append(_Use(op, index, op.operands[index], target, False))
-        del nodes
 
     # -- phase 2 -----------------------------------------------------------------------
 
@@ -624,8 +626,7 @@ class Planner:
                 continue  # a constant is made on each device that needs it
             self.domains.union(self.node(value), use.target)
         for op in self.free_on_devices:
-            if not self.domains.placed(self.node(op.result)):
-                self.domains.union(self.node(op.result), self.node(op.input))
+            self.domains.union(self.node(op.result), self.node(op.input))
 
     # -- phase 4 -----------------------------------------------------------------------
 
@@ -945,10 +946,6 @@ class _Specialiser:
         return name
 
 
-def _callees(module: ModuleOp) -> set[str]:
-    return {op.callee.string_value() for op in module.walk() if isinstance(op, CallOp)}
-
-
 @dataclass(frozen=True)
 class PlanDevicesPass(ModulePass):
     """Places every tensor value, argument and result of a level-1 program.
@@ -981,11 +978,8 @@ class PlanDevicesPass(ModulePass):
             raise error_at(
                 op, f"plan-devices: dynamic-size must be 1 or more, got {self.dynamic_size}"
             )
-        call_ops = [inner for inner in op.walk() if isinstance(inner, CallOp)]
-        called_at_start = {call.callee.string_value() for call in call_ops}
-        calls = len(call_ops)
+        calls = sum(1 for inner in op.walk() if isinstance(inner, CallOp))
         specialiser = _Specialiser()
-        specialised = False
         for round_index in range(calls + 1):
             planner = Planner(op, self.specialize and round_index < calls, self.explain)
             planner.collect()
@@ -993,7 +987,6 @@ class PlanDevicesPass(ModulePass):
                 planner.unify_calls()
             except _NeedsSpecialisation as e:
                 specialiser.apply(op, e.pending)
-                specialised = True
                 continue
             remarks: list[str] = []
             if self.strategy == "cost":
@@ -1007,16 +1000,6 @@ class PlanDevicesPass(ModulePass):
             for remark in remarks:
                 print(remark, file=sys.stderr)
             break
-        if specialised:
-            still_called = _callees(op)
-            for function in list(op.body.block.ops):
-                if (
-                    isinstance(function, FuncOp)
-                    and function.sym_name.data in called_at_start
-                    and function.sym_name.data not in still_called
-                ):
-                    function.detach()
-                    function.erase()
 
 
 __all__ = ["Domains", "Origin", "PlanDevicesPass", "Planner"]

@@ -326,6 +326,8 @@ class DeviceAPI(ABC):
         """Buffers on reused storage not yet zeroed: zeroed before anything reads them,
         skipped when a copy overwrites them first (see `_storage_of`)."""
         self._live: dict[int, Buffer] = {}
+        self._views: dict[int, Any] = {}
+        """Typed views of live buffers by id, made on first use and dropped on free."""
         self._default_stream = self.scheduler.new_stream(device)
         self._current_stream = self._default_stream
         self._pool: WorkspacePool | None = None
@@ -490,6 +492,7 @@ class DeviceAPI(ABC):
         buffer.freed_at = at or "free_workspace"
         del self._live[buffer.id]
         del self._storage[buffer.id]
+        self._views.pop(buffer.id, None)
 
     # -- TVM surface: copies ---------------------------------------------------------------
 
@@ -553,6 +556,14 @@ class DeviceAPI(ABC):
         """
         if device is not self.device and device != self.device:
             self._check_device(device, f"launch of {name}")
+        scheduler = self.scheduler
+        if stream is None and not wait_for and not scheduler.queued:
+            # Nothing is queued anywhere: the launch runs now, on views taken now, and
+            # needs none of the bookkeeping that orders it against pending work.
+            return scheduler.run_now(
+                self._current_stream, "kernel", name, kernel, self._kernel_views(name, args),
+                seconds,
+            )  # fmt: skip
         written: Collection[int] | None = (
             writes if writes is None or isinstance(writes, Collection) else set(writes)
         )
@@ -592,6 +603,30 @@ class DeviceAPI(ABC):
             reads=reads, writes=write_set, wait_for=wait_for, seconds=seconds,
             blocking=stream is None,
         )  # fmt: skip
+
+    def _kernel_views(self, name: str, args: Sequence[KernelArg]) -> list[Any]:
+        """`args` as a kernel running now sees them (buffers as their typed views), with
+        the checks `launch` makes at submission."""
+        views: list[Any] = []
+        for i, arg in enumerate(args):
+            if isinstance(arg, Buffer):
+                if arg.freed_at is not None:
+                    self._check_live(arg, f"kernel {name} on {self.device}")
+                if arg.api is not self:
+                    raise WrongDeviceError(
+                        f"kernel {name} on {self.device} got {arg} as argument {i}; kernels "
+                        f"reach only memory of their own device"
+                    )
+                views.append(self._typed(arg))
+            else:
+                if isinstance(arg, np.ndarray) and not self.kernels_reach_host_memory:
+                    raise HostAccessError(
+                        f"kernel {name} on {self.device} got a host array as argument {i}; "
+                        f"kernels on {self.device} cannot reach host memory (copy it to the "
+                        "device)"
+                    )
+                views.append(arg)
+        return views
 
     # -- views ---------------------------------------------------------------------------
 
@@ -796,6 +831,7 @@ class DeviceAPI(ABC):
         buffer.freed_at = at or "free_data_space"
         del self._live[buffer.id]
         self._unzeroed.discard(buffer.id)
+        self._views.pop(buffer.id, None)
         if self._reuses_storage:
             STORAGE_CACHE.keep(self._storage.pop(buffer.id), buffer.alignment)
         else:
@@ -822,7 +858,13 @@ class DeviceAPI(ABC):
         return storage
 
     def _typed(self, buffer: Buffer) -> Any:
-        return self._storage_of(buffer).view(buffer.dtype).reshape(buffer.shape)
+        """The buffer's storage as an array of its dtype and shape (made once per buffer;
+        a buffer's storage does not move while it lives)."""
+        view = self._views.get(buffer.id)
+        if view is None or (self._unzeroed and buffer.id in self._unzeroed):
+            view = self._storage_of(buffer).view(buffer.dtype).reshape(buffer.shape)
+            self._views[buffer.id] = view
+        return view
 
     def _memory_device(self, memory: Memory) -> Device:
         return memory.device if isinstance(memory, Buffer) else self.scheduler.host

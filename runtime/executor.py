@@ -618,6 +618,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
     where = _where(op)
     cell: list[tuple[CompiledKernel, tuple[int, ...]]] = []
     cost = kernel_cost(op, _lookup_kernel(op))
+    last_cost: list[Any] = [None, None, 0.0]  # grid, block and cost of the last launch
     label = f"{name} ({where})"
     gx, gy, gz = grid
     bx, by, bz = block
@@ -643,6 +644,8 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
         values = [f[s] for s in args]
         if ex.freed_host:
             _check_not_freed(ex, op, values)
+        if g != last_cost[0] or b != last_cost[1]:
+            last_cost[:] = g, b, cost(site.model, site.device_name, g, b)
 
         def body(views: list[Any]) -> None:
             try:
@@ -663,7 +666,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
                 body,
                 values,
                 name=label,
-                seconds=cost(site.model, site.device_name, g, b),
+                seconds=last_cost[2],
                 stream=site.stream,
                 wait_for=[f[d] for d in deps] if deps else (),
                 writes=writes,

@@ -68,9 +68,14 @@ class Report:
     model_seconds: float
     leaks: list[str]
     tokens: list[Token] = field(repr=False)
-    """The run's operations in submission order (the trace's slices come from them)."""
+    """The run's first operations (up to `streams.TRACE_TOKENS`) in submission order: the
+    trace's slices come from them."""
     tracks: dict[str, list[str]] = field(repr=False)
     """Per device, the names of its trace tracks (streams first, then copy engines)."""
+    untraced: int = 0
+    """Operations beyond `streams.TRACE_TOKENS`, counted in the statistics but not traced."""
+    copy_wall_seconds: float = 0.0
+    """Time the copies actually took."""
 
     @cached_property
     def slices(self) -> list[Slice]:
@@ -94,16 +99,28 @@ class Report:
         tracks: dict[str, list[str]] = {name: [] for name in devices}
         for stream in scheduler.streams:
             tracks.setdefault(stream.device_name, []).append(stream.name)
+        totals = scheduler.totals
+        for name, (launches, model, wall) in totals.kernels.items():
+            if name in devices:
+                device = devices[name]
+                device.launches = int(launches)
+                device.kernel_seconds = model
+                device.kernel_wall_seconds = wall
+        for name, (copies, nbytes) in totals.local_copies.items():
+            if name in devices:
+                devices[name].local_copies = copies
+                devices[name].local_copy_bytes = nbytes
+        for name, (copies, nbytes, busy) in totals.links.items():
+            links[name] = LinkReport(name, int(copies), int(nbytes), busy)
+        for name, copy_tracks in totals.copy_tracks.items():
+            tracks.setdefault(name, []).extend(copy_tracks)
         tokens = list(scheduler.tokens)
-        for token in tokens:
-            _account(token, devices, links)
-            if token.kind == "copy":  # a kernel's track is its stream, listed above
-                for piece in token.slices:
-                    if piece.track not in tracks.setdefault(piece.device, []):
-                        tracks[piece.device].append(piece.track)
         leaks = [buffer.describe() for api in apis for buffer in api.live_buffers()]
         wall = time.perf_counter() - scheduler.created if wall_seconds is None else wall_seconds
-        return cls(devices, links, wall, scheduler.model_time, leaks, tokens, tracks)
+        return cls(
+            devices, links, wall, scheduler.model_time, leaks, tokens, tracks,
+            scheduler.submitted - len(tokens), totals.copy_wall_seconds,
+        )  # fmt: skip
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -164,6 +181,10 @@ class Report:
             lines += [f"  {leak}" for leak in self.leaks]
         else:
             lines.append("leaked buffers: none")
+        if self.untraced:
+            lines.append(
+                f"trace: the first {len(self.tokens)} operations ({self.untraced} more not traced)"
+            )
         return "\n".join(lines)
 
     def chrome_trace(self) -> dict[str, object]:
@@ -208,27 +229,6 @@ def _device_report(api: DeviceAPI) -> DeviceReport:
         report.in_use_bytes[scope] = stats.in_use
         report.capacity_bytes[scope] = stats.capacity
     return report
-
-
-def _account(token: Token, devices: dict[str, DeviceReport], links: dict[str, LinkReport]) -> None:
-    kind = token.kind
-    device = devices.get(token.stream.device_name)
-    if kind == "kernel" and device is not None:
-        device.launches += 1
-        device.kernel_seconds += token.end - token.start
-        device.kernel_wall_seconds += token.wall_seconds
-    if kind != "copy":
-        return
-    for hop in token.hops:
-        if hop.link is None:
-            if device is not None:
-                device.local_copies += 1
-                device.local_copy_bytes += token.nbytes
-            continue
-        link = links.setdefault(hop.link.name, LinkReport(hop.link.name))
-        link.copies += 1
-        link.bytes += token.nbytes
-        link.busy_seconds += hop.seconds(token.nbytes)
 
 
 def _meta(name: str, pid: int, tid: int, value: object) -> dict[str, object]:

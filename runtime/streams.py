@@ -23,8 +23,12 @@ by vector clocks (one entry per stream), so the check costs O(streams) per buffe
 Cost: most operations of a program are blocking ones on an idle stream (nothing they
 wait for is pending). Such a token runs at once, without entering the pending tables;
 when nothing at all is pending (`Scheduler.queued == 0`) its race check and the host's
-pending-write checks pass without looking. Messages are formatted only when raised
-(`Name`). A finished token keeps only what the report needs.
+pending-write checks pass without looking; a blocking launch then skips even the
+access records (`run_now`). Messages are formatted only when raised (`Name`). A
+finished token keeps only what the report needs, and the report's statistics are
+totals kept as tokens are submitted and run (`Totals`): the scheduler keeps the first
+`TRACE_TOKENS` tokens for the trace and drops the rest, so its memory does not grow
+with the number of operations.
 
 Timeline: each token also gets simulated start and end times under a `CostModel`
 when it is submitted (they depend only on tokens submitted earlier). A stream
@@ -43,7 +47,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from .cost import CostModel, Hop
 from .cost import LinkCost as LinkCost  # re-exported: the cost model lives in cost.py
@@ -51,6 +55,7 @@ from .cost import NoLinkError as NoLinkError
 from .device_api import Device, DeviceError, Name, name_text
 
 TokenKind = Literal["copy", "kernel", "marker"]
+_Arg = TypeVar("_Arg")
 
 
 class StreamError(DeviceError):
@@ -235,6 +240,59 @@ def _pending_predecessors(
     return preds, clock
 
 
+TRACE_TOKENS = 100_000
+"""How many tokens (the first ones) a scheduler keeps for the trace."""
+
+
+@dataclass
+class Totals:
+    """What the report counts, summed as tokens are submitted and run."""
+
+    kernels: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
+    """Per device name: [launches, cost-model seconds, wall seconds]."""
+    local_copies: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
+    """Per device name: [copies within the device, bytes]."""
+    links: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
+    """Per link name: [copies, bytes, busy cost-model seconds]."""
+    copy_tracks: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    """Per device name, its copy-engine tracks in order of first use."""
+    copy_wall_seconds: float = 0.0
+    end: float = 0.0
+    """The latest simulated end of a token."""
+
+    def submitted(self, token: Token) -> None:
+        if token.end > self.end:
+            self.end = token.end
+        device = token.stream.device_name
+        if token.kind == "kernel":
+            totals = self.kernels.get(device)
+            if totals is None:
+                totals = self.kernels[device] = [0, 0.0, 0.0]
+            totals[0] += 1
+            totals[1] += token.end - token.start
+        elif token.kind == "copy":
+            for hop in token.hops:
+                if hop.link is None:
+                    local = self.local_copies.setdefault(device, [0, 0])
+                    local[0] += 1
+                    local[1] += token.nbytes
+                else:
+                    link = self.links.setdefault(hop.link.name, [0, 0, 0.0])
+                    link[0] += 1
+                    link[1] += token.nbytes
+                    link[2] += hop.seconds(token.nbytes)
+                tracks = self.copy_tracks.setdefault(device, [])
+                track = f"copy {hop.src}->{hop.dst}"
+                if track not in tracks:
+                    tracks.append(track)
+
+    def ran(self, token: Token) -> None:
+        if token.kind == "kernel":
+            self.kernels[token.stream.device_name][2] += token.wall_seconds
+        elif token.kind == "copy":
+            self.copy_wall_seconds += token.wall_seconds
+
+
 class Scheduler:
     """The streams, pending tokens, host clock and copy engines shared by a runtime's APIs."""
 
@@ -244,6 +302,10 @@ class Scheduler:
         self.host_time = 0.0
         """Simulated time the host has reached (it advances by waiting)."""
         self.tokens: list[Token] = []
+        """The first `TRACE_TOKENS` tokens submitted (for the trace)."""
+        self.submitted = 0
+        """How many tokens were submitted (the next token's id)."""
+        self.totals = Totals()
         self.streams: list[Stream] = []
         self.engine_ready: dict[tuple[str, str], float] = {}
         self.current: Token | None = None
@@ -305,11 +367,11 @@ class Scheduler:
                 clock = {}
             clock[stream.uid] = seq
         token = Token(
-            len(self.tokens), kind, label, stream, seq, clock, preds,
+            self.submitted, kind, label, stream, seq, clock, preds,
             tuple(m for m, _ in reads), tuple(m for m, _ in writes), effect, nbytes, tuple(hops),
         )  # fmt: skip
         self._schedule(token, stream, wait_for, seconds, hops)
-        self.tokens.append(token)
+        self._keep(token)
         stream.last = token
         stream.count = seq + 1
         if immediate:
@@ -324,6 +386,50 @@ class Scheduler:
         if blocking:
             self.wait(token)
         return token
+
+    def run_now(
+        self,
+        stream: Stream,
+        kind: TokenKind,
+        label: Name,
+        effect: Callable[[_Arg], None],
+        arg: _Arg,
+        seconds: float,
+    ) -> Token:
+        """Run `effect(arg)` at once as a blocking operation on `stream` that touches
+        nothing pending: the caller has checked that nothing is queued (`queued == 0`),
+        so it needs no access records, clock or race check."""
+        if stream.freed:
+            raise StreamError(f"stream {stream.name} was freed; create a new stream")
+        seq = stream.count
+        token = Token(
+            self.submitted, kind, label, stream, seq, _NO_CLOCK, _NOTHING, (), (), None
+        )
+        start = stream.ready if stream.ready > self.host_time else self.host_time
+        token.start = start
+        token.end = stream.ready = start + seconds
+        self._keep(token)
+        stream.last = token
+        stream.count = seq + 1
+        self.current = token
+        began = time.perf_counter()
+        try:
+            effect(arg)
+        finally:
+            self.current = None
+            token.wall_seconds = time.perf_counter() - began
+            token.done = True
+            self.totals.ran(token)
+        if self.host_time < token.end:
+            self.host_time = token.end
+        return token
+
+    def _keep(self, token: Token) -> None:
+        """Count `token` in the totals; keep it for the trace while there is room."""
+        self.submitted += 1
+        self.totals.submitted(token)
+        if len(self.tokens) < TRACE_TOKENS:
+            self.tokens.append(token)
 
     def _enqueue(self, token: Token) -> None:
         """Put `token` on its stream's queue and in the pending table of each memory."""
@@ -412,6 +518,7 @@ class Scheduler:
             self.current = None
             token.wall_seconds = time.perf_counter() - began
             token.done = True
+            self.totals.ran(token)
             if queued:
                 self.queued -= 1
                 for key in {_key(m) for m in (*token.reads, *token.writes)}:
@@ -487,4 +594,4 @@ class Scheduler:
     @property
     def model_time(self) -> float:
         """Simulated time at which everything submitted so far has ended."""
-        return max([self.host_time, *(t.end for t in self.tokens)])
+        return max(self.host_time, self.totals.end)

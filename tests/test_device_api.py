@@ -599,3 +599,28 @@ def test_kernel_on_reused_storage_reads_zeros() -> None:
     seen: list[float] = []
     gpu.launch(GPU, lambda views: seen.append(float(np.sum(views[0]))), [b], name="@sum")
     assert seen == [0.0]
+
+
+def test_a_kernel_sees_one_view_per_buffer_and_a_reused_buffer_reads_as_zeros() -> None:
+    _, gpu = make_pair()
+    seen: list[np.ndarray] = []
+
+    def keep(args: list[np.ndarray | int | float | bool]) -> None:
+        view = args[0]
+        assert isinstance(view, np.ndarray)
+        seen.append(view)
+        view[:] = 7.0
+
+    buffer = gpu.alloc_data_space(GPU, (1024,), np.float32, label="a")
+    gpu.launch(GPU, keep, [buffer], name="k")
+    gpu.launch(GPU, keep, [buffer], name="k")
+    assert seen[0] is seen[1]
+    gpu.free_data_space(GPU, buffer)
+    again = gpu.alloc_data_space(GPU, (1024,), np.float32, label="b")
+    gpu.launch(GPU, keep, [again], name="k")
+    assert seen[2] is not seen[0]
+    gpu.free_data_space(GPU, again)
+    zeros = gpu.alloc_data_space(GPU, (1024,), np.float32, label="c")
+    gpu.launch(GPU, lambda args: seen.append(np.array(args[0])), [zeros], name="k")
+    assert not seen[-1].any()
+    gpu.free_data_space(GPU, zeros)

@@ -56,7 +56,9 @@ def _op_line(
     draw: st.DrawFn, k: int, values: list[str], hinted: set[str], callees: dict[str, int]
 ) -> str | None:
     """One random op defining `%v{k}` from earlier values, or None (skipped)."""
-    kind = draw(st.sampled_from(["add", "mul", "neg", "const", "hint", "copy", "call"]))
+    kind = draw(
+        st.sampled_from(["add", "mul", "neg", "const", "hint", "copy", "call", "if", "for"])
+    )
     a, b = draw(st.sampled_from(values)), draw(st.sampled_from(values))
     v = f"%v{k}"
     simple = {
@@ -67,6 +69,8 @@ def _op_line(
     }
     if kind in simple:
         return simple[kind]
+    if kind in ("if", "for"):
+        return _region_op(draw, kind, k, a, b)
     if kind == "call":
         if not callees:
             return None
@@ -84,6 +88,33 @@ def _op_line(
     if form == "free":
         return f"{v} = vdev.on_device {a} to #vdev.device<?> {{constrain_body = false}} : {T}"
     return f"{v} = vdev.on_device {a} to {draw(st.sampled_from(DEVICES))}{form} : {T}"
+
+
+def _region_op(draw: st.DrawFn, kind: str, k: int, a: str, b: str) -> str:
+    """`scf.if` or `scf.for` defining `%v{k}`; its body may pin its value."""
+    pin = draw(st.none() | st.sampled_from(DEVICES))
+    inner = f"%n{k}"
+    hint = (
+        f"      %h{k} = vdev.on_device {inner} to {pin} {{constrain_result}} : {T}\n" if pin else ""
+    )
+    yielded = f"%h{k}" if pin else inner
+    if kind == "if":
+        return (
+            f"%c{k} = arith.constant true\n"
+            f"    %v{k} = scf.if %c{k} -> ({T}) {{\n"
+            f"      {inner} = arith.negf {a} : {T}\n{hint}"
+            f"      scf.yield {yielded} : {T}\n"
+            f"    }} else {{\n      scf.yield {b} : {T}\n    }}"
+        )
+    return (
+        f"%lb{k} = arith.constant 0 : index\n"
+        f"    %ub{k} = arith.constant 2 : index\n"
+        f"    %st{k} = arith.constant 1 : index\n"
+        f"    %v{k} = scf.for %i{k} = %lb{k} to %ub{k} step %st{k} iter_args(%acc{k} = {a})"
+        f" -> ({T}) {{\n"
+        f"      {inner} = arith.addf %acc{k}, {b} : {T}\n{hint}"
+        f"      scf.yield {yielded} : {T}\n    }}"
+    )
 
 
 def _function(draw: st.DrawFn, name: str, callees: dict[str, int]) -> tuple[str, int]:
@@ -142,6 +173,12 @@ def _expected_device(op: Operation, index: int, module: ModuleOp) -> object:
         function = op.parent_op()
         assert isinstance(function, FuncOp)
         return result_device(function, index)
+    if op.name == "scf.yield":
+        parent = op.parent_op()
+        assert parent is not None
+        return result_placement(parent, index)
+    if op.name == "scf.for":
+        return result_placement(op, index - 3)
     if isinstance(op, CallOp):
         callee = module.body.block.ops
         for function in callee:
@@ -213,7 +250,7 @@ def by_function(module: ModuleOp) -> dict[str, str]:
     return {f.sym_name.data: _printed(f) for f in module.body.block.ops if isinstance(f, FuncOp)}
 
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -321,3 +358,35 @@ def test_explain_names_the_constraint_that_placed_each_copy_and_argument(
         "line 2 (id, target and scope by default); this "
         "use is on cuda:0/global, decided by the 'vdev.on_device' hint at line 5" in err
     )
+
+
+def _shared_value(first: str, second: str) -> str:
+    """A free value %a consumed by a hinted op on `first`, then one on `second`."""
+    return HEADER + (
+        f"  func.func @f(%x: {T}, %y: {T}) -> ({T}, {T}) {{\n"
+        f"    %a = arith.addf %x, %y : {T}\n"
+        f"    %b = arith.negf %a : {T}\n"
+        f"    %hb = vdev.on_device %b to {first} : {T}\n"
+        f"    %c = arith.mulf %a, %a : {T}\n"
+        f"    %hc = vdev.on_device %c to {second} : {T}\n"
+        f"    func.return %hb, %hc : {T}, {T}\n  }}\n}}\n"
+    )
+
+
+CPU0 = ('#vdev.device<"cpu", 0>', ("cpu", 0))
+CUDA1 = ('#vdev.device<"cuda", 1>', ("cuda", 1))
+
+
+@pytest.mark.parametrize(("first", "second"), [(CPU0, CUDA1), (CUDA1, CPU0)])
+def test_a_free_value_lives_with_its_first_consumer_and_is_copied_to_the_other(
+    first: tuple[str, tuple[str, int]], second: tuple[str, tuple[str, int]]
+) -> None:
+    module = plan(_shared_value(first[0], second[0]))
+    add = next(op for op in module.walk() if op.name == "arith.addf")
+    placed = result_placement(add, 0)
+    assert placed is not None
+    assert (placed.type_name, placed.device_id) == first[1]
+    copies = [op for op in module.walk() if isinstance(op, DeviceCopyOp)]
+    assert len(copies) == 1
+    assert copies[0].input is add.results[0]
+    assert (copies[0].dst_device.type_name, copies[0].dst_device.device_id) == second[1]

@@ -193,3 +193,24 @@ def test_report_of_a_run_that_did_nothing_shows_every_device_and_link_at_zero() 
     assert "cuda:0<->cuda:1 0 0 B 0.0 us" in lines
     assert lines[-1] == "leaked buffers: none"
     assert [e for e in report.chrome_trace()["traceEvents"] if e["ph"] == "X"] == []  # type: ignore[index, union-attr]
+
+
+def test_report_counts_every_launch_but_keeps_only_the_first_tokens_for_the_trace(
+    system: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from devplan.runtime import streams
+
+    monkeypatch.setattr(streams, "TRACE_TOKENS", 10)
+    rt = Runtime.from_system(system)
+    gpu = rt.api(GPU0)
+    buffer = gpu.alloc_data_space(GPU0, (4,), np.float32, label="x")
+    for _ in range(50):
+        gpu.launch(GPU0, noop, [buffer], name="k", seconds=1e-6)
+    gpu.free_data_space(GPU0, buffer)
+    report = rt.report()
+    assert report.devices["cuda:0"].launches == 50
+    assert report.devices["cuda:0"].kernel_seconds == pytest.approx(50e-6)
+    assert len(rt.scheduler.tokens) == 10
+    assert report.untraced == 40
+    assert len([s for s in report.slices if not s.track.startswith("copy ")]) == 10
+    assert "(40 more not traced)" in report.format()

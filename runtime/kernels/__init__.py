@@ -100,8 +100,9 @@ class CompiledKernel:
             for arg, fast in zip(args, self._fast, strict=True):
                 if fast is None or type(arg) is not np.ndarray:
                     break
-                if arg.dtype != fast[0] or arg.ndim != fast[1]:
-                    break
+                dtype = arg.dtype
+                if (dtype is not fast[0] and dtype != fast[0]) or arg.ndim != fast[1]:
+                    break  # (identity first: comparing dtypes costs about a microsecond)
             else:
                 return args
         return _check_args(self.kernel, args)

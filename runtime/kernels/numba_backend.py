@@ -1,17 +1,38 @@
 """The Numba kernel backend: explicit loops over blocks and threads, compiled by `numba.njit`.
 
-The kernel is translated once into Python source over scalars and compiled with
-`numba.njit(cache=False)` (Numba compiles it at the first launch for the argument types
-and keeps it). Its shape depends on the kernel:
+The kernel is translated once into Python source over scalars: a function `blocks(first,
+last, ...)` that runs the blocks numbered `first` to `last - 1` (linear in z, y, x order)
+and returns True at the first fault, and `run_par`, which runs chunks of consecutive blocks
+in parallel with `prange`. Both are compiled with `numba.njit` at the first launch for the
+argument types, and cached on disk (`kernel_cache.py`). Each block runs one of two paths:
 
-* **No barrier, no shared memory**: six nested loops (grid z, y, x, then block z, y, x)
-  around the body — every thread runs to completion in turn.
-* **Barriers or shared memory**: a loop over blocks; inside, the body is cut at every
+* the **fast path**, without bounds checks and with unsigned indices so that LLVM
+  vectorises the thread loop, when the block's value ranges prove every access in bounds
+  and every guard uniform (`ranges.py` writes that test, evaluated per block);
+* the **checked path** otherwise: every access checked, faults reported exactly as the
+  NumPy backend reports them. Faults other than bounds (division by zero, ...) are checked
+  on both paths, so either path meets the same first fault.
+
+Within a block, the shape of the code depends on the kernel:
+
+* **No barrier, no shared memory**: three nested loops (block z, y, x) around the body —
+  every thread runs to completion in turn.
+* **Barriers or shared memory**: the body is cut at every
   barrier into *phases*, each a loop over the block's threads. An `scf.for`/`scf.if`
   holding a barrier becomes a block-level loop/branch around its own phases; its bounds
   or condition must be the same in every thread of the block (else the barrier is in
   divergent control flow: an error, as in the NumPy backend). A value used in a phase
   other than the one defining it lives in a per-thread array between phases.
+
+Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
+(`ranges.separating_axes`, and no written array overlapping another argument) run their
+blocks in parallel: each chunk of blocks stops at its first fault, and the first faulting
+chunk's fault is the one a run in order meets. After a fault, blocks that a run in order
+would not have reached may have run: what a faulting launch leaves in its buffers is
+unspecified.
+
+New ops get a case in `NumbaSource.thread_op`/`scalar` (and, when their result is an
+integer function of thread ids that bounds accesses, in `BlockRanges.interval`).
 
 Integers are int64 in the generated code, wrapped to their width after every operation
 (so `i32` wraps at 32 bits). A fault (out-of-bounds access, division by zero, ...) writes
@@ -21,8 +42,12 @@ launcher turns that into the same `KernelError` the NumPy backend raises.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import numba  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
@@ -31,6 +56,7 @@ from xdsl.dialects.builtin import Float16Type, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...diagnostics import diagnostic_at
+from . import kernel_cache
 from .common import (
     BARRIER_MESSAGE,
     CMPF_PREDICATES,
@@ -50,8 +76,18 @@ from .common import (
     predicate_of,
     shift_message,
 )
+from .ranges import BlockRanges, constant_dim, separating_axes, stored_params
 
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
+_BACKEND_VERSION = hashlib.sha256(
+    b"".join(Path(__file__).with_name(n).read_bytes() for n in ("numba_backend.py", "common.py"))
+).hexdigest()[:16]
+"""Changes with this backend's source: part of the key of cached kernels."""
+
+_JIT = "@njit(cache=CACHE, error_model='numpy')"
+_JIT_PARALLEL = "@njit(cache=CACHE, error_model='numpy', parallel=True)"
+# Every function of a kernel is compiled with IEEE float division (inf, nan); integer
+# division by zero is checked explicitly.
 
 _FAULT, _OOB = 1, 2
 _ERR_SIZE = 16  # kind, site, block xyz, thread xyz, then up to 8 index/detail values
@@ -213,6 +249,10 @@ class NumbaSource(SourceWriter):
         """Per-thread arrays holding values that cross phases (per-block kernels)."""
         self.phase_of: dict[Operation, int] = {}
         self.arrays: list[tuple[str, str]] = []
+        self.sites: dict[Operation, int] = {}
+        self.ranges = BlockRanges(kernel)
+        self.fast = False
+        """Whether the code being emitted is the fast path (no bounds checks)."""
 
     # ------------------------------------------------------------ helpers
 
@@ -223,39 +263,104 @@ class NumbaSource(SourceWriter):
             return "np.int64"
         return f"np.{dtype.name}"
 
+    def site(self, op: Operation) -> int:
+        """The fault site of `op` (one per op: both paths of a block report it alike)."""
+        site = self.sites.get(op)
+        if site is None:
+            site = self.sites[op] = self.kernel.site(op)
+        return site
+
     def fault(self, site: int, kind: int = _FAULT, details: list[str] | None = None) -> None:
         """Emit: record a fault of this thread at `site`, then stop the kernel."""
         values = [str(kind), str(site), "bix", "biy", "biz", "tix", "tiy", "tiz"]
         values += details or []
         self.emit("(" + ", ".join(f"err[{i}]" for i in range(len(values))) + ") = (")
         self.emit("    " + ", ".join(values) + ",)")
-        self.emit("return")
+        self.emit("return True")
 
     # ------------------------------------------------------------ structure
 
     def generate(self) -> str:
+        """The source of `blocks(first, last, ...)`, which runs the blocks numbered `first`
+        to `last - 1` in order (each on its fast path when the block's ranges allow it,
+        else on its checked path) and returns True at the first fault, and of `run_par`,
+        which runs chunks of consecutive blocks in parallel, one error vector a chunk."""
         kernel = self.kernel
-        for op in kernel.func.body.walk():
+        body = kernel.func.body.block
+        for op in body.walk():
             if any(_is_f16(v.type) for v in (*op.operands, *op.results)):
                 raise self.error(op, "f16 is not supported by the numba backend; use numpy")
+        if kernel.per_block:
+            self.assign_phases(list(body.ops), [0])
+            self.find_spills(body)
         params = "".join(self.v(p) + ", " for p in kernel.params)
-        self.lines.append(f"def run(gx, gy, gz, bx_, by_, bz_, err, {params}):")
-        body_start = len(self.lines)
-        self.hoist_constants(kernel.func.body.block)
+        dims = "gx, gy, gz, bx_, by_, bz_"
+        self.lines.append(_JIT)
+        self.lines.append(f"def blocks(first, last, {dims}, err, {params}):")
+        self.emit("nthr = bx_ * by_ * bz_")
+        for name, dt in self.arrays:
+            self.emit(f"{name} = np.empty(nthr, {dt})")
+        self.shared_memory()
+        self.hoist_constants(body)
+        self.emit("for b in range(first, last):")
+        self.depth += 1
+        self.emit("bix = b % gx")
+        self.emit("biy = (b // gx) % gy")
+        self.emit("biz = b // (gx * gy)")
+        for alloc in kernel.shared:
+            self.emit(f"{self.v(alloc.result)}.fill(0)")
+        self.ranges.analyse()
+        if self.ranges.possible:
+            for line in self.ranges.lines:
+                self.emit(line)
+            self.emit("if fast:")
+            self.depth += 1
+            self.fast = True
+            self.block_body()
+            self.fast = False
+            self.emit("continue")
+            self.depth -= 1
+        self.block_body()
+        self.depth -= 1
+        self.emit("return False")
+        self.lines += [
+            "",
+            _JIT_PARALLEL,
+            f"def run_par({dims}, errs, {params}):",
+            "    nblocks = gx * gy * gz",
+            "    nchunks = errs.shape[0]",
+            "    for chunk in prange(nchunks):",
+            "        first = chunk * nblocks // nchunks",
+            "        last = (chunk + 1) * nblocks // nchunks",
+            f"        blocks(first, last, {dims}, errs[chunk], {params})",
+        ]
+        return "\n".join(self.lines) + "\n"
+
+    def shared_memory(self) -> None:
+        """Emit the allocation of the kernel's shared memory (zeroed again per block)."""
+        for alloc in self.kernel.shared:
+            type_ = alloc.result.type
+            assert isinstance(type_, MemRefType)
+            shape = tuple(type_.get_shape())
+            dt = self.dtype_name(type_.element_type)  # pyright: ignore[reportUnknownMemberType]
+            if dt == "np.int64":
+                dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+                assert dtype is not None
+                dt = f"np.{dtype.name}"
+            self.emit(f"{self.v(alloc.result)} = np.zeros({shape}, {dt})")
+
+    def block_body(self) -> None:
+        """Emit the work of one block (the fast or the checked path, after `self.fast`)."""
+        kernel = self.kernel
+        body = kernel.func.body.block
         if kernel.per_block:
             self.per_block_body()
-        else:
-            for loop in ("biz in range(gz)", "biy in range(gy)", "bix in range(gx)"):
-                self.emit(f"for {loop}:")
-                self.depth += 1
-            for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
-                self.emit(f"for {loop}:")
-                self.depth += 1
-            self.thread_ops(list(kernel.func.body.block.ops))
-        prologue = ["    nthr = bx_ * by_ * bz_"]
-        prologue += [f"    {name} = np.empty(nthr, {dt})" for name, dt in self.arrays]
-        self.lines[body_start:body_start] = prologue
-        return "\n".join(self.lines) + "\n"
+            return
+        for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
+            self.emit(f"for {loop}:")
+            self.depth += 1
+        self.thread_ops(list(body.ops))
+        self.depth -= 3
 
     def hoist_constants(self, block: Block) -> None:
         for op in block.walk():
@@ -319,7 +424,10 @@ class NumbaSource(SourceWriter):
     def thread_if(self, op: Operation) -> None:
         for result in op.results:
             self.emit(f"{self.v(result)} = {self.zero(result.type)}")
-        for block in self.branches(op, self.v(op.operands[0])):
+        cond = self.v(op.operands[0])
+        if self.fast and op in self.ranges.guards:
+            cond = self.ranges.guards[op]  # uniform in this block: one branch for all
+        for block in self.branches(op, cond):
             ops, yielded = self.region_ops(block)
             self.thread_ops(ops)
             for result, value in zip(op.results, yielded, strict=True):
@@ -328,7 +436,7 @@ class NumbaSource(SourceWriter):
     def thread_for(self, op: Operation) -> None:
         lb, ub, step, *inits = (self.v(o) for o in op.operands)
         body = op.regions[0].block
-        site = self.kernel.site(op)
+        site = self.site(op)
         self.messages[site] = STEP_MESSAGE
         self.emit(f"if {step} <= 0:")
         self.depth += 1
@@ -353,9 +461,8 @@ class NumbaSource(SourceWriter):
         return f"{self.dtype_name(type_)}(0)"
 
     def check_index(self, op: Operation, mem: str, idx: list[str], buffer: SSAValue) -> None:
-        site = self.kernel.site(op)
-        self.namespace[f"B{site}"] = buffer
-        if not idx:
+        site = self.site(op)
+        if not idx or self.fast:
             return
         cond = " or ".join(f"{i} < 0 or {i} >= {mem}.shape[{d}]" for d, i in enumerate(idx))
         self.emit(f"if {cond}:")
@@ -363,10 +470,20 @@ class NumbaSource(SourceWriter):
         self.fault(site, _OOB, idx)
         self.depth -= 1
 
+    def index(self, idx: list[str]) -> str:
+        """The subscript of an access. On the fast path, where every index is known to be
+        in bounds, indices are unsigned: Numba then does not wrap negative indices around,
+        and the loop stays simple enough for LLVM to vectorise."""
+        if not idx:
+            return "()"
+        if self.fast:
+            return ", ".join(f"np.uint64({i})" for i in idx)
+        return ", ".join(idx)
+
     def load(self, op: Operation) -> None:
         mem, *idx = (self.v(o) for o in op.operands)
         self.check_index(op, mem, idx, op.operands[0])
-        index = ", ".join(idx) if idx else "()"
+        index = self.index(idx)
         value = f"{mem}[{index}]"
         if int_width(op.results[0].type) not in (None, 1):
             value = f"np.int64({value})"
@@ -375,7 +492,7 @@ class NumbaSource(SourceWriter):
     def store(self, op: Operation) -> None:
         value, mem, *idx = (self.v(o) for o in op.operands)
         self.check_index(op, mem, idx, op.operands[1])
-        index = ", ".join(idx) if idx else "()"
+        index = self.index(idx)
         self.emit(f"{mem}[{index}] = {value}")
 
     def scalar(self, op: Operation) -> None:
@@ -450,7 +567,7 @@ class NumbaSource(SourceWriter):
                     value = f"np.uint64({x})"
                 return f"{self.dtype_name(rtype)}({value})"
             case "fptosi":
-                site = self.kernel.site(op)
+                site = self.site(op)
                 assert dst is not None
                 self.messages[site] = fptosi_message(dst)
                 lo, hi = -(2.0 ** (dst - 1)), 2.0 ** (dst - 1)
@@ -461,8 +578,10 @@ class NumbaSource(SourceWriter):
                 return f"np.int64({x})"
             case "extf" | "truncf":
                 return f"{self.dtype_name(rtype)}({x})"
+            case "dim" if constant_dim(op) is not None:
+                return f"{x}.shape[{constant_dim(op)}]"
             case "dim":
-                site = self.kernel.site(op)
+                site = self.site(op)
                 self.emit(f"if {y} < 0 or {y} >= {x}.ndim:")
                 self.depth += 1
                 self.fault(site, _FAULT, [y, f"{x}.ndim"])
@@ -472,7 +591,7 @@ class NumbaSource(SourceWriter):
                 raise self.error(op, f"'{op.name}' is not supported")
 
     def divide(self, op: Operation, short: str, x: str, y: str, width: int) -> str:
-        site = self.kernel.site(op)
+        site = self.site(op)
         self.messages[site] = div_zero_message(short)
         self.emit(f"if {y} == 0:")
         self.depth += 1
@@ -495,7 +614,7 @@ class NumbaSource(SourceWriter):
         return _wrap(f"_ceil_div({x}, {y})", width)  # ceildivsi
 
     def shift(self, op: Operation, short: str, x: str, y: str, width: int) -> str:
-        site = self.kernel.site(op)
+        site = self.site(op)
         self.messages[site] = shift_message(short, width)
         self.emit(f"if {y} < 0 or {y} >= {width}:")
         self.depth += 1
@@ -514,24 +633,7 @@ class NumbaSource(SourceWriter):
     # ------------------------------------------------------------ per-block kernels
 
     def per_block_body(self) -> None:
-        kernel = self.kernel
-        body = kernel.func.body.block
-        self.assign_phases(list(body.ops), [0])
-        self.find_spills(body)
-        for loop in ("biz in range(gz)", "biy in range(gy)", "bix in range(gx)"):
-            self.emit(f"for {loop}:")
-            self.depth += 1
-        for alloc in kernel.shared:
-            type_ = alloc.result.type
-            assert isinstance(type_, MemRefType)
-            shape = tuple(type_.get_shape())
-            dt = self.dtype_name(type_.element_type)  # pyright: ignore[reportUnknownMemberType]
-            if dt == "np.int64":
-                dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-                assert dtype is not None
-                dt = f"np.{dtype.name}"
-            self.emit(f"{self.v(alloc.result)} = np.zeros({shape}, {dt})")
-        self.block_level(list(body.ops), [])
+        self.block_level(list(self.kernel.func.body.block.ops), [])
 
     def assign_phases(self, ops: list[Operation], counter: list[int]) -> None:
         """Number the phases: thread-level ops between two barriers share one."""
@@ -607,11 +709,11 @@ class NumbaSource(SourceWriter):
         work = [op for op in ops if op.name not in ("arith.constant", "kernel.return")]
         if not work or all(op.name == "kernel.alloc_shared" for op in work):
             return
-        self.emit("for lin in range(nthr):")
-        self.depth += 1
-        self.emit("tix = lin % bx_")
-        self.emit("tiy = (lin // bx_) % by_")
-        self.emit("tiz = lin // (bx_ * by_)")
+        # Nested loops (not one over `lin` with divisions): the thread x loop is innermost.
+        for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
+            self.emit(f"for {loop}:")
+            self.depth += 1
+        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
         defined = {r for op in work for inner in op.walk() for r in inner.results}
         defined |= {
             a for op in work for inner in op.walk() for r in inner.regions for b in r.blocks
@@ -634,7 +736,7 @@ class NumbaSource(SourceWriter):
                     self.emit(f"{target}[lin] = {temp}")
             else:
                 self.thread_op(op)
-        self.depth -= 1
+        self.depth -= 3
 
     def uniform(self, value: SSAValue, op: Operation) -> str:
         """A block-uniform read of `value` for block-level control flow; a value that
@@ -645,7 +747,7 @@ class NumbaSource(SourceWriter):
         name = self.fresh("u")
         self.emit(f"{name} = {spill}[0]")
         barrier = next(inner for inner in op.walk() if inner.name == "kernel.barrier")
-        site = self.kernel.site(barrier)
+        site = self.site(barrier)
         self.messages[site] = BARRIER_MESSAGE
         self.emit("for lin in range(nthr):")
         self.depth += 1
@@ -661,7 +763,7 @@ class NumbaSource(SourceWriter):
     def block_for(self, op: Operation) -> None:
         lb, ub, step = (self.uniform(o, op) for o in op.operands[:3])
         body = op.regions[0].block
-        site = self.kernel.site(op)
+        site = self.site(op)
         self.messages[site] = STEP_MESSAGE
         self.emit(f"if {step} <= 0:")
         self.depth += 1
@@ -699,20 +801,62 @@ def _is_f16(type_: Any) -> bool:
     return isinstance(type_, Float16Type)
 
 
+PARALLEL_THREADS = 1 << 16
+"""Launches of at least this many threads run their blocks in parallel (`prange`), when the
+kernel's blocks are free of races (see `ranges.separating_axes`)."""
+
+_HELPERS = (
+    "_maximumf", "_minimumf", "_maxnumf", "_minnumf", "_trunc_div", "_floor_div", "_ceil_div",
+)  # fmt: skip
+
+
 def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
-    """A run(grid, block, args) launcher of `kernel` compiled with Numba, and its source."""
+    """A run(grid, block, args) launcher of `kernel` compiled with Numba, and its source.
+
+    The functions are loaded from the on-disk kernel cache (`kernel_cache`) when it is
+    usable, so that a process running a kernel compiled before loads it instead of
+    compiling it; else they are compiled in memory.
+    """
     gen = NumbaSource(kernel)
     source = gen.generate()
-    code = compile(source, f"<kernel @{kernel.name} (numba)>", "exec")
-    exec(code, gen.namespace)
-    # IEEE float division (inf, nan); integer division by zero is checked explicitly.
-    jitted = _njit(cache=False, error_model="numpy")(gen.namespace["run"])
+    namespace: dict[str, Any] | None = _load_cached(kernel, source)
+    if namespace is None:
+        namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
+        exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
+    jitted: Callable[..., bool] = namespace["blocks"]
+    jitted_par: Callable[..., None] = namespace["run_par"]
     messages = gen.messages
+    axes = separating_axes(kernel)
+    written = [i for i, p in enumerate(kernel.params) if p in stored_params(kernel)]
+
+    def parallel(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> int:
+        """How many chunks of blocks to run in parallel (0: run the blocks in order)."""
+        blocks = grid[0] * grid[1] * grid[2]
+        if axes is None or blocks < 2 or blocks * block[0] * block[1] * block[2] < PARALLEL_THREADS:
+            return 0
+        if any(size > 1 and axis not in axes for axis, size in zip("xyz", grid, strict=True)):
+            return 0
+        threads = numba.get_num_threads()
+        if threads < 2 or _aliased(written, args):
+            return 0
+        return min(blocks, 4 * threads)
+
+    no_fault = np.zeros(_ERR_SIZE, dtype=np.int64)
+    """The error vector of launches in order (reset after a fault)."""
 
     def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
-        err = np.zeros(_ERR_SIZE, dtype=np.int64)
+        chunks = parallel(grid, block, args) if axes is not None else 0
         try:
-            jitted(*grid, *block, err, *args)
+            if chunks:
+                errs = np.zeros((chunks, _ERR_SIZE), dtype=np.int64)
+                jitted_par(*grid, *block, errs, *args)
+                # Chunks hold consecutive blocks, each stopped at its first fault: the
+                # first faulting chunk holds the fault a run of the blocks in order meets.
+                faulted = np.flatnonzero(errs[:, 0])
+                err = errs[faulted[0]] if faulted.size else errs[0]
+            else:
+                err = no_fault
+                jitted(0, grid[0] * grid[1] * grid[2], *grid, *block, err, *args)
         except NumbaError as e:  # a gap in this backend, reported at the kernel
             raise KernelError(
                 diagnostic_at(
@@ -722,9 +866,43 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
                 )
             ) from e
         if err[0]:
-            raise _fault_error(kernel, messages, err, args)
+            fault = err.copy()
+            err[:] = 0
+            raise _fault_error(kernel, messages, fault, args)
 
     return run, source
+
+
+def _aliased(written: list[int], args: list[Any]) -> bool:
+    """Whether an array the kernel writes may share memory with another array argument."""
+    for i in written:
+        for j, other in enumerate(args):
+            if j == i or not isinstance(other, np.ndarray):
+                continue
+            if np.may_share_memory(args[i], cast(np.ndarray[Any, Any], other)):
+                return True
+    return False
+
+
+def _load_cached(kernel: Kernel, source: str) -> dict[str, Any] | None:
+    """The namespace of the kernel's module in the on-disk cache (written on first use), or
+    None when the cache directory cannot be written."""
+    header = (
+        "import numpy as np\n"
+        "from numba import njit, prange\n"
+        f"from devplan.runtime.kernels.numba_backend import {', '.join(_HELPERS)}\n"
+        "CACHE = True\n\n"
+    )
+    path = kernel_cache.module_path(header + source, _BACKEND_VERSION)
+    if path is None:
+        return None
+    spec = importlib.util.spec_from_file_location(f"devplan_kernel_{path.stem}", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # Numba finds a cached function's module by name
+    spec.loader.exec_module(module)
+    return vars(module)
 
 
 def _fault_error(

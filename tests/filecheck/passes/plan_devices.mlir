@@ -5,6 +5,7 @@
 // RUN: diff %t.once.mlir %t.twice.mlir
 // The same through plain xdsl-opt (devplan's passes are in xDSL's universe).
 // RUN: xdsl-opt %s --split-input-file -p plan-devices | filecheck %s
+// RUN: devplan-opt %s --split-input-file -p plan-devices --print-op-generic | filecheck %s --check-prefix=GENERIC
 // Remarks say what decided each argument and each copy:
 // RUN: devplan-opt %s --split-input-file -p 'plan-devices{explain=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=EXPLAIN
 
@@ -204,6 +205,8 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 // -----
 
 // Dynamic shapes: sizes are scalars on the host; tensor.empty and linalg ops placed.
+// (xDSL 0.74 prints tensor.empty without its attribute dictionary: its vdev.device is
+// on the op in memory and in the generic form, checked by GENERIC.)
 builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.targets = [#target.target<"cuda">]} {
   func.func @dynamic(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %m: index, %n: index) -> tensor<?x?xf32> {
     %zero = arith.constant 0.0 : f32
@@ -219,6 +222,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 // CHECK-SAME:  %a: tensor<?x?xf32> {vdev.device = [[CPU]]}, %b: tensor<?x?xf32> {vdev.device = [[CPU]]}, %m: index, %n: index) -> (tensor<?x?xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %zero = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+// GENERIC:      "tensor.empty"(%{{.*}}, %{{.*}}) {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : (index, index) -> tensor<?x?xf32>
 // CHECK-NEXT:  %f = linalg.fill {vdev.device = [[CPU]]} ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:  %p = linalg.matmul {vdev.device = [[CPU]]} ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:  func.return %p : tensor<?x?xf32>
@@ -636,6 +640,26 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 // CHECK-NEXT:  func.return %a : tensor<4xf32>
 // CHECK-NEXT:  }
 // CHECK-LABEL: func.func @free_form(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-NEXT:  %a = arith.negf %x {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  %b = arith.negf %a {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %b : tensor<4xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+// A result-only hint ({constrain_body = false, constrain_result}): the operand, free,
+// is computed where the result is pinned, so no copy is needed.
+builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.targets = [#target.target<"cuda">]} {
+  func.func @result_only(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %a = arith.negf %x : tensor<4xf32>
+    %r = vdev.on_device %a to #vdev.device<"cpu"> {constrain_body = false, constrain_result} : tensor<4xf32>
+    %b = arith.negf %r : tensor<4xf32>
+    func.return %b : tensor<4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @result_only(
 // CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %a = arith.negf %x {vdev.device = [[CPU]]} : tensor<4xf32>
 // CHECK-NEXT:  %b = arith.negf %a {vdev.device = [[CPU]]} : tensor<4xf32>

@@ -1,0 +1,371 @@
+"""Per-block value ranges of a kernel's indices and guards, and which blocks may skip checks.
+
+The Numba backend runs each block either on a *checked* path (every access bounds-checked,
+as the NumPy backend does) or on a *fast* path without bounds checks, whose loops LLVM can
+vectorise. This module decides, per block and at run time, whether the fast path is safe,
+and writes that decision as Python source the backend puts at the start of each block.
+
+Phase 1 (compile time): walk the kernel in program order and give every integer value an
+*interval* over the threads of one block when it is a function of what is fixed for the
+block or bounded per thread — block ids (fixed), thread ids (`[0, block_dim - 1]`), block
+and grid dims, memref sizes (`memref.dim` of a parameter with a constant dimension), scalar
+parameters and constants — through `addi`, `subi`, `muli`, `maxsi`, `minsi`, `andi`,
+`divsi`/`floordivsi`/`remsi` by a positive divisor, casts, `cmpi` (an i1 interval: 0..0
+all false, 1..1 all true, 0..1 mixed) and `select`; and an `scf.for` induction variable
+`[lb.lo, ub.hi - 1]`. Loaded values, loop-carried values and results of `scf.if` have
+none. The interval of each value is emitted as two block-level variables `l_x`, `h_x`.
+
+Phase 2 (compile time): collect the conditions under which the fast path is safe, each
+guarded by whether its op can run at all in the block (`reach`: the conjunction of the
+enclosing guards that may be true, and of enclosing loops that may iterate):
+* every load and store reachable in the block has all its indices in bounds;
+* every reachable `scf.if` whose condition has an interval is uniform in the block (its
+  interval is 0..0 or 1..1), so the fast path branches on the block-level value;
+* every interval stays within the signed 32-bit range (`[-2^31, 2^31 - 1]`, narrower for
+  i8/i16 values): interval arithmetic in int64 then cannot overflow, and no value wraps.
+An access whose index has no interval and which is reachable under guards without
+intervals makes the fast path impossible: `possible` is False and the backend emits only
+the checked path.
+
+Phase 3 (run time, per block): the emitted source evaluates the intervals and `fast`,
+the conjunction of the conditions. Intervals over-approximate (they are sound, not exact):
+a block whose accesses are all in bounds may still take the checked path, never the
+reverse. Faults other than out-of-bounds accesses (division by zero, shifts, conversions,
+loop steps) keep their checks on both paths, so the first fault is found in the same
+thread either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from .common import CMPI_PREDICATES, Kernel, constant_value, int_width, predicate_of
+
+_LIMIT = 1 << 31
+
+
+def _bound(width: int) -> int:
+    """The magnitude an interval of a `width`-bit value must stay within."""
+    return min(_LIMIT, 1 << (width - 1)) if width > 1 else 2
+
+
+@dataclass
+class BlockRanges:
+    """The interval code and fast-path conditions of one kernel (see the module docstring)."""
+
+    kernel: Kernel
+    lines: list[str] = field(default_factory=list[str])
+    """Block-level statements computing the intervals and `fast`."""
+    known: set[SSAValue] = field(default_factory=set[SSAValue])
+    """Values with an interval (`l_<name>`, `h_<name>`)."""
+    guards: dict[Operation, str] = field(default_factory=dict[Operation, str])
+    """`scf.if` ops with an interval condition: the block-level value the fast path tests."""
+    possible: bool = True
+    """False when some reachable access can never be proven in bounds."""
+    conditions: int = 0
+
+    def analyse(self) -> BlockRanges:
+        self.lines.append("fast = True")
+        for arg in self.kernel.params:
+            width = int_width(arg.type)
+            if width is not None:
+                name = self.kernel.name_of(arg)
+                self.exact(arg, f"np.int64({name})" if width == 1 else name, width)
+        self.block(self.kernel.func.body.block, "True")
+        return self
+
+    # -- intervals -------------------------------------------------------------------------
+
+    def lo(self, value: SSAValue) -> str:
+        return f"l_{self.kernel.name_of(value)}"
+
+    def hi(self, value: SSAValue) -> str:
+        return f"h_{self.kernel.name_of(value)}"
+
+    def define(self, value: SSAValue, lo: str, hi: str, width: int) -> None:
+        self.lines.append(f"{self.lo(value)} = {lo}")
+        self.lines.append(f"{self.hi(value)} = {hi}")
+        bound = _bound(width)
+        if width > 1:
+            self.require(f"{self.lo(value)} >= {-bound} and {self.hi(value)} < {bound}")
+        self.known.add(value)
+
+    def exact(self, value: SSAValue, expr: str, width: int) -> None:
+        self.define(value, expr, self.lo(value), width)
+
+    def require(self, condition: str, reach: str = "True") -> None:
+        self.conditions += 1
+        if reach == "True":
+            self.lines.append(f"fast = fast and ({condition})")
+        else:
+            self.lines.append(f"fast = fast and (not ({reach}) or ({condition}))")
+
+    # -- the walk ----------------------------------------------------------------------------
+
+    def block(self, block: Block, reach: str) -> None:
+        for op in block.ops:
+            self.op(op, reach)
+
+    def op(self, op: Operation, reach: str) -> None:
+        name = op.name
+        if name == "scf.if":
+            self.scf_if(op, reach)
+        elif name == "scf.for":
+            self.scf_for(op, reach)
+        elif name in ("memref.load", "memref.store"):
+            self.access(op, reach)
+        elif name == "memref.dim":
+            self.dim(op)
+        elif op.results and all(o in self.known for o in op.operands):
+            result = op.results[0]
+            width = int_width(result.type)
+            if width is not None:
+                self.interval(op, result, width)
+
+    def interval(self, op: Operation, result: SSAValue, width: int) -> None:  # noqa: C901
+        short = op.name.split(".", 1)[1]
+        ops = op.operands
+        lo = [self.lo(o) for o in ops]
+        hi = [self.hi(o) for o in ops]
+        match op.name:
+            case "arith.constant":
+                value = constant_value(op)
+                self.exact(result, str(int(value)), width)
+            case "kernel.thread_id":
+                self.define(result, "0", f"b{_axis(op)}_ - 1", width)
+            case "kernel.block_id" | "kernel.block_dim" | "kernel.grid_dim":
+                which = {"block_id": "bi", "block_dim": "b", "grid_dim": "g"}[short]
+                suffix = "_" if short == "block_dim" else ""
+                self.exact(result, f"{which}{_axis(op)}{suffix}", width)
+            case "arith.addi":
+                self.define(result, f"{lo[0]} + {lo[1]}", f"{hi[0]} + {hi[1]}", width)
+            case "arith.subi":
+                self.define(result, f"{lo[0]} - {hi[1]}", f"{hi[0]} - {lo[1]}", width)
+            case "arith.muli":
+                corners = [f"{a} * {b}" for a in (lo[0], hi[0]) for b in (lo[1], hi[1])]
+                low, high = f"min({', '.join(corners)})", f"max({', '.join(corners)})"
+                self.define(result, low, high, width)
+            case "arith.maxsi" | "arith.minsi":
+                f = "max" if short == "maxsi" else "min"
+                self.define(result, f"{f}({lo[0]}, {lo[1]})", f"{f}({hi[0]}, {hi[1]})", width)
+            case "arith.andi" if width > 1:
+                # x & y lies in [0, y] for y >= 0 (and in [0, x] for x >= 0).
+                self.define(
+                    result,
+                    "0",
+                    f"({hi[1]} if {lo[1]} >= 0 else ({hi[0]} if {lo[0]} >= 0 else -{_LIMIT}))",
+                    width,
+                )
+                self.require(f"{lo[0]} >= 0 or {lo[1]} >= 0")
+            case "arith.andi" | "arith.ori":
+                sym = "&" if short == "andi" else "|"
+                self.define(result, f"{lo[0]} {sym} {lo[1]}", f"{hi[0]} {sym} {hi[1]}", 1)
+            case "arith.divsi" | "arith.floordivsi":
+                self.divide(op, result, width)
+            case "arith.remsi":
+                # y > 0: x % y (truncating) lies in [0, y - 1] for x >= 0, else in [1 - y, y - 1].
+                self.require(f"{lo[1]} > 0")
+                self.define(
+                    result,
+                    f"(0 if {lo[0]} >= 0 else 1 - {hi[1]})",
+                    f"min({hi[1]} - 1, max({hi[0]}, 0))",
+                    width,
+                )
+            case "arith.index_cast" | "arith.extsi" | "arith.trunci":
+                if int_width(ops[0].type) == 1 or width == 1:
+                    return  # i1 reads as 0/-1, and truncation to i1 keeps the low bit
+                self.define(result, lo[0], hi[0], width)
+            case "arith.extui" if int_width(ops[0].type) == 1:
+                self.define(result, lo[0], hi[0], width)
+            case "arith.cmpi":
+                self.compare(op, result)
+            case "arith.select":
+                c, a, b = ops
+                self.define(
+                    result,
+                    f"({self.lo(a)} if {self.lo(c)} == 1 else ({self.lo(b)} if {self.hi(c)} == 0 "
+                    f"else min({self.lo(a)}, {self.lo(b)})))",
+                    f"({self.hi(a)} if {self.lo(c)} == 1 else ({self.hi(b)} if {self.hi(c)} == 0 "
+                    f"else max({self.hi(a)}, {self.hi(b)})))",
+                    width,
+                )
+            case _:
+                return
+
+    def dim(self, op: Operation) -> None:
+        source = op.operands[0]
+        d = constant_dim(op)
+        if d is None or source not in self.kernel.params:
+            return
+        self.exact(op.results[0], f"{self.kernel.name_of(source)}.shape[{d}]", 64)
+
+    def divide(self, op: Operation, result: SSAValue, width: int) -> None:
+        x, y = op.operands
+        lx, hx, ly, hy = self.lo(x), self.hi(x), self.lo(y), self.hi(y)
+        # For y > 0 the quotient is monotone in x, and in y for each sign of x: the
+        # extremes lie at the corners. The divisor is clamped to 1 so that the interval
+        # code itself never divides by zero (the block is then not fast anyway).
+        self.require(f"{ly} > 0")
+        div = "_trunc_div" if op.name == "arith.divsi" else "_floor_div"
+        corners = [f"{div}({a}, max({b}, 1))" for a in (lx, hx) for b in (ly, hy)]
+        self.define(result, f"min({', '.join(corners)})", f"max({', '.join(corners)})", width)
+
+    def compare(self, op: Operation, result: SSAValue) -> None:
+        x, y = op.operands
+        lx, hx, ly, hy = self.lo(x), self.hi(x), self.lo(y), self.hi(y)
+        pred = predicate_of(op, CMPI_PREDICATES)
+        if pred[0] == "u":
+            # Unsigned order agrees with signed order on non-negative values.
+            both = f"{lx} >= 0 and {ly} >= 0"
+            pred = "s" + pred[1:]
+        else:
+            both = "True"
+        true, false = {
+            "eq": (f"{lx} == {hx} == {ly} == {hy}", f"{hx} < {ly} or {hy} < {lx}"),
+            "ne": (f"{hx} < {ly} or {hy} < {lx}", f"{lx} == {hx} == {ly} == {hy}"),
+            "slt": (f"{hx} < {ly}", f"{lx} >= {hy}"),
+            "sle": (f"{hx} <= {ly}", f"{lx} > {hy}"),
+            "sgt": (f"{lx} > {hy}", f"{hx} <= {ly}"),
+            "sge": (f"{lx} >= {hy}", f"{hx} < {ly}"),
+        }[pred]
+        lo = f"(1 if ({both}) and ({true}) else 0)"
+        hi = f"(0 if ({both}) and ({false}) else 1)"
+        self.define(result, lo, hi, 1)
+
+    # -- guards, loops and accesses ---------------------------------------------------------
+
+    def scf_if(self, op: Operation, reach: str) -> None:
+        cond = op.operands[0]
+        then_reach, else_reach = reach, reach
+        if cond in self.known:
+            self.require(f"{self.lo(cond)} == {self.hi(cond)}", reach)
+            self.guards[op] = f"{self.lo(cond)} == 1"
+            then_reach = _conj(reach, f"{self.hi(cond)} == 1")
+            else_reach = _conj(reach, f"{self.lo(cond)} == 0")
+        for region, branch_reach in zip(op.regions, (then_reach, else_reach), strict=False):
+            for block in region.blocks:
+                self.block(block, branch_reach)
+
+    def scf_for(self, op: Operation, reach: str) -> None:
+        lb, ub = op.operands[0], op.operands[1]
+        body = op.regions[0].block
+        if lb in self.known and ub in self.known:
+            iv = body.args[0]
+            width = int_width(iv.type) or 64
+            self.define(iv, self.lo(lb), f"{self.hi(ub)} - 1", width)
+            reach = _conj(reach, f"{self.lo(lb)} <= {self.hi(ub)} - 1")
+        self.block(body, reach)
+
+    def access(self, op: Operation, reach: str) -> None:
+        buffer, *index = op.operands if op.name == "memref.load" else op.operands[1:]
+        if not index:
+            return
+        if not all(i in self.known for i in index):
+            if reach == "True":
+                self.possible = False
+            else:
+                self.require("False", reach)
+            return
+        shape = self.shape_of(buffer)
+        checks = [
+            f"{self.lo(i)} >= 0 and {self.hi(i)} < {size}"
+            for i, size in zip(index, shape, strict=True)
+        ]
+        self.require(" and ".join(checks), reach)
+
+    def shape_of(self, buffer: SSAValue) -> list[str]:
+        type_ = buffer.type
+        assert isinstance(type_, MemRefType)
+        if isinstance(buffer, BlockArgument) and buffer in self.kernel.params:
+            name = self.kernel.name_of(buffer)
+            return [f"{name}.shape[{d}]" for d in range(len(type_.get_shape()))]
+        return [str(s) for s in type_.get_shape()]  # shared memory: static shape
+
+
+def constant_dim(op: Operation) -> int | None:
+    """The dimension a `memref.dim` asks for when it is a constant within the rank."""
+    source, index = op.operands
+    owner = index.owner
+    type_ = source.type
+    if not isinstance(owner, Operation) or owner.name != "arith.constant":
+        return None
+    if not isinstance(type_, MemRefType):
+        return None
+    d = int(constant_value(owner))
+    return d if 0 <= d < len(type_.get_shape()) else None
+
+
+def _axis(op: Operation) -> str:
+    dim: str = cast(Any, op).dim
+    return dim
+
+
+def _conj(reach: str, condition: str) -> str:
+    return condition if reach == "True" else f"({reach}) and ({condition})"
+
+
+# -- blocks that never touch one element ------------------------------------------------------
+
+
+def stored_params(kernel: Kernel) -> set[SSAValue]:
+    """The memref parameters the kernel stores to."""
+    params = set(kernel.params)
+    return {
+        op.operands[1]
+        for op in kernel.func.body.walk()
+        if op.name == "memref.store" and op.operands[1] in params
+    }
+
+
+def separating_axes(kernel: Kernel) -> frozenset[str] | None:
+    """Grid axes along which blocks touch disjoint elements of every buffer written.
+
+    For every parameter the kernel stores to, each access (load or store) is examined for
+    indices of the form `block_id d * block_dim d + thread_id d` (a *global id* along d,
+    distinct between blocks that differ along d). An axis separates blocks when every
+    access to every written parameter has a global id along it at one same index
+    position. Blocks may then run in any order, as long as the grid is 1 along every
+    other axis (checked at launch) and no written array overlaps another argument.
+    None: no axis separates them (the blocks must run in order). Shared memory is private
+    to a block and needs no check.
+    """
+    written = stored_params(kernel)
+    common: set[tuple[int, str]] | None = None
+    for op in kernel.func.body.walk():
+        if op.name not in ("memref.load", "memref.store"):
+            continue
+        buffer, *index = op.operands if op.name == "memref.load" else op.operands[1:]
+        if buffer not in written:
+            continue
+        found = {(k, axis) for k, i in enumerate(index) if (axis := _global_id(i)) is not None}
+        common = found if common is None else common & found
+    if common is None:
+        return frozenset("xyz")
+    axes = frozenset(axis for _, axis in common)
+    return axes or None
+
+
+def _global_id(value: SSAValue) -> str | None:
+    """d when `value` is `block_id d * block_dim d + thread_id d` (operands in any order)."""
+    add = value.owner
+    if not isinstance(add, Operation) or add.name != "arith.addi":
+        return None
+    for mul, thread in (add.operands, add.operands[::-1]):
+        t, m = thread.owner, mul.owner
+        if not isinstance(t, Operation) or t.name != "kernel.thread_id":
+            continue
+        if not isinstance(m, Operation) or m.name != "arith.muli":
+            continue
+        names = sorted(
+            (o.owner.name, _axis(o.owner))
+            for o in m.operands
+            if isinstance(o.owner, Operation) and o.owner.name.startswith("kernel.")
+        )
+        axis = _axis(t)
+        if names == [("kernel.block_dim", axis), ("kernel.block_id", axis)]:
+            return axis
+    return None

@@ -1,0 +1,396 @@
+"""The numpy and numba kernel backends agree bit for bit on generated kernels.
+
+Hypothesis draws kernels (elementwise expressions over every supported element type,
+guarded loads and stores, 1-D to 3-D grids, loops, shared-memory reductions, one faulting
+thread in one block of many) and their launches; both backends run them on copies of the
+same inputs, and either both finish with bitwise equal buffers, or both fail with the same
+message. The numba backend is also run with its blocks in parallel, which must give the
+same buffers and the same first fault as running them in order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import devplan
+from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels import KernelError, compile_kernel, numba_backend
+
+SETTINGS = settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=True,
+)
+"""Few examples each: every distinct kernel is a Numba compilation (about a second)."""
+
+FLOATS = ("f32", "f64")
+INTS = ("i8", "i16", "i32", "i64")
+DTYPES = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+FLOAT_BINARY = ("addf", "subf", "mulf", "divf", "maximumf", "minimumf", "maxnumf", "minnumf")
+INT_BINARY = ("addi", "subi", "muli", "andi", "ori", "xori", "maxsi", "minsi", "divsi", "remsi")
+
+
+def parse_kernel(text: str) -> KernelFuncOp:
+    module = devplan.parse(f'kernel.module @k target #target.target<"cuda"> {{\n{text}\n}}')
+    return next(op for op in module.walk() if isinstance(op, KernelFuncOp))
+
+
+def outcome(func: KernelFuncOp, backend: str, grid: Any, block: Any, args: list[Any]) -> Any:
+    """The buffers after the launch (on copies of `args`), or the fault's message."""
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    try:
+        compile_kernel(func, backend)(grid, block, copies)
+    except KernelError as e:
+        return str(e)
+    return [a for a in copies if isinstance(a, np.ndarray)]
+
+
+def assert_same(expected: Any, got: Any) -> None:
+    if isinstance(expected, str) or isinstance(got, str):
+        assert got == expected
+        return
+    for x, y in zip(expected, got, strict=True):
+        same = x.tobytes() == y.tobytes()
+        if not same and x.dtype.kind == "f":  # NaNs of either sign or payload are one NaN
+            same = bool(np.all((x == y) | (np.isnan(x) & np.isnan(y))))
+        assert same, (x, y)
+
+
+def agree(text: str, grid: Any, block: Any, args: list[Any]) -> None:
+    """Both backends agree, and the numba backend agrees with itself in parallel."""
+    func = parse_kernel(text)
+    expected = outcome(func, "numpy", grid, block, args)
+    assert_same(expected, outcome(func, "numba", grid, block, args))
+
+
+class Builder:
+    """SSA lines of a kernel body under construction."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+
+    def emit(self, rhs: str) -> str:
+        self.count += 1
+        name = f"%v{self.count}"
+        self.lines.append(f"    {name} = {rhs}")
+        return name
+
+
+@st.composite
+def expressions(draw: st.DrawFn, b: Builder, t: str, leaves: list[str], depth: int) -> str:
+    """An SSA value of type `t`: a random expression tree over `leaves`."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        if draw(st.booleans()):
+            return draw(st.sampled_from(leaves))
+        if t in FLOATS:
+            value = draw(st.sampled_from(["0.0", "1.5", "-2.0", "3.0e+00", "0.1"]))
+        else:
+            value = str(draw(st.integers(-3, 5)))
+        return b.emit(f"arith.constant {value} : {t}")
+    x = draw(expressions(b, t, leaves, depth - 1))
+    y = draw(expressions(b, t, leaves, depth - 1))
+    kind = draw(st.integers(0, 4))
+    if kind == 0:  # a comparison and a select
+        pred = draw(st.sampled_from(["olt", "oge", "une"] if t in FLOATS else ["slt", "ult", "ne"]))
+        cmp = "cmpf" if t in FLOATS else "cmpi"
+        c = b.emit(f"arith.{cmp} {pred}, {x}, {y} : {t}")
+        return b.emit(f"arith.select {c}, {x}, {y} : {t}")
+    if t in FLOATS:
+        if kind == 1:
+            return b.emit(
+                f"{draw(st.sampled_from(['arith.negf', 'math.absf', 'math.sqrt']))} {x} : {t}"
+            )
+        return b.emit(f"arith.{draw(st.sampled_from(FLOAT_BINARY))} {x}, {y} : {t}")
+    return b.emit(f"arith.{draw(st.sampled_from(INT_BINARY))} {x}, {y} : {t}")
+
+
+@st.composite
+def elementwise(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
+    """`c[lin] = expr(a[lin], b[lin], s)` over a 1-D to 3-D grid, guarded by `lin < n` (or
+    not, or off by one), optionally summed over an `scf.for` loop."""
+    t = draw(st.sampled_from(FLOATS + INTS))
+    dims = draw(st.integers(1, 3))
+    grid = [draw(st.integers(1, 3)) if d < dims else 1 for d in range(3)]
+    block = [draw(st.integers(1, 6)) if d < dims else 1 for d in range(3)]
+    threads = int(np.prod(grid)) * int(np.prod(block))
+    guard = draw(st.sampled_from(["ult", "slt", "ule", "none"]))
+    n = draw(st.integers(max(1, threads // 2), threads)) if guard != "none" else threads
+    b = Builder()
+    ids = []
+    for axis in "xyz":
+        tid = b.emit(f"kernel.thread_id {axis}")
+        bid = b.emit(f"kernel.block_id {axis}")
+        bdim = b.emit(f"kernel.block_dim {axis}")
+        gdim = b.emit(f"kernel.grid_dim {axis}")
+        base = b.emit(f"arith.muli {bid}, {bdim} : index")
+        ids.append(
+            (
+                b.emit(f"arith.addi {base}, {tid} : index"),
+                b.emit(f"arith.muli {gdim}, {bdim} : index"),
+            )
+        )
+    (ix, nx), (iy, ny), (iz, _) = ids
+    row = b.emit(f"arith.muli {iz}, {ny} : index")
+    row = b.emit(f"arith.addi {row}, {iy} : index")
+    lin = b.emit(f"arith.muli {row}, {nx} : index")
+    lin = b.emit(f"arith.addi {lin}, {ix} : index")
+    head = list(b.lines)
+    b.lines = []
+    x = b.emit(f"memref.load %a[{lin}] : memref<?x{t}>")
+    y = b.emit(f"memref.load %b[{lin}] : memref<?x{t}>")
+    loop = draw(st.booleans())
+    if loop:
+        b.lines.append(
+            f"    %acc = scf.for %k = %c0 to %m step %c1 iter_args(%s0 = {x}) -> ({t}) {{"
+        )
+        inner = Builder()
+        inner.count = 1000
+        if t in FLOATS:
+            k = inner.emit("arith.index_cast %k : index to i64")
+            k = inner.emit(f"arith.sitofp {k} : i64 to {t}")
+        else:
+            k = inner.emit(f"arith.index_cast %k : index to {t}")
+        e = draw(expressions(inner, t, ["%s0", y, k, "%s"], 2))
+        b.lines += [f"  {line}" for line in inner.lines]
+        b.lines.append(f"      scf.yield {e} : {t}")
+        b.lines.append("    }")
+        result = "%acc"
+    else:
+        result = draw(expressions(b, t, [x, y, "%s"], 3))
+    b.lines.append(f"    memref.store {result}, %c[{lin}] : memref<?x{t}>")
+    body = list(b.lines)
+    lines = [
+        f"kernel.func @ew(%a: memref<?x{t}>, %b: memref<?x{t}>, %c: memref<?x{t}>, "
+        f"%s: {t}, %m: index) {{",
+        "    %c0 = arith.constant 0 : index",
+        "    %c1 = arith.constant 1 : index",
+        *head,
+    ]
+    if guard == "none":
+        lines += body
+    else:
+        lines.append(f"    %n = memref.dim %c, %c0 : memref<?x{t}>")
+        lines.append(f"    %in = arith.cmpi {guard}, {lin}, %n : index")
+        lines.append("    scf.if %in {")
+        lines += [f"  {line}" for line in body]
+        lines.append("    }")
+    lines += ["    kernel.return", "}"]
+    rng = np.random.default_rng(draw(st.integers(0, 1000)))
+    dtype = DTYPES[t]
+    if t in FLOATS:
+        a, bb = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+        scalar: Any = float(draw(st.sampled_from([0.5, -1.0, 2.0])))
+    else:
+        info = np.iinfo(dtype)
+        lo, hi = max(info.min, -100), min(info.max, 100)
+        a, bb = (rng.integers(lo, hi, n).astype(dtype) for _ in range(2))
+        scalar = draw(st.integers(-4, 4))
+    c = np.zeros(n, dtype)
+    return "\n".join(lines), tuple(grid), tuple(block), [a, bb, c, scalar, draw(st.integers(0, 3))]
+
+
+@SETTINGS
+@given(elementwise())
+def test_backends_agree_on_generated_elementwise_kernels(
+    case: tuple[str, Any, Any, list[Any]],
+) -> None:
+    agree(*case)
+
+
+SUM = """
+kernel.func @sum(%a: memref<?x{t}>, %out: memref<?x{t}>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0 : {t}
+  %sh = kernel.alloc_shared : memref<{bs}x{t}, #vdev.device<?, ?, ?, "shared">>
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %bd = kernel.block_dim x
+  %i0 = arith.muli %bx, %bd : index
+  %i = arith.addi %i0, %tx : index
+  %n = memref.dim %a, %c0 : memref<?x{t}>
+  %in = arith.cmpi slt, %i, %n : index
+  %v = scf.if %in -> ({t}) {{
+    %x = memref.load %a[%i] : memref<?x{t}>
+    scf.yield %x : {t}
+  }} else {{
+    scf.yield %zero : {t}
+  }}
+  memref.store %v, %sh[%tx] : memref<{bs}x{t}, #vdev.device<?, ?, ?, "shared">>
+  kernel.barrier
+  %half = arith.divsi %bd, %c2 : index
+  %steps = arith.constant {steps} : index
+  scf.for %k = %c0 to %steps step %c1 {{
+    %sh1 = arith.shrsi %half, %k : index
+    %active = arith.cmpi slt, %tx, %sh1 : index
+    scf.if %active {{
+      %j = arith.addi %tx, %sh1 : index
+      %p = memref.load %sh[%tx] : memref<{bs}x{t}, #vdev.device<?, ?, ?, "shared">>
+      %q = memref.load %sh[%j] : memref<{bs}x{t}, #vdev.device<?, ?, ?, "shared">>
+      %r = arith.{add} %p, %q : {t}
+      memref.store %r, %sh[%tx] : memref<{bs}x{t}, #vdev.device<?, ?, ?, "shared">>
+    }}
+    kernel.barrier
+  }}
+  %first = arith.cmpi eq, %tx, %c0 : index
+  scf.if %first {{
+    %total = memref.load %sh[%c0] : memref<{bs}x{t}, #vdev.device<?, ?, ?, "shared">>
+    memref.store %total, %out[%bx] : memref<?x{t}>
+  }}
+  kernel.return
+}}
+"""
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["f32", "f64", "i32", "i64"]),
+    st.integers(0, 5),
+    st.integers(1, 6),
+    st.integers(0, 10_000),
+    st.booleans(),
+)
+def test_backends_agree_on_shared_memory_reductions(
+    t: str, log_block: int, blocks: int, seed: int, fault: bool
+) -> None:
+    """A tree reduction per block; with `fault`, the last block stores one past the end."""
+    bs = 1 << log_block
+    text = SUM.format(t=t, bs=bs, steps=log_block, add="addf" if t in FLOATS else "addi")
+    if fault:
+        text = text.replace(
+            "memref.store %total, %out[%bx]",
+            "%bad = arith.addi %bx, %c1 : index\n    memref.store %total, %out[%bad]",
+        )
+    rng = np.random.default_rng(seed)
+    n = blocks * bs - int(rng.integers(0, bs))
+    a = rng.integers(-50, 50, max(n, 1)).astype(DTYPES[t])
+    out = np.zeros(blocks, DTYPES[t])
+    agree(text, (blocks, 1, 1), (bs, 1, 1), [a, out])
+
+
+FAULT_IN_ONE_BLOCK = """
+kernel.func @f(%a: memref<?x?xf32>, %c: memref<?x?xf32>, %target: index) {
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %dx = kernel.block_dim x
+  %dy = kernel.block_dim y
+  %r0 = arith.muli %by, %dy : index
+  %row = arith.addi %r0, %ty : index
+  %q0 = arith.muli %bx, %dx : index
+  %col = arith.addi %q0, %tx : index
+  %gx = kernel.grid_dim x
+  %w = arith.muli %gx, %dx : index
+  %l0 = arith.muli %row, %w : index
+  %lin = arith.addi %l0, %col : index
+  %hit = arith.cmpi eq, %lin, %target : index
+  %x = memref.load %a[%row, %col] : memref<?x?xf32>
+  %y = arith.mulf %x, %x : f32
+  %col2 = arith.select %hit, %w, %col : index
+  memref.store %y, %c[%row, %col2] : memref<?x?xf32>
+  kernel.return
+}
+"""
+
+
+@SETTINGS
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 8), st.integers(1, 8), st.data())
+def test_one_faulting_thread_among_many_blocks_is_reported_alike(
+    gx: int, gy: int, bx: int, by: int, data: st.DataObject
+) -> None:
+    h, w = gy * by, gx * bx
+    target = data.draw(st.integers(0, h * w))  # h * w: no thread faults
+    a = np.arange(h * w, dtype=np.float32).reshape(h, w)
+    c = np.zeros((h, w), np.float32)
+    agree(FAULT_IN_ONE_BLOCK, (gx, gy, 1), (bx, by, 1), [a, c, target])
+
+
+FAULT_IN_TWO_BLOCKS = """
+kernel.func @g(%a: memref<?x?xf32>, %c: memref<?x?xf32>, %target: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %last = arith.constant 4000 : index
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %dx = kernel.block_dim x
+  %dy = kernel.block_dim y
+  %r0 = arith.muli %by, %dy : index
+  %row = arith.addi %r0, %ty : index
+  %q0 = arith.muli %bx, %dx : index
+  %col = arith.addi %q0, %tx : index
+  %gx = kernel.grid_dim x
+  %w = arith.muli %gx, %dx : index
+  %l0 = arith.muli %row, %w : index
+  %lin = arith.addi %l0, %col : index
+  %hit1 = arith.cmpi eq, %lin, %target : index
+  %hit2 = arith.cmpi eq, %lin, %last : index
+  %hit = arith.ori %hit1, %hit2 : i1
+  %d = arith.select %hit, %c0, %c1 : index
+  %q = arith.divsi %lin, %d : index
+  %qi = arith.index_cast %q : index to i64
+  %qf = arith.sitofp %qi : i64 to f32
+  %x = memref.load %c[%row, %col] : memref<?x?xf32>
+  %y = arith.addf %x, %qf : f32
+  memref.store %y, %c[%row, %col] : memref<?x?xf32>
+  kernel.return
+}
+"""
+
+
+def test_blocks_writing_their_own_elements_are_found_free_of_races() -> None:
+    from devplan.runtime.kernels.common import Kernel
+    from devplan.runtime.kernels.ranges import separating_axes
+
+    assert separating_axes(Kernel(parse_kernel(FAULT_IN_TWO_BLOCKS))) == {"x", "y"}
+    # The store's column is a select, not a global id: blocks along x may collide.
+    assert separating_axes(Kernel(parse_kernel(FAULT_IN_ONE_BLOCK))) == {"y"}
+
+
+@pytest.mark.parametrize("target", [-1, 5, 700, 4095])
+def test_parallel_blocks_give_the_results_and_first_fault_of_blocks_in_order(
+    target: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if numba_backend.numba.get_num_threads() < 2:
+        pytest.skip("Numba has one thread here: blocks never run in parallel")
+    func = parse_kernel(FAULT_IN_TWO_BLOCKS)
+    grid, block = (8, 8, 1), (8, 8, 1)
+    c = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    # Threads `target` and 4000 divide by zero: the first in block order is reported.
+    args = [c.copy(), c, target]
+    in_order = outcome(func, "numba", grid, block, args)
+    assert isinstance(in_order, str)
+    assert "divides by zero" in in_order
+    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    assert_same(in_order, outcome(func, "numba", grid, block, args))
+    assert_same(outcome(func, "numpy", grid, block, args), in_order)
+
+
+def test_parallel_blocks_without_a_fault_give_the_buffers_of_blocks_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    func = parse_kernel(FAULT_IN_TWO_BLOCKS)
+    c = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    args = [c.copy(), c, -1]
+    grid, block = (8, 4, 1), (8, 8, 1)  # 2048 threads: thread 4000 does not exist
+    in_order = outcome(func, "numba", grid, block, args)
+    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    assert_same(in_order, outcome(func, "numba", grid, block, args))
+    assert_same(outcome(func, "numpy", grid, block, args), in_order)

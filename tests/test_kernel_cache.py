@@ -1,0 +1,90 @@
+"""The on-disk kernel cache: a second process loads compiled kernels instead of compiling."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import devplan
+from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels import compile_kernel, kernel_cache
+
+SCALE = """
+kernel.func @scale(%x: memref<?xf64>, %k: f64) {
+  %i = kernel.thread_id x
+  %v = memref.load %x[%i] : memref<?xf64>
+  %w = arith.mulf %v, %k : f64
+  memref.store %w, %x[%i] : memref<?xf64>
+  kernel.return
+}
+"""
+
+RUN_ONCE = f"""
+import json, sys
+import numpy as np
+import devplan
+from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels import compile_kernel
+module = devplan.parse('kernel.module @k target #target.target<"cuda"> {{' + {SCALE!r} + '}}')
+func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
+x = np.arange(4.0)
+compile_kernel(func, "numba")((1, 1, 1), (4, 1, 1), [x, 2.0])
+assert x.tolist() == [0.0, 2.0, 4.0, 6.0]
+blocks = next(m for n, m in sys.modules.items() if n.startswith("devplan_kernel_")).blocks
+print(json.dumps({{"hits": sum(blocks.stats.cache_hits.values()),
+                  "misses": sum(blocks.stats.cache_misses.values())}}))
+"""
+
+
+def run_in_new_process(cache: Path) -> dict[str, int]:
+    env = dict(os.environ, DEVPLAN_CACHE_DIR=str(cache))
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_ONCE], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_second_process_loads_the_kernel_compiled_by_the_first(tmp_path: Path) -> None:
+    first = run_in_new_process(tmp_path)
+    assert first == {"hits": 0, "misses": 1}
+    assert list(tmp_path.glob("k*.py"))
+    second = run_in_new_process(tmp_path)
+    assert second == {"hits": 1, "misses": 0}
+
+
+def test_cache_dir_follows_devplan_cache_dir_and_clear_empties_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEVPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    assert kernel_cache.cache_dir() == tmp_path / "cache"
+    path = kernel_cache.module_path("x = 1\n", "test")
+    assert path is not None
+    assert path.parent == tmp_path / "cache"
+    assert path.read_text() == "x = 1\n"
+    kernel_cache.clear()
+    assert not (tmp_path / "cache").exists()
+    monkeypatch.delenv("DEVPLAN_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert kernel_cache.cache_dir() == tmp_path / "xdg" / "devplan" / "kernels"
+
+
+def test_an_unwritable_cache_dir_compiles_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("DEVPLAN_CACHE_DIR", str(blocker / "cache"))
+    assert kernel_cache.module_path("x = 1\n", "test") is None
+    module = devplan.parse(
+        'kernel.module @k target #target.target<"cuda"> {' + SCALE + "}"
+    )
+    func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
+    x = np.arange(3.0)
+    compile_kernel(func, "numba")((1, 1, 1), (3, 1, 1), [x, 3.0])
+    assert x.tolist() == [0.0, 3.0, 6.0]

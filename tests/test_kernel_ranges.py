@@ -1,0 +1,104 @@
+"""Per-block value ranges: which blocks the numba backend runs without bounds checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import devplan
+from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels.common import Kernel
+from devplan.runtime.kernels.numba_backend import _floor_div, _trunc_div
+from devplan.runtime.kernels.ranges import BlockRanges
+
+GUARDED_ADD = """
+kernel.func @add(%a: memref<?xf32>, %c: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %bd = kernel.block_dim x
+  %i0 = arith.muli %bx, %bd : index
+  %i = arith.addi %i0, %tx : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %in = arith.cmpi ult, %i, %n : index
+  scf.if %in {
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %c[%i] : memref<?xf32>
+  }
+  kernel.return
+}
+"""
+
+LOOP = """
+kernel.func @rowsum(%a: memref<?x?xf32>, %out: memref<?xf32>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = kernel.thread_id x
+  %s = scf.for %k = %c0 to %m step %c1 iter_args(%acc = %zero) -> (f32) {
+    %x = memref.load %a[%r, %k] : memref<?x?xf32>
+    %y = arith.addf %acc, %x : f32
+    scf.yield %y : f32
+  }
+  memref.store %s, %out[%r] : memref<?xf32>
+  kernel.return
+}
+"""
+
+GATHER = """
+kernel.func @gather(%idx: memref<?xindex>, %a: memref<?xf32>, %c: memref<?xf32>) {
+  %t = kernel.thread_id x
+  %j = memref.load %idx[%t] : memref<?xindex>
+  %x = memref.load %a[%j] : memref<?xf32>
+  memref.store %x, %c[%t] : memref<?xf32>
+  kernel.return
+}
+"""
+
+
+def ranges_of(text: str) -> tuple[Kernel, BlockRanges]:
+    module = devplan.parse(f'kernel.module @k target #target.target<"cuda"> {{\n{text}\n}}')
+    func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
+    kernel = Kernel(func)
+    return kernel, BlockRanges(kernel).analyse()
+
+
+def fast(text: str, block_id: int, block_dim: int, grid_dim: int, args: list[Any]) -> bool:
+    """Whether the block `block_id` (along x) would run the fast path."""
+    kernel, ranges = ranges_of(text)
+    assert ranges.possible
+    env: dict[str, Any] = {"np": np, "_trunc_div": _trunc_div, "_floor_div": _floor_div}
+    env |= {"bix": block_id, "biy": 0, "biz": 0, "bx_": block_dim, "by_": 1, "bz_": 1}
+    env |= {"gx": grid_dim, "gy": 1, "gz": 1}
+    env |= {kernel.name_of(p): a for p, a in zip(kernel.params, args, strict=True)}
+    exec("\n".join(ranges.lines), env)
+    return bool(env["fast"])
+
+
+def test_full_blocks_of_a_guarded_add_are_fast_and_the_tail_block_is_checked() -> None:
+    a, c = np.zeros(1000, np.float32), np.zeros(1000, np.float32)
+    assert [fast(GUARDED_ADD, b, 256, 4, [a, c]) for b in range(4)] == [True, True, True, False]
+
+
+def test_a_block_whose_guard_is_false_for_every_thread_is_fast() -> None:
+    a, c = np.zeros(512, np.float32), np.zeros(512, np.float32)
+    assert fast(GUARDED_ADD, 5, 256, 6, [a, c])
+
+
+def test_a_shorter_output_makes_the_guarded_block_checked() -> None:
+    a, c = np.zeros(1024, np.float32), np.zeros(1000, np.float32)
+    assert [fast(GUARDED_ADD, b, 256, 4, [a, c]) for b in range(4)] == [True, True, True, False]
+
+
+def test_loop_bounds_give_the_induction_variable_a_range() -> None:
+    a, out = np.zeros((8, 5), np.float32), np.zeros(8, np.float32)
+    assert fast(LOOP, 0, 8, 1, [a, out, 5])
+    assert not fast(LOOP, 0, 8, 1, [a, out, 6])  # a[r, 5] is past the end
+    assert not fast(LOOP, 0, 9, 1, [a, out, 5])  # thread 8 has no row
+    assert fast(LOOP, 0, 8, 1, [a, out, 0])  # the loop runs in no thread
+
+
+def test_an_index_loaded_from_memory_has_no_range_so_the_kernel_is_always_checked() -> None:
+    _, ranges = ranges_of(GATHER)
+    assert not ranges.possible
