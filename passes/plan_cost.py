@@ -248,7 +248,7 @@ class CostPlacement:
                 continue  # (an irrelevant class, a constant's say, is placed by dataflow)
             chosen = labels[c]
             device = cls.default if chosen == problem.default[c] else self.candidates[chosen]
-            origin = Origin(cls.where or module, "the cost model (strategy=cost)")
+            origin = Origin(module, "the cost model (strategy=cost)")
             planner.domains.constrain(cls.root, device, origin)
         if self.explain:
             self._explain(problem, labels, module)
