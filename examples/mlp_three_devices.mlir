@@ -6,7 +6,6 @@
 // strategy=cost moves the free work to the GPUs, where the modelled time is least:
 //
 //   devplan-opt -p 'plan-devices{strategy=cost explain=true}' examples/mlp_three_devices.mlir
-//   devplan-run examples/mlp_three_devices.mlir --random-args 0 --compare-strategies
 
 builtin.module attributes {
   vdev.default_device = #vdev.device<"cpu", 0>,
