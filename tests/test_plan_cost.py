@@ -236,7 +236,7 @@ EXAMPLE = Path(__file__).parent.parent / "examples" / "mlp_three_devices.mlir"
 def test_the_mlp_example_is_faster_under_the_cost_strategy() -> None:
     text = EXAMPLE.read_text()
     cost, default = _planned(text, "cost"), _planned(text, "default")
-    assert cost < default / 2
+    assert cost < 0.75 * default
 
 
 def test_explain_gives_both_modelled_times_and_why_each_value_moved(
@@ -251,7 +251,7 @@ def test_explain_gives_both_modelled_times_and_why_each_value_moved(
         f"the default placement: {default * 1e3:.3f} ms; devices: cpu:0, cuda:0, cuda:1)"
     ) in err
     assert (
-        "remark: 'linalg.matmul' placed on cuda:1 instead of cpu:0: linalg.matmul 10.738 ms "
-        "on cpu:0 vs 60.1 us on cuda:1; copies of the values it defines or uses 0.0 us vs "
-        "1.059 ms"
+        "remark: 'linalg.matmul' placed on cuda:1 instead of cpu:0: linalg.matmul 1.343 ms "
+        "on cpu:0 vs 11.9 us on cuda:1; copies of the values it defines or uses 0.0 us vs "
+        "272.1 us"
     ) in err
