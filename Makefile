@@ -17,10 +17,10 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/lit --succinct --order=smart tests/filecheck
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q --rootdir=tests tests
 
 pytest: $(STAMP)
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q --rootdir=tests tests
 
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck

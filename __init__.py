@@ -12,6 +12,7 @@ devplan.apply(module, "canonicalize")
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,12 +24,17 @@ from xdsl.utils.exceptions import ParseError
 from .diagnostics import (
     DevplanError,
     LocatingParser,
+    check_argument,
     register_source,
     verify_located,
+    with_deep_stack,
 )
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
 from .pipeline import build_pipeline
+
+# Loading the system module registers the verifier of `vdev.system` (the system must load).
+importlib.import_module(f"{__name__}.runtime.system")
 
 if TYPE_CHECKING:
     from .runtime.executor import execute
@@ -44,18 +50,28 @@ def context() -> Context:
     return ctx
 
 
+@with_deep_stack
 def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -> ModuleOp:
     """Parse MLIR text, or the file at a `Path`, into a `builtin.module`.
 
     A string that names an existing `.mlir` file is read as that file. Every op gets
-    its `loc("file":line:col)`. Bad input raises `DevplanError` whose text is one
-    located diagnostic.
+    its `loc("file":line:col)`. Bad input (and a `source` that is neither a str nor a
+    Path) raises `DevplanError` whose text is one located diagnostic; a file that
+    cannot be read raises the `OSError` (e.g. `FileNotFoundError`) naming it.
     """
+    check_argument("devplan.parse", "source", source, (str, Path), "MLIR text (str) or a Path")
+    check_argument("devplan.parse", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
     if isinstance(source, Path) or (
         "\n" not in source and source.endswith(".mlir") and Path(source).is_file()
     ):
         name = str(source)
-        text = Path(source).read_text()
+        try:
+            text = Path(source).read_text()
+        except UnicodeDecodeError as e:
+            raise DevplanError(
+                f"error: {source}: the input is not UTF-8 text "
+                f"(byte {e.start} is {e.object[e.start]:#04x})"
+            ) from None
     else:
         name, text = "<string>", str(source)
     register_source(name, text)
@@ -68,8 +84,20 @@ def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -
     return module
 
 
+@with_deep_stack
 def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
-    """Run an xdsl-opt pipeline (`"pass-a,pass-b{opt=1}"`) on `module` in place."""
+    """Run an xdsl-opt pipeline (`"pass-a,pass-b{opt=1}"`) on `module` in place.
+
+    A `module` that is not a `builtin.module` (e.g. text: `parse` it first) or a
+    `pipeline` that is not a string raises `DevplanError` naming the parameter.
+    """
+    check_argument(
+        "devplan.apply", "module", module, ModuleOp, "a builtin.module (devplan.parse gives one)"
+    )
+    check_argument(
+        "devplan.apply", "pipeline", pipeline, str, 'a pass pipeline string, e.g. "canonicalize"'
+    )
+    check_argument("devplan.apply", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
     parsed = build_pipeline(pipeline, Universe.get_multiverse().all_passes)
     parsed.apply(ctx or context(), module)
     verify_located(module)

@@ -15,17 +15,36 @@ Errors raised from here are `DevplanError`s (or xDSL's `ParseError` and
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import functools
+import math
 import re
-from collections.abc import Callable, Sequence
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnregisteredAttr
-from xdsl.ir import Data, Operation, ParametrizedAttribute
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    RankedStructure,
+    StringAttr,
+    UnregisteredAttr,
+)
+from xdsl.ir import Attribute, Data, Operation, ParametrizedAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 
 class DevplanError(Exception):
@@ -140,26 +159,143 @@ class LocatedParseError(ParseError):
         return format_parse_error(self)
 
 
+INDEX_RANGE = (-(1 << 63), 1 << 64)
+"""Values an `index` literal may spell (64 bits, read as signed or unsigned), as
+[low, high); MLIR's own range for a 64-bit signless integer."""
+
+
+def literal_range_error(value: int | float, type_: Attribute) -> str | None:
+    """Why the literal `value` cannot be of `type_` (None when it can).
+
+    Integers must fit the type's bits read as signed or unsigned (`-128` to `255` for
+    `i8`, 64 bits for `index`), and a float is no integer. (Float literals are checked
+    where they are parsed: a decimal literal that became infinite overflowed its type,
+    while a hexadecimal bit pattern may spell infinity.)
+    """
+    if isinstance(type_, IntegerType | IndexType):
+        if isinstance(value, float):
+            return f"float literal {value!r} is not valid for integer type {type_}"
+        low, high = INDEX_RANGE if isinstance(type_, IndexType) else type_.value_range()
+        if not low <= value < high:
+            return (
+                f"integer literal {value} is out of range for {type_} (valid: {low} to {high - 1})"
+            )
+    return None
+
+
+def _float_overflow(literal: str, type_: object) -> str:
+    return f"float literal {literal.strip()} is out of range for {type_} (it would be infinite)"
+
+
 class LocatingParser(Parser):
     """A `Parser` that gives each parsed op its `loc("file":line:col)`.
 
     It also turns verify failures of attributes built while parsing (which xDSL
-    reports without a place) into `ParseError`s spanning the attribute's text.
+    reports without a place, or as a bare Python exception) into `ParseError`s spanning
+    the attribute's or op's text, checks that literals fit their types (xDSL wraps an
+    out-of-range `index` and turns an overflowing float into infinity), and reads an
+    input with nothing but comments as an empty module, as MLIR does.
     """
 
     line_offset: int = 0
     """Lines before this input in the original file (for `--split-input-file` chunks)."""
 
+    def _error(self, start: int, message: str) -> LocatedParseError:
+        end = max(self.pos, start + 1)
+        return LocatedParseError(Span(start, end, self.lexer.input), message)
+
+    def _text_from(self, start: int) -> str:
+        return self.lexer.input.content[start : self.pos]
+
+    _line_starts: list[int] | None = None
+
+    def _line_and_column(self, pos: int) -> tuple[int, int]:
+        """1-based line and column of `pos` (xDSL counts the newlines before it on every
+        call, quadratic in the size of the input; this indexes them once)."""
+        starts = self._line_starts
+        if starts is None:
+            content = self.lexer.input.content
+            starts = [0]
+            at = content.find("\n")
+            while at >= 0:
+                starts.append(at + 1)
+                at = content.find("\n", at + 1)
+            self._line_starts = starts
+        line = bisect.bisect_right(starts, pos)
+        return line, pos - starts[line - 1] + 1
+
     def parse_operation(self) -> Operation:
-        where = Span(self.pos, self.pos, self.lexer.input).get_location()
-        op = super().parse_operation()
+        start = self.pos
+        try:
+            op = super().parse_operation()
+        except ParseError:
+            raise
+        except RecursionError:
+            # Unwinding has freed some stack: say where, or let an outer op try.
+            raise self._error(
+                start, "this op is nested too deeply for devplan (regions or attributes)"
+            ) from None
+        except Exception as e:  # xDSL's op parsers may fail with any Python exception
+            raise self._error(start, _exception_text(e)) from e
         if not isinstance(op.location, FileLineColLoc):
+            line, column = self._line_and_column(start)
             op.location = FileLineColLoc(
-                StringAttr(where.file),
-                IntAttr(where.line + self.line_offset),
-                IntAttr(int(where.col)),
+                StringAttr(self.lexer.input.name),
+                IntAttr(line + self.line_offset),
+                IntAttr(column),
             )
         return op
+
+    def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
+        start = self.pos
+        try:
+            attr = super().parse_optional_builtin_int_or_float_attr()
+        except ParseError as e:
+            if e.msg.startswith("Floating point value is not valid"):
+                literal, _, type_ = (t.strip() for t in self._text_from(start).partition(":"))
+                raise self._error(
+                    start, f"float literal {literal} is not valid for integer type {type_}"
+                ) from None
+            raise
+        except (VerifyException, OverflowError, ValueError) as e:
+            literal, _, type_ = self._text_from(start).partition(":")
+            number, type_ = literal.strip(), type_.strip()
+            if re.fullmatch(r"[su]?i\d+|index", type_) is None:
+                raise self._error(start, _float_overflow(number, type_)) from e
+            problem = f"integer literal {number} is out of range for {type_}"
+            width = re.fullmatch(r"i(\d+)", type_)
+            if width is not None:  # signless: the bits read as signed or unsigned
+                bits = int(width.group(1))
+                problem += f" (valid: {-(1 << (bits - 1))} to {(1 << bits) - 1})"
+            raise self._error(start, problem) from e
+        if isinstance(attr, IntegerAttr):
+            problem = literal_range_error(attr.value.data, attr.type)
+            if problem is not None:
+                raise self._error(start, problem)
+        elif isinstance(attr, FloatAttr) and not math.isfinite(attr.value.data):
+            literal = self._text_from(start).partition(":")[0]
+            if "0x" not in literal.lower():
+                raise self._error(start, _float_overflow(literal, attr.type))
+        return attr
+
+    def parse_dense_int_or_fp_elements_attr(
+        self, type: RankedStructure[Any] | None
+    ) -> DenseIntOrFPElementsAttr:
+        start = self.pos
+        try:
+            attr = super().parse_dense_int_or_fp_elements_attr(type)
+        except ParseError:
+            raise
+        except (VerifyException, OverflowError, ValueError) as e:
+            raise self._error(start, f"dense literal out of range: {_exception_text(e)}") from e
+        element = attr.get_element_type()
+        if isinstance(element, AnyFloat) and "0x" not in self._text_from(start).lower():
+            values: Any = attr.get_values()
+            if not all(math.isfinite(v) for v in values):
+                raise self._error(
+                    start, f"dense literal out of range: a value would be infinite in {element}"
+                )
+        return attr
 
     def _parse_dialect_type_or_attribute_body(
         self,
@@ -177,12 +313,20 @@ class LocatingParser(Parser):
             raise LocatedParseError(Span(start, self.pos, self.lexer.input), str(e)) from e
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])  # only whitespace and comments: an empty module
         try:
             return super().parse_module(allow_implicit_module)
         except LocatedParseError:
             raise
         except ParseError as e:
             raise LocatedParseError(_point_at_op_name(e), e.msg) from None
+
+
+def _exception_text(error: BaseException) -> str:
+    """A Python exception raised inside xDSL, as the text of a diagnostic."""
+    text = str(error).removeprefix("Operation does not verify: ").strip()
+    return text or f"invalid ({type(error).__name__} in xDSL)"
 
 
 ModuleVerifier = Callable[[Operation], None]
@@ -221,6 +365,19 @@ def _redefinition(table: Operation, message: str) -> LocatedError | None:
     return None
 
 
+def _preorder(root: Operation) -> Iterator[Operation]:
+    """`root` and every op nested in it, outermost first, as `walk()` orders them but
+    with an explicit stack: a walk of generators costs time in the depth of nesting for
+    every op it yields, and a Python frame per level."""
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        yield op
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                stack.extend(reversed(list(block.ops)))
+
+
 def verify_located(module: Operation) -> None:
     """Verify `module` op by op; the first failure becomes a located diagnostic.
 
@@ -228,7 +385,7 @@ def verify_located(module: Operation) -> None:
     at the innermost op that is actually wrong rather than at the module. Then the
     registered module verifiers run.
     """
-    for op in module.walk():
+    for op in _preorder(module):
         try:
             op.verify(verify_nested_ops=False)
         except DiagnosticException as e:
@@ -238,8 +395,112 @@ def verify_located(module: Operation) -> None:
             if (redefinition := _redefinition(op, message)) is not None:
                 raise redefinition from e
             raise error_at(op, f"'{op.name}' {message}") from e
+        except RecursionError:
+            raise
+        except Exception as e:  # some xDSL verifiers raise bare Python exceptions
+            raise error_at(op, f"'{op.name}' {_exception_text(e)}") from e
     for verifier in list(_module_verifiers.values()):
         verifier(module)
+
+
+# --- arguments of the Python API ----------------------------------------------------------
+
+
+def describe_value(value: object) -> str:
+    """`NoneType None`, `int 5`, `str 'abc'` (shortened): what a caller passed."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def check_argument(
+    function: str,
+    parameter: str,
+    value: object,
+    expected: type | tuple[type, ...],
+    description: str,
+    error: Callable[[str], Exception] | None = None,
+) -> None:
+    """Raise `error` (default: `DevplanError` with an `error: ` prefix) naming
+    `function`'s `parameter` when `value` is not an instance of `expected`."""
+    if isinstance(value, expected):
+        return
+    message = f"{function}: {parameter} must be {description}, got {describe_value(value)}"
+    raise error(message) if error is not None else DevplanError(f"error: {message}")
+
+
+# --- deep inputs ----------------------------------------------------------------------------
+
+RECURSION_LIMIT = 60_000
+"""Python frames devplan's entry points may use: about 400 nested regions in IR, or
+5000 nested host calls at run time, fit well within it."""
+_STACK_BYTES = 1 << 30
+"""Stack of the thread an entry point runs on (address space; only what is used is
+touched), so that RECURSION_LIMIT frames fit."""
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_deep = threading.local()
+_deep_calls: list[int] = []
+"""The recursion limit before the first active deep call, then one entry per active call
+(calls from several threads share the raised limit until the last one ends)."""
+_deep_calls_lock = threading.Lock()
+
+
+def with_deep_stack(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run `fn` on a thread with a large stack and a high recursion limit.
+
+    xDSL parses, verifies and prints nested IR recursively, and the executor runs
+    `func.call` recursively, so deep but valid inputs need more than Python's default
+    1000 frames (and than the main thread's C stack). Beyond `RECURSION_LIMIT` the
+    `RecursionError` becomes a `DevplanError` saying the input is nested too deeply.
+    Nested calls of wrapped functions run on the caller's thread.
+    """
+
+    @functools.wraps(fn)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if getattr(_deep, "active", False):
+            return fn(*args, **kwargs)
+        outcome: list[Any] = []
+
+        def target() -> None:
+            _deep.active = True
+            try:
+                outcome.append(("value", fn(*args, **kwargs)))
+            except BaseException as e:  # handed to the caller's thread below
+                outcome.append(("error", e))
+
+        with _deep_calls_lock:
+            if not _deep_calls:
+                _deep_calls.append(sys.getrecursionlimit())
+                sys.setrecursionlimit(max(_deep_calls[0], RECURSION_LIMIT))
+            _deep_calls.append(0)
+            previous = threading.stack_size(_STACK_BYTES)
+            try:
+                thread = threading.Thread(target=target, name=f"devplan {fn.__name__}", daemon=True)
+                thread.start()
+            finally:
+                threading.stack_size(previous)
+        try:
+            thread.join()
+        finally:
+            with _deep_calls_lock:
+                _deep_calls.pop()
+                if len(_deep_calls) == 1:  # the last one: restore the caller's limit
+                    sys.setrecursionlimit(_deep_calls.pop())
+        kind, value = outcome[0]
+        if kind == "value":
+            return value
+        if isinstance(value, RecursionError):
+            raise DevplanError(
+                "error: the input is nested too deeply for devplan (more than "
+                f"{RECURSION_LIMIT} Python frames: deeper regions, attributes or calls "
+                "than it can follow)"
+            ) from value
+        raise value
+
+    return run
 
 
 __all__ = [
@@ -247,6 +508,8 @@ __all__ = [
     "LocatedError",
     "LocatedParseError",
     "LocatingParser",
+    "check_argument",
+    "describe_value",
     "diagnostic_at",
     "error_at",
     "format_diagnostic",
@@ -255,4 +518,5 @@ __all__ = [
     "register_module_verifier",
     "register_source",
     "verify_located",
+    "with_deep_stack",
 ]

@@ -480,6 +480,23 @@ def _describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
+POSITIVE_ATTRS: Final = frozenset(
+    {
+        "max_num_threads",
+        "max_threads_per_block",
+        "thread_warp_size",
+        "max_shared_memory_per_block",
+        "registers_per_block",
+        "l2_cache_size_bytes",
+        "max_block_size_x",
+        "max_block_size_y",
+        "max_block_size_z",
+    }
+)
+"""Integer target attributes that are counts or sizes: below 1 they would only fail
+later, at a launch, blamed on the program."""
+
+
 def _coerce(kind: TargetKind, spec: AttrSpec, value: object) -> TargetValue:
     """`value` as the resolved value of `spec`, or a `TargetError` naming both."""
 
@@ -493,6 +510,8 @@ def _coerce(kind: TargetKind, spec: AttrSpec, value: object) -> TargetValue:
     if spec.type == INT and isinstance(value, int) and not isinstance(value, bool):
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise wrong(f"{value}, which does not fit in 64 bits")
+        if value < 1 and spec.name in POSITIVE_ATTRS:
+            raise wrong(f"{value}; it is a count or a size and must be at least 1")
         return value
     if (spec.type == STR and isinstance(value, str)) or (
         spec.type == BOOL and isinstance(value, bool)
@@ -787,6 +806,11 @@ def _build(name: str, given: Mapping[str, object], host: object) -> TargetAttr:
             raise TargetError(f"'{reserved}' is not an attribute: {instead}", reserved)
     checked = _check_given(kind, given)
     host_target = _host_target(host)
+    depth, inner = 0, host_target
+    while isinstance(inner, TargetAttr):
+        depth, inner = depth + 1, inner.resolved.host
+        if depth > MAX_HOST_DEPTH:
+            raise _host_too_deep()
     key = (name, tuple(sorted(checked.items())), host_target)
     built = _BUILT.get(key)
     if built is None:
@@ -808,16 +832,37 @@ def _forget_everything_built() -> None:
         memo.clear()
 
 
+MAX_HOST_DEPTH = 16
+"""How many hosts deep a target may nest (a host of a host of ...); deeper configs are
+an error rather than a recursion through every level."""
+_hosts_being_read = [0]
+
+
+def _host_too_deep() -> TargetError:
+    return TargetError(
+        f"the target's host chain is more than {MAX_HOST_DEPTH} targets deep "
+        "(a host's host's ...); a device target needs one host",
+        "host",
+    )
+
+
 def _host_target(host: object) -> TargetAttr | _Inherit | None:
     if host is None or isinstance(host, TargetAttr | _Inherit):
         return host
+    if _hosts_being_read[0] >= MAX_HOST_DEPTH:
+        raise _host_too_deep()
+    _hosts_being_read[0] += 1
     try:
         if isinstance(host, str):
             return TargetAttr.parse(host)
         if isinstance(host, Mapping):
             return TargetAttr.from_config(cast(Mapping[str, object], host))
     except TargetError as e:
+        if e.field == "host" and str(e).startswith("the target's host chain"):
+            raise
         raise TargetError(f"in host: {e}", "host") from None
+    finally:
+        _hosts_being_read[0] -= 1
     raise TargetError(
         f"a host must be a target, a kind or tag name, or a config dict, got {_describe(host)}",
         "host",
@@ -926,8 +971,13 @@ class TargetAttr(ParametrizedAttribute):
         """A target from a string, as TVM's `Target(str)` (<= v0.23) reads it.
 
         A kind name (`"cuda"`), a tag name (`"nvidia/nvidia-a100"`), a JSON object, or
-        the legacy CLI form `"cuda -arch=sm_80 --host='llvm -mcpu=skylake'"`.
+        the legacy CLI form `"cuda -arch=sm_80 --host='llvm -mcpu=skylake'"`. Anything
+        but a string is a `TargetError`.
         """
+        if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TargetError(
+                f"Target.parse: text must be a string such as 'cuda', got {_describe(text)}"
+            )
         return _parse_target_string(text)
 
     @classmethod
@@ -1679,6 +1729,8 @@ TargetDialect = Dialect("target", [], [TargetAttr])
 __all__ = [
     "BUILTIN_TAGS",
     "INHERIT",
+    "MAX_HOST_DEPTH",
+    "POSITIVE_ATTRS",
     "AttrSpec",
     "Resolved",
     "Target",

@@ -263,6 +263,11 @@ class DeviceAttr(ParametrizedAttribute):
     def from_string(text: str) -> DeviceAttr:
         """`"cuda"`, `"cuda:0"`, `"cuda:0/global"`, `"?/shared"`: `TYPE[:ID][/SCOPE]`,
         `?` for an unconstrained type or id."""
+        if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise VirtualDeviceError(
+                "VirtualDevice.from_string: text must be a string such as 'cuda:0', "
+                f"got {type(text).__name__} {text!r}"
+            )
         match = re.fullmatch(r"([^:/]+)(?::([^:/]+))?(?:/(.+))?", text.strip())
         if match is None or (
             match.group(2) is not None and not re.fullmatch(r"\d+|\?", match.group(2))

@@ -50,9 +50,17 @@ from xdsl.dialects.builtin import DenseArrayBase, MemRefType, ModuleOp, TensorTy
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from ..diagnostics import DevplanError, LocatedError, diagnostic_at, error_at, location_of
+from ..diagnostics import (
+    DevplanError,
+    LocatedError,
+    check_argument,
+    diagnostic_at,
+    error_at,
+    location_of,
+    with_deep_stack,
+)
 from ..dialects import device as dev
-from ..dialects.kernel import KernelFuncOp, KernelModuleOp
+from ..dialects.kernel import AllocSharedOp, KernelFuncOp, KernelModuleOp
 from ..dialects.vdev import DeviceAttr, memory_space_of
 from .cost import WORK_ATTR, CostModel, kernel_work
 from .device_api import Buffer, Device, DeviceAPI, copy_performer
@@ -64,6 +72,7 @@ from .host import (
     Step,
     element_type,
     from_python,
+    machine_memory,
     numpy_dtype,
     run_steps,
     shape_with,
@@ -117,6 +126,8 @@ class Execution:
         """Each device's max_threads_per_block (infinity when it reports none)."""
         self.launch_sites: dict[Operation, _LaunchSite] = {}
         """Per `device.launch` op, what its launches in this run share."""
+        self.host_capacity = host_capacity(system)
+        """Bytes of host memory (`memref.alloc` beyond it is out of host memory)."""
 
     def api(self, device: Device, op: Operation) -> DeviceAPI:
         """The DeviceAPI of `device`; a located error at `op` when the system lacks it."""
@@ -303,7 +314,7 @@ class Program:
             find_entry(self.module, entry)  # raises the error that names the functions
             raise AssertionError("unreachable")
         function = compiled.op
-        resolved = System.resolve(system)
+        resolved = system_for(self.module, system)
         runtime = Runtime.from_system(resolved)
         ex = Execution(self, runtime, resolved)
         began = time.perf_counter()
@@ -329,6 +340,14 @@ class Program:
                 f"(never freed): {listed}"
             )
         return ExecutionResult(outputs, report, leaks)
+
+
+def system_for(module: ModuleOp, system: System | str | Path | None) -> System:
+    """The system a run of `module` uses: `system` when given (it wins), else the
+    module's own `vdev.system`, else the embedded default."""
+    if system is not None:
+        return System.resolve(system)
+    return System.from_module(module) or System.default()
 
 
 def _lookup_kernel(op: dev.LaunchOp) -> KernelFuncOp:
@@ -601,6 +620,15 @@ def _attr(p: Program, op: dev.AttrOp) -> Step:
                     "the device does not report it" if value is None else f"is the string {value!r}"
                 ),
             )
+        if dtype.kind in "iub":
+            try:  # the value must fit the result type, not wrap around in it
+                from_python(result_type, value, f"its result type {result_type}")
+            except DevplanError:
+                raise error_at(
+                    op,
+                    f"'device.attr' \"{name}\" of {device} is {value}, which does not fit "
+                    f"in the result type {result_type} (use index or a wider integer)",
+                ) from None
         f[r] = convert(int(value) if dtype.kind in "iub" else value)  # type: ignore[arg-type]
 
     return run
@@ -617,7 +645,9 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
     name = f"{op.kernel}"
     where = _where(op)
     cell: list[tuple[CompiledKernel, tuple[int, ...]]] = []
-    cost = kernel_cost(op, _lookup_kernel(op))
+    kernel_op = _lookup_kernel(op)
+    cost = kernel_cost(op, kernel_op)
+    shared = shared_bytes(kernel_op)
     last_cost: list[Any] = [None, None, 0.0]  # grid, block and cost of the last launch
     label = f"{name} ({where})"
     gx, gy, gz = grid
@@ -634,12 +664,21 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
         kernel, writes = cell[0]
         site = ex.launch_sites.get(op)
         if site is None:
-            site = ex.launch_sites[op] = _LaunchSite(ex, device, op, is_async)
+            site = ex.launch_sites[op] = _LaunchSite(ex, device, op, is_async, name, shared)
         api = site.api
         g = (f[gx], f[gy], f[gz])
         b = (f[bx], f[by], f[bz])
         threads = b[0] * b[1] * b[2]
-        if g[0] < 1 or g[1] < 1 or g[2] < 1 or threads < 1 or threads > site.limit:
+        if (
+            g[0] < 1
+            or g[1] < 1
+            or g[2] < 1
+            or threads < 1
+            or threads > site.limit
+            or g[0] > MAX_GRID[0]
+            or g[1] > MAX_GRID[1]
+            or g[2] > MAX_GRID[2]
+        ):
             _reject_launch_sizes(ex, api, device, op, g, b)
         values = [f[s] for s in args]
         if ex.freed_host:
@@ -685,12 +724,43 @@ class _LaunchSite:
 
     __slots__ = ("api", "device_name", "limit", "model", "stream")
 
-    def __init__(self, ex: Execution, device: Device, op: Operation, is_async: bool) -> None:
+    def __init__(
+        self,
+        ex: Execution,
+        device: Device,
+        op: Operation,
+        is_async: bool,
+        kernel: str,
+        shared: int,
+    ) -> None:
         self.api = ex.api(device, op)
         self.model = self.api.scheduler.cost_model
         self.device_name = str(device)
         self.limit = ex.limit(device, self.api)
         self.stream = ex.stream(device, "compute", op) if is_async else None
+        capacity = self.api.get_attr(device, "max_shared_memory_per_block")
+        if isinstance(capacity, int) and shared > capacity:  # unchecked when not reported
+            raise error_at(
+                op,
+                f"'device.launch' of {kernel} needs {shared} bytes of shared memory per "
+                f"block (kernel.alloc_shared), more than {device} has "
+                f"(max_shared_memory_per_block = {capacity})",
+            )
+
+
+MAX_GRID = (2**31 - 1, 65535, 65535)
+"""The largest grid a launch may have along x, y and z (CUDA's limits, for every
+device: beyond them a launch is an error rather than an endless emulation)."""
+
+
+def shared_bytes(kernel: KernelFuncOp) -> int:
+    """Bytes of shared memory one block of `kernel` allocates (`kernel.alloc_shared`)."""
+    total = 0
+    for inner in kernel.walk():
+        if isinstance(inner, AllocSharedOp):
+            type_ = _memref_type(inner.result)
+            total += math.prod(type_.get_shape()) * numpy_dtype(type_.element_type).itemsize
+    return total
 
 
 def _check_not_freed(ex: Execution, op: Operation, values: Sequence[Any]) -> None:
@@ -736,13 +806,21 @@ def _reject_launch_sizes(
     grid: tuple[int, int, int],
     block: tuple[int, int, int],
 ) -> None:
-    """Raise the error for a grid or block with a size below 1 or too many threads."""
+    """Raise the error for a grid or block with a size below 1, a grid beyond
+    `MAX_GRID` or a block of too many threads."""
     for what, sizes in (("grid", grid), ("block", block)):
         if min(sizes) < 1:
             raise error_at(
                 op,
                 f"'device.launch' {what} ({', '.join(map(str, sizes))}) on {device}: every "
                 "size must be at least 1",
+            )
+    for axis, size, most in zip("xyz", grid, MAX_GRID, strict=True):
+        if size > most:
+            raise error_at(
+                op,
+                f"'device.launch' grid ({', '.join(map(str, grid))}) on {device}: {size} "
+                f"blocks along {axis}, more than the limit of {most}",
             )
     threads = block[0] * block[1] * block[2]
     raise error_at(
@@ -926,16 +1004,23 @@ def _collect_outputs(
 
 
 def random_inputs(
-    module: ModuleOp, entry: str = "main", seed: int = 0, given: Sequence[object] = ()
+    module: ModuleOp,
+    entry: str = "main",
+    seed: int = 0,
+    given: Sequence[object] = (),
+    system: System | str | Path | None = None,
 ) -> list[object]:
     """Inputs for `@entry` made from its argument types (those after `given`).
 
     Float memrefs get standard-normal values, integer memrefs integers in [0, 100),
     `i1` memrefs random booleans; float scalars a standard-normal value, integer and
     index scalars an integer in [1, 16], `i1` scalars a random boolean. Memrefs with a
-    dynamic (`?`) dimension cannot be made: pass them with `--arg`.
+    dynamic (`?`) dimension cannot be made: pass them with `--arg`. A memref larger than
+    the memory it lives in under `system` (see `system_for`) is out of device (or host)
+    memory, said before anything is allocated.
     """
     function = find_entry(module, entry)
+    systems: list[System] = []
     rng = np.random.default_rng(seed)
     inputs: list[object] = list(given)
     types = function.function_type.inputs.data
@@ -955,7 +1040,16 @@ def random_inputs(
                     "(pass it with --arg FILE.npy)"
                 )
             dtype = numpy_dtype(element_type(memref_type))
-            inputs.append(_random_array(rng, tuple(shape), dtype))
+            if not systems:
+                systems.append(system_for(module, system))
+            nbytes = math.prod(shape) * dtype.itemsize
+            _check_fits(systems[0], memory_space_of(memref_type), nbytes, what)
+            try:
+                inputs.append(_random_array(rng, tuple(shape), dtype))
+            except MemoryError:
+                raise DevplanError(
+                    f"error: {what} needs {nbytes} bytes: out of host memory"
+                ) from None
         else:
             dtype = numpy_dtype(type_)
             if dtype.kind == "f":
@@ -965,6 +1059,33 @@ def random_inputs(
             else:
                 inputs.append(int(rng.integers(1, 17)))
     return inputs
+
+
+def _check_fits(system: System, space: DeviceAttr | None, nbytes: int, what: str) -> None:
+    """An error when `nbytes` exceed the capacity of the memory `space` names."""
+    if space is None:
+        capacity = host_capacity(system)
+        if nbytes > capacity:
+            raise DevplanError(
+                f"error: {what} needs {nbytes} bytes: out of host memory "
+                f"(the host holds {capacity} bytes)"
+            )
+        return
+    device, scope = system.device_for(space), space.scope or "global"
+    capacity = device.scopes.get(scope)
+    if capacity is not None and nbytes > capacity:
+        raise DevplanError(
+            f"error: {what} needs {nbytes} bytes: out of device memory "
+            f"({device.name}/{scope} holds {capacity} bytes in system {system.name})"
+        )
+
+
+def host_capacity(system: System) -> int:
+    """Host memory a run may use: the host device's `global` scope, or this machine's
+    physical memory when that is less."""
+    declared = system.host.scopes["global"]
+    physical = machine_memory()
+    return declared if physical is None else min(declared, physical)
 
 
 def _random_array(
@@ -1027,6 +1148,7 @@ def _reject_level_1(module: ModuleOp) -> None:
             )
 
 
+@with_deep_stack
 def execute(
     module: ModuleOp,
     inputs: Sequence[object],
@@ -1040,7 +1162,18 @@ def execute(
     Memref arguments take NumPy arrays, scalars Python int/float/bool; `system` is
     None (the embedded default), a TOML path or a `System`; `strict` makes leaked
     device buffers an error. How a run goes: the `devplan.runtime.executor` docstring.
+    `system` wins over the module's own `vdev.system`. An argument of the wrong type
+    raises `DevplanError` naming the parameter.
     """
+    name = "devplan.execute"
+    check_argument(name, "module", module, ModuleOp, "a builtin.module (devplan.parse gives one)")
+    check_argument(name, "inputs", inputs, (list, tuple), "a list of NumPy arrays and scalars")
+    check_argument(name, "entry", entry, str, 'a function name such as "main"')
+    check_argument(
+        name, "system", system, (System, str, Path, type(None)), "None, a System or a TOML path"
+    )
+    check_argument(name, "kernel_backend", kernel_backend, str, '"numpy" or "numba"')
+    check_argument(name, "strict", strict, bool, "True or False")
     return compile_program(module, kernel_backend).run(inputs, entry, system, strict)
 
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import math
 import operator
+import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -286,9 +288,38 @@ def _call(c: Compiler, op: Operation) -> Step:
     results = tuple(c.slot(v) for v in op.res)
 
     def run(f: Frame) -> None:
-        assign(f, results, callee(f[0], [f[a] for a in args]))
+        depth = getattr(_calls, "depth", 0) + 1
+        if depth > MAX_CALL_DEPTH:
+            raise error_at(
+                op,
+                f"'func.call' of @{callee.name} nests calls deeper than {MAX_CALL_DEPTH} "
+                "(unbounded recursion?)",
+            )
+        _calls.depth = depth
+        try:
+            assign(f, results, callee(f[0], [f[a] for a in args]))
+        finally:
+            _calls.depth = depth - 1
 
     return run
+
+
+def machine_memory() -> int | None:
+    """Bytes of physical memory of this machine (None when the OS does not say).
+
+    Host memory beyond it cannot be given: NumPy would map it lazily and the process
+    would be killed when it is touched, so allocations check against it first."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+MAX_CALL_DEPTH = 5000
+"""How deeply host code may nest `func.call`s (recursion included) before a run fails
+with a located error rather than exhausting Python's stack."""
+_calls = threading.local()
+"""`depth`: the calls active right now on this thread."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -778,7 +809,21 @@ def _alloc(c: Compiler, op: Operation) -> Step:
     r = c.slot(op.memref)
 
     def run(f: Frame) -> None:
-        f[r] = np.zeros(shape(f), dtype)
+        dims = shape(f)
+        nbytes = math.prod(dims) * dtype.itemsize
+        capacity: int | None = getattr(f[0], "host_capacity", None)
+        if capacity is not None and nbytes > capacity:
+            raise error_at(
+                op,
+                f"'{op.name}' of {type_} needs {nbytes} bytes: out of host memory "
+                f"(the host holds {capacity} bytes)",
+            )
+        try:
+            f[r] = np.zeros(dims, dtype)
+        except MemoryError:
+            raise error_at(
+                op, f"'{op.name}' of {type_} needs {nbytes} bytes: out of host memory"
+            ) from None
 
     return run
 

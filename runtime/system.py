@@ -51,6 +51,7 @@ Every problem raises `SystemDescriptionError` naming the file, the entry and the
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -60,8 +61,15 @@ from pathlib import Path
 from typing import Any, cast
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
+from xdsl.ir import Operation
 
-from ..diagnostics import DevplanError, diagnostic_at, location_of
+from ..diagnostics import (
+    DevplanError,
+    describe_value,
+    diagnostic_at,
+    location_of,
+    register_module_verifier,
+)
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
 from ..dialects.target import Target, TargetAttr, TargetError, register_target_kind
 from ..dialects.vdev import (
@@ -134,7 +142,10 @@ def _quantity(text: object, units: Mapping[str, float], what: str, example: str)
     if unit not in units:
         raise ValueError(f"bad {what} unit '{unit}' in '{text}' (valid: {valid})")
     # Decimal keeps "10 us" exactly 1e-05 rather than 10 * 1e-06.
-    return float(Decimal(number) * Decimal(repr(units[unit])))
+    value = float(Decimal(number) * Decimal(repr(units[unit])))
+    if not math.isfinite(value):
+        raise ValueError(f"bad {what} '{text}': the number is too large to represent")
+    return value
 
 
 def parse_size(text: object) -> int:
@@ -293,6 +304,10 @@ class System:
     @staticmethod
     def load(path: str | Path) -> System:
         """Read and validate the TOML file at `path`."""
+        if not isinstance(path, str | Path):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise SystemDescriptionError(
+                f"error: System.load: path must be a str or Path, got {describe_value(path)}"
+            )
         try:
             text = Path(path).read_text()
         except (OSError, UnicodeDecodeError) as e:
@@ -305,6 +320,12 @@ class System:
     @staticmethod
     def from_text(toml_text: str, name: str = "<system>") -> System:
         """Validate a system description given as TOML text; `name` prefixes errors."""
+        for parameter, value in (("toml_text", toml_text), ("name", name)):
+            if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise SystemDescriptionError(
+                    f"error: System.from_text: {parameter} must be a str, "
+                    f"got {describe_value(value)}"
+                )
         try:
             table = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as e:
@@ -329,7 +350,7 @@ class System:
             return None
         text = value.data
         try:
-            if "\n" not in text and text.strip().endswith(".toml"):
+            if _names_a_file(text):
                 path = Path(text.strip())
                 loc = location_of(module)
                 if not path.is_absolute() and isinstance(loc, FileLineColLoc):
@@ -348,6 +369,11 @@ class System:
             return System.default()
         if isinstance(system, System):
             return system
+        if not isinstance(system, str | Path):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise SystemDescriptionError(
+                "error: system must be None, a System or the path of a TOML file, "
+                f"got {describe_value(system)}"
+            )
         return System.load(system)
 
     # --- queries -----------------------------------------------------------------------
@@ -463,6 +489,9 @@ def _equivalence_classes(
 
 # --- reading -------------------------------------------------------------------------------
 
+_MAY_BE_ZERO = ("exist", "available_global_memory", "api_version", "driver_version")
+"""Integer device attributes for which 0 means something; the others are counts or
+sizes and must be at least 1."""
 _TOP_KEYS = ("device", "same_memory", "link", "host", "target_kind")
 _TARGET_KIND_KEYS = ("name", "device_type", "attrs", "keys", "host_capable")
 _DEVICE_KEYS = (
@@ -616,7 +645,7 @@ class _Reader:
                 f'but type = "{type_name}"',
             )
         api = entry["api"]
-        if api not in _API_NAMES:
+        if not isinstance(api, str) or api not in _API_NAMES:
             raise self.error(
                 where, f"api: unknown DeviceAPI {api!r} (valid: {', '.join(api_names())})"
             )
@@ -624,7 +653,7 @@ class _Reader:
             type_name,
             device_id,
             target,
-            cast(str, api),
+            api,
             self.scopes(where, entry["scopes"]),
             self.attrs(where, entry.get("attrs", {})),
             *self.throughput(where, entry),
@@ -702,8 +731,14 @@ class _Reader:
                 )
             # An integer attribute the runtime uses (max_threads_per_block bounds every
             # launch) must be one: a float would be truncated, a string ignored.
-            if DEVICE_ATTR_VALUE_KINDS[key] == "int" and not isinstance(item, int):
-                raise self.error(where, f"attrs.{key}: expected an integer, got {item!r}")
+            if DEVICE_ATTR_VALUE_KINDS[key] == "int":
+                if not isinstance(item, int) or isinstance(item, bool):
+                    raise self.error(where, f"attrs.{key}: expected an integer, got {item!r}")
+                least = 0 if key in _MAY_BE_ZERO else 1
+                if item < least:
+                    raise self.error(
+                        where, f"attrs.{key}: expected an integer {least} or more, got {item}"
+                    )
         return dict(attrs)
 
     def scope_ref(self, where: str, value: object, devices: dict[str, DeviceSpec]) -> ScopeRef:
@@ -719,6 +754,12 @@ class _Reader:
             raise self.error(
                 where,
                 f"device {name} has no scope '{scope}' (declared: {', '.join(device.scopes)})",
+            )
+        if scope in KERNEL_PRIVATE_SCOPES:
+            raise self.error(
+                where,
+                f"scope '{scope}' is private to a kernel's threads; it cannot be one memory "
+                "area with another scope",
             )
         return (name, scope)
 
@@ -767,6 +808,24 @@ class _Reader:
         except ValueError as e:
             raise self.error(where, f"latency: {e}") from None
         return LinkSpec(a, b, bandwidth, latency)
+
+
+def _check_module_system(module: Operation) -> None:
+    """The module verifier of `vdev.system`: a system given as TOML text must be valid.
+    A path is read when the program runs (the file may live elsewhere until then)."""
+    if not isinstance(module, ModuleOp):
+        return
+    value = module.attributes.get(SYSTEM_ATTR)
+    if isinstance(value, StringAttr) and not _names_a_file(value.data):
+        System.from_module(module)
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether a `vdev.system` value is a path (one line ending in `.toml`)."""
+    return "\n" not in text and text.strip().endswith(".toml")
+
+
+register_module_verifier(SYSTEM_ATTR, _check_module_system)
 
 
 DEFAULT_SYSTEM_TOML = """\

@@ -14,6 +14,7 @@ from devplan.dialects.target import (
     BOOL,
     BUILTIN_TAGS,
     INT,
+    POSITIVE_ATTRS,
     STR,
     STR_ARRAY,
     Target,
@@ -153,7 +154,7 @@ def _value(kind: str, name: str, type_name: str) -> st.SearchStrategy[object]:
     if type_name == STR:
         return _text
     if type_name == INT:
-        return st.integers(-(2**63), 2**63 - 1)
+        return st.integers(1 if name in POSITIVE_ATTRS else -(2**63), 2**63 - 1)
     if type_name == BOOL:
         return st.booleans()
     assert type_name == STR_ARRAY

@@ -8,7 +8,9 @@ missing file) into one message and exit status 1; `--debug` shows tracebacks.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import os
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -25,6 +27,7 @@ from ..diagnostics import (
     LocatingParser,
     register_source,
     verify_located,
+    with_deep_stack,
 )
 from ..pipeline import build_pipeline
 
@@ -42,8 +45,11 @@ class DevplanOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
-            text = io.read().decode("utf-8", "replace")
             name = self.get_input_name()
+            try:
+                text = io.read().decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DevplanError(f"error: {name}: {not_utf8(e)}") from None
             if self.args.input_file is None and self._line_offset == 0:
                 register_source(name, text)
             parser = LocatingParser(self.ctx, text, name)
@@ -97,6 +103,11 @@ class DevplanOptMain(xDSLOptMain):
         )
 
 
+def not_utf8(error: UnicodeDecodeError) -> str:
+    """What to say about input that is not UTF-8 text."""
+    return f"the input is not UTF-8 text (byte {error.start} is {error.object[error.start]:#04x})"
+
+
 def user_error_text(error: BaseException) -> str | None:
     """The message to print for a user error, or None when `error` is a bug."""
     if isinstance(error, ParseError | DiagnosticException | DevplanError):
@@ -105,29 +116,52 @@ def user_error_text(error: BaseException) -> str | None:
         return f"error: {error}"
     if isinstance(error, FileNotFoundError | IsADirectoryError | PermissionError):
         return f"error: cannot read '{error.filename}': {error.strerror}"
+    if isinstance(error, UnicodeDecodeError):
+        return f"error: {not_utf8(error)}"
+    if isinstance(error, MemoryError):
+        return "error: out of host memory (the input needs more than this machine can allocate)"
     if isinstance(error, ValueError):
         return f"error: {error}"
     return None
+
+
+def finish(tool: str, error: BaseException) -> int:
+    """Print the message for `error` and return the exit status (1 user error, 2 bug)."""
+    text = user_error_text(error)
+    if text is None:
+        print(
+            f"{tool}: internal error: {type(error).__name__}: {error}\n"
+            f"This is a bug in devplan; please report it with the input "
+            "(rerun with --debug for the traceback).",
+            file=sys.stderr,
+        )
+        return 2
+    print(text, file=sys.stderr)
+    return 1
+
+
+def quiet_broken_pipe() -> int:
+    """The reader of stdout went away (`| head`): stop quietly, as Unix tools do."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError):
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
-        DevplanOptMain(args=args).run()
+        with_deep_stack(DevplanOptMain(args=args).run)()
+    except SystemExit as e:
+        # argparse's usage errors exit with 2; they are user errors (1) here.
+        return 1 if e.code == 2 else (e.code if isinstance(e.code, int) else 1)
+    except BrokenPipeError:
+        return quiet_broken_pipe()
     except (Exception, ArgSpecParseError) as e:
-        text = user_error_text(e)
         if debug:
             raise
-        if text is None:
-            print(
-                f"devplan-opt: internal error: {type(e).__name__}: {e} "
-                "(rerun with --debug for a traceback)",
-                file=sys.stderr,
-            )
-            return 2
-        print(text, file=sys.stderr)
-        return 1
+        return finish("devplan-opt", e)
     return 0
 
 

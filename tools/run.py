@@ -19,6 +19,7 @@ status 1; `--debug` shows the Python traceback instead.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .opt import user_error_text
+from ..diagnostics import with_deep_stack
+from .opt import finish, quiet_broken_pipe
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -70,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--random-args",
-        type=int,
+        type=_seed,
         metavar="SEED",
         help="make the arguments not given by --arg from the function's types",
     )
@@ -88,6 +90,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _seed(text: str) -> int:
+    """A --random-args seed: a whole number 0 or more (argparse names the option)."""
+    try:
+        seed = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a seed (a whole number 0 or more), got {text!r}"
+        ) from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"expected a seed 0 or more, got {seed}")
+    return seed
+
+
 def _scalar_literal(text: str) -> bool | int | float:
     lowered = text.lower()
     if lowered in ("true", "false"):
@@ -97,17 +112,22 @@ def _scalar_literal(text: str) -> bool | int | float:
     except ValueError:
         pass
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         raise ValueError(
             f"--arg '{text}' is neither a .npy file nor a number or true/false"
         ) from None
+    if math.isinf(number) and "inf" not in lowered:
+        raise ValueError(f"--arg '{text}' is out of range for a float (write 'inf' for infinity)")
+    return number
 
 
 def _load_arg(text: str) -> Any:
     if text.endswith(".npy"):
         try:
             return np.load(text, allow_pickle=False)
+        except EOFError:
+            raise ValueError(f"--arg '{text}' is not a readable .npy file: it is empty") from None
         except (OSError, ValueError) as e:
             if isinstance(e, FileNotFoundError):
                 raise
@@ -125,11 +145,58 @@ def format_output(index: int, value: Any, full: bool) -> str:
     if array.size and array.dtype.kind in "iufb":
         numbers = array.astype(np.float64)
         summary = f"  (min {numbers.min():.6g}, max {numbers.max():.6g}, mean {numbers.mean():.6g})"
-    options: dict[str, Any] = (
-        {"threshold": sys.maxsize} if full else {"threshold": 12, "edgeitems": 3}
-    )
-    values = np.array2string(array, separator=", ", **options)
+    if full:
+        return f"result {index}: {kind}{summary}\n{_every_value(array)}"
+    values = np.array2string(array, separator=", ", threshold=12, edgeitems=3)
     return f"result {index}: {kind}{summary}\n{values}"
+
+
+def _every_value(array: np.ndarray[Any, Any]) -> str:
+    """Every element, in nested brackets, each printed as NumPy prints that scalar
+    (shortest text that reads back the same value); linear in the size, unlike
+    `np.array2string` with no threshold, which aligns columns and is quadratic."""
+    width = int(np.get_printoptions()["linewidth"])
+    words = [str(x) for x in array.reshape(-1)]
+    if array.ndim == 0:
+        return words[0]
+    row = array.shape[-1]
+    lines: list[str] = []
+    for start in range(0, len(words), max(row, 1)):
+        position = np.unravel_index(start, array.shape) if array.size else (0,) * array.ndim
+        opened = _count_leading_zeros(position[:-1]) + 1
+        line = " " * (array.ndim - opened) + "[" * opened
+        pieces = words[start : start + row]
+        for i, word in enumerate(pieces):
+            text = word + (", " if i + 1 < len(pieces) else "")
+            if len(line) + len(text.rstrip()) > width and not line.endswith("["):
+                lines.append(line.rstrip())
+                line = " " * array.ndim
+            line += text
+        closed = _count_trailing_last(position[:-1], array.shape[:-1]) + 1
+        lines.append(line + "]" * closed + ("," if closed < array.ndim else ""))
+    if not array.size:
+        return "[" * array.ndim + "]" * array.ndim
+    return "\n".join(lines)
+
+
+def _count_leading_zeros(position: Sequence[Any]) -> int:
+    """How many brackets open before a row: one per trailing index that is 0."""
+    count = 0
+    for i in reversed(position):
+        if int(i) != 0:
+            break
+        count += 1
+    return count
+
+
+def _count_trailing_last(position: Sequence[Any], shape: Sequence[int]) -> int:
+    """How many brackets close after a row: one per trailing index at its last value."""
+    count = 0
+    for i, n in zip(reversed(position), reversed(shape), strict=True):
+        if int(i) != n - 1:
+            break
+        count += 1
+    return count
 
 
 def run(args: argparse.Namespace) -> int:
@@ -150,7 +217,9 @@ def run(args: argparse.Namespace) -> int:
     given = [_load_arg(a) for a in [*args.arg, *args.args]]
     inputs: list[Any] = given
     if args.random_args is not None:
-        inputs = random_inputs(module, args.entry, args.random_args, given=given)
+        inputs = random_inputs(
+            module, args.entry, args.random_args, given=given, system=args.system
+        )
     else:
         function = find_entry(module, args.entry)
         expected = len(function.function_type.inputs.data)
@@ -172,7 +241,12 @@ def run(args: argparse.Namespace) -> int:
     if args.stats:
         print(result.report.format())
     if args.trace:
-        result.report.write_chrome_trace(args.trace)
+        try:
+            result.report.write_chrome_trace(args.trace)
+        except OSError as e:
+            raise DevplanError(
+                f"error: cannot write the trace to '{args.trace}': {e.strerror or e}"
+            ) from None
     if result.leaks:
         print(
             f"warning: {len(result.leaks)} device buffer(s) leaked (never freed): "
@@ -186,20 +260,13 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return run(args)
+        return with_deep_stack(run)(args)
+    except BrokenPipeError:
+        return quiet_broken_pipe()
     except Exception as e:
-        text = user_error_text(e)
         if args.debug:
             raise
-        if text is None:
-            print(
-                f"devplan-run: internal error: {type(e).__name__}: {e} "
-                "(rerun with --debug for a traceback)",
-                file=sys.stderr,
-            )
-            return 2
-        print(text, file=sys.stderr)
-        return 1
+        return finish("devplan-run", e)
 
 
 if __name__ == "__main__":

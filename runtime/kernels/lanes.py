@@ -114,7 +114,7 @@ class Lanes:
 
 
 BOX_LANES = 1 << 20
-"""Lanes per step for kernels with barriers or shared memory (bounds the memory used)."""
+"""Lanes per step (bounds the memory a launch uses, however large its grid)."""
 BOX_SHARED_BYTES = 1 << 27
 """Shared memory per step for kernels with shared memory."""
 

@@ -1,9 +1,9 @@
 """The NumPy kernel backend: vectorised SIMT emulation (the reference backend).
 
 The kernel is translated once into the source of one Python function in which every IR
-op is one statement over *all lanes at once* (see `lanes.py`): the whole grid when the
-kernel has no barrier and no shared memory, else a box of blocks at a time (as many as fit
-in about a million lanes; each block with its own shared memory). Control flow works by
+op is one statement over *all lanes at once* (see `lanes.py`) of a box of blocks: as many
+blocks as fit in about a million lanes (the whole grid when it is smaller), each block with
+its own shared memory, so memory stays bounded however large the grid. Control flow works by
 masking:
 
 * `scf.if` computes the masks of the lanes taking each side; a side no lane takes is
@@ -162,7 +162,10 @@ class NumpySource(SourceWriter):
                 dtype = self.dtype_elem(type_)
                 self.emit(f"{self.v(alloc.result)} = np.zeros(L.shape[:3] + {shape}, {dtype})")
         else:
-            self.emit("L = lanes.Lanes(grid, block)")
+            # Blocks without shared memory or barriers are independent too: a grid of
+            # more lanes than one box holds runs a box at a time (bounded memory).
+            self.emit("for L in lanes.boxes(grid, block, 0):")
+            self.depth += 1
         self.emit("m0 = None")
         self.emit("F0 = lanes.Faults(K, L, None)")
         self.block(kernel.func.body.block, "0")
