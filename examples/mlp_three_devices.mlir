@@ -1,6 +1,7 @@
 // A two-layer MLP on a CPU and two GPUs whose link to the host is slow (2 GB/s) while
 // the GPUs share a fast one (300 GB/s). The input and the result live on the host
 // (argument and result attributes); the second layer is pinned to cuda:1 (a hint).
+// The system is mlp_three_devices.toml, next to this file.
 // Everything else is free. plan-devices' default strategy puts the free values on
 // vdev.default_device (the CPU): the first layer's 256x512x512 matmul runs there.
 // strategy=cost moves the free work to the GPUs, where the modelled time is least:
@@ -9,7 +10,7 @@
 
 builtin.module attributes {
   vdev.default_device = #vdev.device<"cpu", 0>,
-  vdev.system = "[[device]]\ntype = \"cpu\"\nid = 0\ntarget = { kind = \"llvm\" }\napi = \"cpu\"\nscopes = { global = \"64 GiB\" }\n\n[[device]]\ntype = \"cuda\"\nid = 0\ntarget = \"nvidia/nvidia-a100\"\napi = \"simulated\"\nscopes = { global = \"40 GiB\", host = \"64 GiB\" }\n\n[[device]]\ntype = \"cuda\"\nid = 1\ntarget = \"nvidia/nvidia-a100\"\napi = \"simulated\"\nscopes = { global = \"40 GiB\", host = \"64 GiB\" }\n\n[[link]]\nbetween = [\"cpu:0\", \"cuda:0\"]\nbandwidth = \"2 GB/s\"\nlatency = \"10 us\"\n\n[[link]]\nbetween = [\"cpu:0\", \"cuda:1\"]\nbandwidth = \"2 GB/s\"\nlatency = \"10 us\"\n\n[[link]]\nbetween = [\"cuda:0\", \"cuda:1\"]\nbandwidth = \"300 GB/s\"\nlatency = \"5 us\"\n"
+  vdev.system = "mlp_three_devices.toml"
 } {
   func.func @main(%x: tensor<256x512xf32> {vdev.device = #vdev.device<"cpu", 0>},
                   %w1: tensor<512x512xf32>, %b1: tensor<256x512xf32>,
