@@ -43,9 +43,14 @@ __version__ = "0.1.0"
 
 
 def context() -> Context:
-    """An xDSL `Context` with every xDSL and devplan dialect registered (lazily)."""
+    """An xDSL `Context` with every xDSL and devplan dialect registered (lazily); `gpu`
+    and `memref` read MLIR's custom syntax of the gpu ops and `memref.cast`
+    (`dialects/gpu_assembly.py`)."""
+    from .dialects.gpu_assembly import DIALECT_OVERRIDES
+
     ctx = Context()
-    for name, factory in Universe.get_multiverse().all_dialects.items():
+    factories = {**Universe.get_multiverse().all_dialects, **DIALECT_OVERRIDES}
+    for name, factory in factories.items():
         ctx.register_dialect(name, factory)
     return ctx
 

@@ -25,9 +25,11 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
+from weakref import WeakKeyDictionary
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    CallSiteLoc,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     FloatAttr,
@@ -35,7 +37,9 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
     ModuleOp,
+    NameLoc,
     RankedStructure,
     StringAttr,
     UnregisteredAttr,
@@ -187,6 +191,16 @@ def _float_overflow(literal: str, type_: object) -> str:
     return f"float literal {literal.strip()} is out of range for {type_} (it would be infinite)"
 
 
+_EXPLICIT_LOCATIONS: WeakKeyDictionary[Operation, LocationAttr] = WeakKeyDictionary()
+"""Call-site and name locations written in the source (`loc(callsite(...))`), which the
+parser replaces by the op's file:line:col; kept for what reports them (assertions)."""
+
+
+def explicit_location(op: Operation) -> LocationAttr | None:
+    """The call-site or name location `op` was written with, if any."""
+    return _EXPLICIT_LOCATIONS.get(op)
+
+
 class LocatingParser(Parser):
     """A `Parser` that gives each parsed op its `loc("file":line:col)`.
 
@@ -237,6 +251,8 @@ class LocatingParser(Parser):
             ) from None
         except Exception as e:  # xDSL's op parsers may fail with any Python exception
             raise self._error(start, _exception_text(e)) from e
+        if isinstance(op.location, CallSiteLoc | NameLoc):
+            _EXPLICIT_LOCATIONS[op] = op.location
         if not isinstance(op.location, FileLineColLoc):
             line, column = self._line_and_column(start)
             op.location = FileLineColLoc(

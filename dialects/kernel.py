@@ -38,15 +38,17 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    operand_def,
     opt_prop_def,
     prop_def,
     region_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -79,6 +81,7 @@ KERNEL_BODY_OPS: tuple[str, ...] = (
     "memref.load",
     "memref.store",
     "memref.dim",
+    "memref.atomic_rmw",
     "scf.for",
     "scf.if",
     "scf.yield",
@@ -89,6 +92,8 @@ KERNEL_BODY_OPS: tuple[str, ...] = (
     "kernel.grid_dim",
     "kernel.barrier",
     "kernel.alloc_shared",
+    "kernel.printf",
+    "kernel.assert",
 )
 """The ops a kernel body may use (`dialect.*` = every op of that dialect)."""
 
@@ -506,6 +511,7 @@ __all__ = [
     "DIMENSIONS",
     "KERNEL_BODY_OPS",
     "AllocSharedOp",
+    "AssertOp",
     "BarrierOp",
     "BlockDimOp",
     "BlockIdOp",
@@ -514,11 +520,69 @@ __all__ = [
     "Kernel",
     "KernelFuncOp",
     "KernelModuleOp",
+    "PrintfOp",
     "ReturnOp",
     "ThreadIdOp",
     "is_kernel_param_type",
     "lookup_kernel",
 ]
+
+@irdl_op_definition
+class PrintfOp(IRDLOperation):
+    """Prints from every thread that runs it, with a C `printf` format (`%d`, `%lld`,
+    `%f`, `%s`, ...; MLIR's `gpu.printf`). The threads of one launch print in a defined
+    order: the NumPy backend per op in linear thread order (block-major), the Numba
+    backend thread by thread.
+
+    ```mlir
+    kernel.printf "thread %lld\\n" (%tid) : index
+    ```
+    """
+
+    name = "kernel.printf"
+
+    format = prop_def(StringAttr)
+    args = var_operand_def()
+
+    assembly_format = "$format `(` $args `)` attr-dict `:` type($args)"
+
+    def __init__(self, format: str, args: Sequence[SSAValue]) -> None:
+        super().__init__(operands=[args], properties={"format": StringAttr(format)})
+
+    def verify_(self) -> None:
+        _require_kernel(self)
+
+
+@irdl_op_definition
+class AssertOp(IRDLOperation):
+    """Stops the launch when `condition` is false in some thread (CUDA's device-side
+    `assert`): the launch fails with one line per failing thread, as CUDA prints them:
+    `<origin>: block: [x,y,z], thread: [x,y,z] Assertion `<message>` failed.`; a failing
+    thread does nothing after it.
+
+    ```mlir
+    kernel.assert %ok, "in range" at "kernel.cc:7: k"
+    ```
+    """
+
+    name = "kernel.assert"
+
+    condition = operand_def(IntegerType(1))
+    message = prop_def(StringAttr)
+    origin = prop_def(StringAttr)
+    """`file:line: function`, the place the message names."""
+
+    assembly_format = "$condition `,` $message `at` $origin attr-dict"
+
+    def __init__(self, condition: SSAValue, message: str, origin: str) -> None:
+        super().__init__(
+            operands=[condition],
+            properties={"message": StringAttr(message), "origin": StringAttr(origin)},
+        )
+
+    def verify_(self) -> None:
+        _require_kernel(self)
+
 
 Kernel = Dialect(
     "kernel",
@@ -532,6 +596,8 @@ Kernel = Dialect(
         GridDimOp,
         BarrierOp,
         AllocSharedOp,
+        PrintfOp,
+        AssertOp,
     ],
     [],
 )

@@ -1,6 +1,6 @@
-"""`convert-gpu-to-device`: xDSL's `gpu` dialect becomes devplan's `device` and `kernel`.
+"""`convert-gpu-to-device`: MLIR's `gpu` dialect becomes devplan's `device` and `kernel`.
 
-Other xDSL flows produce host code in MLIR's `gpu` dialect; this pass maps it onto
+Other xDSL/MLIR flows produce host code in the `gpu` dialect; this pass maps it onto
 one devplan device chosen by the `device` option (`convert-gpu-to-device{device="cuda:0"}`),
 so devplan can classify, plan and run it.
 
@@ -8,29 +8,46 @@ so devplan can classify, plan and run it.
   gpu.thread_id/block_id/block_dim/grid_dim  ->  kernel.thread_id/block_id/block_dim/grid_dim
   gpu.global_id                      ->  block_id * block_dim + thread_id
   gpu.barrier, gpu.return            ->  kernel.barrier, kernel.return
-  gpu.alloc / gpu.dealloc            ->  device.alloc / device.free
+  gpu.printf, cf.assert (in kernels) ->  kernel.printf, kernel.assert
+  gpu.all_reduce/subgroup_reduce/shuffle -> shared memory, barriers and loops (gpu_kernel_lowering)
+  gpu.alloc / gpu.dealloc            ->  device.alloc / device.free (host_shared: "host" scope)
   gpu.memcpy %dst, %src              ->  device.copy %src to %dst (async: device.copy_async)
   gpu.launch_func                    ->  device.launch (async kept; i32/i64 sizes cast to index)
   gpu.wait                           ->  device.wait; an async gpu.wait only joins tokens
 
-Memory: the result of `gpu.alloc` and every memref parameter of a kernel live in
+Phases:
+
+1. Outlining (gpu_outlining): each `gpu.launch` with a body becomes a `gpu.func` in a
+   new `gpu.module` and a `gpu.launch_func` of it.
+2. Checks: every refusal below, before anything changes.
+3. Registration: each `memref.alloc` that a `gpu.host_register` names (through
+   `memref.cast`s) becomes a `device.alloc` in the device's "host" scope, viewed by host
+   code through a `memref.memory_space_cast` to its old type (its `memref.dealloc`
+   becomes `device.free`, one is added before the return when there is none). A launch
+   argument whose memory is registered (also through function parameters every caller
+   passes registered memory for) is cast to the "host" scope at the launch, and that
+   kernel parameter keeps no memory space.
+4. Kernels: each body is lowered (structured control flow, collectives, printf and
+   assert) and its gpu ops become kernel ops.
+5. Host ops, in program order, as in the table.
+
+Memory: the result of `gpu.alloc` and every other memref parameter of a kernel live in
 `#vdev.device<type, id, ?, "global">` of the chosen device. The new types are
 propagated: through `func.return` to the function's result types and its callers,
-through `func.call` to the callee's parameters, and a host function's parameter
-passed to a kernel becomes device memory (so is every caller's argument for it).
+through `func.call` to the callee's parameters (and to what a callee returns, for a call
+result), and a host function's parameter passed to a kernel becomes device memory (so is
+every caller's argument for it), whatever the order of the functions.
 
 Tokens: each `!gpu.async.token` maps to the list of `!device.token`s it stands for
 (empty when the work is already done, several for a joining `gpu.wait async`).
 Ops devplan has only in a synchronous form (alloc, free) wait for their
 dependencies first and produce an empty list.
 
-Not converted (a located error at the op): `gpu.launch` with a region body (outline
-it first, e.g. with MLIR's gpu-kernel-outlining), `gpu.all_reduce`, shuffles and
-subgroup ops, `gpu.lane_id`, `gpu.host_register`, `gpu.set_default_device`,
-`host_shared` allocations, kernel-only ops (thread ids, barrier, ...) outside a
-`gpu.func`, cluster sizes, dynamic shared memory, non-kernel
-`gpu.func`s, memory spaces other than none/0/1 (global), and tokens that flow into
-ops other than the gpu ops above.
+Not converted (a located error at the op): `gpu.lane_id`, subgroup id/size queries,
+`gpu.set_default_device`, `gpu.memset`, kernel-only ops outside a `gpu.func`, gpu ops
+inside ops devplan does not know, cluster sizes, dynamic shared memory, non-kernel
+`gpu.func`s, memory spaces other than none/0/1 (global), `gpu.host_register` of memory
+that is not a `memref.alloc`, and tokens that flow into ops other than the gpu ops above.
 """
 
 from __future__ import annotations
@@ -39,8 +56,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
+from xdsl.dialects import arith, func, gpu, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    UnregisteredOp,
+)
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -48,22 +73,19 @@ from xdsl.utils.hints import isa
 
 from ..diagnostics import DevplanError, error_at
 from ..dialects import device as dev
+from ..dialects import gpu_assembly as ga
 from ..dialects import kernel
 from ..dialects.target import TargetAttr, TargetError
 from ..dialects.vdev import DeviceAttr
+from .gpu_kernel_lowering import lower_kernel_body
+from .gpu_outlining import outline_launches
 
 UNSUPPORTED: dict[str, str] = {
-    "gpu.launch": "a gpu.launch with a region body cannot be converted; outline its body "
-    "into a gpu.func and use gpu.launch_func",
-    "gpu.all_reduce": "gpu.all_reduce has no kernel-dialect equivalent",
-    "gpu.shuffle": "gpu.shuffle has no kernel-dialect equivalent",
     "gpu.lane_id": "gpu.lane_id has no kernel-dialect equivalent",
     "gpu.subgroup_id": "subgroup ops have no kernel-dialect equivalent",
     "gpu.subgroup_size": "subgroup ops have no kernel-dialect equivalent",
     "gpu.num_subgroups": "subgroup ops have no kernel-dialect equivalent",
-    "gpu.host_register": "gpu.host_register has no devplan equivalent; copy the buffer "
-    "with gpu.memcpy instead",
-    "gpu.host_unregister": "gpu.host_unregister has no devplan equivalent",
+    "gpu.memset": "gpu.memset has no devplan equivalent; fill the buffer in a kernel",
     "gpu.set_default_device": "gpu.set_default_device cannot be converted; choose the "
     'device with the pass option, e.g. convert-gpu-to-device{device="cuda:1"}',
 }
@@ -78,10 +100,51 @@ _INDEX_QUERIES: dict[
     "gpu.grid_dim": kernel.GridDimOp,
 }
 
-_KERNEL_ONLY = frozenset({*_INDEX_QUERIES, "gpu.global_id", "gpu.barrier", "gpu.return"})
+_KERNEL_ONLY = frozenset(
+    {
+        *_INDEX_QUERIES,
+        "gpu.global_id",
+        "gpu.barrier",
+        "gpu.return",
+        "gpu.all_reduce",
+        "gpu.subgroup_reduce",
+        "gpu.shuffle",
+        "gpu.printf",
+    }
+)
 """gpu ops that mean something only inside a kernel (`gpu.func ... kernel`)."""
 
 _HOST_TOKEN_USERS = (gpu.AllocOp, gpu.DeallocOp, gpu.MemcpyOp, gpu.LaunchFuncOp, gpu.WaitOp)
+
+_CASTS = (memref.CastOp, memref.MemorySpaceCastOp)
+"""Ops whose result is their operand's memory seen through another type."""
+
+
+def is_kernel(op: gpu.FuncOp) -> bool:
+    """A `gpu.func ... kernel`, or one marked with MLIR's `gpu.kernel` unit attribute."""
+    return op.kernel is not None or "gpu.kernel" in op.attributes
+
+
+def _root(value: SSAValue) -> SSAValue:
+    """The memory `value` views, through `memref.cast`s."""
+    while isinstance(value.owner, _CASTS):
+        value = value.owner.operands[0]
+    return value
+
+
+def _views(value: SSAValue) -> list[Operation]:
+    """Every user of `value` and of the casts of it."""
+    users: list[Operation] = []
+    for use in value.uses:
+        users.append(use.operation)
+        if isinstance(use.operation, _CASTS):
+            users.extend(_views(use.operation.results[0]))
+    return users
+
+
+def _is_host_shared(value: SSAValue) -> bool:
+    owner = _root(value).owner
+    return isinstance(owner, gpu.AllocOp) and owner.hostShared is not None
 
 
 def parse_device_option(text: str) -> DeviceAttr:
@@ -134,6 +197,12 @@ class GpuToDevice:
         assert device.type_name is not None
         self.device = DeviceAttr.make(device.type_name, device.device_id)
         self.memory = DeviceAttr.make(device.type_name, device.device_id, None, "global")
+        self.host_memory = DeviceAttr.make(device.type_name, device.device_id, None, "host")
+        """Host memory the device reaches (`gpu.host_register`, `host_shared`)."""
+        self.host_params: set[tuple[str, str, int]] = set()
+        """(module, kernel, parameter index) launched with host memory the device reaches."""
+        self.registered: set[SSAValue] = set()
+        """Host allocations registered with `gpu.host_register` (the casts' roots)."""
         self.target = device_target(module, device)
         self.tokens: dict[SSAValue, list[SSAValue]] = {}
         self.replaced: list[Operation] = []
@@ -162,18 +231,21 @@ class GpuToDevice:
                 op,
                 f"'{op.name}' is outside a gpu.func; it can only be converted inside a kernel",
             )
-        if isinstance(op, gpu.AllocOp):
-            if op.hostShared is not None:
-                raise error_at(
-                    op,
-                    "host_shared gpu.alloc cannot be converted: devplan has no memory "
-                    "shared by host and device; allocate device memory and copy",
-                )
-            if op.symbolOperands:
-                raise error_at(op, "gpu.alloc with symbol operands cannot be converted")
+        if isinstance(op, gpu.AllocOp) and op.symbolOperands:
+            raise error_at(op, "gpu.alloc with symbol operands cannot be converted")
         if isinstance(op, gpu.LaunchFuncOp):
             self._check_launch(op)
-        if isinstance(op, gpu.FuncOp) and op.kernel is None:
+        if op.name.startswith("gpu.") and not _in_gpu_func(op):
+            parent = op.parent_op()
+            while parent is not None and not isinstance(parent, UnregisteredOp):
+                parent = parent.parent_op()
+            if parent is not None:
+                raise error_at(
+                    op,
+                    f"'{op.name}' is inside '{parent.op_name.data}', an op devplan does not "
+                    "know; only gpu ops in functions and scf regions can be converted",
+                )
+        if isinstance(op, gpu.FuncOp) and not is_kernel(op):
             raise error_at(
                 op,
                 f"gpu.func @{op.sym_name.data} is not a kernel; only kernels (gpu.func "
@@ -210,7 +282,7 @@ class GpuToDevice:
         if not isa(type_, MemRefType[Attribute]):
             return type_
         space = type_.memory_space
-        if isinstance(space, DeviceAttr) and space == self.memory:
+        if isinstance(space, DeviceAttr) and space in (self.memory, self.host_memory):
             return type_
         if not (
             isinstance(space, NoneAttr)
@@ -243,16 +315,41 @@ class GpuToDevice:
             for call in self._calls_of(function):
                 self.retype(call.arguments[value.index], new_type, call)
         elif isinstance(value, OpResult) and isinstance(value.op, func.CallOp):
+            new = self._retype_call_result(value.op, value.index, new_type, where)
+        elif isinstance(value, OpResult) and isinstance(value.op, gpu.AllocOp):
+            # Not converted yet (its function comes later): it becomes device memory.
             new = Rewriter.replace_value_with_new_type(value, new_type)
         else:
             owner = value.owner.name if isinstance(value.owner, Operation) else "a block"
+            if isinstance(value.owner, UnregisteredOp):
+                owner = value.owner.op_name.data
             raise error_at(
                 where,
                 f"{value.type} comes from '{owner}' in host memory, but is used as device "
-                "memory; allocate it with gpu.alloc",
+                "memory; allocate it with gpu.alloc, or register it with gpu.host_register",
             )
         self.propagate(new)
         return new
+
+    def _retype_call_result(
+        self, call: func.CallOp, index: int, new_type: Attribute, where: Operation
+    ) -> SSAValue:
+        """A call result becomes device memory: so does what the callee returns there."""
+        name = call.callee.root_reference.data
+        callee = self._function(name)
+        if callee is None or callee.is_declaration:
+            raise error_at(
+                where,
+                f"result {index} of @{name}, whose body is unknown, is used as device memory; "
+                "it cannot change its memory space",
+            )
+        for op in callee.walk():
+            if isinstance(op, func.ReturnOp) and op.operands[index].type != new_type:
+                self.retype(op.operands[index], new_type, where)
+        result = call.res[index]
+        if result.type != new_type:
+            result = Rewriter.replace_value_with_new_type(result, new_type)
+        return result
 
     def propagate(self, value: SSAValue) -> None:
         """After `value` became device memory: fix the types that must agree with it."""
@@ -292,7 +389,9 @@ class GpuToDevice:
 
     def convert_module(self, op: gpu.ModuleOp) -> None:
         kernels = [
-            self.convert_func(f) for f in list(op.body.block.ops) if isinstance(f, gpu.FuncOp)
+            self.convert_func(f, op.sym_name.data)
+            for f in list(op.body.block.ops)
+            if isinstance(f, gpu.FuncOp)
         ]
         for other in op.body.block.ops:
             if not isinstance(other, gpu.FuncOp) and other.name != "gpu.module_end":
@@ -301,11 +400,22 @@ class GpuToDevice:
         new.location = op.location
         Rewriter.replace_op(op, new)
 
-    def convert_func(self, op: gpu.FuncOp) -> kernel.KernelFuncOp:
+    def convert_func(self, op: gpu.FuncOp, module_name: str) -> kernel.KernelFuncOp:
+        name = op.sym_name.data
+        max_threads = self.target.get_attr("max_num_threads", 1024)
+        warp_size = self.target.get_attr("thread_warp_size", 32)
+        assert isinstance(max_threads, int)
+        assert isinstance(warp_size, int)
+        lower_kernel_body(op, op.body, name, max_threads, warp_size)
         body = op.detach_region(op.body)
         block = body.blocks.first
         assert block is not None
         for arg in list(block.args):
+            if (module_name, name, arg.index) in self.host_params and isa(
+                arg.type, MemRefType[Attribute]
+            ):
+                # Launched with host memory the device reaches: any reachable space.
+                continue
             Rewriter.replace_value_with_new_type(arg, self.device_memref(arg.type, op))
         for inner in list(body.walk()):
             self.convert_kernel_op(inner)
@@ -354,9 +464,13 @@ class GpuToDevice:
         return [dev.WaitOp(tokens)] if tokens else []
 
     def convert_host_op(self, op: Operation) -> None:
-        if isinstance(op, gpu.AllocOp):
+        if isinstance(op, ga.HostRegisterOp | ga.HostUnregisterOp):
+            self.replaced.append(op)  # registration is resolved per launch argument
+        elif isinstance(op, gpu.AllocOp):
             type_ = self.device_memref(op.result.type, op)
             assert isa(type_, MemRefType[Attribute])
+            if op.hostShared is not None:
+                type_ = MemRefType(type_.element_type, type_.shape, type_.layout, self.host_memory)
             alloc = dev.AllocOp(type_, op.dynamicSizes)
             self._host_replace(
                 op, [*self.wait_first(op, op.asyncDependencies), alloc], alloc.result, []
@@ -402,10 +516,13 @@ class GpuToDevice:
                 cast = arith.IndexCastOp(size, IndexType())
                 new_ops.append(cast)
                 sizes.append(cast.result)
+        args: list[SSAValue] = []
         for arg in op.kernelOperands:
+            if self.host_visible(arg):
+                args.append(self.as_host_memory(arg, op, new_ops))
+                continue
             new_type = self.device_memref(arg.type, op)
-            if new_type != arg.type:
-                self.retype(arg, new_type, op)
+            args.append(self.retype(arg, new_type, op) if new_type != arg.type else arg)
         is_async = op.asyncToken is not None
         if not is_async:
             new_ops.extend(self.wait_first(op, op.asyncDependencies))
@@ -414,12 +531,107 @@ class GpuToDevice:
             self.device,
             sizes[:3],
             sizes[3:],
-            list(op.kernelOperands),
+            args,
             is_async=is_async,
             dependencies=self.deps(op.asyncDependencies) if is_async else (),
         )
         new_ops.append(launch)
         self._host_replace(op, new_ops, None, [launch.token] if launch.token is not None else [])
+
+    # ---- host memory the device reaches ---------------------------------------------
+
+    def collect_registrations(self) -> None:
+        """Each allocation a `gpu.host_register` names (through casts) becomes memory of
+        the device's host scope, seen by host code through a `memref.memory_space_cast`
+        to its old type; its `memref.dealloc` becomes `device.free` (one is added before
+        the function's return when there is none)."""
+        roots: list[SSAValue] = []
+        for op in self.module.walk():
+            if isinstance(op, ga.HostRegisterOp):
+                root = _root(op.operands[0])
+                if isinstance(root, BlockArgument):
+                    continue  # a parameter: the caller's allocation is registered
+                if not isinstance(root.owner, memref.AllocOp):
+                    raise error_at(
+                        op,
+                        "gpu.host_register of memory that is not a memref.alloc (through "
+                        "memref.cast) cannot be converted",
+                    )
+                if root not in roots:
+                    roots.append(root)
+        for root in roots:
+            self._register(root)
+
+    def _register(self, root: SSAValue) -> None:
+        alloc = root.owner
+        assert isinstance(alloc, memref.AllocOp)
+        type_ = alloc.memref.type
+        assert isa(type_, MemRefType[Attribute])
+        device_type = MemRefType(type_.element_type, type_.shape, type_.layout, self.host_memory)
+        new = dev.AllocOp(device_type, alloc.dynamic_sizes)
+        view = memref.MemorySpaceCastOp(new.result, type_)
+        for op in (new, view):
+            op.location = alloc.location
+        new.result.name_hint = root.name_hint
+        Rewriter.replace_op(alloc, [new, view], [view.dest])
+        self.registered.add(new.result)
+        freed = False
+        for use in list(_views(view.dest)):
+            if isinstance(use, memref.DeallocOp):
+                free = dev.FreeOp(new.result)
+                free.location = use.location
+                Rewriter.replace_op(use, free)
+                freed = True
+        block = new.parent_block()
+        last = block.last_op if block is not None else None
+        escapes = any(isinstance(u, func.ReturnOp) for u in _views(view.dest))
+        if not freed and not escapes and isinstance(last, func.ReturnOp) and block is not None:
+            free = dev.FreeOp(new.result)
+            free.location = last.location
+            block.insert_op_before(free, last)
+
+    def host_visible(self, value: SSAValue, seen: frozenset[SSAValue] = frozenset()) -> bool:
+        """Whether `value` is host memory registered with the device (or `host_shared`):
+        its root allocation is registered, or it is a parameter every caller passes such
+        memory for."""
+        if not isa(value.type, MemRefType[Attribute]) or not isinstance(
+            value.type.memory_space, NoneAttr
+        ):
+            return False
+        root = _root(value)
+        if root in self.registered:
+            return True
+        if root in seen or not isinstance(root, BlockArgument):
+            return False
+        function = root.block.parent_op()
+        if not isinstance(function, func.FuncOp) or root.block is not function.body.blocks.first:
+            return False
+        calls = self._calls_of(function)
+        return bool(calls) and all(
+            self.host_visible(call.arguments[root.index], seen | {root}) for call in calls
+        )
+
+    def as_host_memory(self, value: SSAValue, where: Operation, ops: list[Operation]) -> SSAValue:
+        """`value` seen as the device's host memory: a `memref.memory_space_cast` placed
+        before the launch (added to `ops`)."""
+        type_ = value.type
+        assert isa(type_, MemRefType[Attribute])
+        cast = memref.MemorySpaceCastOp(
+            value, MemRefType(type_.element_type, type_.shape, type_.layout, self.host_memory)
+        )
+        cast.location = where.location
+        ops.append(cast)
+        return cast.dest
+
+    def mark_host_params(self) -> None:
+        """The kernel parameters some launch passes registered host memory for."""
+        for op in self.module.walk():
+            if isinstance(op, gpu.LaunchFuncOp):
+                nested = [r.data for r in op.kernel.nested_references.data]
+                path = (op.kernel.root_reference.data, *nested)
+                for i, arg in enumerate(op.kernelOperands):
+                    if self.host_visible(arg) or _is_host_shared(arg):
+                        self.host_params.add((path[0], path[-1], i))
 
     def _host_replace(
         self,
@@ -446,7 +658,10 @@ class GpuToDevice:
         self.replaced.append(op)
 
     def run(self) -> None:
+        outline_launches(self.module)
         self.check()
+        self.collect_registrations()
+        self.mark_host_params()
         for op in list(self.module.walk()):
             if isinstance(op, gpu.ModuleOp):
                 self.convert_module(op)

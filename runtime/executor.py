@@ -62,6 +62,7 @@ from ..diagnostics import (
 from ..dialects import device as dev
 from ..dialects.kernel import AllocSharedOp, KernelFuncOp, KernelModuleOp
 from ..dialects.vdev import DeviceAttr, memory_space_of
+from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
 from .cost import WORK_ATTR, CostModel, kernel_work
 from .device_api import Buffer, Device, DeviceAPI, copy_performer
 from .host import (

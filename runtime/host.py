@@ -284,6 +284,10 @@ def terminator_slots(c: Compiler, region: Region) -> tuple[int, ...]:
 def _call(c: Compiler, op: Operation) -> Step:
     assert isinstance(op, func.CallOp)
     callee = c.call_target(op, op.callee.string_value())
+    if not callee.op.body.blocks:
+        from .runner_utils import compile_runner_call
+
+        return compile_runner_call(c, op)
     args = tuple(c.slot(v) for v in op.arguments)
     results = tuple(c.slot(v) for v in op.res)
 
@@ -905,7 +909,12 @@ def _cast(c: Compiler, op: Operation) -> Step:
     """The same memory seen through another type; static sizes are checked, not assumed."""
     source, r = c.slot(op.operands[0]), c.slot(op.results[0])
     target = op.results[0].type
-    static = [d.data for d in target.shape] if isinstance(target, MemRefType) else []
+    if not isinstance(target, MemRefType):  # unranked: any shape
+        def view(f: Frame) -> None:
+            f[r] = f[source]
+
+        return view
+    static = [d.data for d in target.shape]
 
     def run(f: Frame) -> None:
         value = f[source]

@@ -132,25 +132,34 @@ def line_of(source: str, needle: str) -> int:
     return next(i for i, line in enumerate(source.splitlines(), 1) if needle in line)
 
 
-def test_gpu_launch_with_a_body_is_refused_at_the_op() -> None:
+def test_gpu_launch_with_a_body_is_outlined_and_runs() -> None:
     source = """
-func.func @main() {
+func.func @main(%h: memref<4xf32>) -> memref<4xf32> {
   %c1 = arith.constant 1 : index
-  "gpu.launch"(%c1, %c1, %c1, %c1, %c1, %c1) <{operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}> ({
-  ^bb0(%a0: index, %a1: index, %a2: index, %a3: index, %a4: index, %a5: index, %a6: index, %a7: index, %a8: index, %a9: index, %a10: index, %a11: index):
+  %c4 = arith.constant 4 : index
+  %d = "gpu.alloc"() <{operandSegmentSizes = array<i32: 0, 0, 0>}> : () -> memref<4xf32>
+  "gpu.launch"(%c1, %c1, %c1, %c4, %c1, %c1) <{operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}> ({
+  ^bb0(%a0: index, %a1: index, %a2: index, %tx: index, %a4: index, %a5: index, %a6: index, %a7: index, %a8: index, %a9: index, %a10: index, %a11: index):
+    %i = arith.index_cast %tx : index to i32
+    %f = arith.sitofp %i : i32 to f32
+    memref.store %f, %d[%tx] : memref<4xf32>
     "gpu.terminator"() : () -> ()
   }) : (index, index, index, index, index, index) -> ()
-  func.return
+  "gpu.memcpy"(%h, %d) {operandSegmentSizes = array<i32: 0, 1, 1>} : (memref<4xf32>, memref<4xf32>) -> ()
+  "gpu.dealloc"(%d) {operandSegmentSizes = array<i32: 0, 1>} : (memref<4xf32>) -> ()
+  func.return %h : memref<4xf32>
 }
 """
-    message = error_of(source)
-    assert message.startswith(
-        f"<string>:{line_of(source, 'gpu.launch')}:3: error: a gpu.launch with a region body cannot be converted"
-    )
-    assert "gpu.launch_func" in message
+    module = devplan.parse(source)
+    devplan.apply(module, "convert-gpu-to-device")
+    text = str(module)
+    assert "kernel.module @main_kernel" in text
+    assert "device.launch @main_kernel::@main_kernel" in text
+    result = devplan.execute(module, [np.zeros(4, np.float32)], kernel_backend="numpy")
+    np.testing.assert_array_equal(result.outputs[0], [0, 1, 2, 3])
 
 
-def test_all_reduce_is_refused_at_the_op() -> None:
+def test_generic_all_reduce_with_xdsl_kind_attribute_converts() -> None:
     source = """
 builtin.module attributes {gpu.container_module} {
   "gpu.module"() <{sym_name = "kernels"}> ({
@@ -163,22 +172,24 @@ builtin.module attributes {gpu.container_module} {
   }) : () -> ()
 }
 """
-    message = error_of(source)
-    assert message.startswith(
-        f"<string>:{line_of(source, 'gpu.all_reduce')}:7: error: gpu.all_reduce has no kernel-dialect equivalent"
-    )
+    module = devplan.parse(source)
+    devplan.apply(module, "convert-gpu-to-device")
+    text = str(module)
+    assert "gpu.all_reduce" not in text
+    assert "kernel.alloc_shared" in text
+    assert "arith.addf" in text
 
 
-def test_host_shared_alloc_is_refused_at_the_op() -> None:
+def test_host_shared_alloc_is_the_devices_host_memory() -> None:
     source = """
 func.func @main(%n: index) {
   %d = "gpu.alloc"(%n) <{operandSegmentSizes = array<i32: 0, 1, 0>, hostShared}> : (index) -> memref<?xf32>
   func.return
 }
 """
-    assert error_of(source).startswith(
-        "<string>:3:3: error: host_shared gpu.alloc cannot be converted"
-    )
+    module = devplan.parse(source)
+    devplan.apply(module, "convert-gpu-to-device")
+    assert 'device.alloc(%n) : memref<?xf32, #vdev.device<"cuda", 0, ?, "host">>' in str(module)
 
 
 def test_token_leaving_the_gpu_ops_is_refused_at_its_user() -> None:

@@ -41,6 +41,12 @@ class DevplanOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="devplan modular optimizer driver", args=args)
 
+    def register_all_dialects(self) -> None:
+        # devplan's context: `gpu` and `memref` with MLIR's custom syntax (gpu_assembly).
+        from .. import context
+
+        self.ctx = context()
+
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
 

@@ -10,7 +10,8 @@ devplan-run FILE.mlir [--entry main] [--system sys.toml] [--pipeline PASSES]
 Arguments of the entry function come from `--arg` and `--args` (in order: a `.npy` file
 for a memref, a number or `true`/`false` for a scalar) and, for the ones not given, from
 `--random-args SEED` (made from the function's types). `--pipeline` runs passes first
-(level-1 programs will need the default-pipeline, which this build does not have).
+(level-1 programs will need the default-pipeline, which this build does not have);
+without it, a program holding `gpu` dialect ops is converted by `convert-gpu-to-device`.
 
 Every user error is one message (with `file:line:col` when it comes from IR) and exit
 status 1; `--debug` shows the Python traceback instead.
@@ -213,6 +214,9 @@ def run(args: argparse.Namespace) -> int:
     module = parse(Path(args.file))
     if args.pipeline:
         apply(module, args.pipeline)
+    elif any(op.name.startswith("gpu.") for op in module.walk()):
+        # A program in MLIR's gpu dialect: convert it as `--pipeline convert-gpu-to-device`.
+        apply(module, "convert-gpu-to-device")
     compile_program(module, args.kernel_backend)  # level-1 or unsupported IR: say so first
     given = [_load_arg(a) for a in [*args.arg, *args.args]]
     inputs: list[Any] = given
@@ -264,6 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return quiet_broken_pipe()
     except Exception as e:
+        sys.stdout.flush()  # what the program printed comes before the error (2>&1)
         if args.debug:
             raise
         return finish("devplan-run", e)

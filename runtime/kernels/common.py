@@ -109,6 +109,7 @@ OTHER_OPS = (
     "memref.load",
     "memref.store",
     "memref.dim",
+    "memref.atomic_rmw",
     "scf.for",
     "scf.if",
     "scf.yield",
@@ -119,6 +120,8 @@ OTHER_OPS = (
     "kernel.barrier",
     "kernel.alloc_shared",
     "kernel.return",
+    "kernel.printf",
+    "kernel.assert",
 )
 SUPPORTED_OPS: frozenset[str] = frozenset(
     INT_BINARY_OPS + FLOAT_BINARY_OPS + FLOAT_UNARY_OPS + CAST_OPS + OTHER_OPS

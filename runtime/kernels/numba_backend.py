@@ -56,7 +56,8 @@ from xdsl.dialects.builtin import Float16Type, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...diagnostics import diagnostic_at
-from . import kernel_cache
+from ...dialects.kernel import AssertOp, PrintfOp
+from . import device_io, kernel_cache
 from .common import (
     BARRIER_MESSAGE,
     CMPF_PREDICATES,
@@ -322,6 +323,7 @@ class NumbaSource(SourceWriter):
             self.depth -= 1
         self.block_body()
         self.depth -= 1
+        self.device_io_epilogue()
         self.emit("return False")
         self.lines += [
             "",
@@ -360,6 +362,7 @@ class NumbaSource(SourceWriter):
             self.emit(f"for {loop}:")
             self.depth += 1
         self.thread_ops(list(body.ops))
+        self.emit("pass")  # a kernel whose body is only kernel.return
         self.depth -= 3
 
     def hoist_constants(self, block: Block) -> None:
@@ -383,6 +386,12 @@ class NumbaSource(SourceWriter):
         name = op.name
         if name in ("arith.constant", "kernel.return", "kernel.alloc_shared"):
             return
+        if name in ("kernel.printf", "kernel.assert"):
+            self.device_io(op)
+            return
+        if name == "memref.atomic_rmw":
+            self.atomic_rmw(op)
+            return
         if name == "scf.yield":
             raise AssertionError("scf.yield is emitted by its parent")  # pragma: no cover
         if name == "scf.if":
@@ -399,6 +408,96 @@ class NumbaSource(SourceWriter):
             spill = self.spilled.get(result)
             if spill is not None:
                 self.emit(f"{spill}[lin] = {self.v(result)}")
+
+    # ------------------------------------------------------------ printf and assert
+
+    def device_io(self, op: Operation) -> None:
+        """`kernel.printf` / `kernel.assert` call back into Python (`numba.objmode`):
+        threads run one after another, so a thread prints all its lines before the next.
+        A failing assertion is recorded and its thread stops (the next thread runs); in
+        a kernel cut into phases (barriers), or nested in a loop or branch, the launch
+        stops at the first failing thread instead. The launch fails after the loops."""
+        site = self.kernel.site(op)
+        args = [self.v(o) for o in op.operands]
+        self.namespace["numba"] = numba
+        if isinstance(op, PrintfOp):
+            try:
+                fmt, conversions = device_io.python_format(op.format.data)
+            except ValueError as e:
+                raise self.error(op, f"'kernel.printf' format: {e}") from None
+            if len(conversions) != len(op.args):
+                raise self.error(
+                    op,
+                    f"'kernel.printf' format has {len(conversions)} conversion(s) for "
+                    f"{len(op.args)} argument(s)",
+                )
+            printer = f"_printf{site}"
+            self.namespace[printer] = _printer(fmt, conversions)
+            self.emit("with numba.objmode():")
+            self.emit(f"    {printer}({', '.join(args)})")
+            return
+        assert isinstance(op, AssertOp)
+        failures = self.namespace.setdefault("_assert_failures", [])
+        recorder = f"_assert{site}"
+        self.namespace[recorder] = _recorder(failures, op.origin.data, op.message.data)
+        self.namespace["_assert_report"] = _reporter(failures, op, self.kernel.name)
+        top_level = not self.kernel.per_block and op.parent_op() is self.kernel.func
+        self.emit(f"if not {args[0]}:")
+        self.depth += 1
+        self.emit("with numba.objmode():")
+        self.emit(f"    {recorder}(bix, biy, biz, tix, tiy, tiz)")
+        if top_level:
+            self.emit("continue")
+        else:
+            self.emit("with numba.objmode():")
+            self.emit("    _assert_report()")
+            self.emit("return False")
+        self.depth -= 1
+
+    def atomic_rmw(self, op: Operation) -> None:
+        """`memref.atomic_rmw`: threads run one after another, so a read, the combined
+        value and a write (through `device_io.atomic_combine`'s rules) are atomic."""
+        value, mem, *idx = (self.v(o) for o in op.operands)
+        self.check_index(op, mem, idx, op.operands[1])
+        kind = device_io.atomic_kind(op)
+        index = ", ".join(idx) if idx else "()"
+        old = self.v(op.results[0])
+        width = int_width(op.results[0].type)
+        self.emit(f"{old} = {mem}[{index}]")
+        if width not in (None, 1):
+            self.emit(f"{old} = np.int64({old})")
+        combined = {
+            "addf": f"{old} + {value}",
+            "addi": f"{old} + {value}",
+            "mulf": f"{old} * {value}",
+            "muli": f"{old} * {value}",
+            "assign": value,
+            "maxs": f"max({old}, {value})",
+            "mins": f"min({old}, {value})",
+            "ori": f"{old} | {value}",
+            "andi": f"{old} & {value}",
+            "maxnumf": f"_maxnumf({old}, {value})",
+            "minnumf": f"_minnumf({old}, {value})",
+            "maximumf": f"_maximumf({old}, {value})",
+            "minimumf": f"_minimumf({old}, {value})",
+        }.get(kind)
+        if combined is None:
+            raise self.error(
+                op, f"'memref.atomic_rmw {kind}' is not supported by the numba backend"
+            )
+        if width is not None and width > 1:
+            combined = _wrap(combined, width)
+        self.emit(f"{mem}[{index}] = {combined}")
+
+    @property
+    def calls_back(self) -> bool:
+        """Whether the generated code calls back into Python (`kernel.printf`/`assert`)."""
+        return "numba" in self.namespace
+
+    def device_io_epilogue(self) -> None:
+        if "_assert_report" in self.namespace:
+            self.emit("with numba.objmode():")
+            self.emit("    _assert_report()")
 
     def region_ops(self, block: Block) -> tuple[list[Operation], list[SSAValue]]:
         ops = list(block.ops)
@@ -810,6 +909,30 @@ _HELPERS = (
 )  # fmt: skip
 
 
+def _printer(fmt: str, conversions: list[str]) -> Callable[..., None]:
+    def print_(*values: Any) -> None:
+        device_io.print_one(fmt, conversions, values)
+
+    return print_
+
+
+def _recorder(failures: list[str], origin: str, message: str) -> Callable[..., None]:
+    def record(bx: int, by: int, bz: int, tx: int, ty: int, tz: int) -> None:
+        failures.append(device_io.assertion_line(origin, message, (bx, by, bz), (tx, ty, tz)))
+
+    return record
+
+
+def _reporter(failures: list[str], op: Operation, kernel: str) -> Callable[[], None]:
+    def report() -> None:
+        if failures:
+            lines = list(failures)
+            failures.clear()
+            raise device_io.assertion_error(op, kernel, lines)
+
+    return report
+
+
 def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
     """A run(grid, block, args) launcher of `kernel` compiled with Numba, and its source.
 
@@ -819,14 +942,18 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
     """
     gen = NumbaSource(kernel)
     source = gen.generate()
-    namespace: dict[str, Any] | None = _load_cached(kernel, source)
+    # printf and assert call back into Python objects made for this compilation: such a
+    # kernel is compiled in memory (the cache holds only self-contained modules) and runs
+    # its blocks in order (its output and failures follow the order of threads).
+    calls_back = gen.calls_back
+    namespace: dict[str, Any] | None = None if calls_back else _load_cached(kernel, source)
     if namespace is None:
         namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
         exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
     jitted: Callable[..., bool] = namespace["blocks"]
     jitted_par: Callable[..., None] = namespace["run_par"]
     messages = gen.messages
-    axes = separating_axes(kernel)
+    axes = None if calls_back else separating_axes(kernel)
     written = [i for i, p in enumerate(kernel.params) if p in stored_params(kernel)]
 
     def parallel(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> int:

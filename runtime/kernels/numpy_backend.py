@@ -28,8 +28,8 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
-from ...dialects.kernel import AllocSharedOp
-from . import lanes
+from ...dialects.kernel import AllocSharedOp, AssertOp, PrintfOp
+from . import device_io, lanes
 from .common import (
     CMPF_PREDICATES,
     CMPI_PREDICATES,
@@ -203,6 +203,12 @@ class NumpySource(SourceWriter):
         if name == "scf.for":
             self.scf_for(op, level)
             return
+        if name in ("kernel.printf", "kernel.assert"):
+            self.device_io(op, args, level)
+            return
+        if name == "memref.atomic_rmw":
+            self.atomic_rmw(op, args, level)
+            return
         if self.fuse_into_store(op, args, level):
             return
         expr = self.expression(op, args, level)
@@ -210,6 +216,49 @@ class NumpySource(SourceWriter):
             self.emit(f"{self.v(op.results[0])} = {expr}")
         else:
             self.emit(expr)
+
+    def device_io(self, op: Operation, args: list[str], level: str) -> None:
+        """`kernel.printf` and `kernel.assert` over the active lanes (see device_io)."""
+        self.namespace["device_io"] = device_io
+        if isinstance(op, PrintfOp):
+            fmt, conversions = self.python_format(op)
+            self.emit(
+                f"device_io.printf_lanes(L, m{level}, {self.const('fmt', fmt)}, "
+                f"{self.const('conv', conversions)}, ({''.join(a + ', ' for a in args)}))"
+            )
+        else:
+            assert isinstance(op, AssertOp)
+            self.emit(
+                f"device_io.assert_lanes(L, m{level}, {args[0]}, {self.const('op', op)}, "
+                f"{self.kernel.name!r}, {op.message.data!r}, {op.origin.data!r})"
+            )
+
+    def atomic_rmw(self, op: Operation, args: list[str], level: str) -> None:
+        """`memref.atomic_rmw`: lane by lane in order (see device_io.atomic_rmw_lanes)."""
+        self.namespace["device_io"] = device_io
+        buffer = op.operands[1]
+        if _is_shared(buffer):
+            raise self.error(op, "'memref.atomic_rmw' on shared memory is not supported")
+        kind = device_io.atomic_kind(op)
+        value, mem, *idx = args
+        self.emit(
+            f"{self.v(op.results[0])} = device_io.atomic_rmw_lanes(F{level}, "
+            f"{self.kernel.site(op)}, {self.const('B', buffer)}, {mem}, "
+            f"({''.join(i + ', ' for i in idx)}), {value}, {kind!r})"
+        )
+
+    def python_format(self, op: PrintfOp) -> tuple[str, list[str]]:
+        try:
+            fmt, conversions = device_io.python_format(op.format.data)
+        except ValueError as e:
+            raise self.error(op, f"'kernel.printf' format: {e}") from None
+        if len(conversions) != len(op.args):
+            raise self.error(
+                op,
+                f"'kernel.printf' format has {len(conversions)} conversion(s) for "
+                f"{len(op.args)} argument(s)",
+            )
+        return fmt, conversions
 
     def fuse_into_store(self, op: Operation, args: list[str], level: str) -> bool:
         """Emit a float op whose only use is the store right after it as one step that

@@ -1,0 +1,1143 @@
+"""MLIR's custom assembly for the `gpu` dialect (and `memref.cast`), for devplan's context.
+
+xDSL 0.74 knows the `gpu` ops only in generic form, and lacks some ops MLIR's GPU
+programs use (`gpu.shuffle`, `gpu.printf`, `gpu.subgroup_reduce`, `gpu.memset`). This
+module defines the `gpu` dialect devplan's context loads instead of xDSL's: every op of
+xDSL's dialect, those that MLIR writes in custom form subclassed with MLIR's syntax
+(parsed and printed back the same way), plus the missing ops. Generic form keeps
+working for every op. `memref` is xDSL's dialect with `memref.cast` in custom form.
+
+The subclasses keep xDSL's class hierarchy (`isinstance(op, xdsl.dialects.gpu.LaunchOp)`
+holds), so passes written against xDSL's classes see these ops too.
+
+Plain `xdsl-opt` cannot use this dialect: xDSL's plugin mechanism refuses two
+definitions of one dialect name, so there the `gpu` ops stay generic-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import gpu, memref, vector
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    UnrankedMemRefType,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    opt_result_def,
+    prop_def,
+    region_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.hints import isa
+
+# ---- shared pieces of syntax ---------------------------------------------------------------
+
+
+def _parse_async(parser: Parser) -> tuple[bool, list[SSAValue]]:
+    """`[async] [[%t, ...]]`: whether the op is async, and its dependencies."""
+    is_async = parser.parse_optional_keyword("async") is not None
+    deps: list[SSAValue] = []
+    token = gpu.AsyncTokenType()
+    if (
+        parser.parse_optional_punctuation("[") is not None
+        and parser.parse_optional_punctuation("]") is None
+    ):
+        deps = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE,
+            lambda: parser.resolve_operand(parser.parse_unresolved_operand(), token),
+        )
+        parser.parse_punctuation("]")
+    return is_async, deps
+
+
+def _print_async(printer: Printer, is_async: bool, deps: Sequence[SSAValue]) -> None:
+    if is_async:
+        printer.print_string(" async")
+    if deps:
+        printer.print_string(" [")
+        printer.print_list(deps, printer.print_ssa_value)
+        printer.print_string("]")
+
+
+def _token_types(is_async: bool) -> list[Attribute]:
+    return [gpu.AsyncTokenType()] if is_async else []
+
+
+def _parse_operands(parser: Parser, delimiter: Parser.Delimiter) -> list[UnresolvedOperand]:
+    return parser.parse_comma_separated_list(delimiter, parser.parse_unresolved_operand)
+
+
+def _parse_dimension(parser: Parser) -> gpu.DimensionAttr:
+    return gpu.DimensionAttr(parser.parse_str_enum(gpu.DimensionEnum))
+
+
+def _print_attributes(printer: Printer, op: Operation, reserved: Sequence[str] = ()) -> None:
+    printer.print_op_attributes(
+        op.attributes, reserved_attr_names=(*reserved, "operandSegmentSizes")
+    )
+
+
+def _parse_attributes(parser: Parser, op: Operation) -> None:
+    attrs = parser.parse_optional_attr_dict()
+    op.attributes.update(attrs)
+
+
+# ---- index queries -------------------------------------------------------------------------
+
+
+def _dimension_query(base: type[IRDLOperation]) -> type[IRDLOperation]:
+    """`%r = gpu.thread_id x` for one of the dimension-taking queries."""
+
+    def parse(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+        dim = _parse_dimension(parser)
+        bound = None
+        if parser.parse_optional_keyword("upper_bound") is not None:
+            bound = IntegerAttr(parser.parse_integer(), IndexType())
+        op = cls.build(result_types=[IndexType()], properties={"dimension": dim})
+        if bound is not None:
+            op.attributes["upper_bound"] = bound
+        _parse_attributes(parser, op)
+        return op
+
+    def print_(self: IRDLOperation, printer: Printer) -> None:
+        dim = self.properties["dimension"]
+        assert isinstance(dim, gpu.DimensionAttr)
+        printer.print_string(f" {dim.data.value}")
+        bound = self.attributes.get("upper_bound")
+        if isinstance(bound, IntegerAttr):
+            printer.print_string(f" upper_bound {bound.value.data}")
+        _print_attributes(printer, self, ("upper_bound",))
+
+    namespace: dict[str, object] = {
+        "name": base.name,
+        "parse": classmethod(parse),
+        "print": print_,
+    }
+    return type(base.__name__, (base,), namespace)
+
+
+ThreadIdOp = _dimension_query(gpu.ThreadIdOp)
+BlockIdOp = _dimension_query(gpu.BlockIdOp)
+BlockDimOp = _dimension_query(gpu.BlockDimOp)
+GridDimOp = _dimension_query(gpu.GridDimOp)
+GlobalIdOp = _dimension_query(gpu.GlobalIdOp)
+
+
+def _nullary(base: type[IRDLOperation], typed: bool) -> type[IRDLOperation]:
+    """`gpu.barrier`, `gpu.terminator`, `%l = gpu.lane_id`, `%s = gpu.subgroup_size : index`."""
+
+    def parse(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+        has_result = bool(cls.get_irdl_definition().results)
+        op = cls.build(result_types=[IndexType()] if has_result else [])
+        _parse_attributes(parser, op)
+        if typed:
+            parser.parse_punctuation(":")
+            parser.parse_type()
+        return op
+
+    def print_(self: IRDLOperation, printer: Printer) -> None:
+        _print_attributes(printer, self)
+        if typed:
+            printer.print_string(" : index")
+
+    namespace: dict[str, object] = {
+        "name": base.name,
+        "parse": classmethod(parse),
+        "print": print_,
+    }
+    return type(base.__name__, (base,), namespace)
+
+
+BarrierOp = _nullary(gpu.BarrierOp, typed=False)
+TerminatorOp = _nullary(gpu.TerminatorOp, typed=False)
+LaneIdOp = _nullary(gpu.LaneIdOp, typed=False)
+SubgroupIdOp = _nullary(gpu.SubgroupIdOp, typed=True)
+SubgroupSizeOp = _nullary(gpu.SubgroupSizeOp, typed=True)
+NumSubgroupsOp = _nullary(gpu.NumSubgroupsOp, typed=True)
+
+
+# ---- module and function -------------------------------------------------------------------
+
+
+class ModuleOp(gpu.ModuleOp):
+    """`gpu.module @kernels { ... }`"""
+
+    name = "gpu.module"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ModuleOp:
+        name = parser.parse_symbol_name()
+        if parser.parse_optional_punctuation("[") is not None:
+            targets = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_attribute
+            )
+            parser.parse_punctuation("]")
+        else:
+            targets = []
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region()
+        if not region.blocks:
+            region.add_block(Block())
+        op = cls.build(properties={"sym_name": name}, regions=[region])
+        if targets:
+            op.properties["targets"] = ArrayAttr(targets)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        targets = self.properties.get("targets")
+        if isa(targets, ArrayAttr[Attribute]):
+            printer.print_string(" [")
+            printer.print_list(targets.data, printer.print_attribute)
+            printer.print_string("]")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_empty_block=False)
+
+
+class FuncOp(gpu.FuncOp):
+    """`gpu.func @k(%a: memref<?xf32>) kernel { ... }`"""
+
+    name = "gpu.func"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FuncOp:
+        name = parser.parse_symbol_name()
+        args = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+        )
+        outputs: list[Attribute] = []
+        if parser.parse_optional_punctuation("->") is not None:
+            if parser.parse_optional_punctuation("(") is not None:
+                if parser.parse_optional_punctuation(")") is None:
+                    outputs = parser.parse_comma_separated_list(
+                        parser.Delimiter.NONE, parser.parse_type
+                    )
+                    parser.parse_punctuation(")")
+            else:
+                outputs = [parser.parse_type()]
+        kernel = parser.parse_optional_keyword("kernel") is not None
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        if attrs is not None and "gpu.kernel" in attrs.data:
+            kernel = True
+        region = parser.parse_region(args)
+        properties: dict[str, Attribute] = {
+            "function_type": FunctionType.from_lists([a.type for a in args], outputs)
+        }
+        if kernel:
+            properties["kernel"] = UnitAttr()
+        op = cls.build(properties=properties, attributes={"sym_name": name}, regions=[region])
+        if attrs is not None:
+            op.attributes.update({k: v for k, v in attrs.data.items() if k != "gpu.kernel"})
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string("(")
+        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_string(")")
+        outputs = self.function_type.outputs.data
+        if outputs:
+            printer.print_string(" -> ")
+            if len(outputs) == 1:
+                printer.print_attribute(outputs[0])
+            else:
+                printer.print_string("(")
+                printer.print_list(outputs, printer.print_attribute)
+                printer.print_string(")")
+        if self.kernel is not None:
+            printer.print_string(" kernel")
+        printer.print_op_attributes(
+            self.attributes, reserved_attr_names=("sym_name",), print_keyword=True
+        )
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+
+class ReturnOp(gpu.ReturnOp):
+    """`gpu.return` or `gpu.return %v : f32`"""
+
+    name = "gpu.return"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReturnOp:
+        values = _parse_typed_values(parser)
+        return cls.build(operands=[values])
+
+    def print(self, printer: Printer) -> None:
+        _print_typed_values(printer, self.args)
+
+
+class YieldOp(gpu.YieldOp):
+    """`gpu.yield %v : f32`"""
+
+    name = "gpu.yield"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        return cls.build(operands=[_parse_typed_values(parser)])
+
+    def print(self, printer: Printer) -> None:
+        _print_typed_values(printer, self.values)
+
+
+def _parse_typed_values(parser: Parser) -> list[SSAValue]:
+    operand = parser.parse_optional_unresolved_operand()
+    if operand is None:
+        return []
+    operands = [operand]
+    while parser.parse_optional_punctuation(",") is not None:
+        operands.append(parser.parse_unresolved_operand())
+    parser.parse_punctuation(":")
+    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+    if len(types) != len(operands):
+        parser.raise_error(f"expected {len(operands)} types, got {len(types)}")
+    return [parser.resolve_operand(o, t) for o, t in zip(operands, types, strict=True)]
+
+
+def _print_typed_values(printer: Printer, values: Sequence[SSAValue]) -> None:
+    if not values:
+        return
+    printer.print_string(" ")
+    printer.print_list(values, printer.print_ssa_value)
+    printer.print_string(" : ")
+    printer.print_list([v.type for v in values], printer.print_attribute)
+
+
+# ---- host ops ------------------------------------------------------------------------------
+
+
+class AllocOp(gpu.AllocOp):
+    """`%m = gpu.alloc [async] [[%t]] [host_shared] (%n) : memref<?xf32>`"""
+
+    name = "gpu.alloc"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocOp:
+        is_async, deps = _parse_async(parser)
+        host_shared = parser.parse_optional_keyword("host_shared") is not None
+        sizes = _parse_operands(parser, parser.Delimiter.PAREN)
+        symbols: list[UnresolvedOperand] = []
+        if parser.parse_optional_punctuation("[") is not None:
+            symbols = _parse_operands(parser, parser.Delimiter.NONE)
+            parser.parse_punctuation("]")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        index = IndexType()
+        op = cls.build(
+            operands=[
+                deps,
+                [parser.resolve_operand(s, index) for s in sizes],
+                [parser.resolve_operand(s, index) for s in symbols],
+            ],
+            result_types=[type_, _token_types(is_async)],
+            properties={"hostShared": UnitAttr()} if host_shared else {},
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
+        if self.hostShared is not None:
+            printer.print_string(" host_shared")
+        printer.print_string(" (")
+        printer.print_list(self.dynamicSizes, printer.print_ssa_value)
+        printer.print_string(")")
+        if self.symbolOperands:
+            printer.print_string("[")
+            printer.print_list(self.symbolOperands, printer.print_ssa_value)
+            printer.print_string("]")
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+
+class DeallocOp(gpu.DeallocOp):
+    """`gpu.dealloc [async] [[%t]] %m : memref<?xf32>`"""
+
+    name = "gpu.dealloc"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DeallocOp:
+        is_async, deps = _parse_async(parser)
+        buffer = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        op = cls.build(
+            operands=[deps, parser.resolve_operand(buffer, type_)],
+            result_types=[_token_types(is_async)],
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
+        printer.print_string(" ")
+        printer.print_ssa_value(self.buffer)
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+
+class MemcpyOp(gpu.MemcpyOp):
+    """`gpu.memcpy [async] [[%t]] %dst, %src : memref<?xf32>, memref<?xf32>`"""
+
+    name = "gpu.memcpy"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MemcpyOp:
+        is_async, deps = _parse_async(parser)
+        dst, src = _parse_operands(parser, parser.Delimiter.NONE)[:2]
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        dst_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        src_type = parser.parse_type()
+        op = cls.build(
+            operands=[
+                deps,
+                parser.resolve_operand(dst, dst_type),
+                parser.resolve_operand(src, src_type),
+            ],
+            result_types=[_token_types(is_async)],
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
+        printer.print_string(" ")
+        printer.print_list([self.dst, self.src], printer.print_ssa_value)
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_list([self.dst.type, self.src.type], printer.print_attribute)
+
+
+@irdl_op_definition
+class MemsetOp(IRDLOperation):
+    """Fills a memref with one value (MLIR's `gpu.memset`).
+
+    ```mlir
+    gpu.memset %dst, %value : memref<?xf32>, f32
+    ```
+    """
+
+    name = "gpu.memset"
+    asyncDependencies = var_operand_def(gpu.AsyncTokenType)
+    dst = operand_def(MemRefType)
+    value = operand_def()
+    asyncToken = opt_result_def(gpu.AsyncTokenType)
+    irdl_options = (AttrSizedOperandSegments(),)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MemsetOp:
+        is_async, deps = _parse_async(parser)
+        dst, value = _parse_operands(parser, parser.Delimiter.NONE)[:2]
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        dst_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        value_type = parser.parse_type()
+        op = cls.build(
+            operands=[
+                deps,
+                parser.resolve_operand(dst, dst_type),
+                parser.resolve_operand(value, value_type),
+            ],
+            result_types=[_token_types(is_async)],
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
+        printer.print_string(" ")
+        printer.print_list([self.dst, self.value], printer.print_ssa_value)
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_list([self.dst.type, self.value.type], printer.print_attribute)
+
+
+class WaitOp(gpu.WaitOp):
+    """`gpu.wait [%t]`, `%t = gpu.wait async [%a, %b]`"""
+
+    name = "gpu.wait"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WaitOp:
+        is_async, deps = _parse_async(parser)
+        op = cls.build(operands=[deps], result_types=[_token_types(is_async)])
+        _parse_attributes(parser, op)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
+        _print_attributes(printer, self)
+
+
+def _host_registration(name: str, doc: str) -> type[IRDLOperation]:
+    """`gpu.host_register %m : memref<*xf32>` (ranked memrefs too, as MLIR allows; xDSL's
+    op takes unranked ones only)."""
+
+    def parse(cls: type[IRDLOperation], parser: Parser) -> IRDLOperation:
+        operand = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls.build(operands=[parser.resolve_operand(operand, parser.parse_type())])
+        op.attributes.update(attrs)
+        return op
+
+    def print_(self: IRDLOperation, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.operands[0])
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.operands[0].type)
+
+    namespace: dict[str, object] = {
+        "__doc__": doc,
+        "name": name,
+        "value": operand_def(MemRefType | UnrankedMemRefType),
+        "parse": classmethod(parse),
+        "print": print_,
+    }
+    class_name = "".join(w.title() for w in name.split(".")[1].split("_")) + "Op"
+    return irdl_op_definition(type(class_name, (IRDLOperation,), namespace))
+
+
+HostRegisterOp = _host_registration(
+    "gpu.host_register", "Makes a host memref visible to kernels (MLIR's gpu.host_register)."
+)
+HostUnregisterOp = _host_registration(
+    "gpu.host_unregister", "Undoes gpu.host_register (MLIR's gpu.host_unregister)."
+)
+
+
+# ---- launches ------------------------------------------------------------------------------
+
+
+def _parse_launch_sizes(
+    parser: Parser, keyword: str, with_ids: bool
+) -> tuple[list[UnresolvedOperand], list[Parser.Argument]]:
+    """`blocks(%bx, %by, %bz) in (%gx = %a, %gy = %b, %gz = %c)` (gpu.launch) or
+    `blocks in (%a, %b, %c)` (gpu.launch_func): the three sizes, and for gpu.launch the
+    region arguments it names (three ids, then three sizes)."""
+    parser.parse_keyword(keyword)
+    ids: list[Parser.Argument] = []
+    if with_ids:
+        ids = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN,
+            lambda: parser.parse_argument(expect_type=False).resolve(IndexType()),
+        )
+    parser.parse_keyword("in")
+    names: list[Parser.Argument] = []
+
+    def one() -> UnresolvedOperand:
+        if with_ids:
+            names.append(parser.parse_argument(expect_type=False).resolve(IndexType()))
+            parser.parse_punctuation("=")
+        return parser.parse_unresolved_operand()
+
+    sizes = parser.parse_comma_separated_list(parser.Delimiter.PAREN, one)
+    if len(sizes) != 3 or (with_ids and len(ids) != 3):
+        parser.raise_error(f"'{keyword}' takes three sizes (x, y, z)")
+    return sizes, [*ids, *names]
+
+
+class LaunchOp(gpu.LaunchOp):
+    """`gpu.launch blocks(%bx, %by, %bz) in (%gx = %a, ...) threads(%tx, ...) in (...) { }`"""
+
+    name = "gpu.launch"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        is_async, deps = _parse_async(parser)
+        index = IndexType()
+        if parser.parse_optional_keyword("clusters") is not None:
+            parser.raise_error("gpu.launch with clusters is not supported by devplan's parser")
+        grid, grid_args = _parse_launch_sizes(parser, "blocks", True)
+        threads, thread_args = _parse_launch_sizes(parser, "threads", True)
+        dynamic_shared: list[SSAValue] = []
+        if parser.parse_optional_keyword("dynamic_shared_memory_size") is not None:
+            dynamic_shared = [parser.resolve_operand(parser.parse_unresolved_operand(), i32)]
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        # MLIR's order: block ids, thread ids, grid sizes, block sizes.
+        region = parser.parse_region(
+            [*grid_args[:3], *thread_args[:3], *grid_args[3:], *thread_args[3:]]
+        )
+        op = cls.build(
+            operands=[
+                deps,
+                *[parser.resolve_operand(s, index) for s in (*grid, *threads)],
+                [],
+                [],
+                [],
+                dynamic_shared,
+            ],
+            result_types=[_token_types(is_async)],
+            regions=[region],
+        )
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
+        entry = self.body.blocks.first
+        assert entry is not None
+        args = entry.args
+        sizes = [
+            self.gridSizeX,
+            self.gridSizeY,
+            self.gridSizeZ,
+            self.blockSizeX,
+            self.blockSizeY,
+            self.blockSizeZ,
+        ]
+        for k, keyword in enumerate(("blocks", "threads")):
+            printer.print_string(f" {keyword}(")
+            printer.print_list(args[3 * k : 3 * k + 3], printer.print_ssa_value)
+            printer.print_string(") in (")
+            for j in range(3):
+                if j:
+                    printer.print_string(", ")
+                printer.print_ssa_value(args[6 + 3 * k + j])
+                printer.print_string(" = ")
+                printer.print_ssa_value(sizes[3 * k + j])
+            printer.print_string(")")
+        if self.dynamicSharedMemorySize is not None:
+            printer.print_string(" dynamic_shared_memory_size ")
+            printer.print_ssa_value(self.dynamicSharedMemorySize)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+
+class LaunchFuncOp(gpu.LaunchFuncOp):
+    """`gpu.launch_func @m::@k blocks in (%a, %b, %c) threads in (%d, %e, %f) args(%x : f32)`"""
+
+    name = "gpu.launch_func"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchFuncOp:
+        is_async, deps = _parse_async(parser)
+        kernel = parser.parse_attribute()
+        if not isinstance(kernel, SymbolRefAttr):
+            parser.raise_error("expected the kernel's symbol, e.g. @kernels::@k")
+        grid = _parse_launch_sizes(parser, "blocks", False)[0]
+        threads = _parse_launch_sizes(parser, "threads", False)[0]
+        size_type: Attribute = IndexType()
+        if parser.parse_optional_punctuation(":") is not None:
+            size_type = parser.parse_type()
+        dynamic_shared: list[SSAValue] = []
+        if parser.parse_optional_keyword("dynamic_shared_memory_size") is not None:
+            dynamic_shared = [parser.resolve_operand(parser.parse_unresolved_operand(), i32)]
+        args: list[SSAValue] = []
+        if parser.parse_optional_keyword("args") is not None:
+
+            def one() -> SSAValue:
+                operand = parser.parse_unresolved_operand()
+                parser.parse_punctuation(":")
+                return parser.resolve_operand(operand, parser.parse_type())
+
+            args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, one)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls.build(
+            operands=[
+                deps,
+                *[parser.resolve_operand(s, size_type) for s in (*grid, *threads)],
+                [],
+                [],
+                [],
+                dynamic_shared,
+                args,
+                [],
+            ],
+            result_types=[_token_types(is_async)],
+            properties={"kernel": kernel},
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
+        printer.print_string(" ")
+        printer.print_attribute(self.kernel)
+        for keyword, sizes in (
+            ("blocks", (self.gridSizeX, self.gridSizeY, self.gridSizeZ)),
+            ("threads", (self.blockSizeX, self.blockSizeY, self.blockSizeZ)),
+        ):
+            printer.print_string(f" {keyword} in (")
+            printer.print_list(sizes, printer.print_ssa_value)
+            printer.print_string(")")
+        if not isinstance(self.gridSizeX.type, IndexType):
+            printer.print_string(" : ")
+            printer.print_attribute(self.gridSizeX.type)
+        if self.dynamicSharedMemorySize is not None:
+            printer.print_string(" dynamic_shared_memory_size ")
+            printer.print_ssa_value(self.dynamicSharedMemorySize)
+        if self.kernelOperands:
+            printer.print_string(" args(")
+
+            def one(value: SSAValue) -> None:
+                printer.print_ssa_value(value)
+                printer.print_string(" : ")
+                printer.print_attribute(value.type)
+
+            printer.print_list(self.kernelOperands, one)
+            printer.print_string(")")
+        _print_attributes(printer, self)
+
+
+# ---- kernel ops ----------------------------------------------------------------------------
+
+_REDUCTION_KINDS = (
+    "add",
+    "mul",
+    "minui",
+    "minsi",
+    "minnumf",
+    "maxui",
+    "maxsi",
+    "maxnumf",
+    "and",
+    "or",
+    "xor",
+    "minimumf",
+    "maximumf",
+    "min",
+    "max",
+)
+"""MLIR's `gpu.all_reduce_op` words (`min`/`max` are the older spelling)."""
+
+
+@irdl_op_definition
+class AllReduceOp(IRDLOperation):
+    """Reduces a value over all threads of a block; every thread gets the result (MLIR's
+    `gpu.all_reduce`). The reduction is a kind (`add`, `mul`, `minsi`, `maxnumf`, `and`,
+    ...) or a region combining two values.
+
+    ```mlir
+    %r = gpu.all_reduce add %v uniform {} : (f32) -> (f32)
+    ```
+    """
+
+    name = "gpu.all_reduce"
+    op = opt_prop_def(StringAttr | gpu.AllReduceOpAttr)
+    """The reduction kind: a word (`add`, `minsi`, ...) or xDSL's `#gpu<all_reduce_op add>`
+    in generic form; absent for a region."""
+    uniform = opt_prop_def(UnitAttr)
+    operand = operand_def()
+    result = result_def()
+    body = region_def()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllReduceOp:
+        kind = parser.parse_optional_keyword_in(_REDUCTION_KINDS)  # type: ignore[arg-type]
+        value = parser.parse_unresolved_operand()
+        uniform = parser.parse_optional_keyword("uniform") is not None
+        region = parser.parse_optional_region() or Region()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        function = parser.parse_function_type()
+        if len(function.inputs) != 1 or len(function.outputs) != 1:
+            parser.raise_error("gpu.all_reduce takes one value and gives one: (T) -> (T)")
+        properties: dict[str, Attribute] = {}
+        if kind is not None:
+            properties["op"] = StringAttr(kind)
+        if uniform:
+            properties["uniform"] = UnitAttr()
+        op = cls.build(
+            operands=[parser.resolve_operand(value, function.inputs.data[0])],
+            result_types=[function.outputs.data[0]],
+            properties=properties,
+            regions=[region],
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.kind is not None:
+            printer.print_string(f" {self.kind}")
+        printer.print_string(" ")
+        printer.print_ssa_value(self.operand)
+        if self.uniform is not None:
+            printer.print_string(" uniform")
+        printer.print_string(" ")
+        printer.print_region(self.body)
+        _print_attributes(printer, self)
+        printer.print_string(" : (")
+        printer.print_attribute(self.operand.type)
+        printer.print_string(") -> (")
+        printer.print_attribute(self.result.type)
+        printer.print_string(")")
+
+    @property
+    def kind(self) -> str | None:
+        """The reduction kind as MLIR spells it, None for a region."""
+        op = self.op
+        if op is None:
+            return None
+        return op.data if isinstance(op, StringAttr) else str(op.data.value)
+
+    def verify_(self) -> None:
+        if self.result.type != self.operand.type:
+            raise VerifyException(
+                f"gpu.all_reduce gives {self.result.type} for a {self.operand.type} value; "
+                "they must be one type"
+            )
+        if (self.op is None) == (not self.body.blocks):
+            raise VerifyException(
+                "gpu.all_reduce needs exactly one of a reduction kind (add, mul, ...) and "
+                "a region body"
+            )
+
+
+@irdl_op_definition
+class SubgroupReduceOp(IRDLOperation):
+    """Reduces a value over the lanes of each subgroup (MLIR's `gpu.subgroup_reduce`).
+
+    ```mlir
+    %r = gpu.subgroup_reduce add %v uniform : (i32) -> (i32)
+    ```
+    """
+
+    name = "gpu.subgroup_reduce"
+    op = prop_def(StringAttr)
+    uniform = opt_prop_def(UnitAttr)
+    cluster_size = opt_prop_def(IntegerAttr)
+    cluster_stride = opt_prop_def(IntegerAttr)
+    value = operand_def()
+    result = result_def()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SubgroupReduceOp:
+        kind = parser.parse_keyword_in(_REDUCTION_KINDS)  # type: ignore[arg-type]
+        value = parser.parse_unresolved_operand()
+        properties: dict[str, Attribute] = {"op": StringAttr(kind)}
+        if parser.parse_optional_keyword("uniform") is not None:
+            properties["uniform"] = UnitAttr()
+        if parser.parse_optional_keyword("cluster") is not None:
+            parser.parse_punctuation("(")
+            parser.parse_keyword("size")
+            parser.parse_punctuation("=")
+            properties["cluster_size"] = IntegerAttr(parser.parse_integer(), i32)
+            if parser.parse_optional_punctuation(",") is not None:
+                parser.parse_keyword("stride")
+                parser.parse_punctuation("=")
+                properties["cluster_stride"] = IntegerAttr(parser.parse_integer(), i32)
+            parser.parse_punctuation(")")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        function = parser.parse_function_type()
+        if len(function.inputs) != 1 or len(function.outputs) != 1:
+            parser.raise_error("gpu.subgroup_reduce takes one value and gives one: (T) -> (T)")
+        op = cls.build(
+            operands=[parser.resolve_operand(value, function.inputs.data[0])],
+            result_types=[function.outputs.data[0]],
+            properties=properties,
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.op.data} ")
+        printer.print_ssa_value(self.value)
+        if self.uniform is not None:
+            printer.print_string(" uniform")
+        if self.cluster_size is not None:
+            printer.print_string(f" cluster(size = {self.cluster_size.value.data}")
+            if self.cluster_stride is not None:
+                printer.print_string(f", stride = {self.cluster_stride.value.data}")
+            printer.print_string(")")
+        _print_attributes(printer, self)
+        printer.print_string(" : (")
+        printer.print_attribute(self.value.type)
+        printer.print_string(") -> (")
+        printer.print_attribute(self.result.type)
+        printer.print_string(")")
+
+
+SHUFFLE_MODES = ("xor", "down", "up", "idx")
+
+
+@irdl_op_definition
+class ShuffleOp(IRDLOperation):
+    """Reads a value from another lane of the subgroup (MLIR's `gpu.shuffle`): `xor`
+    takes lane `id ^ offset`, `down` lane `id + offset`, `up` lane `id - offset`, `idx`
+    lane `offset`, within segments of `width` lanes; `valid` says the lane exists.
+
+    ```mlir
+    %v, %valid = gpu.shuffle xor %x, %offset, %width : f32
+    ```
+    """
+
+    name = "gpu.shuffle"
+    mode = prop_def(StringAttr)
+    value = operand_def()
+    offset = operand_def(IntegerType)
+    width = operand_def(IntegerType)
+    shuffled = result_def()
+    valid = result_def(IntegerType)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ShuffleOp:
+        mode = parser.parse_keyword_in(SHUFFLE_MODES)  # type: ignore[arg-type]
+        value, offset, width = _parse_operands(parser, parser.Delimiter.NONE)[:3]
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        op = cls.build(
+            operands=[
+                parser.resolve_operand(value, type_),
+                parser.resolve_operand(offset, i32),
+                parser.resolve_operand(width, i32),
+            ],
+            result_types=[type_, IntegerType(1)],
+            properties={"mode": StringAttr(mode)},
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.mode.data} ")
+        printer.print_list([self.value, self.offset, self.width], printer.print_ssa_value)
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+
+@irdl_op_definition
+class PrintfOp(IRDLOperation):
+    """Prints from every thread that runs it, C `printf` style (MLIR's `gpu.printf`).
+
+    ```mlir
+    gpu.printf "thread %lld\\n", %tid : index
+    ```
+    """
+
+    name = "gpu.printf"
+    format = prop_def(StringAttr)
+    args = var_operand_def()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PrintfOp:
+        text = parser.parse_str_literal()
+        attrs = parser.parse_optional_attr_dict()
+        has_comma = parser.parse_optional_punctuation(",") is not None
+        args: list[SSAValue] = []
+        operand = parser.parse_optional_unresolved_operand()
+        if has_comma and operand is None:
+            operand = parser.parse_unresolved_operand()
+        if operand is not None:
+            operands = [operand]
+            while parser.parse_optional_punctuation(",") is not None:
+                operands.append(parser.parse_unresolved_operand())
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+            if len(types) != len(operands):
+                parser.raise_error(f"expected {len(operands)} types, got {len(types)}")
+            args = [parser.resolve_operand(o, t) for o, t in zip(operands, types, strict=True)]
+        op = cls.build(operands=[args], properties={"format": StringAttr(text)})
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.format.data)
+        _print_attributes(printer, self)
+        if self.args:
+            printer.print_string(", ")
+            printer.print_list(self.args, printer.print_ssa_value)
+            printer.print_string(" : ")
+            printer.print_list([a.type for a in self.args], printer.print_attribute)
+
+
+# ---- memref.cast ---------------------------------------------------------------------------
+
+
+class CastOp(memref.CastOp):
+    """`%b = memref.cast %a : memref<4xf32> to memref<?xf32>`"""
+
+    name = "memref.cast"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CastOp:
+        source = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_keyword("to")
+        dest_type = parser.parse_type()
+        op = cls.build(
+            operands=[parser.resolve_operand(source, source_type)], result_types=[dest_type]
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.source)
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.dest.type)
+
+
+ATOMIC_RMW_KINDS = (
+    "addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu",
+    "mulf", "muli", "ori", "andi", "maxnumf", "minnumf",
+)  # fmt: skip
+"""MLIR's `AtomicRMWKind` words, in the order of their integer values."""
+
+
+class AtomicRMWOp(memref.AtomicRMWOp):
+    """`%old = memref.atomic_rmw addi %v, %m[%i] : (i32, memref<4xi32>) -> i32`"""
+
+    name = "memref.atomic_rmw"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicRMWOp:
+        kind = parser.parse_keyword_in(ATOMIC_RMW_KINDS)  # type: ignore[arg-type]
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        buffer = parser.parse_unresolved_operand()
+        indices = _parse_operands(parser, parser.Delimiter.SQUARE)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        function = parser.parse_function_type()
+        if len(function.inputs) != 2 or len(function.outputs) != 1:
+            parser.raise_error("memref.atomic_rmw's type is (T, memref<...xT>) -> T")
+        value_type, buffer_type = function.inputs.data
+        op = cls.build(
+            operands=[
+                parser.resolve_operand(value, value_type),
+                parser.resolve_operand(buffer, buffer_type),
+                [parser.resolve_operand(i, IndexType()) for i in indices],
+            ],
+            result_types=[function.outputs.data[0]],
+            properties={"kind": IntegerAttr(ATOMIC_RMW_KINDS.index(kind), 64)},
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {ATOMIC_RMW_KINDS[self.kind.value.data]} ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(", ")
+        printer.print_ssa_value(self.memref)
+        printer.print_string("[")
+        printer.print_list(self.indices, printer.print_ssa_value)
+        printer.print_string("]")
+        _print_attributes(printer, self)
+        printer.print_string(" : (")
+        printer.print_list([self.value.type, self.memref.type], printer.print_attribute)
+        printer.print_string(") -> ")
+        printer.print_attribute(self.result.type)
+
+
+class VectorPrintOp(vector.PrintOp):
+    """`vector.print %v : vector<2xf32>`"""
+
+    name = "vector.print"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VectorPrintOp:
+        source = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls.build(operands=[parser.resolve_operand(source, parser.parse_type())])
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.source)
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+
+
+# ---- the dialects --------------------------------------------------------------------------
+
+_CUSTOM_GPU: list[type[Operation]] = [
+    ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, GlobalIdOp,
+    BarrierOp, TerminatorOp, LaneIdOp, SubgroupIdOp, SubgroupSizeOp, NumSubgroupsOp,
+    ModuleOp, FuncOp, ReturnOp, YieldOp, AllocOp, DeallocOp, MemcpyOp, WaitOp,
+    LaunchOp, LaunchFuncOp,
+]  # fmt: skip
+_NEW_GPU: list[type[Operation]] = [
+    HostRegisterOp, HostUnregisterOp, AllReduceOp, MemsetOp, ShuffleOp, PrintfOp, SubgroupReduceOp,
+]  # fmt: skip
+
+
+def _replacing(
+    base: Dialect, custom: Sequence[type[Operation]], new: Sequence[type[Operation]]
+) -> Dialect:
+    by_name = {op.name: op for op in base.operations}
+    by_name.update({op.name: op for op in custom})
+    by_name.update({op.name: op for op in new})
+    return Dialect(base.name, list(by_name.values()), list(base.attributes))
+
+
+def gpu_dialect() -> Dialect:
+    """xDSL's `gpu` dialect with MLIR's custom syntax and the ops xDSL lacks."""
+    return _replacing(gpu.GPU, _CUSTOM_GPU, _NEW_GPU)
+
+
+def memref_dialect() -> Dialect:
+    """xDSL's `memref` dialect with `memref.cast` in custom syntax."""
+    return _replacing(memref.MemRef, [CastOp, AtomicRMWOp], [])
+
+
+def vector_dialect() -> Dialect:
+    """xDSL's `vector` dialect with `vector.print` in custom syntax."""
+    return _replacing(vector.Vector, [VectorPrintOp], [])
+
+
+DIALECT_OVERRIDES: dict[str, Callable[[], Dialect]] = {
+    "gpu": gpu_dialect,
+    "memref": memref_dialect,
+    "vector": vector_dialect,
+}
+"""Dialects devplan's context loads in place of xDSL's of the same name."""
+
+__all__ = [
+    "DIALECT_OVERRIDES",
+    "SHUFFLE_MODES",
+    "AllReduceOp",
+    "CastOp",
+    "MemsetOp",
+    "PrintfOp",
+    "ShuffleOp",
+    "SubgroupReduceOp",
+    "gpu_dialect",
+    "memref_dialect",
+]

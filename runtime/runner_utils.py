@@ -1,0 +1,242 @@
+"""MLIR's runner utilities in host code: `printMemrefF32` & co., `vector.print`, and the
+`vector.transfer_read` MLIR tests use to feed it.
+
+MLIR's integration tests print with the functions of its runner libraries
+(`libmlir_runner_utils`, `libmlir_c_runner_utils`) and check the text with FileCheck.
+devplan's host code calls the same names and prints the same text:
+
+* `printMemrefF32/F64/F16/I32/I64(memref<*xT>)` (and ranked memrefs): the header
+  `Unranked Memref base@ = 0x... rank = R offset = O sizes = [...] strides = [...] data = `
+  then the values in nested brackets, one innermost row a line, rows after the first
+  indented by their depth; floats as C++ streams print them (`%g`), integers in decimal.
+* `vector.print %x : T` of a scalar or a 1-D vector: `%g` floats and decimal integers,
+  vectors as `( a, b, c )`, each followed by a newline.
+
+Calling any other function declared without a body is an error at the call naming the
+function (devplan has no foreign-function interface).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func, vector
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    UnrankedMemRefType,
+    VectorType,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.ir.affine import AffineMap
+
+from ..diagnostics import DevplanError, error_at
+from .device_api import Buffer
+from .host import HOST_OPS, Compiler, Frame, Step, int_width
+
+# ---- formatting ------------------------------------------------------------------------
+
+
+def _int_bits(type_: Attribute) -> int | None:
+    return int_width(type_) if isinstance(type_, IntegerType) else None  # pyright: ignore[reportUnknownArgumentType]
+
+
+def format_scalar(value: Any, type_: Attribute) -> str:
+    """One value as MLIR's runner prints it (`%g` for floats, decimal for integers)."""
+    if isinstance(type_, Float16Type | Float32Type | Float64Type):
+        return f"{float(value):g}"
+    if _int_bits(type_) == 1:
+        return "1" if value else "0"
+    return str(int(value))
+
+
+def _data(array: np.ndarray[Any, Any], type_: Attribute) -> str:
+    rank = array.ndim
+    parts: list[str] = []
+
+    def emit(index: tuple[int, ...], dim: int) -> None:
+        # MLIR's MemRefDataPrinter: rows after the first of each level are indented by
+        # rank - dim + 1 spaces; a level's rows end with ", " and a newline (dim > 1).
+        if dim == 0:
+            parts.append(format_scalar(array[index], type_))
+            return
+        size = array.shape[rank - dim]
+        parts.append("[")
+        for i in range(size):
+            if i:
+                parts.append(" " * (rank - dim + 1))
+            emit((*index, i), dim - 1)
+            if i + 1 < size:
+                parts.append(", ")
+                if dim > 1:
+                    parts.append("\n")
+        parts.append("]")
+
+    if rank == 0:
+        return "[" + format_scalar(array[()], type_) + "]"
+    emit((), rank)
+    return "".join(parts)
+
+
+def format_memref(array: np.ndarray[Any, Any], type_: Attribute) -> str:
+    """What MLIR's `printMemref*` prints for `array` of element type `type_`."""
+    itemsize = array.dtype.itemsize
+    strides = [s // itemsize for s in array.strides]
+    address = array.__array_interface__["data"][0]
+    sizes = ", ".join(map(str, array.shape))
+    header = (
+        f"Unranked Memref base@ = {address:#x} rank = {array.ndim} offset = 0 "
+        f"sizes = [{sizes}] strides = [{', '.join(map(str, strides))}] data = "
+    )
+    return header + "\n" + _data(array, type_)
+
+
+# ---- host memory -----------------------------------------------------------------------
+
+
+def _host_array(op: Operation, value: Any) -> np.ndarray[Any, Any]:
+    """The NumPy array behind a run-time memref host code may read."""
+    if isinstance(value, Buffer):
+        api = value.api
+        assert api is not None
+        try:
+            return api.host_view(value, write=False)
+        except DevplanError as e:
+            raise error_at(op, f"'{op.name}' reads memory host code cannot see: {e}") from None
+    return np.asarray(value)
+
+
+def _element_type(type_: Attribute) -> Attribute:
+    if isinstance(type_, MemRefType | UnrankedMemRefType | VectorType):
+        return type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return type_
+
+
+# ---- printMemref* ----------------------------------------------------------------------
+
+_PRINT_MEMREF: dict[str, Callable[[Attribute], bool]] = {
+    "printMemrefF32": lambda t: isinstance(t, Float32Type),
+    "printMemrefF64": lambda t: isinstance(t, Float64Type),
+    "printMemrefF16": lambda t: isinstance(t, Float16Type),
+    "printMemrefI32": lambda t: _int_bits(t) == 32,
+    "printMemrefI64": lambda t: _int_bits(t) == 64,
+}
+"""The runner functions devplan provides, with the element types each accepts."""
+
+RUNNER_FUNCTIONS: tuple[str, ...] = tuple(_PRINT_MEMREF)
+
+
+def compile_runner_call(c: Compiler, op: func.CallOp) -> Step:
+    """A call of a function declared without a body: one of MLIR's runner utilities,
+    else a located error naming the function."""
+    name = op.callee.string_value()
+    accepts = _PRINT_MEMREF.get(name)
+    if accepts is None:
+        raise error_at(
+            op,
+            f"'func.call' calls @{name}, an external function (declared without a body) "
+            f"that devplan does not provide; it provides MLIR's runner utilities "
+            f"{', '.join('@' + n for n in RUNNER_FUNCTIONS)}",
+        )
+    if len(op.arguments) != 1 or op.res:
+        raise error_at(op, f"@{name} takes one memref and returns nothing")
+    value = op.arguments[0]
+    value_type: Attribute = value.type
+    element = _element_type(value_type)
+    if not isinstance(value_type, MemRefType | UnrankedMemRefType) or not accepts(element):
+        raise error_at(op, f"@{name} cannot print {value_type}")
+    slot = c.slot(value)
+
+    def run(f: Frame) -> None:
+        print(format_memref(_host_array(op, f[slot]), element), file=sys.stdout)
+
+    return run
+
+
+# ---- vector.print and vector.transfer_read --------------------------------------------
+
+
+def _vector_print(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, vector.PrintOp)
+    type_ = op.source.type
+    slot = c.slot(op.source)
+    if isinstance(type_, VectorType):
+        if type_.get_num_dims() != 1:  # pyright: ignore[reportUnknownMemberType]
+            raise error_at(op, f"'vector.print' of {type_}: only 1-D vectors are printed")
+        element: Attribute = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+        def run_vector(f: Frame) -> None:
+            values: list[Any] = list(f[slot])
+            items = ", ".join(format_scalar(x, element) for x in values)  # pyright: ignore[reportUnknownArgumentType]
+            print(f"( {items} )")
+
+        return run_vector
+    scalar: Attribute = type_
+    if not isinstance(scalar, IntegerType | IndexType | Float16Type | Float32Type | Float64Type):
+        raise error_at(op, f"'vector.print' of {type_} is not supported")
+
+    def run(f: Frame) -> None:
+        print(format_scalar(f[slot], scalar))  # pyright: ignore[reportUnknownArgumentType]
+
+    return run
+
+
+def _transfer_read(c: Compiler, op: Operation) -> Step:
+    assert isinstance(op, vector.TransferReadOp)
+    source_type = op.source.type
+    result_type = op.result.type
+    if not isinstance(source_type, MemRefType) or op.mask is not None:
+        raise error_at(op, "'vector.transfer_read' is supported from a memref, unmasked")
+    rank = source_type.get_num_dims()
+    shape = tuple(result_type.get_shape())
+    permutation = op.permutation_map
+    if permutation.data != AffineMap.minor_identity(rank, len(shape)):
+        raise error_at(op, "'vector.transfer_read' is supported with the minor identity map")
+    source, padding, r = c.slot(op.source), c.slot(op.padding), c.slot(op.result)
+    indices = [c.slot(i) for i in op.indices]
+    dtype = np.dtype(_numpy_dtype(_element_type(result_type)))
+
+    def run(f: Frame) -> None:
+        array = _host_array(op, f[source])
+        start = [f[i] for i in indices]
+        out = np.full(shape, f[padding], dtype)
+        lead, minor = start[: rank - len(shape)], start[rank - len(shape) :]
+        if all(0 <= s < n for s, n in zip(lead, array.shape, strict=False)):
+            window = array[tuple(lead)] if lead else array
+            region = tuple(
+                slice(max(s, 0), min(s + k, n))
+                for s, k, n in zip(minor, shape, window.shape, strict=True)
+            )
+            target = tuple(
+                slice(max(s, 0) - s, min(s + k, n) - s)
+                for s, k, n in zip(minor, shape, window.shape, strict=True)
+            )
+            out[target] = window[region]
+        f[r] = out
+
+    return run
+
+
+def _numpy_dtype(type_: Attribute) -> Any:
+    from .host import numpy_dtype
+
+    return numpy_dtype(type_)
+
+
+HOST_OPS["vector.print"] = _vector_print
+HOST_OPS["vector.transfer_read"] = _transfer_read
+
+
+__all__ = [
+    "RUNNER_FUNCTIONS",
+    "compile_runner_call",
+    "format_memref",
+    "format_scalar",
+]
