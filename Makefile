@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.devplan-installed
 
-.PHONY: test demo lint pytest lit bench clean
+.PHONY: test demo lint pytest lit bench fuzz clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ pytest: $(STAMP)
 
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck
+
+# Differential fuzzing at length: 2,000 random level-1 programs against the oracle
+# (`make test` runs 200 of them).
+fuzz: $(STAMP)
+	DEVPLAN_FUZZ_EXAMPLES=$${DEVPLAN_FUZZ_EXAMPLES:-2000} $(BIN)/pytest -q --rootdir=tests tests/test_differential_fuzz.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -64,6 +64,18 @@ def _convert_gpu_to_device() -> type[ModulePass]:
     return ConvertGpuToDevicePass
 
 
+def _lower_to_device() -> type[ModulePass]:
+    from .passes.lower_to_device import LowerToDevicePass
+
+    return LowerToDevicePass
+
+
+def _default_pipeline() -> type[ModulePass]:
+    from .passes.default_pipeline import DefaultPipelinePass
+
+    return DefaultPipelinePass
+
+
 def _plan_devices() -> type[ModulePass]:
     from .passes.plan_devices import PlanDevicesPass
 
@@ -75,6 +87,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "outline-device-regions": _outline_device_regions,
     "convert-gpu-to-device": _convert_gpu_to_device,
     "plan-devices": _plan_devices,
+    "lower-to-device": _lower_to_device,
+    "default-pipeline": _default_pipeline,
 }
 """Pass name -> factory."""
 

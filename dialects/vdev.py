@@ -69,6 +69,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import DevplanError, error_at, register_module_verifier
+from . import upstream_fixes
 from .target import Target, TargetAttr
 
 
@@ -918,6 +919,7 @@ def verify_placement_attributes(module: Operation) -> None:
 
 
 register_module_verifier("vdev", verify_placement_attributes)
+upstream_fixes.install()  # tensor.empty keeps its attributes (placement) through print/parse
 
 
 Vdev = Dialect("vdev", [OnDeviceOp, DeviceCopyOp], [DeviceAttr])

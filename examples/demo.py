@@ -1,11 +1,17 @@
-"""`make demo`: one multi-device program through devplan, end to end.
+"""`make demo`: devplan end to end, on the embedded default system (a CPU, two GPUs).
 
-1. the system it runs on (the embedded default: a CPU and two simulated GPUs);
-2. `classify-regions` says what kind of program each function is;
-3. `outline-device-regions` splits the multi-device function into device programs;
-4. the executor runs both versions on the simulated devices, and each result is
+Part 1, level 1 (`examples/mlp.mlir`): a two-layer perceptron over tensors with three
+placement hints (layer 1 on cuda:0, the ReLU on the CPU, layer 2 on cuda:1).
+1. `plan-devices`: where each value lives, and the copies it planned;
+2. `lower-to-device`: a summary of the level-2 program that runs;
+3. the run, checked against the oracle (`devplan.reference.evaluate`), and its report.
+
+Part 2, level 2 (`examples/two_gpus.mlir`): one multi-device host program.
+1. `classify-regions` says what kind of program each function is;
+2. `outline-device-regions` splits the multi-device function into device programs;
+3. the executor runs both versions on the simulated devices, and each result is
    checked against NumPy computing the same thing on the host;
-5. the run's report: allocations, launches and copies per device and per link.
+4. the run's report: allocations, launches and copies per device and per link.
 """
 
 from __future__ import annotations
@@ -18,12 +24,16 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 import devplan
-from devplan.dialects.vdev import ir_text
+from devplan.dialects import device as dev
+from devplan.dialects.kernel import KernelModuleOp
+from devplan.dialects.vdev import DeviceAttr, DeviceCopyOp, ir_text, result_placement
+from devplan.reference import evaluate
 from devplan.runtime.executor import random_inputs
 from devplan.runtime.report import format_bytes
 from devplan.runtime.system import System
 
 EXAMPLE = Path(__file__).with_name("two_gpus.mlir")
+MLP = Path(__file__).with_name("mlp.mlir")
 
 
 def section(title: str) -> None:
@@ -51,17 +61,115 @@ def show_regions(module: ModuleOp) -> None:
         print(f"  ... and {len(functions) - 4} more device programs")
 
 
+def where(device: DeviceAttr | None) -> str:
+    """`cuda:0` (the scope too when it is not global)."""
+    if device is None:
+        return "?"
+    scope = "" if device.scope in (None, "global") else f"/{device.scope}"
+    return f"{device.type_name}:{device.device_id}{scope}"
+
+
+def tensor_bytes(type_: object) -> int:
+    shape = type_.get_shape()
+    element = type_.element_type
+    return int(np.prod(shape)) * np.dtype(str(element).replace("f", "float")).itemsize
+
+
+def show_placements(planned: ModuleOp) -> None:
+    """One line per device: the values plan-devices put there."""
+    by_device: dict[str, list[str]] = {}
+    for function in (op for op in planned.ops if isinstance(op, func.FuncOp)):
+        for i, arg in enumerate(function.body.block.args):
+            device = (
+                function.arg_attrs.data[i].data.get("vdev.device") if function.arg_attrs else None
+            )
+            if isinstance(device, DeviceAttr):
+                by_device.setdefault(where(device), []).append(f"%{arg.name_hint}")
+        for op in function.walk():
+            if isinstance(op, DeviceCopyOp) or not op.results or op is function:
+                continue
+            device = result_placement(op, 0)
+            if device is not None:
+                name = op.results[0].name_hint or "?"
+                by_device.setdefault(where(device), []).append(f"%{name}")
+    for device, values in sorted(by_device.items()):
+        print(f"  {device:8} {' '.join(values)}")
+
+
+def show_copies(planned: ModuleOp) -> None:
+    copies = [op for op in planned.walk() if isinstance(op, DeviceCopyOp)]
+    for op in copies:
+        value = op.input.name_hint or "?"
+        size = format_bytes(tensor_bytes(op.input.type))
+        print(f"  %{value:6} {where(op.src_device):7} -> {where(op.dst_device):7} {size}")
+    if not copies:
+        print("  none")
+
+
+def show_lowered(lowered: ModuleOp) -> None:
+    for module in (op for op in lowered.ops if isinstance(op, KernelModuleOp)):
+        names = ", ".join(f"@{k.sym_name.data}" for k in module.kernels)
+        print(f"  kernel.module @{module.sym_name.data} ({ir_text(module.target)}): {names}")
+    for function in (op for op in lowered.ops if isinstance(op, func.FuncOp)):
+        ops = list(function.walk())
+        launches: dict[str, int] = {}
+        for op in ops:
+            if isinstance(op, dev.LaunchOp):
+                launches[where(op.device)] = launches.get(where(op.device), 0) + 1
+        count = {
+            kind: sum(isinstance(op, kind) for op in ops)
+            for kind in (dev.AllocOp, dev.FreeOp, dev.CopyOp)
+        }
+        region = function.attributes.get("device.region")
+        kind = region.data if isinstance(region, StringAttr) else "?"
+        per_device = ", ".join(f"{n} on {d}" for d, n in sorted(launches.items()))
+        print(
+            f"  @{function.sym_name.data} ({kind}): {count[dev.AllocOp]} device.alloc, "
+            f"{count[dev.FreeOp]} device.free, {count[dev.CopyOp]} device.copy; "
+            f"launches {per_device}"
+        )
+
+
+def level_1(system: System) -> bool:
+    """Part 1: plan, lower and run examples/mlp.mlir; True when it matches the oracle."""
+    module = devplan.parse(MLP)
+    planned = devplan.apply(devplan.parse(MLP), "plan-devices")
+    section(f"level 1: plan-devices on {MLP.name} (where each value lives)")
+    show_placements(planned)
+    section("copies plan-devices planned (value, from -> to, bytes)")
+    show_copies(planned)
+    lowered = devplan.apply(planned.clone(), "lower-to-device,classify-regions")
+    section("lower-to-device: the program that runs")
+    show_lowered(lowered)
+
+    section("execute (default-pipeline, numpy kernels) and compare with the oracle")
+    inputs = random_inputs(module, seed=0)
+    result = devplan.execute(module, inputs, system=system, strict=True)
+    (expected,) = evaluate(module, inputs)
+    (got,) = result.outputs
+    error = float(np.max(np.abs(got - expected)))
+    good = bool(np.allclose(got, expected, rtol=1e-5, atol=1e-6 * float(np.max(np.abs(expected)))))
+    verdict = "matches" if good else "DIFFERS from"
+    shape = "x".join(map(str, got.shape))
+    print(f"  result {got.dtype}[{shape}]: {verdict} the oracle (max abs error {error:.2g})")
+    section("report of the level-1 run")
+    print(result.report.format())
+    return good
+
+
 def main() -> int:
     system = System.default()
     section(f"system: {system.name}")
     show_system(system)
+
+    ok = level_1(system)
 
     module = devplan.parse(EXAMPLE)
     inputs = random_inputs(module, seed=0)
     a, b = (np.asarray(x) for x in inputs)
     oracle = 2 * a + 3 * b
 
-    section(f"classify-regions on {EXAMPLE.name}")
+    section(f"level 2: classify-regions on {EXAMPLE.name}")
     devplan.apply(module, "classify-regions")
     show_regions(module)
 
@@ -71,7 +179,6 @@ def main() -> int:
     show_regions(outlined)
 
     section("execute both versions (numpy kernel backend) and compare with NumPy")
-    ok = True
     result = None
     for name, program in (("original", module), ("outlined", outlined)):
         result = devplan.execute(program, inputs, system=system)

@@ -46,7 +46,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
@@ -212,15 +218,19 @@ class Program:
         self.functions: dict[str, CompiledFunction] = {}
         self.kernels: dict[str, CompiledKernel] = {}
         """Compiled kernels by "@module::@kernel", filled on first launch."""
+        self.globals: dict[str, np.ndarray[Any, Any]] = {}
+        """Constant `memref.global` data by name (read-only host arrays)."""
         self._slots: dict[SSAValue, int] = {}
         for op in module.ops:
             if isinstance(op, func.FuncOp):
                 self.functions[op.sym_name.data] = CompiledFunction(op.sym_name.data, op)
+            elif isinstance(op, memref.GlobalOp):
+                self.globals[op.sym_name.data] = _global_data(op)
             elif not isinstance(op, KernelModuleOp):
                 raise error_at(
                     op,
                     f"'{op.name}' at the top level of a program is not supported by the "
-                    "executor (expected func.func and kernel.module)",
+                    "executor (expected func.func, kernel.module and memref.global)",
                 )
         for compiled in self.functions.values():
             self._compile_function(compiled)
@@ -349,6 +359,28 @@ def system_for(module: ModuleOp, system: System | str | Path | None) -> System:
     if system is not None:
         return System.resolve(system)
     return System.from_module(module) or System.default()
+
+
+def _global_data(op: memref.GlobalOp) -> np.ndarray[Any, Any]:
+    """The data of a constant `memref.global` as a read-only host array."""
+    type_ = _type_as_memref(op.type)
+    value = op.initial_value
+    if op.constant is None or not isinstance(value, DenseIntOrFPElementsAttr):
+        raise error_at(
+            op,
+            "the executor runs constant memref.global ops with dense<...> data only "
+            f"(@{op.sym_name.data} is {'not constant' if op.constant is None else 'not dense'})",
+        )
+    dtype = numpy_dtype(element_type(type_))
+    shape = tuple(d.data for d in type_.shape)
+    values = list(value.get_values())
+    data = (
+        np.full(shape, values[0], dtype)
+        if len(values) == 1
+        else np.array(values, dtype).reshape(shape)
+    )
+    data.flags.writeable = False
+    return data
 
 
 def _lookup_kernel(op: dev.LaunchOp) -> KernelFuncOp:
@@ -524,6 +556,20 @@ def _dealloc(p: Program, op: memref.DeallocOp) -> Step:
         except DevplanError as e:
             raise _at(op, e) from None
         ex.freed_host[id(array)] = (array, where)
+
+    return run
+
+
+@_device_op("memref.get_global")
+def _get_global(p: Program, op: memref.GetGlobalOp) -> Step:
+    name = op.name_.string_value()
+    data = p.globals.get(name)
+    if data is None:
+        raise error_at(op, f"'memref.get_global' of @{name}, which is not a memref.global")
+    r = p.slot(op.memref)
+
+    def run(f: Frame) -> None:
+        f[r] = data
 
     return run
 
@@ -946,8 +992,9 @@ def _is_array(value: object) -> bool:
     return isinstance(value, np.ndarray)
 
 
-def _is_memref(type_: Attribute) -> bool:
-    return isinstance(type_, MemRefType)
+def _is_shaped(type_: Attribute) -> bool:
+    """A memref or (in a level-1 program) a tensor: an argument given as an array."""
+    return isinstance(type_, MemRefType | TensorType)
 
 
 def _type_as_memref(type_: Attribute) -> MemRefType[Attribute]:
@@ -1013,12 +1060,12 @@ def random_inputs(
 ) -> list[object]:
     """Inputs for `@entry` made from its argument types (those after `given`).
 
-    Float memrefs get standard-normal values, integer memrefs integers in [0, 100),
-    `i1` memrefs random booleans; float scalars a standard-normal value, integer and
-    index scalars an integer in [1, 16], `i1` scalars a random boolean. Memrefs with a
-    dynamic (`?`) dimension cannot be made: pass them with `--arg`. A memref larger than
-    the memory it lives in under `system` (see `system_for`) is out of device (or host)
-    memory, said before anything is allocated.
+    Float memrefs (and tensors, in a level-1 program) get standard-normal values,
+    integer memrefs integers in [0, 100), `i1` memrefs random booleans; float scalars a
+    standard-normal value, integer and index scalars an integer in [1, 16], `i1` scalars
+    a random boolean. Memrefs with a dynamic (`?`) dimension cannot be made: pass them
+    with `--arg`. A memref larger than the memory it lives in under `system` (see
+    `system_for`) is out of device (or host) memory, said before anything is allocated.
     """
     function = find_entry(module, entry)
     systems: list[System] = []
@@ -1032,7 +1079,7 @@ def random_inputs(
     for i in range(len(given), len(types)):
         type_ = types[i]
         what = _argument_name(function, i)
-        if _is_memref(type_):
+        if _is_shaped(type_):
             memref_type = _type_as_memref(type_)
             shape = [d.data for d in memref_type.shape]
             if any(d < 0 for d in shape):
@@ -1113,7 +1160,9 @@ module's ops, which refer to the module, so a table entry would keep its key ali
 def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
     """The module compiled for `kernel_backend`, cached per module object.
 
-    The cache assumes a module is not changed after it was first executed.
+    A level-1 module (tensors) is first lowered through `default-pipeline` — on a
+    copy, so `module` itself is not changed; the program's `.module` is the lowered
+    one. The cache assumes a module is not changed after it was first executed.
     """
     if kernel_backend not in KERNEL_BACKENDS:
         raise DevplanError(
@@ -1122,31 +1171,36 @@ def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
     slots: dict[str, Any] = vars(module)
     per_backend: dict[str, Program] | None = slots.get(_CACHE_ATTRIBUTE)
     if per_backend is None:
-        _reject_level_1(module)
         per_backend = slots[_CACHE_ATTRIBUTE] = {}
     program = per_backend.get(kernel_backend)
     if program is None:
-        program = per_backend[kernel_backend] = Program(module, kernel_backend)
+        lowered = next((p.module for p in per_backend.values()), None)
+        if lowered is None:
+            lowered = lower_level_1(module) if is_level_1(module) else module
+        program = per_backend[kernel_backend] = Program(lowered, kernel_backend)
     return program
 
 
-def _reject_level_1(module: ModuleOp) -> None:
+def is_level_1(module: ModuleOp) -> bool:
+    """Whether `module` has tensor values (a level-1 program, DESIGN §2)."""
     for op in module.walk():
         if isinstance(op, func.FuncOp):
             types = [*op.function_type.inputs.data, *op.function_type.outputs.data]
             if any(isinstance(t, TensorType) for t in types):
-                raise error_at(
-                    op,
-                    f"@{op.sym_name.data} is a level-1 (tensor) function; level-1 programs "
-                    "need the default-pipeline (plan-devices, lower-to-device), which this "
-                    "build does not have yet",
-                )
+                return True
         elif any(isinstance(r.type, TensorType) for r in op.results):
-            raise error_at(
-                op,
-                f"'{op.name}' yields a tensor: level-1 programs need the default-pipeline "
-                "(plan-devices, lower-to-device), which this build does not have yet",
-            )
+            return True
+    return False
+
+
+def lower_level_1(module: ModuleOp) -> ModuleOp:
+    """A copy of level-1 `module` run through `default-pipeline` (plan, lower, classify)."""
+    from .. import apply
+    from ..passes.default_pipeline import DefaultPipelinePass
+
+    lowered = module.clone()
+    apply(lowered, DefaultPipelinePass.name)
+    return lowered
 
 
 @with_deep_stack
@@ -1158,7 +1212,9 @@ def execute(
     kernel_backend: str = "numpy",
     strict: bool = False,
 ) -> ExecutionResult:
-    """Run `@entry` of a level-2 program on `inputs`; `.outputs` (host NumPy values), `.report`.
+    """Run `@entry` of a program on `inputs`; `.outputs` (host NumPy values), `.report`.
+
+    A level-1 (tensor) program runs through `default-pipeline` first (on a copy).
 
     Memref arguments take NumPy arrays, scalars Python int/float/bool; `system` is
     None (the embedded default), a TOML path or a `System`; `strict` makes leaked
@@ -1188,6 +1244,8 @@ __all__ = [
     "device_of",
     "execute",
     "find_entry",
+    "is_level_1",
+    "lower_level_1",
     "random_inputs",
     "signature",
 ]

@@ -51,3 +51,41 @@ def test_apply_runs_an_xdsl_pipeline() -> None:
     )
     devplan.apply(module, "canonicalize")
     assert "arith.constant 3 : i32" in str(module)
+
+
+LEVEL_1 = """func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %s = arith.addf %a, %b : tensor<8xf32>
+  %g = vdev.on_device %s to #vdev.device<"cuda", 1> : tensor<8xf32>
+  %p = arith.mulf %g, %a : tensor<8xf32>
+  func.return %p : tensor<8xf32>
+}
+"""
+
+
+def test_execute_runs_a_level_1_module_through_the_default_pipeline_without_changing_it() -> None:
+    import numpy as np
+
+    from devplan.runtime.executor import compile_program
+
+    module = devplan.parse(LEVEL_1)
+    before = str(module)
+    a = np.arange(8, dtype=np.float32)
+    b = np.full(8, 2, np.float32)
+    result = devplan.execute(module, [a, b], strict=True)
+    np.testing.assert_array_equal(result.outputs[0], (a + b) * a)
+    assert result.report.devices["cuda:1"].launches == 2
+    assert str(module) == before
+    # Lowered once per module: another kernel backend reuses the lowered program.
+    assert compile_program(module, "numba").module is compile_program(module, "numpy").module
+
+
+def test_a_fault_at_run_time_of_a_level_1_program_points_at_its_source_line() -> None:
+    import numpy as np
+
+    module = devplan.parse(
+        "func.func @main(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {\n"
+        "  %q = arith.remsi %a, %b : tensor<4xi32>\n"
+        "  func.return %q : tensor<4xi32>\n}\n"
+    )
+    with pytest.raises(devplan.DevplanError, match=r"^<string>:2:3: error: in kernel @remsi_i32"):
+        devplan.execute(module, [np.ones(4, np.int32), np.array([1, 2, 0, 1], np.int32)])

@@ -1,4 +1,5 @@
-"""`make demo` runs examples/demo.py: it must keep working and agree with NumPy."""
+"""`make demo` runs examples/demo.py: it must keep working and agree with NumPy (level 2)
+and with the oracle (level 1)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,23 @@ import pytest
 DEMO = Path(__file__).parents[1] / "examples" / "demo.py"
 
 
-def test_demo_runs_classifies_outlines_and_matches_numpy(
+def test_demo_plans_lowers_and_runs_the_mlp_then_classifies_outlines_and_matches_numpy(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     demo = runpy.run_path(str(DEMO))
     assert demo["main"]() == 0
     out = capsys.readouterr().out
+    # Level 1: the MLP's layers where the hints put them, two planned copies, the oracle.
+    assert re.search(r"^  cpu:0 +%zeros %r$", out, re.MULTILINE)
+    assert re.search(r"^  cuda:0 +%x %w1 .*%xw .*%h$", out, re.MULTILINE)
+    assert re.search(r"^  cuda:1 +%w2 .*%y$", out, re.MULTILINE)
+    assert re.search(r"^  %h +cuda:0 +-> cpu:0 +16.0 KiB$", out, re.MULTILINE)
+    assert re.search(r"^  %r +cpu:0 +-> cuda:1 +16.0 KiB$", out, re.MULTILINE)
+    assert "@main (multi-device)" in out
+    assert "launches 2 on cpu:0, 4 on cuda:0, 2 on cuda:1" in out
+    assert "result float32[32x10]: matches the oracle" in out
+    assert out.count("leaked buffers: none") == 2
     assert "@main           multi-device" in out
     assert "device.target = #target.target<\"cuda\", host = #target.target<\"llvm\">>" in out
     assert out.count("matches NumPy") == 4

@@ -1,4 +1,8 @@
-"""Every program in examples/ runs on both kernel backends and agrees with NumPy."""
+"""Every program in examples/ runs on both kernel backends and agrees with NumPy.
+
+Level-1 programs (tensors) run through default-pipeline and are checked against the
+oracle, `devplan.reference.evaluate`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import numpy as np
 import pytest
 
 import devplan
+from devplan.reference import evaluate
 from devplan.runtime.executor import ExecutionResult, random_inputs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -88,6 +93,32 @@ def test_async_copies_overlap_kernels(backend: str) -> None:
     assert report.model_seconds < sum(s.end - s.start for s in report.slices)
 
 
+LEVEL_1 = ["mlp", "smoothing"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", LEVEL_1)
+def test_level_1_examples_match_the_oracle(name: str, backend: str) -> None:
+    module = devplan.parse(EXAMPLES / f"{name}.mlir")
+    for seed in (0, 1):
+        inputs, result = run_example(name, backend, seed)
+        (expected,) = evaluate(module, inputs)
+        scale = float(np.max(np.abs(expected)))
+        np.testing.assert_allclose(result.outputs[0], expected, rtol=1e-5, atol=1e-6 * scale)
+
+
+def test_mlp_runs_each_layer_where_its_hint_puts_it() -> None:
+    _, result = run_example("mlp", "numpy")
+    devices = result.report.devices
+    # layer 1 (fill, matmul, bias, bias fill) on cuda:0, ReLU (and its zeros) on the CPU,
+    # layer 2 (fill, matmul) on cuda:1
+    assert (devices["cuda:0"].launches, devices["cpu:0"].launches) == (4, 2)
+    assert devices["cuda:1"].launches == 2
+    assert result.report.links["cpu:0<->cuda:0"].copies >= 1
+    assert result.report.links["cpu:0<->cuda:1"].copies >= 1
+
+
 def test_examples_directory_has_the_five_programs() -> None:
     names = sorted(p.stem for p in EXAMPLES.glob("*.mlir"))
     assert {"vector_add", "reduction", "matmul", "two_gpus", "async_overlap"} <= set(names)
+    assert set(LEVEL_1) <= set(names)

@@ -5,13 +5,16 @@ devplan-run FILE.mlir [--entry main] [--system sys.toml] [--pipeline PASSES]
                       [--arg FILE.npy|VALUE ...] [--args FILE.npy|VALUE ...]
                       [--random-args SEED] [--kernel-backend numpy|numba] [--stats]
                       [--trace t.json] [--strict] [--debug] [--print-full]
+                      [--print-pipeline-ir]
 ```
 
 Arguments of the entry function come from `--arg` and `--args` (in order: a `.npy` file
 for a memref, a number or `true`/`false` for a scalar) and, for the ones not given, from
-`--random-args SEED` (made from the function's types). `--pipeline` runs passes first
-(level-1 programs will need the default-pipeline, which this build does not have);
+`--random-args SEED` (made from the function's types). `--pipeline` runs passes first;
 without it, a program holding `gpu` dialect ops is converted by `convert-gpu-to-device`.
+A level-1 program (tensors) then runs through `default-pipeline` (plan-devices,
+lower-to-device, classify-regions), and `--print-pipeline-ir` prints the level-2 program
+that runs.
 
 Every user error is one message (with `file:line:col` when it comes from IR) and exit
 status 1; `--debug` shows the Python traceback instead.
@@ -44,7 +47,8 @@ class _ArgumentParser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _ArgumentParser(
         prog="devplan-run",
-        description="Run a level-2 devplan program on the devplan executor.",
+        description="Run a devplan program (level 1 through default-pipeline, or level 2) "
+        "on the devplan executor.",
     )
     p.add_argument("file", help="the program (.mlir)")
     p.add_argument("--entry", default="main", help="function to run (default: main)")
@@ -88,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="make leaks at exit an error")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     p.add_argument("--print-full", action="store_true", help="print every value of the outputs")
+    p.add_argument(
+        "--print-pipeline-ir",
+        action="store_true",
+        help="print the program that runs (a level-1 program after default-pipeline) first",
+    )
     return p
 
 
@@ -217,15 +226,18 @@ def run(args: argparse.Namespace) -> int:
     elif any(op.name.startswith("gpu.") for op in module.walk()):
         # A program in MLIR's gpu dialect: convert it as `--pipeline convert-gpu-to-device`.
         apply(module, "convert-gpu-to-device")
-    compile_program(module, args.kernel_backend)  # level-1 or unsupported IR: say so first
+    # Level 1 is lowered here (once); unsupported IR is reported before any input is read.
+    program = compile_program(module, args.kernel_backend)
+    if args.print_pipeline_ir:
+        print(program.module)
     given = [_load_arg(a) for a in [*args.arg, *args.args]]
     inputs: list[Any] = given
     if args.random_args is not None:
         inputs = random_inputs(
-            module, args.entry, args.random_args, given=given, system=args.system
+            program.module, args.entry, args.random_args, given=given, system=args.system
         )
     else:
-        function = find_entry(module, args.entry)
+        function = find_entry(program.module, args.entry)
         expected = len(function.function_type.inputs.data)
         if len(given) != expected:
             raise DevplanError(

@@ -1,0 +1,50 @@
+"""`default-pipeline`: a level-1 module to a classified level-2 program in one pass name.
+
+`devplan-opt -p default-pipeline`, `devplan-run` and `devplan.execute` (for level-1
+modules) run these passes in order, verifying the IR after each (a failure names the
+pass that produced the bad IR):
+
+1. `plan-devices` — place every tensor value, insert `vdev.device_copy`s;
+2. `lower-to-device` — tensors to memrefs, ops to kernel launches, frees;
+3. `classify-regions` — mark each function host / device / mixed / multi-device.
+
+DESIGN §4 also lists `elide-copies` (after planning and after lowering); it joins the
+list when that pass exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from ..diagnostics import DevplanError, LocatedError, verify_located
+
+DEFAULT_PIPELINE: tuple[str, ...] = ("plan-devices", "lower-to-device", "classify-regions")
+"""The passes `default-pipeline` runs, in order."""
+
+
+@dataclass(frozen=True)
+class DefaultPipelinePass(ModulePass):
+    """Runs `DEFAULT_PIPELINE`, verifying (with locations) after each pass."""
+
+    name = "default-pipeline"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from ..pipeline import build_pipeline
+        from ..universe import PASSES
+
+        missing = [name for name in DEFAULT_PIPELINE if name not in PASSES]
+        if missing:
+            raise DevplanError(
+                f"error: default-pipeline needs {', '.join(missing)}, which this build "
+                "does not have yet"
+            )
+        for spec in DEFAULT_PIPELINE:
+            build_pipeline(spec, PASSES).apply(ctx, op)
+            try:
+                verify_located(op)
+            except LocatedError as e:
+                raise LocatedError(f"{e} (IR produced by pass '{spec}')") from e

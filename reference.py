@@ -1,0 +1,416 @@
+"""The oracle: a level-1 program evaluated directly on the host with NumPy.
+
+```python
+from devplan.reference import evaluate
+outputs = evaluate(module, [a, b], entry="main")
+```
+
+`evaluate` ignores placement (`vdev.on_device` and `vdev.device_copy` are the identity,
+`vdev.device` attributes are not read) and runs each op of the level-1 set (DESIGN §2)
+the way MLIR defines it, one NumPy operation per op: elementwise `arith`/`math` on
+tensors and scalars, `linalg.fill`, `linalg.matmul` (outs + ins[0] x ins[1]),
+`tensor.empty` (zeros, as every DeviceAPI allocates), `arith.constant`, `func.call`,
+`scf.if`, `scf.for`. It shares no code with the kernel backends, so it checks them:
+`devplan.execute` after `default-pipeline` must give the same results (bitwise for
+integers, close for floats, whose order of summation differs in a matmul).
+
+Integers are two's complement of their width (`index` is 64 bits) and wrap; a division
+by zero, a shift by the width or more, and a float-to-integer conversion of NaN or an
+out-of-range value are errors (`ReferenceError`, placed at the op), as in the kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from .diagnostics import DevplanError, error_at
+
+Value = Any
+"""A NumPy array (tensors) or a NumPy scalar (scalars) of the value's type."""
+
+
+class ReferenceError(DevplanError):
+    """A program the oracle cannot evaluate, or a fault while evaluating it."""
+
+
+def dtype_of(type_: Attribute) -> np.dtype[Any]:
+    """The NumPy dtype of a scalar type or of a tensor's elements."""
+    if isinstance(type_, TensorType):
+        type_ = cast(TensorType[Attribute], type_).element_type
+    if isinstance(type_, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(type_, IntegerType):
+        width: int = type_.bitwidth
+        table = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+        if width in table:
+            return np.dtype(table[width])
+    if isinstance(type_, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(type_, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(type_, Float64Type):
+        return np.dtype(np.float64)
+    raise ReferenceError(f"error: the oracle has no NumPy type for {type_}")
+
+
+def _unsigned(x: Value) -> Value:
+    dtype = np.asarray(x).dtype
+    if dtype == np.bool_:
+        return x
+    return np.asarray(x).view(np.dtype(f"u{dtype.itemsize}"))
+
+
+def _signed(x: Value, dtype: np.dtype[Any]) -> Value:
+    return np.asarray(x).astype(dtype) if dtype == np.bool_ else np.asarray(x).view(dtype)
+
+
+class _Evaluator:
+    def __init__(self, module: ModuleOp) -> None:
+        self.functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+
+    def call(self, name: str, args: Sequence[Value], at: Operation | None) -> list[Value]:
+        function = self.functions.get(name)
+        if function is None or not function.body.blocks:
+            known = ", ".join(f"@{n}" for n in self.functions) or "none"
+            message = f"no function @{name} with a body to evaluate (functions: {known})"
+            raise error_at(at, message) if at is not None else ReferenceError(f"error: {message}")
+        block = function.body.block
+        env: dict[SSAValue, Value] = dict(zip(block.args, args, strict=True))
+        return self.block(block, env)
+
+    def block(self, block: Block, env: dict[SSAValue, Value]) -> list[Value]:
+        for op in block.ops:
+            if isinstance(op, func.ReturnOp | scf.YieldOp):
+                return [env[v] for v in op.operands]
+            results = self.op(op, env)
+            for result, value in zip(op.results, results, strict=True):
+                env[result] = value
+        return []
+
+    def op(self, op: Operation, env: dict[SSAValue, Value]) -> list[Value]:
+        args = [env[v] for v in op.operands]
+        if op.name in ("vdev.on_device", "vdev.device_copy"):
+            return [args[0]]
+        if isinstance(op, func.CallOp):
+            return self.call(op.callee.string_value(), args, op)
+        if isinstance(op, scf.IfOp):
+            region = op.true_region if bool(args[0]) else op.false_region
+            return self.block(region.block, env) if region.blocks else []
+        if isinstance(op, scf.ForOp):
+            return self.loop(op, env)
+        rule = _RULES.get(op.name)
+        if rule is None:
+            raise error_at(op, f"'{op.name}' is not in the level-1 op set the oracle evaluates")
+        with np.errstate(all="ignore"):
+            return [rule(op, args)]
+
+    def loop(self, op: scf.ForOp, env: dict[SSAValue, Value]) -> list[Value]:
+        lb, ub, step = (int(env[v]) for v in (op.lb, op.ub, op.step))
+        if step <= 0:
+            raise error_at(op, f"'scf.for' step must be positive, got {step}")
+        carried = [env[v] for v in op.iter_args]
+        block = op.body.block
+        iv_type = dtype_of(block.args[0].type)
+        for i in range(lb, ub, step):
+            env[block.args[0]] = iv_type.type(i)
+            for arg, value in zip(block.args[1:], carried, strict=True):
+                env[arg] = value
+            carried = self.block(block, env)
+        return carried
+
+
+Rule = Callable[[Operation, list[Value]], Value]
+_RULES: dict[str, Rule] = {}
+
+
+def _rule(*names: str) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for name in names:
+            _RULES[name] = fn
+        return fn
+
+    return register
+
+
+def _result_dtype(op: Operation) -> np.dtype[Any]:
+    return dtype_of(op.results[0].type)
+
+
+def _cast(op: Operation, value: Value) -> Value:
+    """`value` as the op's result type: an array for a tensor, a scalar otherwise."""
+    dtype = _result_dtype(op)
+    if isinstance(op.results[0].type, TensorType):
+        return np.asarray(value).astype(dtype, copy=False)
+    return dtype.type(np.asarray(value).astype(dtype))
+
+
+@_rule("arith.constant")
+def _constant(op: Operation, args: list[Value]) -> Value:
+    value = cast(arith.ConstantOp, op).value
+    dtype = _result_dtype(op)
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        shape = tuple(cast(TensorType[Attribute], op.results[0].type).get_shape())
+        values = list(value.get_values())
+        if len(values) == 1:
+            return np.full(shape, values[0], dtype)
+        return np.array(values, dtype).reshape(shape)
+    if isinstance(value, IntegerAttr | FloatAttr):
+        raw = cast(Any, value).value.data
+        if dtype.kind in "iu":
+            return np.array(int(raw)).astype(np.int64).astype(dtype)[()]
+        return dtype.type(raw)
+    raise error_at(op, f"'arith.constant' of {value} is not evaluated by the oracle")
+
+
+@_rule("tensor.empty")
+def _empty(op: Operation, args: list[Value]) -> Value:
+    type_ = cast(TensorType[Attribute], op.results[0].type)
+    sizes = iter(int(a) for a in args)
+    shape = [next(sizes) if d < 0 else d for d in type_.get_shape()]
+    return np.zeros(shape, dtype_of(type_))
+
+
+@_rule("linalg.fill")
+def _fill(op: Operation, args: list[Value]) -> Value:
+    return np.full(np.shape(args[1]), args[0], _result_dtype(op))
+
+
+@_rule("linalg.matmul")
+def _matmul(op: Operation, args: list[Value]) -> Value:
+    a, b, c = args
+    if a.shape[1] != b.shape[0] or c.shape != (a.shape[0], b.shape[1]):
+        raise error_at(op, f"'linalg.matmul' of shapes {a.shape} x {b.shape} into {c.shape}")
+    return _cast(op, c + a @ b)
+
+
+def _elementwise(fn: Callable[..., Value]) -> Rule:
+    return lambda op, args: _cast(op, fn(*args))
+
+
+def _rsqrt(x: Value) -> Value:
+    return np.reciprocal(np.sqrt(x))
+
+
+def _fma(x: Value, y: Value, z: Value) -> Value:
+    return x * y + z
+
+
+_ELEMENTWISE: dict[str, Callable[..., Value]] = {
+    "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
+    "arith.divf": np.divide, "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
+    "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "math.powf": np.power,
+    "math.atan2": np.arctan2, "math.copysign": np.copysign, "arith.negf": np.negative,
+    "math.exp": np.exp, "math.exp2": np.exp2, "math.expm1": np.expm1, "math.log": np.log,
+    "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p,
+    "math.sqrt": np.sqrt, "math.rsqrt": _rsqrt,
+    "math.tanh": np.tanh, "math.sin": np.sin, "math.cos": np.cos, "math.tan": np.tan,
+    "math.atan": np.arctan, "math.absf": np.abs, "math.floor": np.floor,
+    "math.ceil": np.ceil, "math.trunc": np.trunc,
+    "math.fma": _fma,
+    "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
+    "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
+    "math.absi": np.abs,
+}  # fmt: skip
+for _name, _fn in _ELEMENTWISE.items():
+    _RULES[_name] = _elementwise(_fn)
+
+
+@_rule("arith.maxui", "arith.minui")
+def _unsigned_minmax(op: Operation, args: list[Value]) -> Value:
+    x, y = (_unsigned(a) for a in args)
+    pick = np.maximum if op.name == "arith.maxui" else np.minimum
+    return _cast(op, _signed(pick(x, y), _result_dtype(op)))
+
+
+@_rule(
+    "arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.ceildivsi",
+    "arith.floordivsi",
+)  # fmt: skip
+def _divide(op: Operation, args: list[Value]) -> Value:
+    x, y = (np.asarray(a) for a in args)
+    if np.any(y == 0):
+        raise error_at(op, f"'{op.name}' divides by zero")
+    dtype = _result_dtype(op)
+    if op.name in ("arith.divui", "arith.remui"):
+        ux, uy = _unsigned(x), _unsigned(y)
+        result = ux // uy if op.name == "arith.divui" else ux % uy
+        return _cast(op, _signed(result, dtype))
+    wide_x, wide_y = x.astype(object), y.astype(object)
+    floor = np.floor_divide(wide_x, wide_y)
+    exact = floor * wide_y == wide_x
+    if op.name == "arith.floordivsi":
+        q = floor
+    elif op.name == "arith.ceildivsi":
+        q = np.where(exact, floor, floor + 1)
+    else:  # truncation toward zero
+        q = np.where(exact | ((wide_x < 0) == (wide_y < 0)), floor, floor + 1)
+    result = wide_x - q * wide_y if op.name == "arith.remsi" else q
+    return _cast(op, _wrap(result, dtype))
+
+
+def _wrap(values: Value, dtype: np.dtype[Any]) -> Value:
+    """Python ints (an object array) reduced to `dtype`'s width, two's complement."""
+    bits = dtype.itemsize * 8
+    half = 1 << (bits - 1)
+    wrapped = (np.asarray(values, dtype=object) + half) % (half << 1) - half
+    return np.asarray(wrapped.astype(np.int64)).astype(dtype)
+
+
+@_rule("arith.shli", "arith.shrsi", "arith.shrui")
+def _shift(op: Operation, args: list[Value]) -> Value:
+    x, y = (np.asarray(a) for a in args)
+    dtype = _result_dtype(op)
+    bits = dtype.itemsize * 8
+    if np.any((y < 0) | (y >= bits)):
+        raise error_at(
+            op, f"'{op.name}' shifts an i{bits} by a negative amount or by {bits} bits or more"
+        )
+    if op.name == "arith.shli":
+        return _cast(op, _signed(np.left_shift(_unsigned(x), _unsigned(y)), dtype))
+    if op.name == "arith.shrui":
+        return _cast(op, _signed(np.right_shift(_unsigned(x), _unsigned(y)), dtype))
+    return _cast(op, np.right_shift(x, y))
+
+
+_CMPI: dict[str, Callable[[Value, Value], Value]] = {
+    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
+    "sgt": np.greater, "sge": np.greater_equal,
+}  # fmt: skip
+_CMPI_NAMES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+_CMPF_NAMES = (
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
+)  # fmt: skip
+
+
+@_rule("arith.cmpi")
+def _cmpi(op: Operation, args: list[Value]) -> Value:
+    predicate = _CMPI_NAMES[cast(arith.CmpiOp, op).predicate.value.data]
+    x, y = args
+    if predicate.startswith("u"):
+        x, y = _unsigned(x), _unsigned(y)
+        predicate = {"ult": "slt", "ule": "sle", "ugt": "sgt", "uge": "sge"}[predicate]
+    return _cast(op, _CMPI[predicate](x, y))
+
+
+@_rule("arith.cmpf")
+def _cmpf(op: Operation, args: list[Value]) -> Value:
+    predicate = _CMPF_NAMES[cast(arith.CmpfOp, op).predicate.value.data]
+    x, y = (np.asarray(a) for a in args)
+    unordered = np.isnan(x) | np.isnan(y)
+    compare = {
+        "eq": np.equal(x, y), "gt": np.greater(x, y), "ge": np.greater_equal(x, y),
+        "lt": np.less(x, y), "le": np.less_equal(x, y), "ne": np.not_equal(x, y),
+    }  # fmt: skip
+    if predicate in ("false", "true"):
+        result = np.full(np.broadcast(x, y).shape, predicate == "true")
+    elif predicate == "ord":
+        result = ~unordered
+    elif predicate == "uno":
+        result = unordered
+    elif predicate == "one":
+        result = ~unordered & np.not_equal(x, y)
+    elif predicate[0] == "o":
+        result = ~unordered & compare[predicate[1:]]
+    else:
+        result = unordered | compare[predicate[1:]]
+    return _cast(op, result)
+
+
+@_rule("arith.select")
+def _select(op: Operation, args: list[Value]) -> Value:
+    return _cast(op, np.where(args[0], args[1], args[2]))
+
+
+@_rule("arith.index_cast", "arith.extsi", "arith.trunci")
+def _int_cast(op: Operation, args: list[Value]) -> Value:
+    x = np.asarray(args[0])
+    if _result_dtype(op) == np.bool_:
+        return _cast(op, (x & 1).astype(np.bool_))
+    return _cast(op, x.astype(np.int64).astype(_result_dtype(op)))
+
+
+@_rule("arith.extui")
+def _extui(op: Operation, args: list[Value]) -> Value:
+    return _cast(op, _unsigned(args[0]).astype(np.uint64).astype(_result_dtype(op)))
+
+
+@_rule("arith.sitofp", "arith.extf", "arith.truncf")
+def _to_float(op: Operation, args: list[Value]) -> Value:
+    return _cast(op, np.asarray(args[0]).astype(_result_dtype(op)))
+
+
+@_rule("arith.uitofp")
+def _uitofp(op: Operation, args: list[Value]) -> Value:
+    return _cast(op, _unsigned(args[0]).astype(_result_dtype(op)))
+
+
+@_rule("arith.fptosi")
+def _fptosi(op: Operation, args: list[Value]) -> Value:
+    x = np.asarray(args[0]).astype(np.float64)
+    dtype = _result_dtype(op)
+    bits = dtype.itemsize * 8
+    truncated = np.trunc(x)
+    bad = np.isnan(x) | (truncated < -(2.0 ** (bits - 1))) | (truncated >= 2.0 ** (bits - 1))
+    if np.any(bad):
+        raise error_at(op, f"'arith.fptosi' converts NaN or a value outside the range of i{bits}")
+    return _cast(op, truncated.astype(np.int64).astype(dtype))
+
+
+def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
+    dtype = dtype_of(type_)
+    what = f"argument {index} of @{name}"
+    if isinstance(type_, TensorType):
+        if not isinstance(value, np.ndarray):
+            raise ReferenceError(f"error: {what} is {type_} and needs a NumPy array")
+        array = cast(np.ndarray[Any, Any], value)
+        shape = cast(TensorType[Attribute], type_).get_shape()
+        if (
+            array.dtype != dtype
+            or array.ndim != len(shape)
+            or any(d >= 0 and d != n for d, n in zip(shape, array.shape, strict=True))
+        ):
+            raise ReferenceError(
+                f"error: {what} is {type_}, got an array of {array.dtype} with shape {array.shape}"
+            )
+        return array.copy()
+    return dtype.type(cast(Any, value))
+
+
+def evaluate(module: ModuleOp, inputs: Sequence[object], entry: str = "main") -> list[Value]:
+    """The results of `@entry` of level-1 `module` on `inputs`, computed with NumPy.
+
+    Inputs are NumPy arrays for tensors and Python scalars for scalars, as for
+    `devplan.execute`; outputs are arrays for tensors and NumPy scalars for scalars.
+    """
+    evaluator = _Evaluator(module)
+    function = evaluator.functions.get(entry)
+    if function is None:
+        known = ", ".join(f"@{n}" for n in evaluator.functions) or "none"
+        raise ReferenceError(f"error: no function @{entry} to evaluate (functions: {known})")
+    types = function.function_type.inputs.data
+    if len(inputs) != len(types):
+        raise ReferenceError(f"error: @{entry} takes {len(types)} argument(s), got {len(inputs)}")
+    args = [_input(t, v, i, entry) for i, (t, v) in enumerate(zip(types, inputs, strict=True))]
+    return evaluator.call(entry, args, None)
+
+
+__all__ = ["ReferenceError", "dtype_of", "evaluate"]

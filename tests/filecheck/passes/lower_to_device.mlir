@@ -1,0 +1,305 @@
+// RUN: devplan-opt %s --split-input-file --verify-diagnostics -p lower-to-device | filecheck %s
+
+// Hand-planned input: what plan-devices writes (every tensor op carries `vdev.device`,
+// arguments and results their placement, vdev.device_copy where values cross devices).
+
+// Elementwise ops: a generated kernel per (op, types, rank) in one kernel.module per
+// target, launched over ceil(n / 256) blocks; the host device's values are host memory
+// and its kernels launch on cpu:0; copies become alloc + device.copy; every buffer is
+// freed after its last use, the returned one is not.
+
+// CHECK:      kernel.module @cuda_kernels target #target.target<"cuda"> {
+// CHECK-NEXT:   kernel.func @add_f32(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+// CHECK-NEXT:     %0 = kernel.thread_id x
+// CHECK-NEXT:     %1 = kernel.block_id x
+// CHECK-NEXT:     %2 = kernel.block_dim x
+// CHECK-NEXT:     %3 = arith.muli %1, %2 : index
+// CHECK-NEXT:     %4 = arith.addi %3, %0 : index
+// CHECK-NEXT:     %5 = arith.constant 0 : index
+// CHECK-NEXT:     %6 = memref.dim %out, %5 : memref<?xf32>
+// CHECK-NEXT:     %7 = arith.cmpi ult, %4, %6 : index
+// CHECK-NEXT:     scf.if %7 {
+// CHECK-NEXT:       %8 = memref.load %in0[%4] : memref<?xf32>
+// CHECK-NEXT:       %9 = memref.load %in1[%4] : memref<?xf32>
+// CHECK-NEXT:       %10 = arith.addf %8, %9 : f32
+// CHECK-NEXT:       memref.store %10, %out[%4] : memref<?xf32>
+// CHECK-NEXT:     }
+// CHECK-NEXT:     kernel.return
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
+// CHECK-NEXT: kernel.module @cpu_kernels target #target.target<"llvm"> {
+// CHECK-NEXT:   kernel.func @mul_f32(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+// CHECK-LABEL: func.func @split(%a: memref<1000xf32>, %b: memref<1000xf32>) -> memref<1000xf32> {
+// CHECK-NEXT:    %0 = arith.constant 4 : index
+// CHECK-NEXT:    %1 = arith.constant 1 : index
+// CHECK-NEXT:    %2 = arith.constant 256 : index
+// CHECK-NEXT:    %a1 = device.alloc() : memref<1000xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.copy %a to %a1 : memref<1000xf32> to memref<1000xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %b1 = device.alloc() : memref<1000xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.copy %b to %b1 : memref<1000xf32> to memref<1000xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %c = device.alloc() : memref<1000xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@add_f32 on #vdev.device<"cuda", 0> grid(%0, %1, %1) block(%2, %1, %1) args(%a1, %b1, %c)
+// CHECK-NEXT:    device.free %b1
+// CHECK-NEXT:    %d = device.alloc() : memref<1000xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@add_f32 on #vdev.device<"cuda", 0> grid(%0, %1, %1) block(%2, %1, %1) args(%c, %a1, %d)
+// CHECK-NEXT:    device.free %a1
+// CHECK-NEXT:    device.free %c
+// CHECK-NEXT:    %d1 = memref.alloc() : memref<1000xf32>
+// CHECK-NEXT:    device.copy %d to %d1 : memref<1000xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<1000xf32>
+// CHECK-NEXT:    device.free %d
+// CHECK-NEXT:    %e = memref.alloc() : memref<1000xf32>
+// CHECK-NEXT:    device.launch @cpu_kernels::@mul_f32 on #vdev.device<"cpu", 0> grid(%0, %1, %1) block(%2, %1, %1) args(%d1, %b, %e) : memref<1000xf32>, memref<1000xf32>, memref<1000xf32>
+// CHECK-NEXT:    memref.dealloc %d1 : memref<1000xf32>
+// CHECK-NEXT:    func.return %e : memref<1000xf32>
+// CHECK-NEXT:  }
+func.func @split(%a: tensor<1000xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">},
+                 %b: tensor<1000xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">})
+    -> (tensor<1000xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %a1 = vdev.device_copy %a from #vdev.device<"cpu", 0, #target.target<"llvm">, "global"> to #vdev.device<"cuda", 0, #target.target<"cuda">, "global"> : tensor<1000xf32>
+  %b1 = vdev.device_copy %b from #vdev.device<"cpu", 0, #target.target<"llvm">, "global"> to #vdev.device<"cuda", 0, #target.target<"cuda">, "global"> : tensor<1000xf32>
+  %c = arith.addf %a1, %b1 {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<1000xf32>
+  %d = arith.addf %c, %a1 {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<1000xf32>
+  %d1 = vdev.device_copy %d from #vdev.device<"cuda", 0, #target.target<"cuda">, "global"> to #vdev.device<"cpu", 0, #target.target<"llvm">, "global"> : tensor<1000xf32>
+  %e = arith.mulf %d1, %b {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<1000xf32>
+  func.return %e : tensor<1000xf32>
+}
+
+// -----
+
+// Any rank and dynamic shapes: the kernel recovers each index from the linear one with
+// memref.dim of its output; the host computes the grid from the sizes at run time.
+// Selects (on a scalar condition) and casts are kernels too, named for what they compute.
+
+// CHECK-LABEL: kernel.func @maximumf_f32_3d(%in0: memref<?x?x?xf32>, %in1: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
+// CHECK:         %{{.*}} = memref.dim %out, %{{.*}} : memref<?x?x?xf32>
+// CHECK:         scf.if
+// CHECK-NEXT:      %[[R2:.*]] = arith.remui %{{.*}}, %[[D2:.*]] : index
+// CHECK-NEXT:      %[[Q2:.*]] = arith.divui %{{.*}}, %[[D2]] : index
+// CHECK-NEXT:      %[[R1:.*]] = arith.remui %[[Q2]], %{{.*}} : index
+// CHECK-NEXT:      %[[Q1:.*]] = arith.divui %[[Q2]], %{{.*}} : index
+// CHECK-NEXT:      %{{.*}} = memref.load %in0[%[[Q1]], %[[R1]], %[[R2]]] : memref<?x?x?xf32>
+// CHECK:           arith.maximumf
+// CHECK-LABEL: kernel.func @extf_f32_f64_3d(%in0: memref<?x?x?xf32>, %out: memref<?x?x?xf64>) {
+// CHECK-LABEL: kernel.func @select_f32_3d(%in0: i1, %in1: memref<?x?x?xf32>, %in2: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
+// CHECK:         %{{.*}} = arith.select %in0, %{{.*}}, %{{.*}} : f32
+// CHECK-LABEL: func.func @shapes(
+// CHECK:         %[[N:.*]] = memref.dim %x, %{{.*}} : memref<?x4x?xf32, #vdev.device<"cuda", 1, ?, "global">>
+// CHECK-NEXT:    %[[M:.*]] = memref.dim %x, %{{.*}} : memref<?x4x?xf32, #vdev.device<"cuda", 1, ?, "global">>
+// CHECK-NEXT:    %max = device.alloc(%[[N]], %[[M]]) : memref<?x4x?xf32, #vdev.device<"cuda", 1, ?, "global">>
+// CHECK:         arith.muli
+// CHECK-NEXT:    %[[COUNT:.*]] = arith.muli
+// CHECK-NEXT:    %[[BLOCKS:.*]] = arith.ceildivui %[[COUNT]], %{{.*}} : index
+// CHECK-NEXT:    %[[GRID:.*]] = arith.maxui %[[BLOCKS]], %{{.*}} : index
+// CHECK-NEXT:    device.launch @cuda_kernels::@maximumf_f32_3d on #vdev.device<"cuda", 1> grid(%[[GRID]], %{{.*}}, %{{.*}}) block(
+// CHECK:         device.launch @cuda_kernels::@extf_f32_f64_3d
+// CHECK:         device.launch @cuda_kernels::@select_f32_3d
+func.func @shapes(%x: tensor<?x4x?xf32> {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">},
+                  %y: tensor<?x4x?xf32> {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">},
+                  %flag: i1)
+    -> (tensor<?x4x?xf32> {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">},
+        tensor<?x4x?xf64> {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">},
+        tensor<?x4x?xf32> {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">}) {
+  %max = arith.maximumf %x, %y {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">} : tensor<?x4x?xf32>
+  %f = arith.extf %x {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">} : tensor<?x4x?xf32> to tensor<?x4x?xf64>
+  %pick = arith.select %flag, %x, %y {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">} : tensor<?x4x?xf32>
+  func.return %max, %f, %pick : tensor<?x4x?xf32>, tensor<?x4x?xf64>, tensor<?x4x?xf32>
+}
+
+// -----
+
+// linalg.fill is a fill kernel (a tensor.empty only a fill writes over allocates
+// nothing), tensor.empty an allocation, linalg.matmul a tiled
+// kernel (16 x 16 threads a block) staging tiles in shared memory between barriers.
+// A target that allows fewer threads gets smaller blocks and tiles.
+
+// CHECK-LABEL: kernel.module @cuda_kernels target #target.target<"cuda"> {
+// CHECK:         kernel.func @fill_f32_2d(%out: memref<?x?xf32>, %value: f32) {
+// CHECK:           memref.store %value, %out[
+// CHECK:         kernel.func @matmul_f32_tiled(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// CHECK:           %{{.*}} = kernel.alloc_shared : memref<16x16xf32, #vdev.device<?, ?, ?, "shared">>
+// CHECK-NEXT:      %{{.*}} = kernel.alloc_shared : memref<16x16xf32, #vdev.device<?, ?, ?, "shared">>
+// CHECK:           scf.for
+// CHECK:             kernel.barrier
+// CHECK:             scf.for
+// CHECK:               arith.mulf
+// CHECK-NEXT:          arith.addf
+// CHECK:             kernel.barrier
+// CHECK-LABEL: kernel.module @cuda_kernels_1 target #target.target<"cuda", {max_num_threads = 64}> {
+// CHECK:         kernel.func @matmul_i32_tiled8(
+// CHECK:           kernel.alloc_shared : memref<8x8xi32, #vdev.device<?, ?, ?, "shared">>
+// CHECK:           arith.muli
+// CHECK-NEXT:      arith.addi
+// CHECK-LABEL: func.func @matmul(
+// CHECK-NOT:     %e = device.alloc
+// CHECK:         %z = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@fill_f32_2d on #vdev.device<"cuda", 0> grid(%{{.*}}, %{{.*}}, %{{.*}}) block(%{{.*}}, %{{.*}}, %{{.*}}) args(%z, %zero)
+// CHECK-NEXT:    %m = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_tiled on #vdev.device<"cuda", 0> grid(%[[TWO:.*]], %[[THREE:.*]], %[[ONE:.*]]) block(%[[SIXTEEN:.*]], %[[SIXTEEN]], %[[ONE]]) args(%a, %b, %z, %m)
+// CHECK-NEXT:    device.free %z
+// CHECK-LABEL: func.func @empty_as_accumulator(
+// CHECK:         %e = device.alloc() : memref<2x2xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK:         device.launch @cuda_kernels::@matmul_f32_tiled {{.*}} args(%a, %a, %e, %m)
+// CHECK-NEXT:    device.free %e
+// CHECK-LABEL: func.func @small_blocks(
+// CHECK:         device.launch @cuda_kernels_1::@matmul_i32_tiled8 on #vdev.device<"cuda", 0> grid({{.*}}) block(%[[EIGHT:.*]], %[[EIGHT]], %{{.*}})
+func.func @matmul(%a: tensor<40x30xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                  %b: tensor<30x24xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
+    -> (tensor<40x24xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<40x24xf32>
+  %z = linalg.fill {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%zero : f32) outs(%e : tensor<40x24xf32>) -> tensor<40x24xf32>
+  %m = linalg.matmul {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%a, %b : tensor<40x30xf32>, tensor<30x24xf32>) outs(%z : tensor<40x24xf32>) -> tensor<40x24xf32>
+  func.return %m : tensor<40x24xf32>
+}
+func.func @empty_as_accumulator(%a: tensor<2x2xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
+    -> (tensor<2x2xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %e = tensor.empty() {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x2xf32>
+  %m = linalg.matmul {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%a, %a : tensor<2x2xf32>, tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return %m : tensor<2x2xf32>
+}
+func.func @small_blocks(%a: tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda", {max_num_threads = 64}>, "global">})
+    -> (tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda", {max_num_threads = 64}>, "global">}) {
+  %m = linalg.matmul {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda", {max_num_threads = 64}>, "global">} ins(%a, %a : tensor<8x8xi32>, tensor<8x8xi32>) outs(%a : tensor<8x8xi32>) -> tensor<8x8xi32>
+  func.return %m : tensor<8x8xi32>
+}
+
+// -----
+
+// Dense constants, one per consuming device as planned: a splat is a fill launch on
+// its device; other data is a memref.global copied to a buffer on its device (xDSL
+// prints memref.global in the generic form).
+
+// CHECK:       "memref.global"() <{sym_name = "constant_3xf32", type = memref<3xf32>, initial_value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>, sym_visibility = "private", constant}> : () -> ()
+// CHECK-LABEL: func.func @constants(
+// CHECK:         %k = device.alloc() : memref<3xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[DATA:.*]] = memref.get_global @constant_3xf32 : memref<3xf32>
+// CHECK-NEXT:    device.copy %[[DATA]] to %k : memref<3xf32> to memref<3xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %k1 = device.alloc() : memref<3xf32, #vdev.device<"cuda", 1, ?, "global">>
+// CHECK-NEXT:    %[[DATA1:.*]] = memref.get_global @constant_3xf32 : memref<3xf32>
+// CHECK-NEXT:    device.copy %[[DATA1]] to %k1
+// CHECK-NEXT:    %s = memref.alloc() : memref<3xf32>
+// CHECK-NEXT:    %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT:    device.launch @cpu_kernels::@fill_f32 on #vdev.device<"cpu", 0> grid({{.*}}) block({{.*}}) args(%s, %[[HALF]])
+func.func @constants() -> (tensor<3xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                           tensor<3xf32> {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">},
+                           tensor<3xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %k = arith.constant {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %k1 = arith.constant {vdev.device = #vdev.device<"cuda", 1, #target.target<"cuda">, "global">} dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %s = arith.constant {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} dense<0.5> : tensor<3xf32>
+  func.return %k, %k1, %s : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// func.call: arguments are borrowed, results owned by the caller. A function that
+// returns its argument (twice) returns fresh copies, so each buffer has one owner.
+// A copy into another memory scope of the same device is a device.copy too.
+
+// CHECK-LABEL: func.func @twice(%x: memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>) -> (memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>) {
+// CHECK-NEXT:    %0 = device.alloc() : memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.copy %x to %0
+// CHECK-NEXT:    %1 = device.alloc() : memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.copy %x to %1
+// CHECK-NEXT:    func.return %0, %1
+// CHECK-LABEL: func.func @caller(
+// CHECK:         %r, %r_1 = func.call @twice(%x) : (memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>) -> (memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>)
+// CHECK-NEXT:    device.free %r_1
+// CHECK-NEXT:    %h = device.alloc() : memref<8xf32, #vdev.device<"cuda", 0, ?, "host">>
+// CHECK-NEXT:    device.copy %r to %h : memref<8xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<8xf32, #vdev.device<"cuda", 0, ?, "host">>
+// CHECK-NEXT:    device.free %r
+// CHECK-NEXT:    func.return %h
+func.func @twice(%x: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
+    -> (tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+        tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  func.return %x, %x : tensor<8xf32>, tensor<8xf32>
+}
+func.func @caller(%x: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
+    -> (tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "host">}) {
+  %r:2 = func.call @twice(%x) {vdev.device = [#vdev.device<"cuda", 0, #target.target<"cuda">, "global">, #vdev.device<"cuda", 0, #target.target<"cuda">, "global">]} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+  %h = vdev.device_copy %r#0 from #vdev.device<"cuda", 0, #target.target<"cuda">, "global"> to #vdev.device<"cuda", 0, #target.target<"cuda">, "host"> : tensor<8xf32>
+  func.return %h : tensor<8xf32>
+}
+
+// -----
+
+// scf.if: a branch yielding a value from outside yields a copy (the outer value is
+// freed after the if, its last use). scf.for: an init value nothing else reads moves
+// into the loop; each iteration frees the buffer it no longer needs and yields a fresh one.
+
+// CHECK-LABEL: func.func @control(
+// CHECK:         %s = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK:         %r = scf.if %flag -> (memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>) {
+// CHECK-NEXT:      %t = device.alloc()
+// CHECK-NEXT:      device.launch @cuda_kernels::@mul_f32 {{.*}} args(%s, %s, %t)
+// CHECK-NEXT:      scf.yield %t
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %[[COPY:.*]] = device.alloc()
+// CHECK-NEXT:      device.copy %s to %[[COPY]]
+// CHECK-NEXT:      scf.yield %[[COPY]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    device.free %s
+// CHECK-NEXT:    %l = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %r) -> (memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>) {
+// CHECK-NEXT:      %next = device.alloc()
+// CHECK-NEXT:      device.launch @cuda_kernels::@add_f32 {{.*}} args(%acc, %x, %next)
+// CHECK-NEXT:      device.free %acc
+// CHECK-NEXT:      scf.yield %next
+// CHECK-NEXT:    }
+// CHECK-NOT:     device.free %r
+// CHECK:         func.return %l
+func.func @control(%x: tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, %flag: i1, %n: index)
+    -> (tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = arith.addf %x, %x {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4xf32>
+  %r = scf.if %flag -> (tensor<4xf32>) {
+    %t = arith.mulf %s, %s {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4xf32>
+    scf.yield %t : tensor<4xf32>
+  } else {
+    scf.yield %s : tensor<4xf32>
+  } {vdev.device = [#vdev.device<"cuda", 0, #target.target<"cuda">, "global">]}
+  %l = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %r) -> (tensor<4xf32>) {
+    %next = arith.addf %acc, %x {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4xf32>
+    scf.yield %next : tensor<4xf32>
+  } {vdev.device = [#vdev.device<"cuda", 0, #target.target<"cuda">, "global">]}
+  func.return %l : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: lower_to_device.mlir:[[# @LINE + 2]]:3: error: 'arith.addf' has no 'vdev.device' placement; lower-to-device lowers planned modules: run plan-devices first
+func.func @unplanned(%x: tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %y = arith.addf %x, %x : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: lower_to_device.mlir:[[# @LINE + 2]]:3: error: 'vdev.on_device' is left in the module; lower-to-device lowers planned modules: run plan-devices first
+func.func @hint(%x: tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %y = vdev.on_device %x to #vdev.device<"cuda", 0> : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: lower_to_device.mlir:[[# @LINE + 2]]:3: error: 'arith.addf' runs on #vdev.device<"cuda", 0, #target.target<"cuda">, "global"> but its operand 0 lives on #vdev.device<"cpu", 0, #target.target<"llvm">, "global">; lower-to-device lowers planned modules: run plan-devices first (it inserts a vdev.device_copy)
+func.func @crossing(%x: tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %y = arith.addf %x, %x {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: lower_to_device.mlir:[[# @LINE + 2]]:3: error: 'arith.addi' on i1 tensors: the kernel backends take i1 values in andi, ori, xori, cmpi, select, extui, extsi, uitofp, sitofp only
+func.func @bool_add(%x: tensor<4xi1> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %y = arith.addi %x, %x {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: lower_to_device.mlir:[[# @LINE + 2]]:3: error: 'linalg.matmul' of i1: matmul kernels take integers (i8 to i64, index) and floats
+func.func @bool_matmul(%a: tensor<2x2xi1> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %m = linalg.matmul {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} ins(%a, %a : tensor<2x2xi1>, tensor<2x2xi1>) outs(%a : tensor<2x2xi1>) -> tensor<2x2xi1>
+  func.return
+}

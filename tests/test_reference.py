@@ -1,0 +1,106 @@
+"""The oracle `devplan.reference.evaluate`: level-1 programs on NumPy, MLIR's semantics."""
+
+# ruff: noqa: E501  (IR lines in test programs are long)
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import devplan
+from devplan.reference import ReferenceError, evaluate
+
+
+def run(body: str, signature: str, inputs: list[object]) -> list[object]:
+    return evaluate(devplan.parse(f"func.func @main{signature} {{\n{body}\n}}"), inputs)
+
+
+def test_integers_wrap_at_their_width() -> None:
+    (out,) = run(
+        "  %s = arith.addi %a, %a : tensor<2xi8>\n  func.return %s : tensor<2xi8>",
+        "(%a: tensor<2xi8>) -> tensor<2xi8>",
+        [np.array([100, -100], np.int8)],
+    )
+    np.testing.assert_array_equal(out, np.array([-56, 56], np.int8))
+
+
+def test_signed_division_truncates_and_remainder_takes_the_dividends_sign() -> None:
+    a, b = np.array([7, -7, 7, -7], np.int32), np.array([2, 2, -2, -2], np.int32)
+    q, r = run(
+        "  %q = arith.divsi %a, %b : tensor<4xi32>\n  %r = arith.remsi %a, %b : tensor<4xi32>\n"
+        "  func.return %q, %r : tensor<4xi32>, tensor<4xi32>",
+        "(%a: tensor<4xi32>, %b: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>)",
+        [a, b],
+    )
+    np.testing.assert_array_equal(q, [3, -3, -3, 3])
+    np.testing.assert_array_equal(r, [1, -1, 1, -1])
+
+
+def test_unsigned_ops_see_the_bits_as_unsigned() -> None:
+    (out,) = run(
+        "  %m = arith.maxui %a, %b : tensor<2xi32>\n  func.return %m : tensor<2xi32>",
+        "(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32>",
+        [np.array([-1, 3], np.int32), np.array([5, 2], np.int32)],
+    )
+    np.testing.assert_array_equal(out, [-1, 3])
+
+
+def test_division_by_zero_is_an_error_at_the_op() -> None:
+    with pytest.raises(devplan.DevplanError, match=r"<string>:2:3: error: 'arith.divsi' divides by zero"):
+        run(
+            "  %q = arith.divsi %a, %a : tensor<2xi32>\n  func.return %q : tensor<2xi32>",
+            "(%a: tensor<2xi32>) -> tensor<2xi32>",
+            [np.array([1, 0], np.int32)],
+        )
+
+
+def test_matmul_adds_the_product_to_its_output_and_fill_and_empty_make_tensors() -> None:
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.ones((3, 2), np.float32)
+    (out,) = run(
+        "  %one = arith.constant 1.0 : f32\n"
+        "  %e = tensor.empty() : tensor<2x2xf32>\n"
+        "  %f = linalg.fill ins(%one : f32) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+        "  %m = linalg.matmul ins(%a, %b : tensor<2x3xf32>, tensor<3x2xf32>) outs(%f : tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+        "  func.return %m : tensor<2x2xf32>",
+        "(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32>",
+        [a, b],
+    )
+    np.testing.assert_array_equal(out, a @ b + 1)
+
+
+def test_placement_is_ignored_and_control_flow_and_calls_are_followed() -> None:
+    module = devplan.parse(
+        """
+func.func @double(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %y = arith.addf %x, %x : tensor<3xf32>
+  func.return %y : tensor<3xf32>
+}
+func.func @main(%a: tensor<3xf32>, %n: index, %flag: i1) -> tensor<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %g = vdev.on_device %a to #vdev.device<"cuda", 0> : tensor<3xf32>
+  %l = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %g) -> (tensor<3xf32>) {
+    %d = func.call @double(%acc) : (tensor<3xf32>) -> tensor<3xf32>
+    scf.yield %d : tensor<3xf32>
+  }
+  %r = scf.if %flag -> (tensor<3xf32>) {
+    %k = arith.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+    %s = arith.subf %l, %k : tensor<3xf32>
+    scf.yield %s : tensor<3xf32>
+  } else {
+    scf.yield %l : tensor<3xf32>
+  }
+  func.return %r : tensor<3xf32>
+}
+"""
+    )
+    a = np.ones(3, np.float32)
+    np.testing.assert_array_equal(evaluate(module, [a, 3, True])[0], [7, 6, 5])
+    np.testing.assert_array_equal(evaluate(module, [a, 0, False])[0], [1, 1, 1])
+
+
+def test_inputs_of_the_wrong_shape_are_refused_naming_the_argument() -> None:
+    module = devplan.parse("func.func @main(%a: tensor<3xf32>) {\n  func.return\n}")
+    with pytest.raises(ReferenceError, match=r"argument 0 of @main is tensor<3xf32>, got an array of float32 with shape \(4,\)"):
+        evaluate(module, [np.ones(4, np.float32)])
