@@ -12,7 +12,7 @@ builtin.module attributes {
   vdev.default_device = #vdev.device<"cpu", 0>,
   vdev.system = "mlp_three_devices.toml"
 } {
-  func.func @mlp(%x: tensor<256x512xf32> {vdev.device = #vdev.device<"cpu", 0>},
+  func.func @main(%x: tensor<256x512xf32> {vdev.device = #vdev.device<"cpu", 0>},
                   %w1: tensor<512x512xf32>, %b1: tensor<256x512xf32>,
                   %w2: tensor<512x128xf32>, %b2: tensor<256x128xf32>)
       -> (tensor<256x128xf32> {vdev.device = #vdev.device<"cpu", 0>}) {

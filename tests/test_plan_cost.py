@@ -254,3 +254,22 @@ def test_explain_gives_both_modelled_times_and_why_each_value_moved(
         "on cpu:0 vs 11.9 us on cuda:1; copies of the values it defines or uses 0.0 us vs "
         "272.1 us"
     ) in err
+
+
+def test_the_executor_reports_the_time_the_planner_modelled_for_both_strategies() -> None:
+    from devplan.passes.default_pipeline import DEFAULT_PIPELINE
+    from devplan.runtime.executor import random_inputs
+
+    outputs: list[np.ndarray] = []
+    for strategy in ("default", "cost"):
+        module = devplan.parse(EXAMPLE)
+        devplan.apply(module, f"plan-devices{{strategy={strategy}}}")
+        modelled = planned_seconds(module)
+        for name in DEFAULT_PIPELINE[1:]:
+            devplan.apply(module, name)
+        result = devplan.execute(
+            module, random_inputs(module, "main", seed=0), kernel_backend="numba"
+        )
+        assert result.report.model_seconds == pytest.approx(modelled, rel=1e-9)
+        outputs.append(result.outputs[0])
+    np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-4, atol=1e-4)
