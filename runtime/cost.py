@@ -22,8 +22,10 @@ What a kernel does (`Work`) is counted on the level-1 op it computes (`op_work`)
     once, the accumulator read and the result written (compulsory traffic);
   * `linalg.fill`: the result written;
   * `tensor.empty`, dense constants and ops that only route values (`scf.*`,
-    `func.call`, `vdev.*`): no launch, no time (a call's or loop's body ops are
-    counted as ops of their own; a loop body once, not per iteration).
+    `func.call`, `vdev.*`): no time (a call's or loop's body ops are counted as ops
+    of their own; a loop body once, not per iteration). Known gap: lower-to-device
+    makes a splat constant a fill launch, which the executor charges from its kernel
+    body while the planner charges nothing.
 `lower-to-device` records this work on each launch it makes (`device.work =
 array<i64: flops, bytes>`, static shapes only), so the executor charges the lowered
 kernel exactly what the planner modelled for the op. A launch without it (hand-written
