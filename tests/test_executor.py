@@ -476,6 +476,16 @@ def test_random_inputs_follow_the_argument_types() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+def test_random_inputs_of_a_level_1_program_are_host_arrays_of_the_tensor_types() -> None:
+    module = devplan.parse(
+        "func.func @main(%a: tensor<2x3xi32> {vdev.device = #vdev.device<\"cuda\", 0>}) {\n"
+        "  func.return\n}\n"
+    )
+    (a,) = random_inputs(module, "main", seed=0)
+    assert isinstance(a, np.ndarray)
+    assert (a.shape, a.dtype) == ((2, 3), np.dtype(np.int32))
+
+
 def test_random_inputs_refuse_dynamic_shapes() -> None:
     module = devplan.parse("func.func @main(%a: memref<?xf32>) {\n  func.return\n}\n")
     with pytest.raises(devplan.DevplanError, match="has a dynamic shape"):
