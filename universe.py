@@ -64,6 +64,12 @@ def _convert_gpu_to_device() -> type[ModulePass]:
     return ConvertGpuToDevicePass
 
 
+def _elide_copies() -> type[ModulePass]:
+    from .passes.elide_copies import ElideCopiesPass
+
+    return ElideCopiesPass
+
+
 def _lower_to_device() -> type[ModulePass]:
     from .passes.lower_to_device import LowerToDevicePass
 
@@ -86,6 +92,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "classify-regions": _classify_regions,
     "outline-device-regions": _outline_device_regions,
     "convert-gpu-to-device": _convert_gpu_to_device,
+    "elide-copies": _elide_copies,
     "plan-devices": _plan_devices,
     "lower-to-device": _lower_to_device,
     "default-pipeline": _default_pipeline,

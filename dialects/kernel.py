@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, cast
 
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -507,6 +508,21 @@ def lookup_kernel(op: Operation, symbol_ref: SymbolRefAttr) -> KernelFuncOp | No
     return None
 
 
+def stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
+    """Indices of the kernel's memref parameters that some `memref.store` writes.
+
+    What a launch of `kernel` may write: the executor orders launches by it and
+    `elide-copies` reads it as the launch's write effects (kernel bodies reach memory
+    only through their parameters, so every other argument is only read).
+    """
+    params: dict[SSAValue, int] = {arg: i for i, arg in enumerate(kernel.body.block.args)}
+    stored: set[int] = set()
+    for op in kernel.walk():
+        if isinstance(op, memref.StoreOp) and op.memref in params:
+            stored.add(params[op.memref])
+    return tuple(sorted(stored))
+
+
 __all__ = [
     "DIMENSIONS",
     "KERNEL_BODY_OPS",
@@ -525,6 +541,7 @@ __all__ = [
     "ThreadIdOp",
     "is_kernel_param_type",
     "lookup_kernel",
+    "stored_arguments",
 ]
 
 @irdl_op_definition

@@ -5,11 +5,10 @@ modules) run these passes in order, verifying the IR after each (a failure names
 pass that produced the bad IR):
 
 1. `plan-devices` — place every tensor value, insert `vdev.device_copy`s;
-2. `lower-to-device` — tensors to memrefs, ops to kernel launches, frees;
-3. `classify-regions` — mark each function host / device / mixed / multi-device.
-
-DESIGN §4 also lists `elide-copies` (after planning and after lowering); it joins the
-list when that pass exists.
+2. `elide-copies` — remove the level-1 copies that change nothing;
+3. `lower-to-device` — tensors to memrefs, ops to kernel launches, frees;
+4. `elide-copies` — remove the level-2 copies that change nothing;
+5. `classify-regions` — mark each function host / device / mixed / multi-device.
 """
 
 from __future__ import annotations
@@ -22,7 +21,13 @@ from xdsl.passes import ModulePass
 
 from ..diagnostics import DevplanError, LocatedError, verify_located
 
-DEFAULT_PIPELINE: tuple[str, ...] = ("plan-devices", "lower-to-device", "classify-regions")
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "plan-devices",
+    "elide-copies",
+    "lower-to-device",
+    "elide-copies",
+    "classify-regions",
+)
 """The passes `default-pipeline` runs, in order."""
 
 

@@ -66,7 +66,7 @@ from ..diagnostics import (
     with_deep_stack,
 )
 from ..dialects import device as dev
-from ..dialects.kernel import AllocSharedOp, KernelFuncOp, KernelModuleOp
+from ..dialects.kernel import AllocSharedOp, KernelFuncOp, KernelModuleOp, stored_arguments
 from ..dialects.vdev import DeviceAttr, memory_space_of
 from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
 from .cost import WORK_ATTR, CostModel, kernel_work
@@ -307,7 +307,7 @@ class Program:
         compiled = self.kernels.get(key)
         if compiled is None:
             compiled = self.kernels[key] = compile_kernel(found, self.kernel_backend)
-        return compiled, _stored_arguments(found)
+        return compiled, stored_arguments(found)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -390,16 +390,6 @@ def _lookup_kernel(op: dev.LaunchOp) -> KernelFuncOp:
     if found is None:
         raise error_at(op, f"'device.launch' of {op.kernel}: no such kernel.func")
     return found
-
-
-def _stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
-    """Indices of the kernel's memref parameters that some memref.store writes."""
-    params: dict[SSAValue, int] = {arg: i for i, arg in enumerate(kernel.body.block.args)}
-    stored: set[int] = set()
-    for op in kernel.walk():
-        if isinstance(op, memref.StoreOp) and op.memref in params:
-            stored.add(params[op.memref])
-    return tuple(sorted(stored))
 
 
 # ---------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ for a memref, a number or `true`/`false` for a scalar) and, for the ones not giv
 `--random-args SEED` (made from the function's types). `--pipeline` runs passes first;
 without it, a program holding `gpu` dialect ops is converted by `convert-gpu-to-device`.
 A level-1 program (tensors) then runs through `default-pipeline` (plan-devices,
-lower-to-device, classify-regions), and `--print-pipeline-ir` prints the level-2 program
-that runs.
+elide-copies, lower-to-device, elide-copies, classify-regions), and `--print-pipeline-ir`
+prints the level-2 program that runs.
 
 Every user error is one message (with `file:line:col` when it comes from IR) and exit
 status 1; `--debug` shows the Python traceback instead.

@@ -1,5 +1,6 @@
-// A level-1 (tensor) program runs through default-pipeline (plan-devices,
-// lower-to-device, classify-regions); --print-pipeline-ir shows the program that runs.
+// A level-1 (tensor) program runs through default-pipeline (plan-devices, elide-copies,
+// lower-to-device, elide-copies, classify-regions); --print-pipeline-ir shows the
+// program that runs.
 // RUN: devplan-run %s --arg 3 --args 1.5 --strict | filecheck %s
 // RUN: devplan-run %s --arg 3 --args 1.5 --print-pipeline-ir | filecheck %s --check-prefix=IR
 
