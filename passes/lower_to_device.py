@@ -73,6 +73,7 @@ from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FloatAttr,
@@ -85,6 +86,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     UnitAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -109,6 +111,7 @@ from ..dialects.vdev import (
     result_placement,
     value_device,
 )
+from ..runtime.cost import NO_WORK, WORK_ATTR, op_work
 from ..runtime.kernels.common import I1_OPS, SUPPORTED_OPS, dtype_of
 
 ELEMENTWISE_BLOCK = 256
@@ -748,7 +751,11 @@ class Lowering:
         args: Sequence[SSAValue],
         op: Operation,
     ) -> None:
-        self.emit(dev.LaunchOp(kernel, self.launch_device(device, op), grid, block, args))
+        launch = dev.LaunchOp(kernel, self.launch_device(device, op), grid, block, args)
+        work = op_work(op)  # what the planner's cost model charged for `op` (cost.py)
+        if work is not None and work != NO_WORK:
+            launch.attributes[WORK_ATTR] = DenseArrayBase.from_list(i64, [work.flops, work.nbytes])
+        self.emit(launch)
 
     def blocks_for(self, count: SSAValue | int, per_block: int) -> SSAValue:
         """max(1, ceil(count / per_block)) as an index value."""

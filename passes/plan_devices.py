@@ -95,8 +95,11 @@ arguments are free values; no loop-carried placement); ops with tensor operands 
 tensor result (`tensor.dim`, `tensor.extract`) are not placed and use their operands
 where they live; indirect calls; a conflict that arises only through phase 3 (a value
 placed by dataflow, then passed to a callee placed elsewhere) is resolved with copies
-at the dataflow edges, not by specialisation. Strategy `cost` (placing free values
-by a cost model) is not part of this pass yet.
+at the dataflow edges, not by specialisation.
+
+Strategy `cost` (`strategy=cost`, module `plan_cost.py`) runs between phase 2 and
+phase 3: it places every class no hard constraint touches where the program's modelled
+time is least, then phases 3-5 run as above. `strategy=default` is TVM's behaviour.
 """
 
 from __future__ import annotations
@@ -651,6 +654,10 @@ class Planner:
 
     # -- phase 4 -----------------------------------------------------------------------
 
+    def reset_final(self) -> None:
+        """Forget completed class devices (the union-find was changed under them)."""
+        self._root_final.clear()
+
     def final(self, node: int) -> DeviceAttr:
         """The fully constrained device of `node`'s class (after phase 3)."""
         root = self.domains.find(node)
@@ -718,7 +725,7 @@ class Planner:
         constants = set(self.constants)
         first_use: dict[Operation, int] = {}
         for use in self.uses:
-            value = _underlying(use.value)
+            value = underlying(use.value)
             if isinstance(value, OpResult) and value.op in constants:
                 first_use.setdefault(value.op, use.target)
         for op in self.constants:
@@ -805,7 +812,7 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _underlying(value: SSAValue) -> SSAValue:
+def underlying(value: SSAValue) -> SSAValue:
     """The value an `on_device` result stands for (hints are removed)."""
     while isinstance(value, OpResult) and isinstance(value.op, OnDeviceOp):
         value = value.op.input
@@ -889,7 +896,7 @@ class _Materialiser:
     def serve(self, use: _Use, constants: set[Operation]) -> None:
         """Make `use` read its value on the device it expects."""
         planner = self.planner
-        value = _underlying(use.value)
+        value = underlying(use.value)
         expected = planner.final(use.target)
         if isinstance(value, OpResult) and value.op in constants:
             replacement = self.constant_on(value.op, expected)
@@ -980,10 +987,23 @@ class PlanDevicesPass(ModulePass):
 
     name = "plan-devices"
 
+    strategy: str = "default"
+    """`default` (TVM's: free values go to vdev.default_device) or `cost` (plan_cost.py)."""
     specialize: bool = True
     explain: bool = False
+    dynamic_size: int | None = None
+    """With `strategy=cost`: the size assumed for every dynamic dimension; without it,
+    classes touching dynamic shapes are placed as the default strategy places them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.strategy not in ("default", "cost"):
+            raise error_at(
+                op, f"plan-devices: unknown strategy '{self.strategy}' (valid: default, cost)"
+            )
+        if self.dynamic_size is not None and self.dynamic_size < 1:
+            raise error_at(
+                op, f"plan-devices: dynamic-size must be 1 or more, got {self.dynamic_size}"
+            )
         calls = sum(1 for inner in op.walk() if isinstance(inner, CallOp))
         specialiser = _Specialiser()
         for round_index in range(calls + 1):
@@ -994,8 +1014,16 @@ class PlanDevicesPass(ModulePass):
             except _NeedsSpecialisation as e:
                 specialiser.apply(op, e.pending)
                 continue
+            remarks: list[str] = []
+            if self.strategy == "cost":
+                from .plan_cost import CostPlacement
+
+                placement = CostPlacement(planner, self.dynamic_size, self.explain)
+                placement.place()
+                remarks += placement.remarks
             planner.flow()
-            for remark in planner.rewrite():
+            remarks += planner.rewrite()
+            for remark in remarks:
                 print(remark, file=sys.stderr)
             break
 

@@ -19,7 +19,8 @@ module object and kernel backend) and runs its entry function:
    copy engine per direction of a link) — ordered after their dependency tokens (a
    token is the runtime's stream token; `device.wait` waits for the given tokens,
    or for everything when given none). Each launch declares its cost-model time
-   (`kernel_cost`), copies get theirs from the system's links. The runtime defers
+   (`kernel_cost`, from the one cost model of `cost.py`), copies get theirs from the
+   system's links. The runtime defers
    async work until something needs it and checks every ordering: host reads of
    memory with a pending async write, unordered async accesses to one buffer
    (races), use after free, double free, out of memory, buffers of another device.
@@ -41,11 +42,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
@@ -63,6 +70,7 @@ from ..dialects.kernel import AllocSharedOp, KernelFuncOp, KernelModuleOp, store
 from ..dialects.vdev import DeviceAttr, memory_space_of
 from ..pipeline import COMPILED_PROGRAMS_ATTRIBUTE
 from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
+from .cost import WORK_ATTR, CostModel, kernel_work
 from .device_api import Buffer, Device, DeviceAPI, copy_performer
 from .host import (
     HOST_OPS,
@@ -676,7 +684,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
     where = _where(op)
     cell: list[tuple[CompiledKernel, tuple[int, ...]]] = []
     kernel_op = _lookup_kernel(op)
-    cost = kernel_cost(device, kernel_op)
+    cost = kernel_cost(op, kernel_op)
     shared = shared_bytes(kernel_op)
     last_cost: list[Any] = [None, None, 0.0]  # grid, block and cost of the last launch
     label = f"{name} ({where})"
@@ -714,7 +722,7 @@ def _launch(p: Program, op: dev.LaunchOp) -> Step:
         if ex.freed_host:
             _check_not_freed(ex, op, values)
         if g != last_cost[0] or b != last_cost[1]:
-            last_cost[:] = g, b, cost(g, b)
+            last_cost[:] = g, b, cost(site.model, site.device_name, g, b)
 
         def body(views: list[Any]) -> None:
             try:
@@ -752,7 +760,7 @@ class _LaunchSite:
     """What one `device.launch` op uses in one run: the DeviceAPI of its device, the
     device's max_threads_per_block, and the stream of an async launch (None: blocking)."""
 
-    __slots__ = ("api", "limit", "stream")
+    __slots__ = ("api", "device_name", "limit", "model", "stream")
 
     def __init__(
         self,
@@ -764,6 +772,8 @@ class _LaunchSite:
         shared: int,
     ) -> None:
         self.api = ex.api(device, op)
+        self.model = self.api.scheduler.cost_model
+        self.device_name = str(device)
         self.limit = ex.limit(device, self.api)
         self.stream = ex.stream(device, "compute", op) if is_async else None
         capacity = self.api.get_attr(device, "max_shared_memory_per_block")
@@ -801,30 +811,27 @@ def _check_not_freed(ex: Execution, op: Operation, values: Sequence[Any]) -> Non
             )
 
 
-KERNEL_LAUNCH_SECONDS = {"cpu": 1e-6}
-"""Cost-model latency of one launch by device type (others: `DEFAULT_LAUNCH_SECONDS`)."""
-DEFAULT_LAUNCH_SECONDS = 5e-6
-THREAD_OPS_PER_SECOND = {"cpu": 1e10}
-"""Cost-model throughput in kernel ops per second by device type (others: the default)."""
-DEFAULT_THREAD_OPS_PER_SECOND = 1e12
-
-
 def kernel_cost(
-    device: Device, kernel: KernelFuncOp
-) -> Callable[[Sequence[int], Sequence[int]], float]:
-    """The cost model of a kernel's launches: a fixed launch latency plus one op per
-    thread per op of the kernel body (loops counted once) at the device's rate.
+    op: dev.LaunchOp, kernel: KernelFuncOp
+) -> Callable[[CostModel, str, Sequence[int], Sequence[int]], float]:
+    """The modelled time of a launch under the run's cost model (`cost.py`): the work
+    `lower-to-device` recorded on the launch (`device.work`, the level-1 op's), else
+    the kernel body's per-thread work times the launch's threads."""
+    recorded = op.attributes.get(WORK_ATTR)
+    if isinstance(recorded, DenseArrayBase):
+        flops, nbytes = cast(tuple[int, int], tuple(recorded.get_values()))
 
-    A deliberately simple model: it orders kernels and copies on the timeline, it
-    does not predict real kernel times.
-    """
-    ops = sum(1 for _ in kernel.walk()) - 1
-    latency = KERNEL_LAUNCH_SECONDS.get(device.type, DEFAULT_LAUNCH_SECONDS)
-    rate = THREAD_OPS_PER_SECOND.get(device.type, DEFAULT_THREAD_OPS_PER_SECOND)
+        def recorded_cost(
+            model: CostModel, device: str, grid: Sequence[int], block: Sequence[int]
+        ) -> float:
+            return model.kernel_seconds(device, flops, nbytes)
 
-    def cost(grid: Sequence[int], block: Sequence[int]) -> float:
+        return recorded_cost
+    per_thread_flops, per_thread_bytes = kernel_work(kernel)
+
+    def cost(model: CostModel, device: str, grid: Sequence[int], block: Sequence[int]) -> float:
         threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
-        return latency + threads * ops / rate
+        return model.kernel_seconds(device, threads * per_thread_flops, threads * per_thread_bytes)
 
     return cost
 

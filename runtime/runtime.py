@@ -2,7 +2,8 @@
 
 `Runtime.from_system(system)` builds, for each `[[device]]`, the DeviceAPI registered
 under its `api` name with the device's scopes (capacities), attributes, host-visible
-scopes and the runtime's `Scheduler`; the system's links become the `CostModel`.
+scopes and the runtime's `Scheduler`; the system's links and devices become the
+`CostModel` (cost.py).
 The executor then works with devices through:
 
 ```python
@@ -17,7 +18,7 @@ leaks = rt.teardown(); report = rt.report()
 ```
 
 Copies between devices with no link are staged through the host when both have a
-link to it, and are an error (`NoLinkError`) otherwise — see `streams.CostModel`.
+link to it, and are an error (`NoLinkError`) otherwise — see `cost.CostModel`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from .device_api import (
     get_device_api,
 )
 from .report import Report
-from .streams import CostModel, LinkCost, Scheduler, Stream, Token
+from .streams import Scheduler, Stream, Token
 
 if TYPE_CHECKING:
     from .system import System
@@ -61,8 +62,7 @@ class Runtime:
     def from_system(cls, system: System) -> Runtime:
         """One DeviceAPI per device of `system`, its links as the cost model."""
         host = Device(system.host.type, system.host.id)
-        links = [LinkCost(k.a, k.b, k.bandwidth, k.latency) for k in system.links]
-        scheduler = Scheduler(CostModel(links, host=str(host)), host=host)
+        scheduler = Scheduler(system.cost_model(), host=host)
         apis: list[DeviceAPI] = []
         for spec in system.devices:
             factory = get_device_api(spec.api)

@@ -35,20 +35,23 @@ when it is submitted (they depend only on tokens submitted earlier). A stream
 starts a token when its previous token and all its dependencies have ended and
 the host has issued it; a copy also waits for the copy engine of each link it
 crosses (one engine per direction of a link), so copies serialise per link while
-kernels on other streams overlap with them. Copy time per hop is
-`latency + bytes / bandwidth` of the link; kernel time is given by the caller.
-Copies between two devices with no direct link are staged through the host when
-both have a link to it (two hops, two engines); with no route they are an error.
+kernels on other streams overlap with them. Copy and kernel times come from the
+one cost model of `cost.py` (`CostModel`): per hop `latency + bytes / bandwidth`,
+two devices without a direct link staged through the host (two hops, two engines);
+kernel time is given by the caller (the executor asks the same `CostModel`).
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
+from .cost import CostModel, Hop
+from .cost import LinkCost as LinkCost  # re-exported: the cost model lives in cost.py
+from .cost import NoLinkError as NoLinkError
 from .device_api import Device, DeviceError, Name, name_text
 
 TokenKind = Literal["copy", "kernel", "marker"]
@@ -65,88 +68,6 @@ class RaceError(DeviceError):
 
 class PendingWriteError(DeviceError):
     """The host touches memory that an async operation has not finished with."""
-
-
-class NoLinkError(DeviceError):
-    """A copy between two devices that the system connects by no link."""
-
-
-@dataclass(frozen=True)
-class LinkCost:
-    """A bidirectional link between two devices (names like "cuda:0")."""
-
-    a: str
-    b: str
-    bandwidth: float
-    """Bytes per second, each direction."""
-    latency: float
-    """Seconds per transfer."""
-
-    @property
-    def name(self) -> str:
-        return f"{self.a}<->{self.b}"
-
-    def seconds(self, nbytes: int) -> float:
-        return self.latency + nbytes / self.bandwidth
-
-
-@dataclass(frozen=True)
-class Hop:
-    """One leg of a copy: from one device to another over `link` (None: within a device)."""
-
-    src: str
-    dst: str
-    link: LinkCost | None
-
-    def seconds(self, nbytes: int) -> float:
-        return 0.0 if self.link is None else self.link.seconds(nbytes)
-
-
-class CostModel:
-    """Copy times from the system's links; the route a copy takes between two devices."""
-
-    def __init__(self, links: Iterable[LinkCost] = (), host: str = "cpu:0") -> None:
-        self.host = host
-        self.links: dict[frozenset[str], LinkCost] = {}
-        self._connect_all = False
-        self._routes: dict[tuple[Device, Device], tuple[Hop, ...]] = {}
-        for link in links:
-            self.links[frozenset((link.a, link.b))] = link
-
-    @classmethod
-    def zero(cls) -> CostModel:
-        """Every pair of devices connected, every copy free (for APIs used on their own)."""
-        model = cls()
-        model._connect_all = True
-        return model
-
-    def link_between(self, a: str, b: str) -> LinkCost | None:
-        return self.links.get(frozenset((a, b)))
-
-    def route_between(self, src: Device, dst: Device) -> tuple[Hop, ...]:
-        """`route` between two devices, worked out once per pair."""
-        hops = self._routes.get((src, dst))
-        if hops is None:
-            hops = self._routes[(src, dst)] = tuple(self.route(str(src), str(dst)))
-        return hops
-
-    def route(self, src: str, dst: str) -> list[Hop]:
-        """The hops of a copy from `src` to `dst`: none apart from one on the same device."""
-        if src == dst:
-            return [Hop(src, dst, None)]
-        direct = self.link_between(src, dst)
-        if direct is not None or self._connect_all:
-            return [Hop(src, dst, direct)]
-        to_host = self.link_between(src, self.host)
-        from_host = self.link_between(self.host, dst)
-        if src != self.host and dst != self.host and to_host and from_host:
-            return [Hop(src, self.host, to_host), Hop(self.host, dst, from_host)]
-        known = ", ".join(sorted(link.name for link in self.links.values())) or "none"
-        raise NoLinkError(
-            f"cannot copy from {src} to {dst}: the system has no link between them and no "
-            f"route through the host {self.host} (links: {known}); add a [[link]] with "
-            f'between = ["{src}", "{dst}"] to the system description'
-        )
 
 
 @dataclass

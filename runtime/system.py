@@ -12,6 +12,9 @@ target = { kind = "cuda", arch = "sm_80" }     # a TVM config table, or a string
 api = "simulated"                              # a DeviceAPI name (register_api_name adds more)
 scopes = { global = "16 GiB", shared = "48 KiB", host = "32 GiB" }
 attrs = { multi_processor_count = 108 }        # optional: overrides DeviceAPI.get_attr values
+peak_gflops = 19500                            # optional, for the cost model (cost.py);
+memory_bandwidth = "1555 GB/s"                 #   defaults by target tag, else by type
+launch_latency = "5 us"
 
 [[same_memory]]
 scopes = ["cpu:0/global", "cuda:0/host"]
@@ -78,6 +81,7 @@ from ..dialects.vdev import (
     VirtualDeviceError,
     ir_text,
 )
+from .cost import CostModel, LinkCost, Throughput, default_throughput
 
 
 class SystemDescriptionError(DevplanError):
@@ -194,6 +198,22 @@ class DeviceSpec:
     """Capacity in bytes per memory scope; always has `global`."""
     attr_overrides: dict[str, object] = field(default_factory=dict[str, object])
     """The entry's `attrs` table (wins over values derived from the target)."""
+    peak_gflops: float | None = None
+    """The entry's `peak_gflops` (None: the default of its tag or type, `cost.py`)."""
+    memory_bandwidth: float | None = None
+    """The entry's `memory_bandwidth` in bytes per second (None: the default)."""
+    launch_latency: float | None = None
+    """The entry's `launch_latency` in seconds (None: the default)."""
+
+    @property
+    def throughput(self) -> Throughput:
+        """The cost model's view of this device: the entry's keys over the defaults."""
+        base = default_throughput(self.type, self.target.tag)
+        return Throughput(
+            self.peak_gflops * 1e9 if self.peak_gflops is not None else base.peak_flops,
+            self.memory_bandwidth if self.memory_bandwidth is not None else base.memory_bandwidth,
+            self.launch_latency if self.launch_latency is not None else base.launch_latency,
+        )
 
     @property
     def name(self) -> str:
@@ -358,6 +378,12 @@ class System:
 
     # --- queries -----------------------------------------------------------------------
 
+    def cost_model(self) -> CostModel:
+        """The one cost model (`cost.py`) of this system: its links and devices."""
+        links = [LinkCost(k.a, k.b, k.bandwidth, k.latency) for k in self.links]
+        devices = {spec.name: spec.throughput for spec in self.devices}
+        return CostModel(links, host=self.host.name, devices=devices)
+
     def device_named(self, name: str) -> DeviceSpec:
         """The device called `name` (`"cuda:0"`); DevplanError naming the known ones."""
         device = self._by_name.get(name)
@@ -468,7 +494,17 @@ _MAY_BE_ZERO = ("exist", "available_global_memory", "api_version", "driver_versi
 sizes and must be at least 1."""
 _TOP_KEYS = ("device", "same_memory", "link", "host", "target_kind")
 _TARGET_KIND_KEYS = ("name", "device_type", "attrs", "keys", "host_capable")
-_DEVICE_KEYS = ("type", "id", "target", "api", "scopes", "attrs")
+_DEVICE_KEYS = (
+    "type",
+    "id",
+    "target",
+    "api",
+    "scopes",
+    "attrs",
+    "peak_gflops",
+    "memory_bandwidth",
+    "launch_latency",
+)
 _DEVICE_REQUIRED = ("type", "id", "target", "api", "scopes")
 _SAME_MEMORY_KEYS = ("scopes",)
 _LINK_KEYS = ("between", "bandwidth", "latency")
@@ -620,7 +656,31 @@ class _Reader:
             api,
             self.scopes(where, entry["scopes"]),
             self.attrs(where, entry.get("attrs", {})),
+            *self.throughput(where, entry),
         )
+
+    def throughput(
+        self, where: str, entry: dict[str, Any]
+    ) -> tuple[float | None, float | None, float | None]:
+        peak = entry.get("peak_gflops")
+        if peak is not None and (
+            not isinstance(peak, int | float) or isinstance(peak, bool) or peak <= 0
+        ):
+            raise self.error(
+                where, f"peak_gflops: expected a positive number such as 19500, got {peak!r}"
+            )
+        bandwidth = latency = None
+        if "memory_bandwidth" in entry:
+            try:
+                bandwidth = parse_bandwidth(entry["memory_bandwidth"])
+            except ValueError as e:
+                raise self.error(where, f"memory_bandwidth: {e}") from None
+        if "launch_latency" in entry:
+            try:
+                latency = parse_latency(entry["launch_latency"])
+            except ValueError as e:
+                raise self.error(where, f"launch_latency: {e}") from None
+        return (float(peak) if peak is not None else None), bandwidth, latency
 
     def target(self, where: str, value: object) -> TargetAttr:
         try:

@@ -233,13 +233,15 @@ def programs(draw: Any) -> str:
 STEPS = ("elementwise", "matmul", "constant", "hint", "call", "branch", "loop")
 
 
-def check(text: str) -> None:
-    """The properties of the module docstring for one program."""
+def check(text: str, strategy: str = "default") -> None:
+    """The properties of the module docstring for one program, planned with `strategy`."""
     module = devplan.parse(text)
     lowered = module.clone()
     for name in DEFAULT_PIPELINE:  # devplan.apply verifies the IR after each pass
-        devplan.apply(lowered, name)
         if name == "plan-devices":
+            name = f"plan-devices{{strategy={strategy}}}"
+        devplan.apply(lowered, name)
+        if name.startswith("plan-devices"):
             planned_text = str(lowered)
             replanned = devplan.apply(lowered.clone(), name)
             assert str(replanned) == planned_text, "planning a planned module changed it"
@@ -308,3 +310,16 @@ def test_a_call_disagreeing_with_its_clone_is_specialised_again_and_computes_the
     check(SPECIALISED_TWICE)
     planned = devplan.apply(devplan.parse(SPECIALISED_TWICE), "plan-devices")
     assert "func.call @helper_cuda0_cuda1(%t1, %t12)" in str(planned)
+
+
+@settings(
+    max_examples=max(1, EXAMPLES // 4),
+    derandomize=not RANDOM,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(programs())
+def test_cost_planned_programs_compute_what_the_oracle_computes(text: str) -> None:
+    note(f"program (reproduce: save as p.mlir, run devplan-run p.mlir --random-args 0):\n{text}")
+    check(text, "cost")

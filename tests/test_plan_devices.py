@@ -390,3 +390,24 @@ def test_a_free_value_lives_with_its_first_consumer_and_is_copied_to_the_other(
     assert len(copies) == 1
     assert copies[0].input is add.results[0]
     assert (copies[0].dst_device.type_name, copies[0].dst_device.device_id) == second[1]
+
+
+@SETTINGS
+@given(programs())
+def test_random_programs_planned_by_cost_keep_the_contract_and_plan_to_themselves(
+    program: Program,
+) -> None:
+    text = program.text(list(program.functions))
+    by_default = plan_or_error(text)
+    if isinstance(by_default, str):
+        # The cost strategy fails where and only where the default one does.
+        with pytest.raises(LocatedError) as info:
+            plan(text, "plan-devices{strategy=cost}")
+        assert str(info.value) == by_default
+        return
+    planned = plan(text, "plan-devices{strategy=cost}")
+    check_contract(planned)
+    printed = _printed(planned)
+    for strategy in ("default", "cost"):
+        again = devplan.apply(devplan.parse(printed), f"plan-devices{{strategy={strategy}}}")
+        assert _printed(again) == printed

@@ -206,7 +206,8 @@ def test_latencies_take_ns_us_ms_and_s(text: str, seconds: float) -> None:
 
 def test_unknown_device_key() -> None:
     assert error_of(CPU + GPU.replace("scopes =", "scops =")) == (
-        "sys.toml: device[1]: unknown key 'scops' (valid: type, id, target, api, scopes, attrs)"
+        "sys.toml: device[1]: unknown key 'scops' (valid: type, id, target, api, scopes, attrs, "
+        "peak_gflops, memory_bandwidth, launch_latency)"
     )
 
 
@@ -617,7 +618,8 @@ def test_module_system_errors_are_placed_at_the_module(tmp_path: Path) -> None:
         System.from_module(devplan.parse(source))
     assert str(info.value).splitlines()[0] == (
         f"{source}:1:1: error: vdev.system: device[0]: unknown key 'scops' "
-        "(valid: type, id, target, api, scopes, attrs)"
+        "(valid: type, id, target, api, scopes, attrs, peak_gflops, memory_bandwidth, "
+        "launch_latency)"
     )
 
 

@@ -48,7 +48,7 @@
 // CHECK-NEXT:    device.copy %d to %d1 : memref<1000xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<1000xf32>
 // CHECK-NEXT:    device.free %d
 // CHECK-NEXT:    %e = memref.alloc() : memref<1000xf32>
-// CHECK-NEXT:    device.launch @cpu_kernels::@mul_f32 on #vdev.device<"cpu", 0> grid(%0, %1, %1) block(%2, %1, %1) args(%d1, %b, %e) : memref<1000xf32>, memref<1000xf32>, memref<1000xf32>
+// CHECK-NEXT:    device.launch @cpu_kernels::@mul_f32 on #vdev.device<"cpu", 0> grid(%0, %1, %1) block(%2, %1, %1) args(%d1, %b, %e) {device.work = array<i64: 1000, 12000>} : memref<1000xf32>, memref<1000xf32>, memref<1000xf32>
 // CHECK-NEXT:    memref.dealloc %d1 : memref<1000xf32>
 // CHECK-NEXT:    func.return %e : memref<1000xf32>
 // CHECK-NEXT:  }
