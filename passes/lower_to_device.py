@@ -572,8 +572,9 @@ def _elementwise_stem(op: Operation, operand_types: Sequence[Attribute], rank: i
         )  # fmt: skip
         stem += f"_{names[int(predicate)]}"
     first = next((t for t in operand_types if isa(t, TensorType[Attribute])), operand_types[0])
-    words = [stem, _type_text(_tensor(first).element_type)]
     result = _tensor(op.results[0].type).element_type
+    # A select is named for the values it picks, not for its (possibly tensor) condition.
+    words = [stem, _type_text(result if op.name == "arith.select" else _tensor(first).element_type)]
     if op.name in _CASTS:
         words.append(_type_text(result))
     return "_".join(words) + _rank_suffix(rank)

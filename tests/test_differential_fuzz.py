@@ -1,7 +1,9 @@
 """Differential fuzzing: random level-1 programs, planned, lowered and run, against the oracle.
 
-Each example is a random program: a DAG of elementwise ops and matmuls over two shape
-classes (`R x C` values and `C x C` weights) of one element type, constants, calls to
+Each example is a random program: a DAG of elementwise ops (arithmetic, comparisons
+feeding selects or casts of their `i1` results, casts to another element type and back)
+and matmuls over two shape classes (`R x C` values and `C x C` weights) of one element
+type, constants, calls to
 helper functions (one helper is called from two device contexts, so plan-devices may
 specialise it), `scf.if` on an `i1` argument, `scf.for` carrying a tensor, random
 `vdev.on_device` hints and random argument/result placements over the default system's
@@ -49,6 +51,22 @@ INT_BINARY = (
     "arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi",
     "arith.andi", "arith.ori", "arith.xori", "arith.maxui",
 )  # fmt: skip
+CMPF_PREDICATES = (
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
+)  # fmt: skip
+CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+CASTS_THERE_AND_BACK: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "f32": (("arith.extf", "f64", "arith.truncf"),),
+    "f64": (("arith.truncf", "f32", "arith.extf"),),
+    "i32": (
+        ("arith.extsi", "i64", "arith.trunci"),
+        ("arith.extui", "i64", "arith.trunci"),
+        ("arith.sitofp", "f64", "arith.fptosi"),
+    ),
+    "i64": (("arith.trunci", "i32", "arith.extsi"), ("arith.trunci", "i32", "arith.extui")),
+}
+"""Per element type: (cast, intermediate element type, cast back), all defined everywhere."""
 
 
 @dataclass
@@ -89,6 +107,11 @@ class Program:
     # -- ops -------------------------------------------------------------------------------
 
     def elementwise(self, kind: str, indent: str = "  ") -> str:
+        form = self.draw(st.sampled_from(("arith", "arith", "compare", "cast")))
+        if form == "compare":
+            return self.compare(kind, indent)
+        if form == "cast":
+            return self.cast(kind, indent)
         binary = FLOAT_BINARY if self.is_float else INT_BINARY
         if self.is_float and self.draw(st.booleans()):
             op = self.draw(st.sampled_from(FLOAT_UNARY))
@@ -96,6 +119,33 @@ class Program:
         op = self.draw(st.sampled_from(binary))
         a, b = self.pick(kind), self.pick(kind)
         return self.define(kind, f"{op} {a}, {b} : {self.type_of(kind)}", indent)
+
+    def compare(self, kind: str, indent: str) -> str:
+        """A comparison (an `i1` tensor), then a select on it or its bits as numbers."""
+        t = self.type_of(kind)
+        mask_type = t.replace(self.element, "i1")
+        op, predicates = (
+            ("arith.cmpf", CMPF_PREDICATES) if self.is_float else ("arith.cmpi", CMPI_PREDICATES)
+        )
+        predicate = self.draw(st.sampled_from(predicates))
+        mask = self.fresh()
+        self.lines.append(
+            f"{indent}{mask} = {op} {predicate}, {self.pick(kind)}, {self.pick(kind)} : {t}"
+        )
+        if self.draw(st.booleans()):
+            a, b = self.pick(kind), self.pick(kind)
+            return self.define(kind, f"arith.select {mask}, {a}, {b} : {mask_type}, {t}", indent)
+        widen = "arith.uitofp" if self.is_float else "arith.extui"
+        return self.define(kind, f"{widen} {mask} : {mask_type} to {t}", indent)
+
+    def cast(self, kind: str, indent: str) -> str:
+        """A cast to another element type and back (lossy where narrowing loses bits)."""
+        there, other, back = self.draw(st.sampled_from(CASTS_THERE_AND_BACK[self.element]))
+        t = self.type_of(kind)
+        middle_type = t.replace(self.element, other)
+        middle = self.fresh()
+        self.lines.append(f"{indent}{middle} = {there} {self.pick(kind)} : {t} to {middle_type}")
+        return self.define(kind, f"{back} {middle} : {middle_type} to {t}", indent)
 
     def matmul(self, indent: str = "  ") -> str:
         kind = self.draw(st.sampled_from(["v", "w"]))

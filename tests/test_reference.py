@@ -46,7 +46,9 @@ def test_unsigned_ops_see_the_bits_as_unsigned() -> None:
 
 
 def test_division_by_zero_is_an_error_at_the_op() -> None:
-    with pytest.raises(devplan.DevplanError, match=r"<string>:2:3: error: 'arith.divsi' divides by zero"):
+    with pytest.raises(
+        devplan.DevplanError, match=r"<string>:2:3: error: 'arith.divsi' divides by zero"
+    ):
         run(
             "  %q = arith.divsi %a, %a : tensor<2xi32>\n  func.return %q : tensor<2xi32>",
             "(%a: tensor<2xi32>) -> tensor<2xi32>",
@@ -102,5 +104,46 @@ func.func @main(%a: tensor<3xf32>, %n: index, %flag: i1) -> tensor<3xf32> {
 
 def test_inputs_of_the_wrong_shape_are_refused_naming_the_argument() -> None:
     module = devplan.parse("func.func @main(%a: tensor<3xf32>) {\n  func.return\n}")
-    with pytest.raises(ReferenceError, match=r"argument 0 of @main is tensor<3xf32>, got an array of float32 with shape \(4,\)"):
+    with pytest.raises(
+        ReferenceError,
+        match=r"argument 0 of @main is tensor<3xf32>, got an array of float32 with shape \(4,\)",
+    ):
         evaluate(module, [np.ones(4, np.float32)])
+
+
+def test_tensor_comparisons_give_bool_arrays_with_nan_unordered_and_select_picks_elementwise() -> (
+    None
+):
+    a = np.array([1.0, np.nan, 3.0, 2.0], np.float32)
+    b = np.array([2.0, 1.0, np.nan, 2.0], np.float32)
+    ult, olt, pick, bits = run(
+        "  %u = arith.cmpf ult, %a, %b : tensor<4xf32>\n"
+        "  %o = arith.cmpf olt, %a, %b : tensor<4xf32>\n"
+        "  %p = arith.select %o, %a, %b : tensor<4xi1>, tensor<4xf32>\n"
+        "  %n = arith.uitofp %u : tensor<4xi1> to tensor<4xf64>\n"
+        "  func.return %u, %o, %p, %n : tensor<4xi1>, tensor<4xi1>, tensor<4xf32>, tensor<4xf64>",
+        "(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xf32>, tensor<4xf64>)",
+        [a, b],
+    )
+    assert ult.dtype == olt.dtype == np.bool_
+    np.testing.assert_array_equal(ult, [True, True, True, False])
+    np.testing.assert_array_equal(olt, [True, False, False, False])
+    np.testing.assert_array_equal(pick, np.array([1.0, 1.0, np.nan, 2.0], np.float32))
+    np.testing.assert_array_equal(bits, np.array([1.0, 1.0, 1.0, 0.0]))
+
+
+def test_tensor_casts_truncate_extend_and_convert_as_mlir_does() -> None:
+    i = np.array([-1, 300, -129, 7], np.int32)
+    byte, unsigned, signed, floats = run(
+        "  %b = arith.trunci %i : tensor<4xi32> to tensor<4xi8>\n"
+        "  %u = arith.extui %b : tensor<4xi8> to tensor<4xi64>\n"
+        "  %s = arith.extsi %b : tensor<4xi8> to tensor<4xi64>\n"
+        "  %f = arith.uitofp %i : tensor<4xi32> to tensor<4xf64>\n"
+        "  func.return %b, %u, %s, %f : tensor<4xi8>, tensor<4xi64>, tensor<4xi64>, tensor<4xf64>",
+        "(%i: tensor<4xi32>) -> (tensor<4xi8>, tensor<4xi64>, tensor<4xi64>, tensor<4xf64>)",
+        [i],
+    )
+    np.testing.assert_array_equal(byte, np.array([-1, 44, 127, 7], np.int8))
+    np.testing.assert_array_equal(unsigned, [255, 44, 127, 7])
+    np.testing.assert_array_equal(signed, [-1, 44, 127, 7])
+    np.testing.assert_array_equal(floats, [2.0**32 - 1, 300.0, 2.0**32 - 129, 7.0])

@@ -107,6 +107,53 @@ func.func @shapes(%x: tensor<?x4x?xf32> {vdev.device = #vdev.device<"cuda", 1, #
 
 // -----
 
+// Comparisons on tensors give i1 buffers; a select on such a condition, and casts
+// (whose result element type differs from the operand's), are kernels named for both
+// types; on the host device the same ops run as cpu kernels on host memory.
+
+// CHECK:      kernel.module @cuda_kernels target #target.target<"cuda"> {
+// CHECK-NEXT:   kernel.func @cmpf_olt_f32(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xi1>) {
+// CHECK:          %[[L:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:     memref.store %[[L]], %out[%{{.*}}] : memref<?xi1>
+// CHECK:        kernel.func @select_f32(%in0: memref<?xi1>, %in1: memref<?xf32>, %in2: memref<?xf32>, %out: memref<?xf32>) {
+// CHECK:          %[[C:.*]] = memref.load %in0[%{{.*}}] : memref<?xi1>
+// CHECK:          %{{.*}} = arith.select %[[C]], %{{.*}}, %{{.*}} : f32
+// CHECK:      kernel.module @cpu_kernels target #target.target<"llvm"> {
+// CHECK-NEXT:   kernel.func @cmpi_slt_i32(%in0: memref<?xi32>, %in1: memref<?xi32>, %out: memref<?xi1>) {
+// CHECK:          arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK:        kernel.func @extui_i1_i32(%in0: memref<?xi1>, %out: memref<?xi32>) {
+// CHECK:          arith.extui %{{.*}} : i1 to i32
+// CHECK:        kernel.func @trunci_i32_i8(%in0: memref<?xi32>, %out: memref<?xi8>) {
+// CHECK:          arith.trunci %{{.*}} : i32 to i8
+// CHECK-LABEL: func.func @masks(
+// CHECK:         %less = device.alloc() : memref<8xi1, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@cmpf_olt_f32 on #vdev.device<"cuda", 0> {{.*}} args(%a, %b, %less)
+// CHECK-NEXT:    %low = device.alloc() : memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@select_f32 on #vdev.device<"cuda", 0> {{.*}} args(%less, %a, %b, %low)
+// CHECK-NEXT:    device.free %less
+// CHECK-NEXT:    %neg = memref.alloc() : memref<8xi1>
+// CHECK-NEXT:    device.launch @cpu_kernels::@cmpi_slt_i32 on #vdev.device<"cpu", 0> {{.*}} args(%i, %i, %neg)
+// CHECK-NEXT:    %bits = memref.alloc() : memref<8xi32>
+// CHECK-NEXT:    device.launch @cpu_kernels::@extui_i1_i32 on #vdev.device<"cpu", 0> {{.*}} args(%neg, %bits)
+// CHECK-NEXT:    memref.dealloc %neg : memref<8xi1>
+// CHECK-NEXT:    %byte = memref.alloc() : memref<8xi8>
+// CHECK-NEXT:    device.launch @cpu_kernels::@trunci_i32_i8 on #vdev.device<"cpu", 0> {{.*}} args(%i, %byte)
+func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                 %b: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                 %i: tensor<8xi32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">})
+    -> (tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+        tensor<8xi8> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">},
+        tensor<8xi32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %less = arith.cmpf olt, %a, %b {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<8xf32>
+  %low = arith.select %less, %a, %b {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<8xi1>, tensor<8xf32>
+  %neg = arith.cmpi slt, %i, %i {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<8xi32>
+  %bits = arith.extui %neg {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<8xi1> to tensor<8xi32>
+  %byte = arith.trunci %i {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<8xi32> to tensor<8xi8>
+  func.return %low, %byte, %bits : tensor<8xf32>, tensor<8xi8>, tensor<8xi32>
+}
+
+// -----
+
 // linalg.fill is a fill kernel (a tensor.empty only a fill writes over allocates
 // nothing), tensor.empty an allocation, linalg.matmul a tiled
 // kernel (16 x 16 threads a block) staging tiles in shared memory between barriers.
