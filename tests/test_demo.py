@@ -1,5 +1,5 @@
 """`make demo` runs examples/demo.py: it must keep working and agree with NumPy (level 2)
-and with the oracle (level 1)."""
+and with the oracle (level 1, under both placement strategies)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 DEMO = Path(__file__).parents[1] / "examples" / "demo.py"
 
 
-def test_demo_plans_lowers_and_runs_the_mlp_then_classifies_outlines_and_matches_numpy(
+def test_demo_plans_lowers_runs_compares_strategies_then_classifies_outlines_and_matches_numpy(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -30,6 +30,12 @@ def test_demo_plans_lowers_and_runs_the_mlp_then_classifies_outlines_and_matches
     assert "launches 2 on cpu:0, 4 on cuda:0, 2 on cuda:1" in out
     assert "result float32[32x10]: matches the oracle" in out
     assert out.count("leaked buffers: none") == 2
+    # Strategies: the cost strategy moves the first layer off the CPU, for less modelled
+    # time, and the executor's report gives each run the time the planner modelled.
+    assert "modelled by the planner 1.990 ms; the executor's report 1.990 ms" in out
+    assert "modelled by the planner 1.345 ms; the executor's report 1.345 ms" in out
+    assert re.search(r"^  cuda:1 +%w1 %b1 %w2 %e1 %a1 %m1 ", out, re.MULTILINE)
+    assert out.count("result matches the oracle") == 2
     assert "@main           multi-device" in out
     assert "device.target = #target.target<\"cuda\", host = #target.target<\"llvm\">>" in out
     assert out.count("matches NumPy") == 4
