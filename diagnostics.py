@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 from weakref import WeakKeyDictionary
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import (
     AnyFloat,
     CallSiteLoc,
@@ -46,9 +47,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Data, Operation, ParametrizedAttribute
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Span
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.lexer import Input, Position, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
 
 
 class DevplanError(Exception):
@@ -201,6 +203,44 @@ def explicit_location(op: Operation) -> LocationAttr | None:
     return _EXPLICIT_LOCATIONS.get(op)
 
 
+class _LinearStringLexer(MLIRLexer):
+    """xDSL's lexer with string literals lexed in time linear in their length.
+
+    xDSL 0.74 matches a string literal with a regular expression that nests `+` inside
+    `*`; on a literal with no closing quote (a truncated file, a newline or a bad escape
+    inside it) the regex engine tries every way of splitting the text, exponential in
+    its length (a 150-byte unclosed literal takes minutes). The possessive quantifiers
+    here never give back what they matched, and a literal that does not close is
+    reported at the place it stops.
+    """
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+    _string_body_regex = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+')
+
+    def _lex_string_literal(self, start_pos: Position) -> MLIRToken:
+        content = self.input.content
+        body = self._string_body_regex.match(content, start_pos)
+        assert body is not None  # the opening quote always matches
+        stop = body.end()
+        if stop >= len(content) or content[stop:] == "\\":
+            raise ParseError(
+                Span(start_pos, start_pos + 1, self.input),
+                "string literal is not closed before the end of the input",
+            )
+        if content[stop] == "\\":
+            raise ParseError(
+                Span(stop, stop + 1, self.input),
+                "invalid escape sequence in string literal"
+                ' (valid: \\n, \\t, \\\\, \\" and two hex digits)',
+            )
+        if content[stop] != '"':
+            raise ParseError(
+                Span(start_pos, start_pos + 1, self.input),
+                "string literal is not closed before the end of the line",
+            )
+        return super()._lex_string_literal(start_pos)
+
+
 class LocatingParser(Parser):
     """A `Parser` that gives each parsed op its `loc("file":line:col)`.
 
@@ -213,6 +253,12 @@ class LocatingParser(Parser):
 
     line_offset: int = 0
     """Lines before this input in the original file (for `--split-input-file` chunks)."""
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
+        text = input.decode("utf-8") if isinstance(input, bytes) else input
+        super().__init__(ctx, "", name)
+        # The lexer reads the first token at once: swap in the linear one before that.
+        self._parser_state = ParserState(_LinearStringLexer(Input(text, name)))
 
     def _error(self, start: int, message: str) -> LocatedParseError:
         end = max(self.pos, start + 1)

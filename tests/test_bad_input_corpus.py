@@ -333,6 +333,88 @@ for _type, _expect in (
         line=2,
     )
 
+# --- long and unclosed string literals ---------------------------------------------------
+# xDSL's string regex backtracks exponentially on a literal that does not close; these
+# hung (minutes) on a 150-byte input before devplan lexed strings linearly.
+
+_ESCAPED_TOML = "".join(
+    f'[device.cuda{i}]\\nkind = \\"cuda\\"\\nglobal = \\"8 GiB\\"\\n' for i in range(200)
+)
+_SYSTEM_MODULE = 'module attributes {vdev.system = "' + _ESCAPED_TOML + '"} {\n}\n'
+_QUOTE = _SYSTEM_MODULE.index('"')
+for _fraction in (0.01, 0.3, 0.77, 0.999):
+    _cut = _QUOTE + 1 + int((len(_ESCAPED_TOML) - 1) * _fraction)
+    case(
+        "strings",
+        f"escaped system text cut at {_fraction:.0%}",
+        devplan_opt(_SYSTEM_MODULE[:_cut]),
+        "error",
+        located=True,
+        line=1,
+        contains="not closed before the end of the input",
+    )
+case(
+    "strings",
+    "escaped system text cut right after a backslash",
+    devplan_opt(_SYSTEM_MODULE[: _SYSTEM_MODULE.index("\\", 5000) + 1]),
+    "error",
+    located=True,
+    line=1,
+    contains="not closed",
+)
+case(
+    "strings",
+    "unclosed string without escapes",
+    devplan_opt('module attributes {note = "' + "abc " * 2000),
+    "error",
+    located=True,
+    line=1,
+)
+case(
+    "strings",
+    "string broken by a newline",
+    devplan_opt('module attributes {note = "' + "abc " * 2000 + '\n"} {\n}\n'),
+    "error",
+    located=True,
+    line=1,
+    contains="end of the line",
+)
+case(
+    "strings",
+    "long string with a bad escape at its end",
+    devplan_opt('module attributes {note = "' + 'a\\"b' * 2000 + '\\q"} {\n}\n'),
+    "error",
+    located=True,
+    line=1,
+    contains="invalid escape",
+)
+case(
+    "strings",
+    "long valid escaped string attribute",
+    devplan_opt('module attributes {note = "' + _ESCAPED_TOML * 5 + '"} {\n}\n'),
+    "ok",
+)
+case(
+    "strings",
+    "unclosed string in a function attribute",
+    devplan_opt('func.func @f() attributes {note = "' + 'x\\"y' * 3000 + "\n  func.return\n}\n"),
+    "error",
+    located=True,
+    line=1,
+)
+case(
+    "strings",
+    "truncated dense literal",
+    devplan_opt(
+        "func.func @f() -> tensor<4096xf32> {\n  %c = arith.constant dense<["
+        + ", ".join("1.5" for _ in range(4096))[:9000]
+    ),
+    "error",
+    located=True,
+    line=2,
+)
+
+
 # --- verifiers of xDSL ops ----------------------------------------------------------------
 
 case(
