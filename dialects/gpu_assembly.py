@@ -17,6 +17,7 @@ definitions of one dialect name, so there the `gpu` ops stay generic-only.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from xdsl.dialects import gpu, memref, vector
 from xdsl.dialects.builtin import (
@@ -405,6 +406,47 @@ class DeallocOp(gpu.DeallocOp):
         printer.print_attribute(self.buffer.type)
 
 
+
+_PairOp = TypeVar("_PairOp", bound=IRDLOperation)
+
+
+def _parse_async_pair(cls: type[_PairOp], parser: Parser) -> _PairOp:
+    """`[async] [[%t, ...]] %a, %b {attrs} : type_a, type_b` (gpu.memcpy, gpu.memset)."""
+    is_async, deps = _parse_async(parser)
+    first, second = _parse_operands(parser, parser.Delimiter.NONE)[:2]
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    first_type = parser.parse_type()
+    parser.parse_punctuation(",")
+    second_type = parser.parse_type()
+    op = cls.build(
+        operands=[
+            deps,
+            parser.resolve_operand(first, first_type),
+            parser.resolve_operand(second, second_type),
+        ],
+        result_types=[_token_types(is_async)],
+    )
+    op.attributes.update(attrs)
+    return op
+
+
+def _print_async_pair(
+    printer: Printer,
+    op: Operation,
+    token: SSAValue | None,
+    deps: Sequence[SSAValue],
+    first: SSAValue,
+    second: SSAValue,
+) -> None:
+    _print_async(printer, token is not None, deps)
+    printer.print_string(" ")
+    printer.print_list([first, second], printer.print_ssa_value)
+    _print_attributes(printer, op)
+    printer.print_string(" : ")
+    printer.print_list([first.type, second.type], printer.print_attribute)
+
+
 class MemcpyOp(gpu.MemcpyOp):
     """`gpu.memcpy [async] [[%t]] %dst, %src : memref<?xf32>, memref<?xf32>`"""
 
@@ -412,31 +454,12 @@ class MemcpyOp(gpu.MemcpyOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> MemcpyOp:
-        is_async, deps = _parse_async(parser)
-        dst, src = _parse_operands(parser, parser.Delimiter.NONE)[:2]
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        dst_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        src_type = parser.parse_type()
-        op = cls.build(
-            operands=[
-                deps,
-                parser.resolve_operand(dst, dst_type),
-                parser.resolve_operand(src, src_type),
-            ],
-            result_types=[_token_types(is_async)],
-        )
-        op.attributes.update(attrs)
-        return op
+        return _parse_async_pair(cls, parser)
 
     def print(self, printer: Printer) -> None:
-        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
-        printer.print_string(" ")
-        printer.print_list([self.dst, self.src], printer.print_ssa_value)
-        _print_attributes(printer, self)
-        printer.print_string(" : ")
-        printer.print_list([self.dst.type, self.src.type], printer.print_attribute)
+        _print_async_pair(
+            printer, self, self.asyncToken, self.asyncDependencies, self.dst, self.src
+        )
 
 
 @irdl_op_definition
@@ -457,31 +480,12 @@ class MemsetOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MemsetOp:
-        is_async, deps = _parse_async(parser)
-        dst, value = _parse_operands(parser, parser.Delimiter.NONE)[:2]
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        dst_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        value_type = parser.parse_type()
-        op = cls.build(
-            operands=[
-                deps,
-                parser.resolve_operand(dst, dst_type),
-                parser.resolve_operand(value, value_type),
-            ],
-            result_types=[_token_types(is_async)],
-        )
-        op.attributes.update(attrs)
-        return op
+        return _parse_async_pair(cls, parser)
 
     def print(self, printer: Printer) -> None:
-        _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
-        printer.print_string(" ")
-        printer.print_list([self.dst, self.value], printer.print_ssa_value)
-        _print_attributes(printer, self)
-        printer.print_string(" : ")
-        printer.print_list([self.dst.type, self.value.type], printer.print_attribute)
+        _print_async_pair(
+            printer, self, self.asyncToken, self.asyncDependencies, self.dst, self.value
+        )
 
 
 class WaitOp(gpu.WaitOp):
