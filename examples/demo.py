@@ -147,7 +147,7 @@ def level_1(system: System) -> bool:
     show_placements(planned)
     section("copies plan-devices planned (value, from -> to, bytes)")
     show_copies(planned)
-    lowered = devplan.apply(planned.clone(), "lower-to-device,classify-regions")
+    lowered = devplan.apply(planned.clone(), ",".join(DEFAULT_PIPELINE[1:]))  # what runs
     section("lower-to-device: the program that runs")
     show_lowered(lowered)
 
