@@ -63,6 +63,7 @@ class CUDADeviceAPI(DeviceAPI):
     """An NVIDIA GPU through numba.cuda; none of its memory is visible to the host."""
 
     api_name = "cuda"
+    kernel_backends = ("numba-cuda",)
 
     def __init__(
         self,

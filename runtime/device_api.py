@@ -292,6 +292,10 @@ class DeviceAPI(ABC):
     api_name: str = ""
     """The name it is registered under (reports show it); set by `Runtime.from_system`."""
 
+    kernel_backends: tuple[str, ...] | None = None
+    """The kernel backends whose kernels run on this device's memory; None: all of them
+    (memory held in NumPy arrays)."""
+
     def __init__(
         self,
         device: Device,

@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     from .runtime import Runtime
     from .streams import Stream
 
-KERNEL_BACKENDS = ("numpy", "numba")
+KERNEL_BACKENDS = ("numpy", "numba", "numba-cuda")
 """Kernel backends `execute` accepts."""
 
 
@@ -772,6 +772,16 @@ class _LaunchSite:
         shared: int,
     ) -> None:
         self.api = ex.api(device, op)
+        backend = ex.program.kernel_backend
+        backends = self.api.kernel_backends
+        if backends is not None and backend not in backends:
+            raise error_at(
+                op,
+                f"'device.launch' of {kernel} on {device}: the '{backend}' kernel backend "
+                f"cannot run kernels on the memory of DeviceAPI '{self.api.api_name}'; use "
+                f"kernel backend {' or '.join(repr(b) for b in backends)} "
+                f"(devplan-run --kernel-backend {backends[0]})",
+            )
         self.model = self.api.scheduler.cost_model
         self.device_name = str(device)
         self.limit = ex.limit(device, self.api)
@@ -1162,6 +1172,10 @@ def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
         raise DevplanError(
             f"error: unknown kernel backend '{kernel_backend}'; valid: {', '.join(KERNEL_BACKENDS)}"
         )
+    if kernel_backend == "numba-cuda":
+        from .kernels.cuda_backend import numba_cuda
+
+        numba_cuda()  # no GPU and no simulator: say so before anything runs
     slots: dict[str, Any] = vars(module)
     per_backend: dict[str, Program] | None = slots.get(_CACHE_ATTRIBUTE)
     if per_backend is None:
@@ -1223,7 +1237,7 @@ def execute(
     check_argument(
         name, "system", system, (System, str, Path, type(None)), "None, a System or a TOML path"
     )
-    check_argument(name, "kernel_backend", kernel_backend, str, '"numpy" or "numba"')
+    check_argument(name, "kernel_backend", kernel_backend, str, '"numpy", "numba" or "numba-cuda"')
     check_argument(name, "strict", strict, bool, "True or False")
     return compile_program(module, kernel_backend).run(inputs, entry, system, strict)
 

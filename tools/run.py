@@ -3,7 +3,7 @@
 ```
 devplan-run FILE.mlir [--entry main] [--system sys.toml] [--pipeline PASSES]
                       [--arg FILE.npy|VALUE ...] [--args FILE.npy|VALUE ...]
-                      [--random-args SEED] [--kernel-backend numpy|numba] [--stats]
+                      [--random-args SEED] [--kernel-backend numpy|numba|numba-cuda] [--stats]
                       [--trace t.json] [--strict] [--debug] [--print-full]
                       [--print-pipeline-ir]
 ```
@@ -84,8 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--kernel-backend",
         default="numpy",
-        choices=("numpy", "numba"),
-        help="how kernels run (default: numpy)",
+        choices=("numpy", "numba", "numba-cuda"),
+        help="how kernels run (default: numpy); numba-cuda runs them on an NVIDIA GPU, or "
+        "under Numba's CUDA simulator when NUMBA_ENABLE_CUDASIM=1",
     )
     p.add_argument("--stats", action="store_true", help="print the run's report")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace (JSON) of the run")

@@ -6,13 +6,16 @@ add = compile_kernel(func, "numpy")          # or "numba"
 add(grid=(4, 1, 1), block=(256, 1, 1), args=[a, b, c])
 ```
 
-Two backends give the same results:
+The backends give the same results:
 
 * `numpy` — the reference: vectorised SIMT emulation, every IR op once over the lanes of
   the whole grid (or of a box of blocks in lockstep when the kernel has barriers or
   shared memory); see `numpy_backend.py` and `lanes.py`.
 * `numba` — the fast path: explicit loops over blocks and threads compiled by
   `numba.njit`; kernels with barriers run phase by phase per block; see `numba_backend.py`.
+* `numba-cuda` — a `numba.cuda.jit` kernel, one CUDA thread per thread, on an NVIDIA GPU
+  (or Numba's CUDA simulator); it takes `numba.cuda` device arrays as well as NumPy
+  arrays; see `cuda_backend.py`.
 
 Both compile the IR once per kernel op (no IR walking per launch). Faults at run time —
 out-of-bounds loads and stores, integer division by zero, a barrier not every thread of
@@ -36,7 +39,7 @@ from ...diagnostics import DevplanError
 from ...dialects.kernel import KernelFuncOp
 from .common import SUPPORTED_OPS, Kernel, KernelError, dtype_of, int_width, is_float
 
-BACKENDS = ("numpy", "numba")
+BACKENDS = ("numpy", "numba", "numba-cuda")
 """The kernel backend names `compile_kernel` accepts."""
 
 ArgValue = np.ndarray[Any, Any] | int | float | bool
@@ -105,7 +108,7 @@ class CompiledKernel:
                     break  # (identity first: comparing dtypes costs about a microsecond)
             else:
                 return args
-        return _check_args(self.kernel, args)
+        return _check_args(self.kernel, args, on_gpu=self.backend == "numba-cuda")
 
 
 def _fast_check(type_: Any) -> tuple[np.dtype[Any], int] | None:
@@ -135,7 +138,7 @@ def _dims(what: str, name: str, dims: Sequence[object]) -> tuple[int, int, int]:
     return x, y, z
 
 
-def _check_args(kernel: Kernel, args: Sequence[ArgValue]) -> list[Any]:
+def _check_args(kernel: Kernel, args: Sequence[ArgValue], on_gpu: bool = False) -> list[Any]:
     types = kernel.func.param_types
     where = f"launching kernel @{kernel.name}"
     if len(args) != len(types):
@@ -144,16 +147,19 @@ def _check_args(kernel: Kernel, args: Sequence[ArgValue]) -> list[Any]:
     for i, (arg, type_) in enumerate(zip(args, types, strict=True)):
         what = f"argument {i} (%{kernel.params[i].name_hint or i})"
         if isinstance(type_, MemRefType):
-            values.append(_check_array(where, what, arg, type_))  # pyright: ignore[reportUnknownArgumentType]
+            values.append(_check_array(where, what, arg, type_, on_gpu))  # pyright: ignore[reportUnknownArgumentType]
         else:
             values.append(_check_scalar(where, what, arg, type_))
     return values
 
 
-def _check_array(where: str, what: str, arg: object, type_: MemRefType) -> np.ndarray[Any, Any]:
+def _check_array(
+    where: str, what: str, arg: object, type_: MemRefType, on_gpu: bool
+) -> np.ndarray[Any, Any]:
     dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-    if not isinstance(arg, np.ndarray):
-        raise DevplanError(f"error: {where}: {what} must be a NumPy array for {type_}")
+    if not isinstance(arg, np.ndarray) and not (on_gpu and is_device_array(arg)):
+        kind = "a NumPy or numba.cuda device array" if on_gpu else "a NumPy array"
+        raise DevplanError(f"error: {where}: {what} must be {kind} for {type_}")
     array = cast(np.ndarray[Any, Any], arg)
     shape = type_.get_shape()
     static_ok = all(s < 0 or s == n for s, n in zip(shape, array.shape, strict=False))
@@ -163,6 +169,12 @@ def _check_array(where: str, what: str, arg: object, type_: MemRefType) -> np.nd
             f"the parameter is {type_}"
         )
     return array
+
+
+def is_device_array(arg: object) -> bool:
+    """Whether `arg` is a `numba.cuda` device array (or the CUDA simulator's stand-in for
+    one, which has no CUDA array interface), which only the `numba-cuda` backend runs on."""
+    return callable(getattr(arg, "copy_to_host", None))
 
 
 def _check_scalar(where: str, what: str, arg: object, type_: Any) -> Any:
@@ -193,7 +205,7 @@ _cache: weakref.WeakKeyDictionary[KernelFuncOp, dict[str, CompiledKernel]] = (
 
 
 def compile_kernel(func: KernelFuncOp, backend: str = "numpy") -> CompiledKernel:
-    """Compile `func` for `backend` ("numpy" or "numba"), once per kernel op and backend.
+    """Compile `func` for `backend` (one of `BACKENDS`), once per kernel op and backend.
 
     Raises a located `KernelError` for an op the backends do not support.
     """
@@ -210,10 +222,14 @@ def compile_kernel(func: KernelFuncOp, backend: str = "numpy") -> CompiledKernel
         from .numpy_backend import compile_numpy
 
         run, source = compile_numpy(kernel)
-    else:
+    elif backend == "numba":
         from .numba_backend import compile_numba
 
         run, source = compile_numba(kernel)
+    else:
+        from .cuda_backend import compile_cuda
+
+        run, source = compile_cuda(kernel)
     found = CompiledKernel(kernel, backend, run, source)
     compiled[backend] = found
     return found

@@ -1,0 +1,413 @@
+"""The `numba-cuda` kernel backend: each kernel becomes a `numba.cuda.jit` kernel.
+
+The same op emitter as the Numba CPU backend (`NumbaSource` in numba_backend.py) writes
+the per-thread code; what differs on a GPU is the scaffolding around it, overridden here:
+
+* **One thread per CUDA thread.** There is no loop over blocks and threads: the kernel
+  reads its ids from `cuda.threadIdx`/`blockIdx`/`blockDim`/`gridDim` (as int64, so index
+  arithmetic is 64-bit as in the IR) and runs the body once.
+* **Shared memory** (`kernel.alloc_shared`) is `cuda.shared.array`; the block's threads
+  zero it together before anything reads it (the CPU backends hand out zeroed shared
+  memory, and programs may rely on that).
+* **Barriers** are `cuda.syncthreads()`, in place: no phases. An `scf.if`/`scf.for` holding
+  a barrier first checks that its condition (bounds, step) is the same in every thread
+  of the block, through one shared scalar per value and `cuda.syncthreads_or`; a thread
+  whose value differs from thread 0's reports the divergent-barrier fault and the whole
+  block leaves the kernel (the CPU backends report the same fault at the same thread).
+* **Faults** (out-of-bounds access, division by zero, ...) go to a small int64 error
+  buffer. Its slot 0 holds the lowest *order* of a faulting thread (block linear index z,
+  y, x, then thread linear index: the order in which the CPU backends run threads), and
+  slots 2.. the record of that thread, in the CPU backends' layout (kind, site, block,
+  thread, index): a faulting thread lowers slot 0 with `atomic.min` and, if it was the
+  lowest so far, writes its record under a spin lock (slot 1) unless a lower thread got
+  there first. The thread then returns; others run on. The launcher raises the same
+  `KernelError` as the CPU backends from the record. As in every parallel run, what a
+  faulting launch leaves in its buffers is unspecified.
+* **Atomics** (`memref.atomic_rmw`) are `cuda.atomic` operations where one exists for
+  the kind and type, else a compare-and-swap loop on 32/64-bit integers.
+
+Not handled (a located error when compiling): `kernel.printf` and `kernel.assert` (CUDA
+Python has no formatted printf and compiles `assert` only in debug builds), f16, atomics
+on i1/i8/i16 and float atomics other than addf, maxnumf and minnumf. The fault reported for
+a kernel whose threads fault at different barrier phases of one block may differ from the
+CPU backends' (they run phase by phase; a GPU reports the lowest faulting thread).
+
+Kernels launch on whatever arrays they get: `numba.cuda` device arrays (the memory of a
+device whose DeviceAPI is `cuda`), or NumPy arrays, which numba copies to the GPU and back
+around the launch (and which Numba's CUDA simulator runs on directly).
+
+`numba.cuda` is imported only when a kernel is compiled for this backend; it needs an
+NVIDIA GPU with its driver, or the simulator (`NUMBA_ENABLE_CUDASIM=1` in the environment
+before Numba is first imported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba.core.errors import NumbaError  # pyright: ignore[reportMissingTypeStubs]
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation
+
+from ...diagnostics import DevplanError, diagnostic_at
+from .common import BARRIER_MESSAGE, Kernel, KernelError, contains_barrier, dtype_of, int_width
+from .numba_backend import NumbaSource, _fault_error, _is_f16  # pyright: ignore[reportPrivateUsage]
+
+NO_FAULT = np.iinfo(np.int64).max
+"""Slot 0 of the error buffer while no thread has faulted."""
+
+_RECORD = 16
+"""Slots of a fault record (kind, site, block xyz, thread xyz, 8 index/detail values)."""
+
+
+try:
+    from numba import cuda as _cuda_module  # pyright: ignore[reportMissingTypeStubs]
+except ImportError:  # pragma: no cover - numba-cuda is a test dependency
+    _cuda_module = None
+cuda: Any = _cuda_module
+"""`numba.cuda` (a global of this module: the device functions below refer to it)."""
+
+
+def numba_cuda() -> Any:
+    """The `numba.cuda` module, once it is usable: a clear `DevplanError` when there is
+    neither a GPU nor the simulator."""
+    if cuda is None:  # pragma: no cover - numba-cuda is a test dependency
+        raise DevplanError(
+            "error: kernel backend 'numba-cuda' needs numba's CUDA target; install it "
+            "with `pip install 'devplan[cuda]'` (the numba-cuda package)"
+        )
+    if not cuda.is_available():
+        raise DevplanError(
+            "error: kernel backend 'numba-cuda' needs an NVIDIA GPU and its driver "
+            "(numba.cuda.is_available() is false), or Numba's CUDA simulator: set "
+            "NUMBA_ENABLE_CUDASIM=1 in the environment to simulate one (slow; for testing)"
+        )
+    return cuda
+
+
+# Device functions (compiled for the GPU by `cuda.jit(device=True)` on first use).
+
+
+def _record(
+    err: Any, order: int, kind: int, site: int, bix: int, biy: int, biz: int,
+    tix: int, tiy: int, tiz: int, d0: int, d1: int, d2: int, d3: int,
+    d4: int, d5: int, d6: int, d7: int,
+) -> None:  # fmt: skip
+    """Record a fault of the thread of `order` unless a thread of lower order did."""
+    if cuda.atomic.min(err, 0, order) > order:
+        waiting = True
+        while waiting:  # the critical section sits inside the loop: no warp deadlock
+            if cuda.atomic.cas(err, 1, 0, 1) == 0:
+                if cuda.atomic.cas(err, 0, order, order) == order:  # still the lowest
+                    err[2] = kind
+                    err[3] = site
+                    err[4] = bix
+                    err[5] = biy
+                    err[6] = biz
+                    err[7] = tix
+                    err[8] = tiy
+                    err[9] = tiz
+                    err[10] = d0
+                    err[11] = d1
+                    err[12] = d2
+                    err[13] = d3
+                    err[14] = d4
+                    err[15] = d5
+                    err[16] = d6
+                    err[17] = d7
+                cuda.threadfence()
+                cuda.atomic.exch(err, 1, 0)
+                waiting = False
+
+
+def _maximumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return x
+    if y != y:
+        return y
+    return x if x > y else y
+
+
+def _minimumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return x
+    if y != y:
+        return y
+    return x if x < y else y
+
+
+def _maxnumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x > y else y
+
+
+def _minnumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x < y else y
+
+
+def _trunc_div(x: int, y: int) -> int:
+    if y == -1:
+        return -x
+    q = x // y
+    if q < 0 and q * y != x:
+        q += 1
+    return q
+
+
+def _floor_div(x: int, y: int) -> int:
+    if y == -1:
+        return -x
+    return x // y
+
+
+def _ceil_div(x: int, y: int) -> int:
+    if y == -1:
+        return -x
+    q = x // y
+    if q * y != x:
+        q += 1
+    return q
+
+
+_DEVICE_FUNCTIONS: tuple[Callable[..., Any], ...] = (
+    _record, _maximumf, _minimumf, _maxnumf, _minnumf, _trunc_div, _floor_div, _ceil_div,
+)  # fmt: skip
+
+_device_functions: dict[str, Any] = {}
+
+
+def _namespace(cuda: Any) -> dict[str, Any]:
+    """What generated kernels see: numpy, numba.cuda and the device functions."""
+    if not _device_functions:
+        for fn in _DEVICE_FUNCTIONS:
+            _device_functions[fn.__name__] = cuda.jit(device=True)(fn)
+    return {"np": np, "cuda": cuda, **_device_functions}
+
+
+# Atomic read-modify-writes: cuda.atomic functions by kind, for the types they support.
+_CUDA_ATOMICS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "addf": ("add", ("float32", "float64")),
+    "maxnumf": ("nanmax", ("float32", "float64")),
+    "minnumf": ("nanmin", ("float32", "float64")),
+    "addi": ("add", ("int32",)),
+    "assign": ("exch", ("int32", "int64")),
+    "maxs": ("max", ("int32", "int64")),
+    "mins": ("min", ("int32", "int64")),
+    "ori": ("or_", ("int32", "int64")),
+    "andi": ("and_", ("int32", "int64")),
+}
+# Integer kinds done by a compare-and-swap loop: the new value from the old one.
+_CAS_ATOMICS = {
+    "addi": "{old} + {value}",
+    "muli": "{old} * {value}",
+    "maxu": "{old} if {uold} >= {uvalue} else {value}",
+    "minu": "{old} if {uold} <= {uvalue} else {value}",
+}
+
+
+class CudaSource(NumbaSource):
+    """Generates the `numba.cuda.jit` source of one kernel (see the module docstring)."""
+
+    def __init__(self, kernel: Kernel, cuda: Any) -> None:
+        super().__init__(kernel)
+        self.namespace = _namespace(cuda)
+
+    # ------------------------------------------------------------ structure
+
+    def generate(self) -> str:
+        """The source of `kernel(err, ...params)`: one CUDA thread of the kernel."""
+        kernel = self.kernel
+        body = kernel.func.body.block
+        for op in body.walk():
+            if any(_is_f16(v.type) for v in (*op.operands, *op.results)):
+                raise self.error(op, "f16 is not supported by the numba-cuda backend; use numpy")
+        params = "".join(", " + self.v(p) for p in kernel.params)
+        self.lines.append("@cuda.jit")
+        self.lines.append(f"def kernel(err{params}):")
+        for axis in "xyz":
+            self.emit(f"ti{axis} = np.int64(cuda.threadIdx.{axis})")
+            self.emit(f"bi{axis} = np.int64(cuda.blockIdx.{axis})")
+            self.emit(f"b{axis}_ = np.int64(cuda.blockDim.{axis})")
+            self.emit(f"g{axis} = np.int64(cuda.gridDim.{axis})")
+        self.emit("nthr = bx_ * by_ * bz_")
+        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
+        self.emit("order = ((biz * gy + biy) * gx + bix) * nthr + lin")
+        self.shared_memory()
+        if any(_holds_barrier(op) for op in body.walk()):
+            self.emit("uni = cuda.shared.array(3, np.int64)")
+        self.hoist_constants(body)
+        self.thread_ops(list(body.ops))
+        self.emit("return")
+        return "\n".join(self.lines) + "\n"
+
+    def shared_memory(self) -> None:
+        """`cuda.shared.array` per `kernel.alloc_shared`, zeroed by the block's threads."""
+        if not self.kernel.shared:
+            return
+        for alloc in self.kernel.shared:
+            type_ = alloc.result.type
+            assert isinstance(type_, MemRefType)
+            shape = tuple(type_.get_shape())
+            dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            assert dtype is not None
+            name = self.v(alloc.result)
+            self.emit(f"{name} = cuda.shared.array({shape}, np.{dtype.name})")
+            self.emit(f"for k in range(lin, {int(np.prod(shape))}, nthr):")
+            self.emit(f"    {name}[{_unravel('k', shape)}] = 0")
+        self.emit("cuda.syncthreads()")
+
+    def fault(self, site: int, kind: int = 1, details: list[str] | None = None) -> None:
+        """Emit: record a fault of this thread at `site` in the error buffer, then stop."""
+        values = [str(kind), str(site), "bix", "biy", "biz", "tix", "tiy", "tiz"]
+        values += (details or []) + ["0"] * (8 - len(details or []))
+        self.emit(f"_record(err, order, {', '.join(values)})")
+        self.emit("return")
+
+    # ------------------------------------------------------------ per-thread code
+
+    def thread_op(self, op: Operation) -> None:
+        if op.name == "kernel.barrier":
+            self.emit("cuda.syncthreads()")
+            return
+        if op.name in ("kernel.printf", "kernel.assert"):
+            raise self.error(
+                op,
+                f"'{op.name}' is not supported by the numba-cuda backend (CUDA Python has "
+                "no formatted printf and keeps assert only in debug builds); use the numpy "
+                "or numba backend",
+            )
+        if op.name in ("scf.if", "scf.for") and contains_barrier(op):
+            self.check_uniform(op)
+        super().thread_op(op)
+
+    def check_uniform(self, op: Operation) -> None:
+        """Emit: every thread of the block has thread 0's value of `op`'s condition (or
+        bounds and step); otherwise the threads that differ report the divergent-barrier
+        fault and the block leaves the kernel."""
+        barrier = next(inner for inner in op.walk() if inner.name == "kernel.barrier")
+        site = self.site(barrier)
+        self.messages[site] = BARRIER_MESSAGE
+        operands = op.operands[:1] if op.name == "scf.if" else op.operands[:3]
+        values = [
+            f"(1 if {self.v(o)} else 0)" if int_width(o.type) == 1 else self.v(o)
+            for o in operands
+        ]
+        self.emit("cuda.syncthreads()")  # every thread is done with `uni`'s last values
+        self.emit("if lin == 0:")
+        for k, value in enumerate(values):
+            self.emit(f"    uni[{k}] = {value}")
+        self.emit("cuda.syncthreads()")
+        differs = self.fresh("differs")
+        self.emit(f"{differs} = " + " or ".join(f"uni[{k}] != {v}" for k, v in enumerate(values)))
+        self.emit(f"if cuda.syncthreads_or(1 if {differs} else 0) != 0:")
+        self.depth += 1
+        self.emit(f"if {differs}:")
+        self.depth += 1
+        self.fault(site)
+        self.depth -= 1
+        self.emit("return")
+        self.depth -= 1
+
+    def atomic_rmw(self, op: Operation) -> None:
+        """`memref.atomic_rmw` as a `cuda.atomic` function, or a compare-and-swap loop."""
+        from .device_io import atomic_kind
+
+        value, mem, *idx = (self.v(o) for o in op.operands)
+        self.check_index(op, mem, idx, op.operands[1])
+        kind = atomic_kind(op)
+        type_ = op.operands[1].type
+        assert isinstance(type_, MemRefType)
+        dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        assert dtype is not None
+        index = f"({', '.join(idx)},)" if idx else "0"
+        old = self.v(op.results[0])
+        typed = f"np.{dtype.name}({value})"
+        function, dtypes = _CUDA_ATOMICS.get(kind, ("", ()))
+        if dtype.name in dtypes:
+            self.emit(f"{old} = cuda.atomic.{function}({mem}, {index}, {typed})")
+        elif kind in _CAS_ATOMICS and dtype.name in ("int32", "int64"):
+            self.cas_loop(op, kind, mem, index, typed, dtype)
+        else:
+            raise self.error(
+                op,
+                f"'memref.atomic_rmw {kind}' on {dtype.name} is not supported by the "
+                "numba-cuda backend (CUDA atomics: addf, maxnumf, minnumf on f32/f64; "
+                "addi, muli, assign, maxs, mins, maxu, minu, ori, andi on i32/i64)",
+            )
+        if dtype.kind == "i":
+            self.emit(f"{old} = np.int64({old})")
+
+    def cas_loop(
+        self, op: Operation, kind: str, mem: str, index: str, value: str, dtype: np.dtype[Any]
+    ) -> None:
+        old = self.v(op.results[0])
+        width = dtype.itemsize * 8
+        mask = (1 << width) - 1
+        new = _CAS_ATOMICS[kind].format(
+            old=f"np.int64({old})", value=f"np.int64({value})",
+            uold=f"(np.int64({old}) & {mask})" if width < 64 else f"np.uint64({old})",
+            uvalue=f"(np.int64({value}) & {mask})" if width < 64 else f"np.uint64({value})",
+        )  # fmt: skip
+        seen = self.fresh("seen")
+        self.emit(f"{old} = {mem}[{index}]")
+        self.emit("while True:")
+        self.depth += 1
+        self.emit(f"{seen} = cuda.atomic.cas({mem}, {index}, {old}, np.{dtype.name}({new}))")
+        self.emit(f"if {seen} == {old}:")
+        self.emit("    break")
+        self.emit(f"{old} = {seen}")
+        self.depth -= 1
+
+
+def _holds_barrier(op: Operation) -> bool:
+    return op.name in ("scf.if", "scf.for") and contains_barrier(op)
+
+
+def _unravel(flat: str, shape: tuple[int, ...]) -> str:
+    """The subscript of element number `flat` of an array of `shape` (row-major)."""
+    parts: list[str] = []
+    stride = 1
+    for size in reversed(shape):
+        parts.append(f"({flat} // {stride}) % {size}" if stride > 1 else f"{flat} % {size}")
+        stride *= size
+    return ", ".join(reversed(parts))
+
+
+def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
+    """A run(grid, block, args) launcher of `kernel` as a `numba.cuda.jit` kernel, and its
+    source. Raises a `DevplanError` when there is no GPU and no simulator."""
+    cuda = numba_cuda()
+    gen = CudaSource(kernel, cuda)
+    source = gen.generate()
+    namespace = dict(gen.namespace)
+    exec(compile(source, f"<kernel @{kernel.name} (numba-cuda)>", "exec"), namespace)
+    jitted = namespace["kernel"]
+    messages = gen.messages
+    err = np.zeros(2 + _RECORD, dtype=np.int64)
+
+    def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
+        err[:] = 0
+        err[0] = NO_FAULT
+        try:
+            jitted[grid, block](err, *args)
+        except NumbaError as e:  # a gap in this backend, reported at the kernel
+            raise KernelError(
+                diagnostic_at(
+                    kernel.func,
+                    f"in kernel @{kernel.name}: numba-cuda cannot compile this kernel "
+                    f"(use the numpy backend): {str(e).splitlines()[0]}",
+                )
+            ) from e
+        if err[0] != NO_FAULT:
+            raise _fault_error(kernel, messages, err[2:].copy(), args)
+
+    return run, source
