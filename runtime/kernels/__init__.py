@@ -39,8 +39,11 @@ from ...diagnostics import DevplanError
 from ...dialects.kernel import KernelFuncOp
 from .common import SUPPORTED_OPS, Kernel, KernelError, dtype_of, int_width, is_float
 
-BACKENDS = ("numpy", "numba", "numba-cuda")
-"""The kernel backend names `compile_kernel` accepts."""
+BACKENDS = ("numpy", "numba")
+"""The CPU kernel backends: they run on NumPy arrays, on any machine."""
+
+GPU_BACKENDS = ("numba-cuda",)
+"""Kernel backends that need an NVIDIA GPU (or Numba's CUDA simulator)."""
 
 ArgValue = np.ndarray[Any, Any] | int | float | bool
 
@@ -205,13 +208,15 @@ _cache: weakref.WeakKeyDictionary[KernelFuncOp, dict[str, CompiledKernel]] = (
 
 
 def compile_kernel(func: KernelFuncOp, backend: str = "numpy") -> CompiledKernel:
-    """Compile `func` for `backend` (one of `BACKENDS`), once per kernel op and backend.
+    """Compile `func` for `backend` (in `BACKENDS` or `GPU_BACKENDS`), once per kernel op
+    and backend.
 
     Raises a located `KernelError` for an op the backends do not support.
     """
-    if backend not in BACKENDS:
+    if backend not in BACKENDS + GPU_BACKENDS:
         raise DevplanError(
-            f"error: unknown kernel backend '{backend}'; choose one of {', '.join(BACKENDS)}"
+            f"error: unknown kernel backend '{backend}'; choose one of "
+            f"{', '.join(BACKENDS + GPU_BACKENDS)}"
         )
     compiled = _cache.setdefault(func, {})
     found = compiled.get(backend)
@@ -237,6 +242,7 @@ def compile_kernel(func: KernelFuncOp, backend: str = "numpy") -> CompiledKernel
 
 __all__ = [
     "BACKENDS",
+    "GPU_BACKENDS",
     "SUPPORTED_OPS",
     "CompiledKernel",
     "KernelError",

@@ -43,6 +43,7 @@ before Numba is first imported).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -85,6 +86,13 @@ def numba_cuda() -> Any:
             "NUMBA_ENABLE_CUDASIM=1 in the environment to simulate one (slow; for testing)"
         )
     return cuda
+
+
+def is_simulated() -> bool:
+    """Whether `numba.cuda` is Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)."""
+    from numba.core import config  # pyright: ignore[reportMissingTypeStubs]
+
+    return bool(getattr(config, "ENABLE_CUDASIM", False))
 
 
 # Device functions (compiled for the GPU by `cuda.jit(device=True)` on first use).
@@ -178,9 +186,51 @@ def _ceil_div(x: int, y: int) -> int:
     return q
 
 
+_INTEGRAL = 4503599627370496.0
+"""2**52: every float of at least this magnitude is an integer (f32's bound is lower)."""
+
+
+def _floor(x: Any) -> Any:
+    if not abs(x) < _INTEGRAL:  # NaN, an infinity, or an integer already
+        return x
+    return math.copysign(math.floor(x), x)  # floor's result has x's sign (-0.0 stays)
+
+
+def _ceil(x: Any) -> Any:
+    if not abs(x) < _INTEGRAL:
+        return x
+    return math.copysign(math.ceil(x), x)
+
+
+def _trunc(x: Any) -> Any:
+    if not abs(x) < _INTEGRAL:
+        return x
+    return math.copysign(math.trunc(x), x)
+
+
 _DEVICE_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     _record, _maximumf, _minimumf, _maxnumf, _minnumf, _trunc_div, _floor_div, _ceil_div,
+    _floor, _ceil, _trunc,
 )  # fmt: skip
+
+_GPU_FLOAT_OPS = {
+    "math.exp": "math.exp({0})",
+    "math.exp2": "math.exp2({0})",
+    "math.expm1": "math.expm1({0})",
+    "math.log1p": "math.log1p({0})",
+    "math.sqrt": "math.sqrt({0})",
+    "math.rsqrt": "1.0 / math.sqrt({0})",
+    "math.absf": "abs({0})",
+    "math.floor": "_floor({0})",
+    "math.ceil": "_ceil({0})",
+    "math.trunc": "_trunc({0})",
+    "math.powf": "math.pow({0}, {1})",
+    "math.copysign": "math.copysign({0}, {1})",
+}
+"""Float ops whose NumPy spelling (the numba backend's) numba-cuda cannot compile for a GPU,
+as `math` functions and device functions it can. The simulator runs kernels as Python, where
+`math` raises on domain errors and overflow (`math.sqrt(-1.0)`, `math.exp(1000.0)`) instead
+of returning NaN or infinity: under it the NumPy spelling stays."""
 
 _device_functions: dict[str, Any] = {}
 
@@ -190,7 +240,7 @@ def _namespace(cuda: Any) -> dict[str, Any]:
     if not _device_functions:
         for fn in _DEVICE_FUNCTIONS:
             _device_functions[fn.__name__] = cuda.jit(device=True)(fn)
-    return {"np": np, "cuda": cuda, **_device_functions}
+    return {"np": np, "math": math, "cuda": cuda, **_device_functions}
 
 
 # Atomic read-modify-writes: cuda.atomic functions by kind, for the types they support.
@@ -217,9 +267,13 @@ _CAS_ATOMICS = {
 class CudaSource(NumbaSource):
     """Generates the `numba.cuda.jit` source of one kernel (see the module docstring)."""
 
-    def __init__(self, kernel: Kernel, cuda: Any) -> None:
+    depth: int
+
+    def __init__(self, kernel: Kernel, cuda: Any, simulated: bool) -> None:
         super().__init__(kernel)
         self.namespace = _namespace(cuda)
+        self.simulated = simulated
+        """Whether kernels run under Numba's CUDA simulator (as Python)."""
 
     # ------------------------------------------------------------ structure
 
@@ -273,6 +327,15 @@ class CudaSource(NumbaSource):
         self.emit("return")
 
     # ------------------------------------------------------------ per-thread code
+
+    def scalar(self, op: Operation) -> None:
+        template = None if self.simulated else _GPU_FLOAT_OPS.get(op.name)
+        if template is None:
+            super().scalar(op)
+            return
+        args = [self.v(o) for o in op.operands]
+        result = op.results[0]
+        self.emit(f"{self.v(result)} = {self.dtype_name(result.type)}({template.format(*args)})")
 
     def thread_op(self, op: Operation) -> None:
         if op.name == "kernel.barrier":
@@ -386,7 +449,7 @@ def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
     """A run(grid, block, args) launcher of `kernel` as a `numba.cuda.jit` kernel, and its
     source. Raises a `DevplanError` when there is no GPU and no simulator."""
     cuda = numba_cuda()
-    gen = CudaSource(kernel, cuda)
+    gen = CudaSource(kernel, cuda, simulated=is_simulated())
     source = gen.generate()
     namespace = dict(gen.namespace)
     exec(compile(source, f"<kernel @{kernel.name} (numba-cuda)>", "exec"), namespace)

@@ -1,0 +1,325 @@
+# ruff: noqa: E501
+"""Runs programs on the `numba-cuda` kernel backend and on the `numpy` one; prints JSON.
+
+Not a test file: `test_kernel_backend_numba_cuda.py` runs it in a subprocess with
+NUMBA_ENABLE_CUDASIM=1 (Numba reads that variable once, when it is first imported, so the
+simulator cannot be switched on inside the test process without leaking into the rest of
+the suite), and checks what it prints: for each case, the outputs or the error message of
+each backend. All cases share one process, so numba.cuda is imported once.
+
+The simulator runs each CUDA thread as a Python thread: the examples run at reduced sizes
+(`SHRINK`), the same text for both backends.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import devplan
+from devplan.runtime.executor import random_inputs
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+SHRINK: dict[str, list[tuple[str, str]]] = {
+    "vector_add": [("1000", "100")],
+    "async_overlap": [("1048576", "512"), ("arith.constant 4096", "arith.constant 2")],
+    "smoothing": [("1000", "64")],
+    "two_gpus": [("512", "256"), ("grid(%c2,", "grid(%c1,")],
+    "reduction": [
+        ("4096", "256"), ("16xf32", "1xf32"),
+        ("arith.constant 16 : index", "arith.constant 1 : index"),
+    ],
+    "matmul": [
+        ("64x48x", "16x32x"), ("48x80x", "32x16x"), ("64x80x", "16x16x"),
+        ("grid(%c5, %c4, %c1)", "grid(%c1, %c1, %c1)"),
+    ],
+    "mlp": [("32x", "4x"), ("x64x", "x8x"), ("<64x", "<8x"), ("128", "16")],
+    "mlp_three_devices": [("256x", "8x"), ("512", "16"), ("x128x", "x8x")],
+}  # fmt: skip
+"""Text replacements that make an example small enough for the simulator."""
+
+GPU_SYSTEM = """
+[[device]]
+type = "cpu"
+id = 0
+target = { kind = "llvm" }
+api = "cpu"
+scopes = { global = "8 GiB" }
+
+[[device]]
+type = "cuda"
+id = 0
+target = { kind = "cuda", arch = "sm_80" }
+api = "%s"
+scopes = { global = "1 GiB", shared = "48 KiB" }
+
+[[device]]
+type = "cuda"
+id = 1
+target = { kind = "cuda", arch = "sm_80" }
+api = "simulated"
+scopes = { global = "1 GiB", shared = "48 KiB" }
+
+[[link]]
+between = ["cpu:0", "cuda:0"]
+bandwidth = "24 GB/s"
+latency = "10 us"
+
+[[link]]
+between = ["cpu:0", "cuda:1"]
+bandwidth = "24 GB/s"
+latency = "10 us"
+
+[[link]]
+between = ["cuda:0", "cuda:1"]
+bandwidth = "100 GB/s"
+latency = "5 us"
+"""
+"""cuda:0 through the `cuda` DeviceAPI (device arrays) for numba-cuda, `simulated` for the
+reference; cuda:1 is simulated (NumPy memory) for both, as the simulator has one GPU."""
+
+SHARED = '#vdev.device<?, ?, ?, "shared">'
+DEV = '#vdev.device<"cuda", 0, ?, "global">'
+
+
+def program(kernel: str, params: str, launch: str, copies_in: str, results: str) -> str:
+    return f"""
+kernel.module @kernels target #target.target<"cuda"> {{
+{kernel}
+}}
+func.func @main({params}) -> ({results}) {{
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+{copies_in}
+{launch}
+}}
+"""
+
+
+# Each thread stores its value to the mirror position of its block through shared memory
+# (correct only with the barrier) plus a shared array nobody writes (reads as zeros).
+REVERSE = program(
+    f"""
+  kernel.func @reverse(%x: memref<?xi32>, %y: memref<?xi32>) {{
+    %tx = kernel.thread_id x
+    %ty = kernel.thread_id y
+    %bx = kernel.block_id x
+    %c4 = arith.constant 4 : index
+    %c7 = arith.constant 7 : index
+    %c8 = arith.constant 8 : index
+    %tile = kernel.alloc_shared : memref<2x4xi32, {SHARED}>
+    %untouched = kernel.alloc_shared : memref<8xi32, {SHARED}>
+    %row = arith.muli %ty, %c4 : index
+    %lin = arith.addi %row, %tx : index
+    %base = arith.muli %bx, %c8 : index
+    %g = arith.addi %base, %lin : index
+    %v = memref.load %x[%g] : memref<?xi32>
+    memref.store %v, %tile[%ty, %tx] : memref<2x4xi32, {SHARED}>
+    kernel.barrier
+    %m = arith.subi %c7, %lin : index
+    %my = arith.divui %m, %c4 : index
+    %mx = arith.remui %m, %c4 : index
+    %w = memref.load %tile[%my, %mx] : memref<2x4xi32, {SHARED}>
+    %z = memref.load %untouched[%lin] : memref<8xi32, {SHARED}>
+    %r = arith.addi %w, %z : i32
+    memref.store %r, %y[%g] : memref<?xi32>
+    kernel.return
+  }}""",
+    "%x: memref<16xi32>",
+    f"""  device.launch @kernels::@reverse on #vdev.device<"cuda", 0> grid(%c2, %c1, %c1) block(%c4, %c2, %c1) args(%dx, %dy) : memref<16xi32, {DEV}>, memref<16xi32, {DEV}>
+  %y = memref.alloc() : memref<16xi32>
+  device.copy %dy to %y : memref<16xi32, {DEV}> to memref<16xi32>
+  device.free %dx : memref<16xi32, {DEV}>
+  device.free %dy : memref<16xi32, {DEV}>
+  func.return %y : memref<16xi32>""",
+    f"""  %dx = device.alloc() : memref<16xi32, {DEV}>
+  %dy = device.alloc() : memref<16xi32, {DEV}>
+  device.copy %x to %dx : memref<16xi32> to memref<16xi32, {DEV}>""",
+    "memref<16xi32>",
+)
+
+# Thread 5 of block 1 and thread 2 of block 3 store out of bounds: the first in thread
+# order (block 1's) is the fault reported.
+FAULTS = program(
+    """
+  kernel.func @faulty(%a: memref<?xi64>) {
+    %tx = kernel.thread_id x
+    %bx = kernel.block_id x
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c5 = arith.constant 5 : index
+    %c42 = arith.constant 42 : index
+    %c99 = arith.constant 99 : index
+    %one = arith.constant 1 : i64
+    %is5 = arith.cmpi eq, %tx, %c5 : index
+    %b1 = arith.cmpi eq, %bx, %c1 : index
+    %first = arith.andi %is5, %b1 : i1
+    %is2 = arith.cmpi eq, %tx, %c2 : index
+    %b3 = arith.cmpi eq, %bx, %c3 : index
+    %second = arith.andi %is2, %b3 : i1
+    %j = arith.select %second, %c42, %tx : index
+    %i = arith.select %first, %c99, %j : index
+    memref.store %one, %a[%i] : memref<?xi64>
+    kernel.return
+  }""",
+    "",
+    f"""  device.launch @kernels::@faulty on #vdev.device<"cuda", 0> grid(%c4, %c1, %c1) block(%c8, %c1, %c1) args(%da) : memref<8xi64, {DEV}>
+  %a = memref.alloc() : memref<8xi64>
+  device.copy %da to %a : memref<8xi64, {DEV}> to memref<8xi64>
+  device.free %da : memref<8xi64, {DEV}>
+  func.return %a : memref<8xi64>""",
+    f"""  %da = device.alloc() : memref<8xi64, {DEV}>""",
+    "memref<8xi64>",
+)
+
+# Threads 0-3 of each block take a barrier that threads 4-7 skip.
+DIVERGENT = program(
+    f"""
+  kernel.func @bad_barrier(%a: memref<?xf32>) {{
+    %c4 = arith.constant 4 : index
+    %s = kernel.alloc_shared : memref<8xf32, {SHARED}>
+    %tx = kernel.thread_id x
+    %low = arith.cmpi ult, %tx, %c4 : index
+    scf.if %low {{
+      kernel.barrier
+    }}
+    kernel.return
+  }}""",
+    "",
+    f"""  device.launch @kernels::@bad_barrier on #vdev.device<"cuda", 0> grid(%c2, %c1, %c1) block(%c8, %c1, %c1) args(%da) : memref<8xf32, {DEV}>
+  device.free %da : memref<8xf32, {DEV}>
+  %r = arith.constant 0 : index
+  func.return %r : index""",
+    f"""  %da = device.alloc() : memref<8xf32, {DEV}>""",
+    "index",
+)
+
+# Atomics of every strategy: cuda.atomic functions (addf, addi i32, maxs i64, ori) and
+# compare-and-swap loops (muli i32, addi i64, maxu i32). Results do not depend on order.
+ATOMICS = program(
+    """
+  kernel.func @atomics(%f: memref<?xf32>, %i: memref<?xi32>, %l: memref<?xi64>) {
+    %tx = kernel.thread_id x
+    %bx = kernel.block_id x
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %half = arith.constant 0.5 : f32
+    %two = arith.constant 2 : i32
+    %t32 = arith.index_cast %tx : index to i32
+    %t64 = arith.index_cast %tx : index to i64
+    %neg = arith.subi %t32, %two : i32
+    %a = memref.atomic_rmw addf %half, %f[%c0] : (f32, memref<?xf32>) -> f32
+    %b = memref.atomic_rmw addi %t32, %i[%c0] : (i32, memref<?xi32>) -> i32
+    %c = memref.atomic_rmw muli %two, %i[%c1] : (i32, memref<?xi32>) -> i32
+    %d = memref.atomic_rmw ori %t32, %i[%c2] : (i32, memref<?xi32>) -> i32
+    %e = memref.atomic_rmw maxu %neg, %i[%c3] : (i32, memref<?xi32>) -> i32
+    %g = memref.atomic_rmw maxs %t64, %l[%c0] : (i64, memref<?xi64>) -> i64
+    %h = memref.atomic_rmw addi %t64, %l[%c1] : (i64, memref<?xi64>) -> i64
+    kernel.return
+  }""",
+    "%f: memref<1xf32>, %i: memref<4xi32>, %l: memref<2xi64>",
+    f"""  device.launch @kernels::@atomics on #vdev.device<"cuda", 0> grid(%c2, %c1, %c1) block(%c8, %c1, %c1) args(%df, %di, %dl) : memref<1xf32, {DEV}>, memref<4xi32, {DEV}>, memref<2xi64, {DEV}>
+  device.copy %df to %f : memref<1xf32, {DEV}> to memref<1xf32>
+  device.copy %di to %i : memref<4xi32, {DEV}> to memref<4xi32>
+  device.copy %dl to %l : memref<2xi64, {DEV}> to memref<2xi64>
+  device.free %df : memref<1xf32, {DEV}>
+  device.free %di : memref<4xi32, {DEV}>
+  device.free %dl : memref<2xi64, {DEV}>
+  func.return %f, %i, %l : memref<1xf32>, memref<4xi32>, memref<2xi64>""",
+    f"""  %df = device.alloc() : memref<1xf32, {DEV}>
+  %di = device.alloc() : memref<4xi32, {DEV}>
+  %dl = device.alloc() : memref<2xi64, {DEV}>
+  device.copy %f to %df : memref<1xf32> to memref<1xf32, {DEV}>
+  device.copy %i to %di : memref<4xi32> to memref<4xi32, {DEV}>
+  device.copy %l to %dl : memref<2xi64> to memref<2xi64, {DEV}>""",
+    "memref<1xf32>, memref<4xi32>, memref<2xi64>",
+)
+
+PRINTF = program(
+    """
+  kernel.func @hello() {
+    %tx = kernel.thread_id x
+    kernel.printf "thread %d\\n" (%tx) : index
+    kernel.return
+  }""",
+    "",
+    """  device.launch @kernels::@hello on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c2, %c1, %c1) args()
+  %r = arith.constant 0 : index
+  func.return %r : index""",
+    "",
+    "index",
+)
+
+CASES = {
+    "reverse": (REVERSE, [np.arange(16, dtype=np.int32)]),
+    "faults": (FAULTS, []),
+    "divergent": (DIVERGENT, []),
+    "atomics": (ATOMICS, [
+        np.array([1.0], np.float32), np.array([0, 1, 0, 7], np.int32), np.array([-5, 1], np.int64)
+    ]),
+    "printf": (PRINTF, []),
+}  # fmt: skip
+
+
+def shrunk(name: str, directory: Path) -> Path:
+    """The example `name` at its `SHRINK` sizes, written to `directory` (beside copies of
+    the examples' system descriptions, which programs name by relative paths)."""
+    text = (EXAMPLES / f"{name}.mlir").read_text()
+    for old, new in SHRINK.get(name, []):
+        if old not in text:
+            raise AssertionError(f"{name}.mlir no longer holds {old!r}: update SHRINK")
+        text = text.replace(old, new)
+    for toml in EXAMPLES.glob("*.toml"):
+        (directory / toml.name).write_text(toml.read_text())
+    path = directory / f"{name}.mlir"
+    path.write_text(text)
+    return path
+
+
+def outcome(text: str | Path, inputs: list[Any], backend: str, system: Path) -> dict[str, Any]:
+    try:
+        module = devplan.parse(text)
+        result = devplan.execute(module, inputs, kernel_backend=backend, system=system)
+    except Exception as e:  # the message is what the test compares
+        return {"error": f"{type(e).__name__}: {e}"}
+    return {"outputs": [np.asarray(o).tolist() for o in result.outputs]}
+
+
+def main(directory: Path, names: list[str]) -> None:
+    """Run the cases and examples `names`; write their outcomes to `directory`/cases.json
+    (not to stdout, which kernels on the numpy backend may print to)."""
+    systems = {}
+    for api in ("cuda", "simulated"):
+        systems[api] = directory / f"{api}.toml"
+        systems[api].write_text(GPU_SYSTEM % api)
+    results: dict[str, Any] = {}
+    for name in names:
+        if name == "cpu-backend-on-gpu":  # vector_add, kernels on the cuda DeviceAPI
+            text = shrunk("vector_add", directory)
+            inputs = random_inputs(devplan.parse(text), "main", 0, system=systems["cuda"])
+            results[name] = {"numpy": outcome(text, inputs, "numpy", systems["cuda"])}
+            continue
+        if name in CASES:
+            text, inputs = CASES[name]
+        else:
+            text = shrunk(name, directory)
+            inputs = random_inputs(devplan.parse(text), "main", 0, system=systems["simulated"])
+        results[name] = {
+            "numba-cuda": outcome(text, inputs, "numba-cuda", systems["cuda"]),
+            "numpy": outcome(text, inputs, "numpy", systems["simulated"]),
+        }
+    (directory / "cases.json").write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), sys.argv[2:])
