@@ -260,6 +260,111 @@ PRINTF = program(
     "index",
 )
 
+# One-op elementwise kernels (`c[i] = op(a[i], b[i])`) over every scalar op, on inputs with
+# signed zeros, NaN, infinities and integer extremes ("special") and on ordinary ones.
+ELEMENTWISE = """
+kernel.module @k target #target.target<"cuda"> {{
+  kernel.func @op(%a: memref<?x{t}>, %b: memref<?x{t}>, %c: memref<?x{r}>) {{
+    %tx = kernel.thread_id x
+    %x = memref.load %a[%tx] : memref<?x{t}>
+    %y = memref.load %b[%tx] : memref<?x{t}>
+    {line}
+    memref.store %z, %c[%tx] : memref<?x{r}>
+    kernel.return
+  }}
+}}"""
+
+FLOAT_SPECIAL = ([0.5, -1.5, 2.25, -0.0, np.nan, np.inf, -np.inf, 1e30],
+                 [1.25, 2.0, -0.0, np.nan, 4.0, -np.inf, 0.75, -3.0])  # fmt: skip
+FLOAT_ORDINARY = ([0.5, -1.5, 2.25, -0.25, 3.0, 1e-3, 7.5, -10.5],
+                  [1.25, 2.0, -0.5, 4.0, -3.0, 0.1, 0.75, 9.0])  # fmt: skip
+POSITIVE = ([0.5, 1.5, 2.25, 0.25, 3.0, 1e-3, 7.5, 10.5], FLOAT_ORDINARY[1])
+INT_VALUES = ([7, -7, 0, 1, -1, 100, 2**31 - 1, -(2**31)], [3, 3, 5, -2, 7, -9, 2, 1])
+SHIFT_VALUES = (INT_VALUES[0], [0, 1, 5, 31, 2, 7, 3, 30])
+
+
+def op_lines() -> list[tuple[str, str, str, str, tuple[list[Any], list[Any]]]]:
+    """(name, IR line, operand type, result type, inputs) of each elementwise case."""
+    from devplan.runtime.kernels.common import (
+        CMPF_PREDICATES,
+        CMPI_PREDICATES,
+        FLOAT_BINARY_OPS,
+        FLOAT_UNARY_OPS,
+        INT_BINARY_OPS,
+    )  # fmt: skip
+
+    cases: list[tuple[str, str, str, str, tuple[list[Any], list[Any]]]] = []
+    for t in ("f32", "f64"):
+        for op in FLOAT_BINARY_OPS:
+            cases.append((f"{op} {t}", f"%z = {op} %x, %y : {t}", t, t, FLOAT_SPECIAL))
+        for op in FLOAT_UNARY_OPS:
+            cases.append((f"{op} {t}", f"%z = {op} %x : {t}", t, t, FLOAT_SPECIAL))
+        cases.append((f"math.fma {t}", f"%z = math.fma %x, %y, %x : {t}", t, t, FLOAT_SPECIAL))
+    for pred in CMPF_PREDICATES:
+        cases.append((f"cmpf {pred}", f"%z = arith.cmpf {pred}, %x, %y : f32", "f32", "i1",
+                      FLOAT_SPECIAL))  # fmt: skip
+    for t in ("i32", "i64"):
+        for op in INT_BINARY_OPS:
+            values = SHIFT_VALUES if "sh" in op else INT_VALUES
+            cases.append((f"{op} {t}", f"%z = {op} %x, %y : {t}", t, t, values))
+        for pred in CMPI_PREDICATES:
+            cases.append((f"cmpi {pred} {t}", f"%z = arith.cmpi {pred}, %x, %y : {t}", t, "i1",
+                          INT_VALUES))  # fmt: skip
+    for line, t, r in [
+        ("%z = arith.sitofp %x : i32 to f32", "i32", "f32"),
+        ("%z = arith.uitofp %x : i32 to f64", "i32", "f64"),
+        ("%z = arith.extsi %x : i32 to i64", "i32", "i64"),
+        ("%z = arith.trunci %x : i64 to i32", "i64", "i32"),
+        ("%z = math.absi %x : i32", "i32", "i32"),
+    ]:
+        cases.append((line, line, t, r, INT_VALUES))
+    for line, t, r in [
+        ("%z = arith.fptosi %x : f32 to i32", "f32", "i32"),
+        ("%z = arith.extf %x : f32 to f64", "f32", "f64"),
+        ("%z = arith.truncf %x : f64 to f32", "f64", "f32"),
+    ]:
+        cases.append((line, line, t, r, FLOAT_ORDINARY))
+    return cases
+
+
+def elementwise_ops(gpu_spellings: bool) -> dict[str, Any]:
+    """Each op on numba-cuda and numpy. With `gpu_spellings`, the kernels use the spellings
+    a real GPU compiles (`math` functions, which raise in Python on domain errors, so the
+    inputs are ordinary) instead of the simulator's NumPy ones."""
+    from devplan.dialects.kernel import KernelFuncOp
+    from devplan.runtime.kernels import compile_kernel, cuda_backend
+    from devplan.runtime.kernels.common import SUPPORTED_OPS
+
+    if gpu_spellings:
+        cuda_backend.is_simulated = lambda: False  # compile the GPU's source, run it simulated
+    dtypes = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": bool}
+    results: dict[str, Any] = {}
+    for name, line, t, r, (a, b) in op_lines():
+        op = line.split("=")[1].split()[0]
+        if op.startswith(("arith.", "math.")) and op not in SUPPORTED_OPS:
+            raise AssertionError(f"{op} is not a supported op")
+        if gpu_spellings:
+            if op not in cuda_backend._GPU_FLOAT_OPS:  # pyright: ignore[reportPrivateUsage]
+                continue
+            a, b = POSITIVE if op in ("math.sqrt", "math.rsqrt", "math.log1p") else FLOAT_ORDINARY
+        func = next(
+            o for o in devplan.parse(ELEMENTWISE.format(t=t, r=r, line=line)).walk()
+            if isinstance(o, KernelFuncOp)
+        )  # fmt: skip
+        outcome: dict[str, Any] = {"kernel": ELEMENTWISE.format(t=t, r=r, line=line),
+                                   "inputs": [a, b, r]}  # fmt: skip
+        for backend in ("numba-cuda", "numpy"):
+            x, y = np.array(a, dtypes[t]), np.array(b, dtypes[t])
+            z = np.zeros(len(a), dtypes[r])
+            try:
+                compile_kernel(func, backend)((1, 1, 1), (len(a), 1, 1), [x, y, z])
+                outcome[backend] = {"outputs": [z.tolist()]}
+            except Exception as e:
+                outcome[backend] = {"error": f"{type(e).__name__}: {e}"}
+        results[name] = outcome
+    return results
+
+
 CASES = {
     "reverse": (REVERSE, [np.arange(16, dtype=np.int32)]),
     "faults": (FAULTS, []),
@@ -308,6 +413,9 @@ def main(directory: Path, names: list[str]) -> None:
             text = shrunk("vector_add", directory)
             inputs = random_inputs(devplan.parse(text), "main", 0, system=systems["cuda"])
             results[name] = {"numpy": outcome(text, inputs, "numpy", systems["cuda"])}
+            continue
+        if name in ("ops", "ops-gpu-spellings"):
+            results[name] = elementwise_ops(gpu_spellings=name == "ops-gpu-spellings")
             continue
         if name in CASES:
             text, inputs = CASES[name]

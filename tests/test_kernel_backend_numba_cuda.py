@@ -24,7 +24,10 @@ TESTS = Path(__file__).resolve().parent
 EXAMPLES = sorted(
     p.stem for p in (TESTS.parent / "examples").glob("*.mlir") if "func.func @main" in p.read_text()
 )
-CASES = ["reverse", "faults", "divergent", "atomics", "printf", "cpu-backend-on-gpu"]
+CASES = [
+    "reverse", "faults", "divergent", "atomics", "printf", "cpu-backend-on-gpu", "ops",
+    "ops-gpu-spellings",
+]
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +132,41 @@ def test_devplan_run_on_numba_cuda_without_gpu_or_simulator_says_so(
         "(numba.cuda.is_available() is false), or Numba's CUDA simulator: set "
         "NUMBA_ENABLE_CUDASIM=1 in the environment to simulate one (slow; for testing)"
     )
+
+
+def op_outputs(outcome: dict[str, Any], backend: str) -> Any:
+    """The output of an elementwise op case on `backend`; for the CPU backends, computed
+    here when the subprocess's numpy backend failed (the `numba` backend instead)."""
+    result = outcome[backend]
+    if backend == "numba-cuda" or "error" not in result:
+        assert "error" not in result, result.get("error")
+        return np.asarray(result["outputs"][0])
+    import devplan
+    from devplan.dialects.kernel import KernelFuncOp
+    from devplan.runtime.kernels import compile_kernel
+
+    func = next(
+        o for o in devplan.parse(outcome["kernel"]).walk() if isinstance(o, KernelFuncOp)
+    )
+    a, b, result_type = outcome["inputs"]
+    dtype = {"i32": np.int32, "i64": np.int64}[result_type]
+    x, y, z = np.array(a, dtype), np.array(b, dtype), np.zeros(len(a), dtype)
+    compile_kernel(func, "numba")((1, 1, 1), (len(a), 1, 1), [x, y, z])
+    return z
+
+
+def test_every_scalar_op_agrees_with_the_cpu_backends(simulated: dict[str, Any]) -> None:
+    """NaN, infinities, signed zeros and integer extremes included; bit for bit."""
+    for name, outcome in simulated["ops"].items():
+        got, want = op_outputs(outcome, "numba-cuda"), op_outputs(outcome, "numpy")
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    assert len(simulated["ops"]) > 140
+
+
+def test_gpu_spellings_of_float_ops_agree_within_a_few_ulps(simulated: dict[str, Any]) -> None:
+    """The `math` spellings a real GPU compiles, run as Python by the simulator on ordinary
+    inputs: they round through float64, so f32 results may differ in the last bit."""
+    for name, outcome in simulated["ops-gpu-spellings"].items():
+        got, want = op_outputs(outcome, "numba-cuda"), op_outputs(outcome, "numpy")
+        np.testing.assert_allclose(got, want, rtol=4 * 2.0**-23, atol=0, err_msg=name)
+    assert len(simulated["ops-gpu-spellings"]) == 24

@@ -205,7 +205,7 @@ def _ceil(x: Any) -> Any:
 def _trunc(x: Any) -> Any:
     if not abs(x) < _INTEGRAL:
         return x
-    return math.copysign(math.trunc(x), x)
+    return math.copysign(math.trunc(float(x)), x)
 
 
 _DEVICE_FUNCTIONS: tuple[Callable[..., Any], ...] = (
