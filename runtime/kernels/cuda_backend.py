@@ -391,7 +391,8 @@ class CudaSource(NumbaSource):
         assert isinstance(type_, MemRefType)
         dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
         assert dtype is not None
-        index = f"({', '.join(idx)},)" if idx else "0"
+        # A 1-D array takes a scalar index (numba-cuda cannot lower a 1-tuple there).
+        index = (idx[0] if len(idx) == 1 else f"({', '.join(idx)})") if idx else "0"
         old = self.v(op.results[0])
         typed = f"np.{dtype.name}({value})"
         function, dtypes = _CUDA_ATOMICS.get(kind, ("", ()))
