@@ -1,7 +1,7 @@
 """The `numba-cuda` backend's kernels compile for a real GPU: every example's kernels and
 every scalar op, to PTX for sm_80, through NVIDIA's NVVM, without a GPU.
 
-Runs only where NVVM is installed (`pip install 'numba-cuda[cu12]'`, about 400 MB; not a
+Runs only where NVVM and NVRTC are installed (`pip install 'numba-cuda[cu12]'`, about 400 MB; not a
 test dependency); elsewhere it is skipped. The simulator tests cannot show this: the
 simulator runs kernels as Python, which accepts code the GPU compiler rejects.
 """
@@ -23,17 +23,24 @@ from devplan.runtime.kernels.common import Kernel, dtype_of
 TESTS = Path(__file__).resolve().parent
 
 
-def nvvm_is_installed() -> bool:
-    try:
-        from numba.cuda.cudadrv import nvvm  # pyright: ignore[reportMissingTypeStubs]
+def _store_one(a: Any) -> None:
+    a[0] = 1
 
-        nvvm.NVVM()
+
+def ptx_compiler_is_installed() -> bool:
+    """Whether numba-cuda can compile a kernel to PTX here (it needs NVVM and NVRTC)."""
+    try:
+        from numba import cuda  # pyright: ignore[reportMissingTypeStubs]
+
+        cuda.compile_ptx(_store_one, "(int64[:],)", cc=(8, 0))
     except Exception:
         return False
     return True
 
 
-pytestmark = pytest.mark.skipif(not nvvm_is_installed(), reason="NVVM is not installed")
+pytestmark = pytest.mark.skipif(
+    not ptx_compiler_is_installed(), reason="NVIDIA's NVVM and NVRTC are not installed"
+)
 
 
 def numba_type(type_: Any) -> Any:
@@ -56,7 +63,8 @@ def example_kernels() -> list[KernelFuncOp]:
 
 def op_kernels() -> list[KernelFuncOp]:
     spec = importlib.util.spec_from_file_location("cases", TESTS / "numba_cuda_cases.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     cases: Any = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cases)
     found: list[KernelFuncOp] = []
