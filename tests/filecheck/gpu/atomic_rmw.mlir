@@ -2,6 +2,7 @@
 // (threads of a launch update one after another) on both kernel backends.
 // RUN: devplan-run %s --entry main | filecheck %s
 // RUN: devplan-run %s --entry main --kernel-backend numba | filecheck %s
+// RUN: env NUMBA_ENABLE_CUDASIM=1 devplan-run %s --entry main --kernel-backend numba-cuda | filecheck %s
 
 // 16 threads: a counter (addi), the largest old counter value (maxs), the or of the
 // thread ids (ori), and a float sum (addf).
