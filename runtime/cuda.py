@@ -9,6 +9,9 @@ capability as `"8.0"`, the name, memory info) and the system's `attrs` override
 them. Capacities of the system's scopes are enforced as on a simulated device, and
 a failing `cudaMalloc` is reported as out of device memory.
 
+Each allocation, copy and launch runs with its GPU current (`numba.cuda.gpus[id]`), so
+several cuda devices each keep their buffers and run their kernels on their own GPU.
+
 Streams are devplan's ordered, deferred streams (streams.py): each operation runs
 synchronously on the GPU when its token runs, so ordering and race checks are the
 same as on simulated devices; overlap is visible in the cost model, not measured.
@@ -21,15 +24,15 @@ tests exercise it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .device_api import Device, DeviceAPI, DeviceError, OutOfDeviceMemoryError
+from .device_api import Device, DeviceAPI, DeviceError, KernelArg, OutOfDeviceMemoryError
 
 if TYPE_CHECKING:
-    from .streams import Scheduler
+    from .streams import Scheduler, Token
 
 _DEVICE_ATTRIBUTES = {
     "max_threads_per_block": "MAX_THREADS_PER_BLOCK",
@@ -97,6 +100,23 @@ class CUDADeviceAPI(DeviceAPI):
     def host_can_access(self, scope: str) -> bool:
         return False
 
+    def launch(
+        self,
+        device: Device,
+        kernel: Callable[[list[Any]], None],
+        args: Sequence[KernelArg],
+        **options: Any,
+    ) -> Token:
+        """`DeviceAPI.launch`, the kernel running with this GPU current (numba.cuda
+        launches on the current device)."""
+        gpu = self._cuda.gpus[self.device.id]
+
+        def on_this_gpu(views: list[Any]) -> None:
+            with gpu:
+                kernel(views)
+
+        return super().launch(device, on_this_gpu, args, **options)
+
     def _get_attr(self, kind: str) -> object | None:
         if kind in self.attrs:
             return self.attrs[kind]
@@ -126,7 +146,8 @@ class CUDADeviceAPI(DeviceAPI):
                 f"{self.device}: alignment {alignment} is beyond CUDA's 256-byte allocations"
             )
         try:
-            return self._cuda.device_array(nbytes, dtype=np.uint8)
+            with self._cuda.gpus[self.device.id]:
+                return self._cuda.device_array(nbytes, dtype=np.uint8)
         except (MemoryError, *_cuda_api_errors()) as e:
             raise OutOfDeviceMemoryError(
                 f"out of device memory on {self.device}: cudaMalloc of {nbytes} bytes failed: {e}"
@@ -134,9 +155,10 @@ class CUDADeviceAPI(DeviceAPI):
 
     def _copy_bytes(self, src: Any, dst: Any) -> None:
         # cudaMemcpy: host arrays are NumPy arrays, everything else lives on a GPU.
-        if not isinstance(dst, np.ndarray):
-            dst.copy_to_device(src)
-        elif not isinstance(src, np.ndarray):
-            src.copy_to_host(dst)
-        else:
-            dst[...] = src
+        with self._cuda.gpus[self.device.id]:
+            if not isinstance(dst, np.ndarray):
+                dst.copy_to_device(src)
+            elif not isinstance(src, np.ndarray):
+                src.copy_to_host(dst)
+            else:
+                dst[...] = src

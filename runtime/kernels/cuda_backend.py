@@ -15,7 +15,7 @@ the per-thread code; what differs on a GPU is the scaffolding around it, overrid
   whose value differs from thread 0's reports the divergent-barrier fault and the whole
   block leaves the kernel (the CPU backends report the same fault at the same thread).
 * **Faults** (out-of-bounds access, division by zero, ...) go to a small int64 error
-  buffer. Its slot 0 holds the lowest *order* of a faulting thread (block linear index z,
+  buffer in GPU memory (one per GPU, reset before and read after each launch). Its slot 0 holds the lowest *order* of a faulting thread (block linear index z,
   y, x, then thread linear index: the order in which the CPU backends run threads), and
   slots 2.. the record of that thread, in the CPU backends' layout (kind, site, block,
   thread, index): a faulting thread lowers slot 0 with `atomic.min` and, if it was the
@@ -456,13 +456,22 @@ def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
     exec(compile(source, f"<kernel @{kernel.name} (numba-cuda)>", "exec"), namespace)
     jitted = namespace["kernel"]
     messages = gen.messages
-    err = np.zeros(2 + _RECORD, dtype=np.int64)
+    fresh = np.zeros(2 + _RECORD, dtype=np.int64)
+    fresh[0] = NO_FAULT
+    err = fresh.copy()
+    on_gpu: dict[int, Any] = {}
+    """The error buffer in each GPU's memory (by device id), made at its first launch."""
 
     def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
-        err[:] = 0
-        err[0] = NO_FAULT
+        gpu = getattr(cuda.get_current_device(), "id", 0)  # the simulator's has no id
+        buffer = on_gpu.get(gpu)
+        if buffer is None:
+            buffer = on_gpu[gpu] = cuda.to_device(fresh)
+        else:
+            buffer.copy_to_device(fresh)
         try:
-            jitted[grid, block](err, *args)
+            jitted[grid, block](buffer, *args)
+            buffer.copy_to_host(err)  # waits for the kernel
         except NumbaError as e:  # a gap in this backend, reported at the kernel
             raise KernelError(
                 diagnostic_at(
