@@ -365,6 +365,73 @@ def elementwise_ops(gpu_spellings: bool) -> dict[str, Any]:
     return results
 
 
+# Kernels launched directly (`compile_kernel`): rank-0 memrefs with i1 and i32 scalar
+# arguments, and every thread and block id and dimension on all three axes.
+KERNELS: dict[str, tuple[str, tuple[int, int, int], tuple[int, int, int], Any]] = {
+    "scalars": ("""
+  kernel.func @scale(%a: memref<f32>, %flag: i1, %k: i32) {
+    %x = memref.load %a[] : memref<f32>
+    %kf = arith.sitofp %k : i32 to f32
+    %y = arith.mulf %x, %kf : f32
+    %z = arith.select %flag, %y, %x : f32
+    memref.store %z, %a[] : memref<f32>
+    kernel.return
+  }""", (1, 1, 1), (1, 1, 1), lambda: [np.array(3.0, np.float32), True, 5]),
+    "coords": ("""
+  kernel.func @coords(%out: memref<?x?x?x?xi32>) {
+    %tx = kernel.thread_id x
+    %ty = kernel.thread_id y
+    %tz = kernel.thread_id z
+    %bx = kernel.block_id x
+    %by = kernel.block_id y
+    %bz = kernel.block_id z
+    %dx = kernel.block_dim x
+    %dy = kernel.block_dim y
+    %gx = kernel.grid_dim x
+    %gy = kernel.grid_dim y
+    %gz = kernel.grid_dim z
+    %t0 = arith.muli %tz, %dy : index
+    %t1 = arith.addi %t0, %ty : index
+    %t2 = arith.muli %t1, %dx : index
+    %t = arith.addi %t2, %tx : index
+    %b0 = arith.muli %bz, %gy : index
+    %b1 = arith.addi %b0, %by : index
+    %b2 = arith.muli %b1, %gx : index
+    %b = arith.addi %b2, %bx : index
+    %k = arith.constant 1000 : index
+    %bk = arith.muli %b, %k : index
+    %g = arith.muli %gz, %k : index
+    %v0 = arith.addi %bk, %t : index
+    %v = arith.addi %v0, %g : index
+    %vi = arith.index_cast %v : index to i32
+    %row = arith.muli %by, %dy : index
+    %r = arith.addi %row, %ty : index
+    %col = arith.muli %bx, %dx : index
+    %c = arith.addi %col, %tx : index
+    memref.store %vi, %out[%bz, %tz, %r, %c] : memref<?x?x?x?xi32>
+    kernel.return
+  }""", (3, 2, 2), (4, 2, 2), lambda: [np.zeros((2, 2, 4, 12), np.int32)]),
+}  # fmt: skip
+
+
+def kernels() -> dict[str, Any]:
+    from devplan.dialects.kernel import KernelFuncOp
+    from devplan.runtime.kernels import compile_kernel
+
+    results: dict[str, Any] = {}
+    for name, (text, grid, block, make_args) in KERNELS.items():
+        module = devplan.parse(f'kernel.module @k target #target.target<"cuda"> {{{text}\n}}')
+        func = next(o for o in module.walk() if isinstance(o, KernelFuncOp))
+        outcome: dict[str, Any] = {}
+        for backend in ("numba-cuda", "numpy"):
+            args = make_args()
+            compile_kernel(func, backend)(grid, block, args)
+            arrays = [a for a in args if isinstance(a, np.ndarray)]
+            outcome[backend] = {"outputs": [a.tolist() for a in arrays]}
+        results[name] = outcome
+    return results
+
+
 CASES = {
     "reverse": (REVERSE, [np.arange(16, dtype=np.int32)]),
     "faults": (FAULTS, []),
@@ -413,6 +480,9 @@ def main(directory: Path, names: list[str]) -> None:
             text = shrunk("vector_add", directory)
             inputs = random_inputs(devplan.parse(text), "main", 0, system=systems["cuda"])
             results[name] = {"numpy": outcome(text, inputs, "numpy", systems["cuda"])}
+            continue
+        if name == "kernels":
+            results.update(kernels())
             continue
         if name in ("ops", "ops-gpu-spellings"):
             results[name] = elementwise_ops(gpu_spellings=name == "ops-gpu-spellings")

@@ -26,7 +26,7 @@ EXAMPLES = sorted(
 )
 CASES = [
     "reverse", "faults", "divergent", "atomics", "printf", "cpu-backend-on-gpu", "ops",
-    "ops-gpu-spellings",
+    "ops-gpu-spellings", "kernels",
 ]
 
 
@@ -67,6 +67,20 @@ def test_shared_memory_with_a_barrier_reverses_each_block(simulated: dict[str, A
     assert_outputs_agree(simulated["reverse"])
     (reversed_,) = simulated["reverse"]["numba-cuda"]["outputs"]
     assert reversed_ == [*range(7, -1, -1), *range(15, 7, -1)]
+
+
+def test_rank_zero_memrefs_and_scalar_arguments(simulated: dict[str, Any]) -> None:
+    assert_outputs_agree(simulated["scalars"])
+    assert simulated["scalars"]["numba-cuda"]["outputs"] == [15.0]
+
+
+def test_thread_and_block_ids_and_dims_on_three_axes(simulated: dict[str, Any]) -> None:
+    assert_outputs_agree(simulated["coords"])
+    (out,) = simulated["coords"]["numba-cuda"]["outputs"]
+    assert np.asarray(out).min() >= 2000  # every element written (grid z is 2)
+    assert sorted(np.asarray(out).ravel().tolist()) == sorted(
+        2000 + 1000 * b + t for b in range(12) for t in range(16)
+    )
 
 
 def test_atomics_agree_with_the_numpy_backend(simulated: dict[str, Any]) -> None:

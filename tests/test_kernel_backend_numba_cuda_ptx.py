@@ -75,6 +75,9 @@ def op_kernels() -> list[KernelFuncOp]:
         module = devplan.parse(text)
         found += [op for op in module.walk() if isinstance(op, KernelFuncOp) and
                   not any(o.name == "kernel.printf" for o in op.walk())]  # fmt: skip
+    for text, _grid, _block, _args in cases.KERNELS.values():
+        module = devplan.parse(f'kernel.module @k target #target.target<"cuda"> {{{text}\n}}')
+        found += [op for op in module.walk() if isinstance(op, KernelFuncOp)]
     return found
 
 
