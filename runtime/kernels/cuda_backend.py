@@ -15,12 +15,13 @@ the per-thread code; what differs on a GPU is the scaffolding around it, overrid
   whose value differs from thread 0's reports the divergent-barrier fault and the whole
   block leaves the kernel (the CPU backends report the same fault at the same thread).
 * **Faults** (out-of-bounds access, division by zero, ...) go to a small int64 error
-  buffer in GPU memory (one per GPU, reset before and read after each launch). Its slot 0 holds the lowest *order* of a faulting thread (block linear index z,
-  y, x, then thread linear index: the order in which the CPU backends run threads), and
-  slots 2.. the record of that thread, in the CPU backends' layout (kind, site, block,
-  thread, index): a faulting thread lowers slot 0 with `atomic.min` and, if it was the
-  lowest so far, writes its record under a spin lock (slot 1) unless a lower thread got
-  there first. The thread then returns; others run on. The launcher raises the same
+  buffer in GPU memory (one per GPU, reset before and read after each launch). Its slot
+  0 holds the lowest *order* of a faulting thread (block linear index z, y, x, then
+  thread linear index: the order in which the CPU backends run threads), and slots 2..
+  the record of that thread, in the CPU backends' layout (kind, site, block, thread,
+  index): a faulting thread lowers slot 0 with `atomic.min` and, if it was the lowest so
+  far, writes its record under a spin lock (slot 1) unless a lower thread got there
+  first. The thread then returns; others run on. The launcher raises the same
   `KernelError` as the CPU backends from the record. As in every parallel run, what a
   faulting launch leaves in its buffers is unspecified.
 * **Atomics** (`memref.atomic_rmw`) are `cuda.atomic` operations where one exists for
