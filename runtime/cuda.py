@@ -62,6 +62,21 @@ def _cuda_api_errors() -> tuple[type[Exception], ...]:
     return (CudaAPIError,)
 
 
+def _zeroed(array: Any) -> Any:
+    """`array` (fresh device memory, which cudaMalloc leaves as it was) set to zeros: a new
+    buffer reads as zeros on every DeviceAPI."""
+    from numba.core import config  # pyright: ignore[reportMissingTypeStubs]
+
+    if getattr(config, "ENABLE_CUDASIM", False):
+        array.copy_to_device(np.zeros(array.shape, array.dtype))
+    else:
+        from numba.cuda.cudadrv import driver  # pyright: ignore[reportMissingTypeStubs]
+
+        memset: Any = driver.device_memset  # pyright: ignore[reportUnknownMemberType]
+        memset(array, 0, array.nbytes)  # cudaMemset
+    return array
+
+
 class CUDADeviceAPI(DeviceAPI):
     """An NVIDIA GPU through numba.cuda; none of its memory is visible to the host."""
 
@@ -147,7 +162,7 @@ class CUDADeviceAPI(DeviceAPI):
             )
         try:
             with self._cuda.gpus[self.device.id]:
-                return self._cuda.device_array(nbytes, dtype=np.uint8)
+                return _zeroed(self._cuda.device_array(nbytes, dtype=np.uint8))
         except (MemoryError, *_cuda_api_errors()) as e:
             raise OutOfDeviceMemoryError(
                 f"out of device memory on {self.device}: cudaMalloc of {nbytes} bytes failed: {e}"
