@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -72,8 +72,7 @@ def _zeroed(array: Any) -> Any:
     else:
         from numba.cuda.cudadrv import driver  # pyright: ignore[reportMissingTypeStubs]
 
-        memset: Any = driver.device_memset  # pyright: ignore[reportUnknownMemberType]
-        memset(array, 0, array.nbytes)  # cudaMemset
+        cast(Any, driver).device_memset(array, 0, array.nbytes)  # cudaMemset
     return array
 
 
