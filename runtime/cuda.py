@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .device_api import Device, DeviceAPI, DeviceError, KernelArg, OutOfDeviceMemoryError
+from .device_api import Buffer, Device, DeviceAPI, DeviceError, KernelArg, OutOfDeviceMemoryError
 
 if TYPE_CHECKING:
     from .streams import Scheduler, Token
@@ -166,6 +166,16 @@ class CUDADeviceAPI(DeviceAPI):
             raise OutOfDeviceMemoryError(
                 f"out of device memory on {self.device}: cudaMalloc of {nbytes} bytes failed: {e}"
             ) from None
+
+    def _storage_of(self, buffer: Buffer, overwrite: bool = False) -> Any:
+        # A reused workspace page is zeroed on the GPU (device arrays have no `fill`).
+        storage = self._storage[buffer.id]
+        if self._unzeroed and buffer.id in self._unzeroed:
+            self._unzeroed.discard(buffer.id)
+            if not overwrite:
+                with self._cuda.gpus[self.device.id]:
+                    _zeroed(storage)
+        return storage
 
     def _copy_bytes(self, src: Any, dst: Any) -> None:
         # cudaMemcpy: host arrays are NumPy arrays, everything else lives on a GPU.

@@ -414,6 +414,32 @@ KERNELS: dict[str, tuple[str, tuple[int, int, int], tuple[int, int, int], Any]] 
 }  # fmt: skip
 
 
+def fresh_memory() -> dict[str, Any]:
+    """What kernels see in a new buffer and in a reused workspace page of the cuda
+    DeviceAPI after a kernel wrote ones to the page's last user."""
+    from devplan.runtime.device_api import Device, get_device_api
+    from devplan.runtime.streams import Scheduler
+
+    gpu = Device("cuda", 0)
+    api = get_device_api("cuda")(device=gpu, scopes={"global": 1 << 20}, scheduler=Scheduler())
+    seen: list[Any] = []
+
+    def read(views: list[Any]) -> None:
+        seen.append(views[0].copy_to_host().tolist())
+
+    def write_ones(views: list[Any]) -> None:
+        views[0].copy_to_device(np.ones(16, np.float32))
+
+    buffer = api.alloc_data_space(gpu, (16,), "float32", label="%b")
+    api.launch(gpu, read, [buffer], name="@read")
+    first = api.alloc_workspace(gpu, 64, np.float32, label="%w")
+    api.launch(gpu, write_ones, [first], name="@write")
+    api.free_workspace(gpu, first)
+    again = api.alloc_workspace(gpu, 64, np.float32, label="%w2")
+    api.launch(gpu, read, [again], name="@read")
+    return {"new buffer": seen[0], "reused workspace": seen[1]}
+
+
 def kernels() -> dict[str, Any]:
     from devplan.dialects.kernel import KernelFuncOp
     from devplan.runtime.kernels import compile_kernel
@@ -480,6 +506,9 @@ def main(directory: Path, names: list[str]) -> None:
             text = shrunk("vector_add", directory)
             inputs = random_inputs(devplan.parse(text), "main", 0, system=systems["cuda"])
             results[name] = {"numpy": outcome(text, inputs, "numpy", systems["cuda"])}
+            continue
+        if name == "fresh-memory":
+            results[name] = fresh_memory()
             continue
         if name == "kernels":
             results.update(kernels())

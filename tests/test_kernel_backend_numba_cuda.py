@@ -26,7 +26,7 @@ EXAMPLES = sorted(
 )
 CASES = [
     "reverse", "faults", "divergent", "atomics", "printf", "cpu-backend-on-gpu", "ops",
-    "ops-gpu-spellings", "kernels",
+    "ops-gpu-spellings", "kernels", "fresh-memory",
 ]
 
 
@@ -129,6 +129,15 @@ def test_cpu_backend_on_memory_of_the_cuda_device_api_is_a_located_error(
         "'numpy' kernel backend cannot run kernels on the memory of DeviceAPI 'cuda'; use "
         "kernel backend 'numba-cuda' (devplan-run --kernel-backend numba-cuda)"
     )
+
+
+def test_new_buffers_and_reused_workspace_of_the_cuda_device_api_read_as_zeros(
+    simulated: dict[str, Any],
+) -> None:
+    assert simulated["fresh-memory"] == {
+        "new buffer": [0.0] * 16,
+        "reused workspace": [0.0] * 16,
+    }
 
 
 def test_devplan_run_on_numba_cuda_without_gpu_or_simulator_says_so(
