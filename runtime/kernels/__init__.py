@@ -2,7 +2,7 @@
 
 ```python
 from devplan.runtime.kernels import compile_kernel
-add = compile_kernel(func, "numpy")          # or "numba"
+add = compile_kernel(func, "numpy")          # or "numba", or "numba-cuda" (a GPU)
 add(grid=(4, 1, 1), block=(256, 1, 1), args=[a, b, c])
 ```
 
