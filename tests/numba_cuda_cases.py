@@ -4,8 +4,8 @@
 Not a test file: `test_kernel_backend_numba_cuda.py` runs it in a subprocess with
 NUMBA_ENABLE_CUDASIM=1 (Numba reads that variable once, when it is first imported, so the
 simulator cannot be switched on inside the test process without leaking into the rest of
-the suite), and checks what it writes (`cases.json`): for each case, the outputs or the error message of
-each backend. All cases share one process, so numba.cuda is imported once.
+the suite), and checks what it writes (`cases.json`): for each case, the outputs or the
+error message of each backend. All cases share one process, so numba.cuda is imported once.
 
 The simulator runs each CUDA thread as a Python thread: the examples run at reduced sizes
 (`SHRINK`), the same text for both backends.
