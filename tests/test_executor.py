@@ -435,7 +435,7 @@ def test_missing_entry_lists_the_functions() -> None:
 
 def test_unknown_kernel_backend_lists_the_valid_ones() -> None:
     assert error_of(ADD_ONE, np.zeros(4, np.float32), 1, kernel_backend="cuda") == (
-        "error: unknown kernel backend 'cuda'; valid: numpy, numba"
+        "error: unknown kernel backend 'cuda'; valid: numpy, numba, numba-cuda"
     )
 
 
