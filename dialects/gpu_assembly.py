@@ -1,4 +1,4 @@
-"""MLIR's custom assembly for the `gpu` dialect (and `memref.cast`), for devplan's context.
+"""MLIR's custom assembly for the `gpu` dialect (and a few memref, scf and vector ops).
 
 xDSL 0.74 knows the `gpu` ops only in generic form, and lacks some ops MLIR's GPU
 programs use (`gpu.shuffle`, `gpu.printf`, `gpu.subgroup_reduce`, `gpu.memset`). This
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from xdsl.dialects import gpu, memref, vector
+from xdsl.dialects import gpu, memref, scf, vector
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FunctionType,
@@ -1089,6 +1089,65 @@ class VectorPrintOp(vector.PrintOp):
         printer.print_attribute(self.source.type)
 
 
+class WhileOp(scf.WhileOp):
+    """`scf.while (%a = %init) : (i32) -> i32 {...} do {...}`; with no loop-carried
+    values MLIR writes `scf.while : () -> () {...} do {...}`, which xDSL's parser
+    rejects (it requires the parenthesised list)."""
+
+    name = "scf.while"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WhileOp:
+        pairs: list[tuple[Parser.UnresolvedArgument, UnresolvedOperand]] = []
+
+        def parse_assignment() -> None:
+            argument = parser.parse_argument(expect_type=False)
+            parser.parse_punctuation("=")
+            pairs.append((argument, parser.parse_unresolved_operand()))
+
+        parser.parse_optional_comma_separated_list(parser.Delimiter.PAREN, parse_assignment)
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        function = parser.parse_function_type()
+        inputs = function.inputs.data
+        if len(pairs) != len(inputs):
+            parser.raise_error(
+                f"scf.while has {len(pairs)} initial value(s) but its type takes "
+                f"{len(inputs)}",
+                pos,
+                parser.pos,
+            )
+        arguments = [a.resolve(t) for (a, _), t in zip(pairs, inputs, strict=True)]
+        inits = [parser.resolve_operand(o, t) for (_, o), t in zip(pairs, inputs, strict=True)]
+        before = parser.parse_region(arguments)
+        parser.parse_keyword("do")
+        after = parser.parse_region()
+        op = cls(inits, function.outputs.data, before, after)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.arguments:
+            printer.print_string(" (")
+            pairs = zip(self.before_region.block.args, self.arguments, strict=True)
+            for i, (argument, init) in enumerate(pairs):
+                if i:
+                    printer.print_string(", ")
+                printer.print_ssa_value(argument)
+                printer.print_string(" = ")
+                printer.print_ssa_value(init)
+            printer.print_string(")")
+        printer.print_string(" : ")
+        printer.print_operation_type(self)
+        printer.print_string(" ")
+        printer.print_region(self.before_region, print_entry_block_args=False)
+        printer.print_string(" do ")
+        printer.print_region(self.after_region)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+
 # ---- the dialects --------------------------------------------------------------------------
 
 _CUSTOM_GPU: list[type[Operation]] = [
@@ -1121,6 +1180,11 @@ def memref_dialect() -> Dialect:
     return _replacing(memref.MemRef, [CastOp, AtomicRMWOp], [])
 
 
+def scf_dialect() -> Dialect:
+    """xDSL's `scf` dialect reading `scf.while` without loop-carried values."""
+    return _replacing(scf.Scf, [WhileOp], [])
+
+
 def vector_dialect() -> Dialect:
     """xDSL's `vector` dialect with `vector.print` in custom syntax."""
     return _replacing(vector.Vector, [VectorPrintOp], [])
@@ -1130,6 +1194,7 @@ DIALECT_OVERRIDES: dict[str, Callable[[], Dialect]] = {
     "gpu": gpu_dialect,
     "memref": memref_dialect,
     "vector": vector_dialect,
+    "scf": scf_dialect,
 }
 """Dialects devplan's context loads in place of xDSL's of the same name."""
 

@@ -17,6 +17,8 @@ so devplan can classify, plan and run it.
 
 Phases:
 
+0. Async regions (async_to_host): each `async.execute` body runs where it stands, in
+   program order, and `async.await` goes away.
 1. Outlining (gpu_outlining): each `gpu.launch` with a body becomes a `gpu.func` in a
    new `gpu.module` and a `gpu.launch_func` of it.
 2. Checks: every refusal below, before anything changes.
@@ -77,6 +79,7 @@ from ..dialects import gpu_assembly as ga
 from ..dialects import kernel
 from ..dialects.target import TargetAttr, TargetError
 from ..dialects.vdev import DeviceAttr
+from .async_to_host import run_async_on_host
 from .gpu_kernel_lowering import lower_kernel_body
 from .gpu_outlining import outline_launches
 
@@ -658,6 +661,7 @@ class GpuToDevice:
         self.replaced.append(op)
 
     def run(self) -> None:
+        run_async_on_host(self.module)
         outline_launches(self.module)
         self.check()
         self.collect_registrations()

@@ -1,4 +1,4 @@
-// MLIR's custom assembly of the gpu ops, memref.cast, memref.atomic_rmw and
+// MLIR's custom assembly of the gpu ops, memref.cast, memref.atomic_rmw, scf.while and
 // vector.print is read and printed back the same way; generic form reads too.
 // RUN: devplan-opt %s | filecheck %s
 // RUN: devplan-opt %s --print-op-generic | devplan-opt | filecheck %s
@@ -75,5 +75,34 @@ func.func @host(%n: index, %f: f32, %i: i32, %t0: !gpu.async.token) {
   gpu.wait [%t2, %ht]
   gpu.dealloc %m : memref<?xf32>
   vector.print %f : f32
+  return
+}
+
+// scf.while without loop-carried values is written without the parenthesised list
+// (MLIR's form, which xDSL's parser rejects); with them, as before.
+// CHECK-LABEL: func.func @loops(
+// CHECK-NEXT:    scf.while : () -> () {
+// CHECK-NEXT:      scf.condition(%c)
+// CHECK-NEXT:    } do {
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %r = scf.while (%x = %n) : (index) -> index {
+// CHECK-NEXT:      scf.condition(%c) %x : index
+// CHECK-NEXT:    } do {
+// CHECK-NEXT:    ^bb0(%y: index):
+// CHECK-NEXT:      scf.yield %y : index
+// CHECK-NEXT:    } attributes {note}
+func.func @loops(%c: i1, %n: index) {
+  scf.while: () -> () {
+    scf.condition(%c)
+  } do {
+    scf.yield
+  }
+  %r = scf.while (%x = %n) : (index) -> index {
+    scf.condition(%c) %x : index
+  } do {
+  ^bb0(%y: index):
+    scf.yield %y : index
+  } attributes {note}
   return
 }
