@@ -448,9 +448,26 @@ def _print_async_pair(
 
 
 class MemcpyOp(gpu.MemcpyOp):
-    """`gpu.memcpy [async] [[%t]] %dst, %src : memref<?xf32>, memref<?xf32>`"""
+    """`gpu.memcpy [async] [[%t]] %dst, %src : memref<?xf32>, memref<?xf32, 1>`
+
+    As in MLIR, source and destination agree in element type and shape; their memory
+    spaces may differ (xDSL's op requires equal types)."""
 
     name = "gpu.memcpy"
+
+    def verify_(self) -> None:
+        dst, src = self.dst.type, self.src.type
+        assert isa(dst, MemRefType[Attribute])
+        assert isa(src, MemRefType[Attribute])
+        if dst.element_type != src.element_type:
+            raise VerifyException(
+                f"gpu.memcpy copies {src.element_type} into {dst.element_type}; "
+                "the element types must be the same"
+            )
+        if dst.get_shape() != src.get_shape():
+            raise VerifyException(
+                f"gpu.memcpy copies {src} into {dst}; the shapes must be the same"
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> MemcpyOp:
