@@ -33,20 +33,30 @@ from xdsl.dialects.builtin import (
     UnrankedMemRefType,
     i32,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
     opt_result_def,
+    param_def,
     prop_def,
     region_def,
     result_def,
     var_operand_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
@@ -180,8 +190,13 @@ NumSubgroupsOp = _nullary(gpu.NumSubgroupsOp, typed=True)
 # ---- module and function -------------------------------------------------------------------
 
 
+MODULE_TARGETS = "targets"
+"""Where a gpu.module keeps the compilation targets MLIR writes after its name
+(`gpu.module @m [#nvvm.target] {...}`); xDSL's op has no such property."""
+
+
 class ModuleOp(gpu.ModuleOp):
-    """`gpu.module @kernels { ... }`"""
+    """`gpu.module @kernels { ... }`, `gpu.module @kernels [#nvvm.target] { ... }`"""
 
     name = "gpu.module"
 
@@ -200,27 +215,38 @@ class ModuleOp(gpu.ModuleOp):
         if not region.blocks:
             region.add_block(Block())
         op = cls.build(properties={"sym_name": name}, regions=[region])
-        if targets:
-            op.properties["targets"] = ArrayAttr(targets)
         if attrs is not None:
             op.attributes.update(attrs.data)
+        if targets:
+            op.attributes[MODULE_TARGETS] = ArrayAttr(targets)
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        targets = self.properties.get("targets")
+        targets = self.attributes.get(MODULE_TARGETS)
         if isa(targets, ArrayAttr[Attribute]):
             printer.print_string(" [")
             printer.print_list(targets.data, printer.print_attribute)
             printer.print_string("]")
-        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_op_attributes(
+            self.attributes, reserved_attr_names=(MODULE_TARGETS,), print_keyword=True
+        )
         printer.print_string(" ")
         printer.print_region(self.body, print_empty_block=False)
 
 
+WORKGROUP_ATTRIBUTIONS = "workgroup_attributions"
+"""The attribute counting a gpu.func's workgroup attributions (as MLIR names it)."""
+
+
 class FuncOp(gpu.FuncOp):
-    """`gpu.func @k(%a: memref<?xf32>) kernel { ... }`"""
+    """`gpu.func @k(%a: memref<?xf32>) workgroup(%w: memref<32xf32, 3>) kernel { ... }`
+
+    As in MLIR, the body's entry block takes the function's inputs, then its workgroup
+    attributions (memory shared by a block; their number is the `workgroup_attributions`
+    attribute), then its private attributions (memory of each thread).
+    """
 
     name = "gpu.func"
 
@@ -230,21 +256,18 @@ class FuncOp(gpu.FuncOp):
         args = parser.parse_comma_separated_list(
             parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
         )
-        outputs: list[Attribute] = []
+        outputs: Sequence[Attribute] = []
         if parser.parse_optional_punctuation("->") is not None:
-            if parser.parse_optional_punctuation("(") is not None:
-                if parser.parse_optional_punctuation(")") is None:
-                    outputs = parser.parse_comma_separated_list(
-                        parser.Delimiter.NONE, parser.parse_type
-                    )
-                    parser.parse_punctuation(")")
-            else:
-                outputs = [parser.parse_type()]
+            outputs = parser.parse_optional_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_type
+            ) or [parser.parse_type()]
+        workgroup = _parse_attributions(parser, "workgroup")
+        private = _parse_attributions(parser, "private")
         kernel = parser.parse_optional_keyword("kernel") is not None
         attrs = parser.parse_optional_attr_dict_with_keyword()
         if attrs is not None and "gpu.kernel" in attrs.data:
             kernel = True
-        region = parser.parse_region(args)
+        region = parser.parse_region([*args, *workgroup, *private])
         properties: dict[str, Attribute] = {
             "function_type": FunctionType.from_lists([a.type for a in args], outputs)
         }
@@ -253,13 +276,18 @@ class FuncOp(gpu.FuncOp):
         op = cls.build(properties=properties, attributes={"sym_name": name}, regions=[region])
         if attrs is not None:
             op.attributes.update({k: v for k, v in attrs.data.items() if k != "gpu.kernel"})
+        if workgroup:
+            op.attributes[WORKGROUP_ATTRIBUTIONS] = IntegerAttr(len(workgroup), 64)
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
+        args = list(self.body.block.args)
+        inputs = len(self.function_type.inputs.data)
+        workgroup = workgroup_attribution_count(self)
         printer.print_string("(")
-        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_list(args[:inputs], printer.print_block_argument)
         printer.print_string(")")
         outputs = self.function_type.outputs.data
         if outputs:
@@ -270,13 +298,64 @@ class FuncOp(gpu.FuncOp):
                 printer.print_string("(")
                 printer.print_list(outputs, printer.print_attribute)
                 printer.print_string(")")
+        for keyword, group in (
+            ("workgroup", args[inputs : inputs + workgroup]),
+            ("private", args[inputs + workgroup :]),
+        ):
+            if group:
+                printer.print_string(f" {keyword}(")
+                printer.print_list(group, printer.print_block_argument)
+                printer.print_string(")")
         if self.kernel is not None:
             printer.print_string(" kernel")
         printer.print_op_attributes(
-            self.attributes, reserved_attr_names=("sym_name",), print_keyword=True
+            self.attributes,
+            reserved_attr_names=("sym_name", WORKGROUP_ATTRIBUTIONS),
+            print_keyword=True,
         )
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        block = self.body.blocks.first
+        if block is None:
+            raise VerifyException(f"gpu.func @{self.sym_name.data} has no body block")
+        inputs = self.function_type.inputs.data
+        workgroup = workgroup_attribution_count(self)
+        if len(block.args) < len(inputs) + workgroup:
+            raise VerifyException(
+                f"gpu.func @{self.sym_name.data} takes {len(inputs)} input(s) and declares "
+                f"{workgroup} workgroup attribution(s), but its entry block has "
+                f"{len(block.args)} argument(s)"
+            )
+        if tuple(block.arg_types[: len(inputs)]) != tuple(inputs):
+            raise VerifyException(
+                f"the entry block's first arguments ({', '.join(map(str, block.arg_types))}) "
+                f"must be the function's inputs ({', '.join(map(str, inputs))})"
+            )
+        for arg in block.args[len(inputs) :]:
+            if not isinstance(arg.type, MemRefType):
+                raise VerifyException(
+                    f"attribution {arg.index - len(inputs)} has type {arg.type}; "
+                    "workgroup and private attributions are memrefs"
+                )
+        if self.kernel is not None and self.function_type.outputs.data:
+            raise VerifyException("a kernel gpu.func returns nothing (no result types)")
+
+
+def workgroup_attribution_count(op: gpu.FuncOp) -> int:
+    """How many of the entry block's arguments after the inputs are workgroup memory."""
+    count = op.attributes.get(WORKGROUP_ATTRIBUTIONS)
+    return count.value.data if isinstance(count, IntegerAttr) else 0
+
+
+def _parse_attributions(parser: Parser, keyword: str) -> list[Parser.Argument]:
+    """`workgroup(%a: memref<...>, ...)` or `private(...)`, when present."""
+    if parser.parse_optional_keyword(keyword) is None:
+        return []
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+    )
 
 
 class ReturnOp(gpu.ReturnOp):
@@ -1165,6 +1244,47 @@ class WhileOp(scf.WhileOp):
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
 
+ADDRESS_SPACES = ("global", "workgroup", "private", "constant")
+"""MLIR's `gpu::AddressSpace` words."""
+
+
+@irdl_attr_definition
+class AddressSpaceAttr(ParametrizedAttribute):
+    """A GPU memory space, as MLIR writes it in memref types (xDSL lacks it): global
+    (device) memory, workgroup (shared by a block), private (one thread's) or constant.
+
+    ```mlir
+    memref<32xf32, #gpu.address_space<workgroup>>
+    ```
+    """
+
+    name = "gpu.address_space"
+
+    space: StringAttr = param_def()
+    """One of `ADDRESS_SPACES`."""
+
+    def __init__(self, space: str):
+        super().__init__(StringAttr(space))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<")
+        pos = parser.pos
+        word = parser.parse_identifier()
+        if word not in ADDRESS_SPACES:
+            parser.raise_error(
+                f"unknown GPU address space '{word}'; expected one of "
+                + ", ".join(ADDRESS_SPACES),
+                pos,
+                parser.pos,
+            )
+        parser.parse_punctuation(">")
+        return (StringAttr(word),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.space.data}>")
+
+
 # ---- the dialects --------------------------------------------------------------------------
 
 _CUSTOM_GPU: list[type[Operation]] = [
@@ -1179,17 +1299,21 @@ _NEW_GPU: list[type[Operation]] = [
 
 
 def _replacing(
-    base: Dialect, custom: Sequence[type[Operation]], new: Sequence[type[Operation]]
+    base: Dialect,
+    custom: Sequence[type[Operation]],
+    new: Sequence[type[Operation]],
+    attributes: Sequence[type[Attribute]] = (),
 ) -> Dialect:
     by_name = {op.name: op for op in base.operations}
     by_name.update({op.name: op for op in custom})
     by_name.update({op.name: op for op in new})
-    return Dialect(base.name, list(by_name.values()), list(base.attributes))
+    return Dialect(base.name, list(by_name.values()), [*base.attributes, *attributes])
 
 
 def gpu_dialect() -> Dialect:
-    """xDSL's `gpu` dialect with MLIR's custom syntax and the ops xDSL lacks."""
-    return _replacing(gpu.GPU, _CUSTOM_GPU, _NEW_GPU)
+    """xDSL's `gpu` dialect with MLIR's custom syntax and the ops and attributes xDSL
+    lacks."""
+    return _replacing(gpu.GPU, _CUSTOM_GPU, _NEW_GPU, [AddressSpaceAttr])
 
 
 def memref_dialect() -> Dialect:
@@ -1218,6 +1342,7 @@ DIALECT_OVERRIDES: dict[str, Callable[[], Dialect]] = {
 __all__ = [
     "DIALECT_OVERRIDES",
     "SHUFFLE_MODES",
+    "AddressSpaceAttr",
     "AllReduceOp",
     "CastOp",
     "MemsetOp",

@@ -185,6 +185,14 @@ def device_target(module: ModuleOp, device: DeviceAttr) -> TargetAttr:
         ) from None
 
 
+def _is_workgroup_space(space: Attribute) -> bool:
+    """Workgroup (block-shared) memory: MLIR's address space 3, or
+    `#gpu.address_space<workgroup>`."""
+    if isinstance(space, IntegerAttr):
+        return space.value.data == 3
+    return isinstance(space, ga.AddressSpaceAttr) and space.space.data == "workgroup"
+
+
 def _in_gpu_func(op: Operation) -> bool:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, gpu.FuncOp):
@@ -391,6 +399,14 @@ class GpuToDevice:
     # ---- kernels ---------------------------------------------------------------------
 
     def convert_module(self, op: gpu.ModuleOp) -> None:
+        targets = op.attributes.get(ga.MODULE_TARGETS)
+        if targets is not None:
+            raise error_at(
+                op,
+                f"gpu.module @{op.sym_name.data} names compilation targets {targets}; "
+                "devplan compiles its kernels for the device the pass converts to "
+                '(convert-gpu-to-device{device="cuda:0"}): remove the targets',
+            )
         kernels = [
             self.convert_func(f, op.sym_name.data)
             for f in list(op.body.block.ops)
@@ -409,6 +425,7 @@ class GpuToDevice:
         warp_size = self.target.get_attr("thread_warp_size", 32)
         assert isinstance(max_threads, int)
         assert isinstance(warp_size, int)
+        self.attributions_to_shared_memory(op)
         lower_kernel_body(op, op.body, name, max_threads, warp_size)
         body = op.detach_region(op.body)
         block = body.blocks.first
@@ -426,6 +443,47 @@ class GpuToDevice:
         new.location = op.location
         Rewriter.erase_op(op)
         return new
+
+    def attributions_to_shared_memory(self, op: gpu.FuncOp) -> None:
+        """Workgroup attributions become `kernel.alloc_shared` buffers; private ones
+        (memory of each thread) have no kernel-dialect equivalent."""
+        block = op.body.blocks.first
+        assert block is not None
+        inputs = len(op.function_type.inputs.data)
+        workgroup = ga.workgroup_attribution_count(op)
+        name = op.sym_name.data
+        if len(block.args) > inputs + workgroup:
+            raise error_at(
+                op,
+                f"gpu.func @{name} has private attributions (memory of each thread); "
+                "devplan's kernels have no per-thread memory; keep such values in SSA values",
+            )
+        first = block.first_op
+        for arg in list(block.args[inputs:]):
+            type_ = arg.type
+            assert isa(type_, MemRefType[Attribute])
+            if not type_.has_static_shape() or not _is_workgroup_space(type_.memory_space):
+                raise error_at(
+                    op,
+                    f"workgroup attribution {type_} of gpu.func @{name} cannot be converted; "
+                    "it needs a static shape and the workgroup memory space (3 or "
+                    "#gpu.address_space<workgroup>)",
+                )
+            shared = MemRefType(
+                type_.element_type,
+                type_.shape,
+                memory_space=DeviceAttr.make(None, None, None, "shared"),
+            )
+            alloc = kernel.AllocSharedOp(shared)
+            alloc.location = op.location
+            alloc.result.name_hint = arg.name_hint
+            if first is None:
+                block.add_op(alloc)
+            else:
+                block.insert_op_before(alloc, first)
+            arg.replace_all_uses_with(alloc.result)
+            block.erase_arg(arg)
+        op.attributes.pop(ga.WORKGROUP_ATTRIBUTIONS, None)
 
     def convert_kernel_op(self, op: Operation) -> None:
         query = _INDEX_QUERIES.get(op.name)
