@@ -179,7 +179,67 @@ def _nullary(base: type[IRDLOperation], typed: bool) -> type[IRDLOperation]:
     return type(base.__name__, (base,), namespace)
 
 
-BarrierOp = _nullary(gpu.BarrierOp, typed=False)
+BARRIER_FENCES = "address_spaces"
+BARRIER_SCOPE = "scope"
+"""Where a gpu.barrier keeps the memory it fences and its scope (MLIR's names)."""
+BARRIER_SCOPES = ("workgroup", "subgroup", "thread")
+
+
+class BarrierOp(gpu.BarrierOp):
+    """`gpu.barrier`, `gpu.barrier memfence [#gpu.address_space<workgroup>] scope <subgroup>`
+
+    A barrier waits for the threads of its scope (by default the block) and makes the
+    memory writes to the fenced address spaces (by default all) visible to them.
+    Named barriers (`gpu.barrier named(...)`) are not read."""
+
+    name = "gpu.barrier"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BarrierOp:
+        if parser.parse_optional_keyword("named") is not None:
+            parser.raise_error(
+                "named barriers (gpu.barrier named(...)) are not supported by devplan"
+            )
+        op = cls.build()
+        if parser.parse_optional_keyword("memfence") is not None:
+            fences = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_attribute
+            )
+            op.attributes[BARRIER_FENCES] = ArrayAttr(fences)
+        if parser.parse_optional_keyword("scope") is not None:
+            parser.parse_punctuation("<")
+            pos = parser.pos
+            scope = parser.parse_identifier()
+            if scope not in BARRIER_SCOPES:
+                parser.raise_error(
+                    f"unknown barrier scope '{scope}'; expected one of "
+                    + ", ".join(BARRIER_SCOPES),
+                    pos,
+                    parser.pos,
+                )
+            parser.parse_punctuation(">")
+            if scope != "workgroup":
+                op.attributes[BARRIER_SCOPE] = StringAttr(scope)
+        _parse_attributes(parser, op)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        fences = self.attributes.get(BARRIER_FENCES)
+        if isa(fences, ArrayAttr[Attribute]):
+            printer.print_string(" memfence [")
+            printer.print_list(fences.data, printer.print_attribute)
+            printer.print_string("]")
+        scope = self.attributes.get(BARRIER_SCOPE)
+        if isinstance(scope, StringAttr):
+            printer.print_string(f" scope <{scope.data}>")
+        _print_attributes(printer, self, (BARRIER_FENCES, BARRIER_SCOPE))
+
+    def verify_(self) -> None:
+        scope = self.attributes.get(BARRIER_SCOPE)
+        if isinstance(scope, StringAttr) and scope.data == "thread":
+            raise VerifyException("a barrier of thread scope means nothing (one thread)")
+
+
 TerminatorOp = _nullary(gpu.TerminatorOp, typed=False)
 LaneIdOp = _nullary(gpu.LaneIdOp, typed=False)
 SubgroupIdOp = _nullary(gpu.SubgroupIdOp, typed=True)
@@ -317,6 +377,11 @@ class FuncOp(gpu.FuncOp):
         printer.print_region(self.body, print_entry_block_args=False)
 
     def verify_(self) -> None:
+        if not isinstance(self.function_type, FunctionType):
+            raise VerifyException(
+                f"gpu.func @{self.sym_name.data}'s function_type is {self.function_type}, "
+                "not a function type such as (f32) -> ()"
+            )
         block = self.body.blocks.first
         if block is None:
             raise VerifyException(f"gpu.func @{self.sym_name.data} has no body block")
@@ -670,8 +735,15 @@ def _parse_launch_sizes(
     return sizes, [*ids, *names]
 
 
+LAUNCH_MODULE = "kernelModule"
+LAUNCH_FUNCTION = "kernelFunc"
+"""The attributes holding the names a gpu.launch asks its outlined kernel to get
+(`module(@m) function(@f)`), as MLIR names them."""
+
+
 class LaunchOp(gpu.LaunchOp):
-    """`gpu.launch blocks(%bx, %by, %bz) in (%gx = %a, ...) threads(%tx, ...) in (...) { }`"""
+    """`gpu.launch blocks(%bx, %by, %bz) in (%gx = %a, ...) threads(%tx, ...) in (...)
+    [module(@m) function(@f)] { }`"""
 
     name = "gpu.launch"
 
@@ -686,6 +758,12 @@ class LaunchOp(gpu.LaunchOp):
         dynamic_shared: list[SSAValue] = []
         if parser.parse_optional_keyword("dynamic_shared_memory_size") is not None:
             dynamic_shared = [parser.resolve_operand(parser.parse_unresolved_operand(), i32)]
+        names: dict[str, Attribute] = {}
+        for keyword, attr in (("module", LAUNCH_MODULE), ("function", LAUNCH_FUNCTION)):
+            if parser.parse_optional_keyword(keyword) is not None:
+                parser.parse_punctuation("(")
+                names[attr] = SymbolRefAttr(parser.parse_symbol_name())
+                parser.parse_punctuation(")")
         attrs = parser.parse_optional_attr_dict_with_keyword()
         # MLIR's order: block ids, thread ids, grid sizes, block sizes.
         region = parser.parse_region(
@@ -705,6 +783,7 @@ class LaunchOp(gpu.LaunchOp):
         )
         if attrs is not None:
             op.attributes.update(attrs.data)
+        op.attributes.update(names)
         return op
 
     def print(self, printer: Printer) -> None:
@@ -734,7 +813,17 @@ class LaunchOp(gpu.LaunchOp):
         if self.dynamicSharedMemorySize is not None:
             printer.print_string(" dynamic_shared_memory_size ")
             printer.print_ssa_value(self.dynamicSharedMemorySize)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
+        for keyword, attr in (("module", LAUNCH_MODULE), ("function", LAUNCH_FUNCTION)):
+            name = self.attributes.get(attr)
+            if isinstance(name, SymbolRefAttr):
+                printer.print_string(f" {keyword}(")
+                printer.print_attribute(name)
+                printer.print_string(")")
+        printer.print_op_attributes(
+            self.attributes,
+            reserved_attr_names=(LAUNCH_MODULE, LAUNCH_FUNCTION),
+            print_keyword=True,
+        )
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
 

@@ -66,6 +66,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
+    StringAttr,
     UnregisteredOp,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
@@ -498,6 +499,14 @@ class GpuToDevice:
             for part in (bid, bdim, tid, base):
                 part.result.name_hint = None
         elif isinstance(op, gpu.BarrierOp):
+            scope = op.attributes.get(ga.BARRIER_SCOPE)
+            if isinstance(scope, StringAttr):
+                raise error_at(
+                    op,
+                    f"a gpu.barrier of {scope.data} scope cannot be converted; "
+                    "kernel.barrier waits for every thread of the block",
+                )
+            # A memfence list only narrows what is fenced: a full barrier is stronger.
             self._replace(op, [kernel.BarrierOp()])
         elif isinstance(op, gpu.ReturnOp):
             if op.args:

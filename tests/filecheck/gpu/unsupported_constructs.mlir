@@ -74,3 +74,34 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel {
+      // CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:7: error: a gpu.barrier of subgroup scope cannot be converted; kernel.barrier waits for every thread of the block
+      gpu.barrier scope <subgroup>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:3: error: 'gpu.barrier' a barrier of thread scope means nothing (one thread)
+  gpu.barrier scope <thread>
+  return
+}
+
+// -----
+
+// A gpu.func whose function_type is not a function type (xDSL's verifier failed with an
+// AttributeError here).
+// CHECK: unsupported_constructs.mlir:[[# @LINE + 2]]:3: error: 'gpu.func' gpu.func @k's function_type is f32, not a function type such as (f32) -> ()
+gpu.module @m {
+  "gpu.func"() ({
+    gpu.return
+  }) {sym_name = "k", function_type = f32} : () -> ()
+}
