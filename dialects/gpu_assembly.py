@@ -377,7 +377,10 @@ class FuncOp(gpu.FuncOp):
         printer.print_region(self.body, print_entry_block_args=False)
 
     def verify_(self) -> None:
-        if not isinstance(self.function_type, FunctionType):
+        # Generic form can give any attribute; xDSL checks the constraint only after
+        # verify_ (pyright trusts the declared type).
+        function_type: Attribute = self.function_type
+        if not isinstance(function_type, FunctionType):
             raise VerifyException(
                 f"gpu.func @{self.sym_name.data}'s function_type is {self.function_type}, "
                 "not a function type such as (f32) -> ()"
