@@ -379,7 +379,7 @@ class FuncOp(gpu.FuncOp):
     def verify_(self) -> None:
         # Generic form can give any attribute; xDSL checks the constraint only after
         # verify_ (pyright trusts the declared type).
-        function_type: Attribute = self.function_type
+        function_type = self.properties.get("function_type")
         if not isinstance(function_type, FunctionType):
             raise VerifyException(
                 f"gpu.func @{self.sym_name.data}'s function_type is {self.function_type}, "
