@@ -22,6 +22,7 @@ from typing import TypeVar
 from xdsl.dialects import gpu, memref, scf, vector
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DictionaryAttr,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -36,6 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import (
     Attribute,
     Block,
+    BlockArgument,
     Dialect,
     Operation,
     ParametrizedAttribute,
@@ -298,6 +300,9 @@ class ModuleOp(gpu.ModuleOp):
 
 WORKGROUP_ATTRIBUTIONS = "workgroup_attributions"
 """The attribute counting a gpu.func's workgroup attributions (as MLIR names it)."""
+ARG_ATTRS = "arg_attrs"
+"""The attribute holding a gpu.func's argument attributes (`%a: f32 {llvm.noalias}`),
+one dictionary per input, as MLIR names it."""
 
 
 class FuncOp(gpu.FuncOp):
@@ -313,9 +318,14 @@ class FuncOp(gpu.FuncOp):
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:
         name = parser.parse_symbol_name()
-        args = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
-        )
+        arg_attrs: list[DictionaryAttr] = []
+
+        def parse_input() -> Parser.Argument:
+            argument = parser.parse_argument(expect_type=True)
+            arg_attrs.append(DictionaryAttr(parser.parse_optional_attr_dict()))
+            return argument
+
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_input)
         outputs: Sequence[Attribute] = []
         if parser.parse_optional_punctuation("->") is not None:
             outputs = parser.parse_optional_comma_separated_list(
@@ -338,6 +348,8 @@ class FuncOp(gpu.FuncOp):
             op.attributes.update({k: v for k, v in attrs.data.items() if k != "gpu.kernel"})
         if workgroup:
             op.attributes[WORKGROUP_ATTRIBUTIONS] = IntegerAttr(len(workgroup), 64)
+        if any(a.data for a in arg_attrs):
+            op.attributes[ARG_ATTRS] = ArrayAttr(arg_attrs)
         return op
 
     def print(self, printer: Printer) -> None:
@@ -346,8 +358,17 @@ class FuncOp(gpu.FuncOp):
         args = list(self.body.block.args)
         inputs = len(self.function_type.inputs.data)
         workgroup = workgroup_attribution_count(self)
+        arg_attrs = self.attributes.get(ARG_ATTRS)
+        attrs_of = arg_attrs.data if isa(arg_attrs, ArrayAttr[DictionaryAttr]) else ()
+
+        def print_input(arg: BlockArgument) -> None:
+            printer.print_block_argument(arg)
+            if arg.index < len(attrs_of) and attrs_of[arg.index].data:
+                printer.print_string(" ")
+                printer.print_attr_dict(attrs_of[arg.index].data)
+
         printer.print_string("(")
-        printer.print_list(args[:inputs], printer.print_block_argument)
+        printer.print_list(args[:inputs], print_input)
         printer.print_string(")")
         outputs = self.function_type.outputs.data
         if outputs:
@@ -370,7 +391,7 @@ class FuncOp(gpu.FuncOp):
             printer.print_string(" kernel")
         printer.print_op_attributes(
             self.attributes,
-            reserved_attr_names=("sym_name", WORKGROUP_ATTRIBUTIONS),
+            reserved_attr_names=("sym_name", WORKGROUP_ATTRIBUTIONS, ARG_ATTRS),
             print_keyword=True,
         )
         printer.print_string(" ")

@@ -257,6 +257,12 @@ class GpuToDevice:
                     f"'{op.name}' is inside '{parent.op_name.data}', an op devplan does not "
                     "know; only gpu ops in functions and scf regions can be converted",
                 )
+        if isinstance(op, gpu.FuncOp) and ga.ARG_ATTRS in op.attributes:
+            raise error_at(
+                op,
+                f"gpu.func @{op.sym_name.data} has argument attributes "
+                f"{op.attributes[ga.ARG_ATTRS]}; devplan does not convert them",
+            )
         if isinstance(op, gpu.FuncOp) and not is_kernel(op):
             raise error_at(
                 op,

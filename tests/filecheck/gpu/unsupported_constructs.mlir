@@ -105,3 +105,12 @@ gpu.module @m {
     gpu.return
   }) {sym_name = "k", function_type = f32} : () -> ()
 }
+
+// -----
+
+// CHECK: unsupported_constructs.mlir:[[# @LINE + 2]]:3: error: gpu.func @k has argument attributes [{llvm.noalias}]; devplan does not convert them
+gpu.module @m {
+  gpu.func @k(%a: memref<4xf32> {llvm.noalias}) kernel {
+    gpu.return
+  }
+}
