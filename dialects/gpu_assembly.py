@@ -667,6 +667,15 @@ class MemsetOp(IRDLOperation):
     def parse(cls, parser: Parser) -> MemsetOp:
         return _parse_async_pair(cls, parser)
 
+    def verify_(self) -> None:
+        dst = self.dst.type
+        assert isa(dst, MemRefType[Attribute])
+        if self.value.type != dst.element_type:
+            raise VerifyException(
+                f"gpu.memset stores a {self.value.type} into {dst}; the value's type must "
+                "be the element type"
+            )
+
     def print(self, printer: Printer) -> None:
         _print_async_pair(
             printer, self, self.asyncToken, self.asyncDependencies, self.dst, self.value

@@ -18,7 +18,8 @@ so devplan can classify, plan and run it.
 Phases:
 
 0. Async regions (async_to_host): each `async.execute` body runs where it stands, in
-   program order, and `async.await` goes away.
+   program order, and `async.await` goes away. Each `gpu.memset` becomes a launch of a
+   fill kernel (gpu_memset).
 1. Outlining (gpu_outlining): each `gpu.launch` with a body becomes a `gpu.func` in a
    new `gpu.module` and a `gpu.launch_func` of it.
 2. Checks: every refusal below, before anything changes.
@@ -46,7 +47,7 @@ Ops devplan has only in a synchronous form (alloc, free) wait for their
 dependencies first and produce an empty list.
 
 Not converted (a located error at the op): `gpu.lane_id`, subgroup id/size queries,
-`gpu.set_default_device`, `gpu.memset`, kernel-only ops outside a `gpu.func`, gpu ops
+`gpu.set_default_device`, kernel-only ops outside a `gpu.func`, gpu ops
 inside ops devplan does not know, cluster sizes, dynamic shared memory, non-kernel
 `gpu.func`s, memory spaces other than none/0/1 (global), `gpu.host_register` of memory
 that is not a `memref.alloc`, and tokens that flow into ops other than the gpu ops above.
@@ -82,6 +83,7 @@ from ..dialects.target import TargetAttr, TargetError
 from ..dialects.vdev import DeviceAttr
 from .async_to_host import run_async_on_host
 from .gpu_kernel_lowering import lower_kernel_body
+from .gpu_memset import memsets_to_launches
 from .gpu_outlining import outline_launches
 
 UNSUPPORTED: dict[str, str] = {
@@ -89,7 +91,6 @@ UNSUPPORTED: dict[str, str] = {
     "gpu.subgroup_id": "subgroup ops have no kernel-dialect equivalent",
     "gpu.subgroup_size": "subgroup ops have no kernel-dialect equivalent",
     "gpu.num_subgroups": "subgroup ops have no kernel-dialect equivalent",
-    "gpu.memset": "gpu.memset has no devplan equivalent; fill the buffer in a kernel",
     "gpu.set_default_device": "gpu.set_default_device cannot be converted; choose the "
     'device with the pass option, e.g. convert-gpu-to-device{device="cuda:1"}',
 }
@@ -735,6 +736,7 @@ class GpuToDevice:
 
     def run(self) -> None:
         run_async_on_host(self.module)
+        memsets_to_launches(self.module)
         outline_launches(self.module)
         self.check()
         self.collect_registrations()
