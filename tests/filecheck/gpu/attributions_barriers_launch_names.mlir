@@ -1,26 +1,35 @@
-// A gpu.launch may name the kernel it is outlined into (`module(@m) function(@f)`), and a
-// gpu.barrier may list the memory it fences (`memfence [...]`) and its scope; both read
-// and print as in MLIR. A fenced barrier runs as a full block barrier, which fences at
-// least as much (a barrier of subgroup scope is refused: unsupported_constructs.mlir).
+// MLIR's forms read and printed back: a gpu.func's workgroup attributions
+// (`workgroup(...)`, block-shared memory, in #gpu.address_space<workgroup> or space 3),
+// a gpu.barrier's fenced memory (`memfence [...]`) and a gpu.launch naming the kernel it
+// is outlined into (`module(@m) function(@f)`). convert-gpu-to-device turns each
+// workgroup attribution into kernel.alloc_shared, a fenced barrier into a full block
+// barrier (which fences at least as much), and outlines the launch under its names.
 // RUN: devplan-opt %s | devplan-opt | filecheck %s --check-prefix=SYNTAX
+// RUN: devplan-opt %s --print-op-generic | devplan-opt | filecheck %s --check-prefix=SYNTAX
 // RUN: devplan-opt %s -p convert-gpu-to-device | filecheck %s --check-prefix=IR
 // RUN: devplan-run %s | filecheck %s
 // RUN: devplan-run %s --kernel-backend numba | filecheck %s
 
+// SYNTAX:      gpu.func @neighbour(%out: memref<4xi32>) workgroup(%tile: memref<4xi32, #gpu.address_space<workgroup>>, %unused: memref<2xi32, 3 : i64>) kernel attributes {note = "two attributions"} {
 // SYNTAX:      gpu.barrier memfence [#gpu.address_space<workgroup>]{{$}}
 // SYNTAX:      gpu.barrier memfence []{{$}}
 // SYNTAX:      module(@rotations) function(@rotate_left) {
 
+// IR:      kernel.func @neighbour(%out: memref<4xi32>) {
+// IR-NEXT:   %tile = kernel.alloc_shared : memref<4xi32, #vdev.device<?, ?, ?, "shared">>
+// IR-NEXT:   %unused = kernel.alloc_shared : memref<2xi32, #vdev.device<?, ?, ?, "shared">>
+// IR:        kernel.barrier
+// IR:        kernel.barrier
 // IR:      device.launch @rotations::@rotate_left on #vdev.device<"cuda", 0>
 // IR:      kernel.module @rotations
 // IR-NEXT:   kernel.func @rotate_left(
 
-// Each of 4 threads stores its index in workgroup memory, then reads its right
-// neighbour's (wrapping around) after the barrier.
+// The named launch zeroes the output; then each of 4 threads stores its index in
+// workgroup memory and, after the barrier, reads its right neighbour's (wrapping).
 // CHECK: [1,  2,  3,  0]
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @neighbour(%out: memref<4xi32>) workgroup(%tile: memref<4xi32, #gpu.address_space<workgroup>>) kernel {
+    gpu.func @neighbour(%out: memref<4xi32>) workgroup(%tile: memref<4xi32, #gpu.address_space<workgroup>>, %unused: memref<2xi32, 3>) kernel attributes {note = "two attributions"} {
       %t = gpu.thread_id x
       %c1 = arith.constant 1 : index
       %c4 = arith.constant 4 : index
