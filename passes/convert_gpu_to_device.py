@@ -49,8 +49,11 @@ dependencies first and produce an empty list.
 Not converted (a located error at the op): `gpu.lane_id`, subgroup id/size queries,
 `gpu.set_default_device`, kernel-only ops outside a `gpu.func`, gpu ops
 inside ops devplan does not know, cluster sizes, dynamic shared memory, non-kernel
-`gpu.func`s, memory spaces other than none/0/1 (global), `gpu.host_register` of memory
-that is not a `memref.alloc`, and tokens that flow into ops other than the gpu ops above.
+`gpu.func`s, private attributions and argument attributes of a `gpu.func`, workgroup
+attributions of dynamic shape or not in workgroup memory, `gpu.module` targets, barriers
+of subgroup scope, memory spaces other than none/0/1 (global), `gpu.host_register` of
+memory that is not a `memref.alloc`, and tokens that flow into ops other than the gpu
+ops above. Workgroup attributions become `kernel.alloc_shared` buffers (phase 4).
 """
 
 from __future__ import annotations
@@ -258,6 +261,23 @@ class GpuToDevice:
                     f"'{op.name}' is inside '{parent.op_name.data}', an op devplan does not "
                     "know; only gpu ops in functions and scf regions can be converted",
                 )
+        if isinstance(op, gpu.ModuleOp) and ga.MODULE_TARGETS in op.attributes:
+            raise error_at(
+                op,
+                f"gpu.module @{op.sym_name.data} names compilation targets "
+                f"{op.attributes[ga.MODULE_TARGETS]}; devplan compiles its kernels for the "
+                'device the pass converts to (convert-gpu-to-device{device="cuda:0"}): '
+                "remove the targets",
+            )
+        if isinstance(op, gpu.FuncOp):
+            self._check_attributions(op)
+        scope = op.attributes.get(ga.BARRIER_SCOPE)
+        if isinstance(op, gpu.BarrierOp) and isinstance(scope, StringAttr):
+            raise error_at(
+                op,
+                f"a gpu.barrier of {scope.data} scope cannot be converted; "
+                "kernel.barrier waits for every thread of the block",
+            )
         if isinstance(op, gpu.FuncOp) and ga.ARG_ATTRS in op.attributes:
             raise error_at(
                 op,
@@ -270,6 +290,31 @@ class GpuToDevice:
                 f"gpu.func @{op.sym_name.data} is not a kernel; only kernels (gpu.func "
                 "... kernel) can be converted",
             )
+
+    def _check_attributions(self, op: gpu.FuncOp) -> None:
+        """Workgroup attributions need a static shape and workgroup memory; private
+        ones (memory of each thread) have no kernel-dialect equivalent."""
+        block = op.body.blocks.first
+        assert block is not None
+        inputs = len(op.function_type.inputs.data)
+        workgroup = ga.workgroup_attribution_count(op)
+        name = op.sym_name.data
+        if len(block.args) > inputs + workgroup:
+            raise error_at(
+                op,
+                f"gpu.func @{name} has private attributions (memory of each thread); "
+                "devplan's kernels have no per-thread memory; keep such values in SSA values",
+            )
+        for arg in block.args[inputs:]:
+            type_ = arg.type
+            assert isa(type_, MemRefType[Attribute])
+            if not type_.has_static_shape() or not _is_workgroup_space(type_.memory_space):
+                raise error_at(
+                    op,
+                    f"workgroup attribution {type_} of gpu.func @{name} cannot be converted; "
+                    "it needs a static shape and the workgroup memory space (3 or "
+                    "#gpu.address_space<workgroup>)",
+                )
 
     def _check_launch(self, op: gpu.LaunchFuncOp) -> None:
         if op.clusterSizeX is not None:
@@ -407,14 +452,6 @@ class GpuToDevice:
     # ---- kernels ---------------------------------------------------------------------
 
     def convert_module(self, op: gpu.ModuleOp) -> None:
-        targets = op.attributes.get(ga.MODULE_TARGETS)
-        if targets is not None:
-            raise error_at(
-                op,
-                f"gpu.module @{op.sym_name.data} names compilation targets {targets}; "
-                "devplan compiles its kernels for the device the pass converts to "
-                '(convert-gpu-to-device{device="cuda:0"}): remove the targets',
-            )
         kernels = [
             self.convert_func(f, op.sym_name.data)
             for f in list(op.body.block.ops)
@@ -459,24 +496,11 @@ class GpuToDevice:
         assert block is not None
         inputs = len(op.function_type.inputs.data)
         workgroup = ga.workgroup_attribution_count(op)
-        name = op.sym_name.data
-        if len(block.args) > inputs + workgroup:
-            raise error_at(
-                op,
-                f"gpu.func @{name} has private attributions (memory of each thread); "
-                "devplan's kernels have no per-thread memory; keep such values in SSA values",
-            )
+        assert len(block.args) == inputs + workgroup  # checked: no private attributions
         first = block.first_op
         for arg in list(block.args[inputs:]):
             type_ = arg.type
             assert isa(type_, MemRefType[Attribute])
-            if not type_.has_static_shape() or not _is_workgroup_space(type_.memory_space):
-                raise error_at(
-                    op,
-                    f"workgroup attribution {type_} of gpu.func @{name} cannot be converted; "
-                    "it needs a static shape and the workgroup memory space (3 or "
-                    "#gpu.address_space<workgroup>)",
-                )
             shared = MemRefType(
                 type_.element_type,
                 type_.shape,
@@ -506,13 +530,6 @@ class GpuToDevice:
             for part in (bid, bdim, tid, base):
                 part.result.name_hint = None
         elif isinstance(op, gpu.BarrierOp):
-            scope = op.attributes.get(ga.BARRIER_SCOPE)
-            if isinstance(scope, StringAttr):
-                raise error_at(
-                    op,
-                    f"a gpu.barrier of {scope.data} scope cannot be converted; "
-                    "kernel.barrier waits for every thread of the block",
-                )
             # A memfence list only narrows what is fenced: a full barrier is stronger.
             self._replace(op, [kernel.BarrierOp()])
         elif isinstance(op, gpu.ReturnOp):
