@@ -269,8 +269,6 @@ class GpuToDevice:
                 'device the pass converts to (convert-gpu-to-device{device="cuda:0"}): '
                 "remove the targets",
             )
-        if isinstance(op, gpu.FuncOp):
-            self._check_attributions(op)
         scope = op.attributes.get(ga.BARRIER_SCOPE)
         if isinstance(op, gpu.BarrierOp) and isinstance(scope, StringAttr):
             raise error_at(
@@ -278,18 +276,23 @@ class GpuToDevice:
                 f"a gpu.barrier of {scope.data} scope cannot be converted; "
                 "kernel.barrier waits for every thread of the block",
             )
-        if isinstance(op, gpu.FuncOp) and ga.ARG_ATTRS in op.attributes:
+        if isinstance(op, gpu.FuncOp):
+            self._check_func(op)
+
+    def _check_func(self, op: gpu.FuncOp) -> None:
+        if ga.ARG_ATTRS in op.attributes:
             raise error_at(
                 op,
                 f"gpu.func @{op.sym_name.data} has argument attributes "
                 f"{op.attributes[ga.ARG_ATTRS]}; devplan does not convert them",
             )
-        if isinstance(op, gpu.FuncOp) and not is_kernel(op):
+        if not is_kernel(op):
             raise error_at(
                 op,
                 f"gpu.func @{op.sym_name.data} is not a kernel; only kernels (gpu.func "
                 "... kernel) can be converted",
             )
+        self._check_attributions(op)
 
     def _check_attributions(self, op: gpu.FuncOp) -> None:
         """Workgroup attributions need a static shape and workgroup memory; private
