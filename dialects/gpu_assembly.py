@@ -1156,6 +1156,60 @@ class ShuffleOp(IRDLOperation):
 
 
 @irdl_op_definition
+class RotateOp(IRDLOperation):
+    """Rotates values across the lanes of a subgroup (MLIR's `gpu.rotate`): lane `k`
+    reads lane `((k + offset) mod width) + (k - k mod width)`; `valid` holds for the
+    first `width` lanes. `width` is a power of two and `0 <= offset < width`.
+
+    ```mlir
+    %v, %valid = gpu.rotate %x, 1, 16 : f32
+    ```
+    """
+
+    name = "gpu.rotate"
+    value = operand_def()
+    offset = prop_def(IntegerAttr)
+    width = prop_def(IntegerAttr)
+    rotated = result_def()
+    valid = result_def(IntegerType)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RotateOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        offset = parser.parse_integer()
+        parser.parse_punctuation(",")
+        width = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        op = cls.build(
+            operands=[parser.resolve_operand(value, type_)],
+            result_types=[type_, IntegerType(1)],
+            properties={"offset": IntegerAttr(offset, i32), "width": IntegerAttr(width, i32)},
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(f", {self.offset.value.data}, {self.width.value.data}")
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+    def verify_(self) -> None:
+        width, offset = self.width.value.data, self.offset.value.data
+        if width <= 0 or width & (width - 1):
+            raise VerifyException(f"gpu.rotate's width {width} is not a power of two")
+        if not 0 <= offset < width:
+            raise VerifyException(f"gpu.rotate's offset {offset} is not in [0, {width})")
+        if self.rotated.type != self.value.type:
+            raise VerifyException("gpu.rotate's result has the type of its value")
+
+
+@irdl_op_definition
 class PrintfOp(IRDLOperation):
     """Prints from every thread that runs it, C `printf` style (MLIR's `gpu.printf`).
 
@@ -1416,7 +1470,8 @@ _CUSTOM_GPU: list[type[Operation]] = [
     LaunchOp, LaunchFuncOp,
 ]  # fmt: skip
 _NEW_GPU: list[type[Operation]] = [
-    HostRegisterOp, HostUnregisterOp, AllReduceOp, MemsetOp, ShuffleOp, PrintfOp, SubgroupReduceOp,
+    HostRegisterOp, HostUnregisterOp, AllReduceOp, MemsetOp, ShuffleOp, RotateOp, PrintfOp,
+    SubgroupReduceOp,
 ]  # fmt: skip
 
 
@@ -1469,6 +1524,7 @@ __all__ = [
     "CastOp",
     "MemsetOp",
     "PrintfOp",
+    "RotateOp",
     "ShuffleOp",
     "SubgroupReduceOp",
     "gpu_dialect",

@@ -9,7 +9,8 @@ so devplan can classify, plan and run it.
   gpu.global_id                      ->  block_id * block_dim + thread_id
   gpu.barrier, gpu.return            ->  kernel.barrier, kernel.return
   gpu.printf, cf.assert (in kernels) ->  kernel.printf, kernel.assert
-  gpu.all_reduce/subgroup_reduce/shuffle -> shared memory, barriers and loops (gpu_kernel_lowering)
+  gpu.all_reduce/subgroup_reduce/shuffle/rotate -> shared memory, barriers and loops
+                                     (gpu_kernel_lowering)
   gpu.alloc / gpu.dealloc            ->  device.alloc / device.free (host_shared: "host" scope)
   gpu.memcpy %dst, %src              ->  device.copy %src to %dst (async: device.copy_async)
   gpu.launch_func                    ->  device.launch (async kept; i32/i64 sizes cast to index)
@@ -117,6 +118,7 @@ _KERNEL_ONLY = frozenset(
         "gpu.all_reduce",
         "gpu.subgroup_reduce",
         "gpu.shuffle",
+        "gpu.rotate",
         "gpu.printf",
     }
 )

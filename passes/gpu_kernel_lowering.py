@@ -10,14 +10,16 @@ Phases, per kernel body (before its gpu ops become kernel ops):
    block with one predecessor inlines that block. Loops (back edges) and returns
    from inside a branch are refused with a located error.
 2. **Collectives through shared memory.** Each `gpu.all_reduce` (every reduction
-   kind, or a region combining two values), `gpu.subgroup_reduce` and `gpu.shuffle`
-   becomes: each thread stores its value into a `kernel.alloc_shared` buffer at its
-   linear thread index, a barrier, each thread reads what it needs (all values of its
-   block, of its subgroup, or one other lane's) and combines them in lane order, and a
-   barrier (so the buffer can be reused). The buffer holds `max_num_threads` values of
-   the target; the subgroup size is the target's `thread_warp_size`. A shuffle's lane
-   is its linear index modulo the subgroup size; lanes form segments of `width`; the
-   result is valid when the source lane is inside the segment and the block.
+   kind, or a region combining two values), `gpu.subgroup_reduce`, `gpu.shuffle` and
+   `gpu.rotate` becomes: each thread stores its value into a `kernel.alloc_shared`
+   buffer at its linear thread index, a barrier, each thread reads what it needs (all
+   values of its block, of its subgroup, or one other lane's) and combines them in lane
+   order, and a barrier (so the buffer can be reused). The buffer holds
+   `max_num_threads` values of the target; the subgroup size is the target's
+   `thread_warp_size`. A shuffle's lane is its linear index modulo the subgroup size;
+   lanes form segments of `width`; the result is valid when the source lane is inside
+   the segment and the block. A rotation reads within the lane's segment too, and is
+   valid for the subgroup's first `width` lanes (as MLIR defines it).
 3. **Side effects.** `gpu.printf` becomes `kernel.printf` and `cf.assert`
    `kernel.assert`, carrying the place MLIR's CUDA runtime names in its message
    (`file:line: function`, from the op's location).
@@ -383,6 +385,32 @@ class Collectives:
         op.valid.replace_all_uses_with(valid)
         Rewriter.erase_op(op)
 
+    def rotate(self, op: ga.RotateOp) -> None:
+        """Lane `k` reads lane `base + (k - base + offset) mod width` of its segment of
+        `width` lanes (`base`); valid for the subgroup's first `width` lanes."""
+        linear, count = self._linear(op)
+        buffer = self._publish(op, op.value, linear)
+        warp = self._index(op, self.warp_size)
+        lane = self._arith(op, arith.RemUIOp(linear, warp))
+        width = self._index(op, op.width.value.data)
+        local = self._arith(op, arith.RemUIOp(lane, width))
+        shifted = self._arith(op, arith.AddiOp(local, self._index(op, op.offset.value.data)))
+        source = self._arith(op, arith.RemUIOp(shifted, width))
+        target = self._arith(op, arith.AddiOp(self._arith(op, arith.SubiOp(linear, local)), source))
+        valid = self._arith(
+            op,
+            arith.AndIOp(
+                self._arith(op, arith.CmpiOp(lane, width, "ult")),
+                self._arith(op, arith.CmpiOp(target, count, "ult")),
+            ),
+        )
+        index = self._arith(op, arith.SelectOp(valid, target, linear))
+        value = self._arith(op, memref.LoadOp.get(buffer, [index]))
+        self._before(op, ga.BarrierOp.build())
+        op.rotated.replace_all_uses_with(value)
+        op.valid.replace_all_uses_with(valid)
+        Rewriter.erase_op(op)
+
 
 _REDUCE_OPS: dict[tuple[str, bool], str] = {
     ("add", False): "addi", ("add", True): "addf",
@@ -475,6 +503,8 @@ def lower_kernel_body(
             collectives.subgroup_reduce(op)
         elif isinstance(op, ga.ShuffleOp):
             collectives.shuffle(op)
+        elif isinstance(op, ga.RotateOp):
+            collectives.rotate(op)
     lower_side_effects(body, name)
 
 

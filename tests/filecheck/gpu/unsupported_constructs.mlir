@@ -50,8 +50,16 @@ gpu.module @m [#nvvm.target] {
 
 // An op devplan does not know, in custom form: named, with the way to write it.
 func.func @f(%x: f32) {
-  // CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:13: error: 'gpu.rotate' is not an op devplan knows, so it can only be read in generic form ("gpu.rotate"(...) : (...) -> (...))
-  %r, %ok = gpu.rotate %x, 3, 16 : f32
+  // CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:8: error: 'gpu.subgroup_broadcast' is not an op devplan knows, so it can only be read in generic form ("gpu.subgroup_broadcast"(...) : (...) -> (...))
+  %b = gpu.subgroup_broadcast %x, any_lane : f32
+  return
+}
+
+// -----
+
+func.func @f(%x: f32) {
+  // CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:3: error: 'gpu.rotate' gpu.rotate's width 12 is not a power of two
+  %r, %ok = gpu.rotate %x, 3, 12 : f32
   return
 }
 
