@@ -253,18 +253,24 @@ NumSubgroupsOp = _nullary(gpu.NumSubgroupsOp, typed=True)
 
 
 MODULE_TARGETS = "targets"
-"""Where a gpu.module keeps the compilation targets MLIR writes after its name
-(`gpu.module @m [#nvvm.target] {...}`); xDSL's op has no such property."""
+MODULE_HANDLER = "offloadingHandler"
+"""Where a gpu.module keeps the compilation targets and the offloading handler MLIR
+writes after its name (`gpu.module @m <#gpu.select_object<0>> [#nvvm.target] {...}`);
+xDSL's op has no such properties."""
 
 
 class ModuleOp(gpu.ModuleOp):
-    """`gpu.module @kernels { ... }`, `gpu.module @kernels [#nvvm.target] { ... }`"""
+    """`gpu.module @kernels { ... }`, `gpu.module @kernels <handler> [#nvvm.target] { ... }`"""
 
     name = "gpu.module"
 
     @classmethod
     def parse(cls, parser: Parser) -> ModuleOp:
         name = parser.parse_symbol_name()
+        handler: Attribute | None = None
+        if parser.parse_optional_punctuation("<") is not None:
+            handler = parser.parse_attribute()
+            parser.parse_punctuation(">")
         if parser.parse_optional_punctuation("[") is not None:
             targets = parser.parse_comma_separated_list(
                 parser.Delimiter.NONE, parser.parse_attribute
@@ -281,18 +287,27 @@ class ModuleOp(gpu.ModuleOp):
             op.attributes.update(attrs.data)
         if targets:
             op.attributes[MODULE_TARGETS] = ArrayAttr(targets)
+        if handler is not None:
+            op.attributes[MODULE_HANDLER] = handler
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
+        handler = self.attributes.get(MODULE_HANDLER)
+        if handler is not None:
+            printer.print_string(" <")
+            printer.print_attribute(handler)
+            printer.print_string(">")
         targets = self.attributes.get(MODULE_TARGETS)
         if isa(targets, ArrayAttr[Attribute]):
             printer.print_string(" [")
             printer.print_list(targets.data, printer.print_attribute)
             printer.print_string("]")
         printer.print_op_attributes(
-            self.attributes, reserved_attr_names=(MODULE_TARGETS,), print_keyword=True
+            self.attributes,
+            reserved_attr_names=(MODULE_TARGETS, MODULE_HANDLER),
+            print_keyword=True,
         )
         printer.print_string(" ")
         printer.print_region(self.body, print_empty_block=False)

@@ -263,14 +263,15 @@ class GpuToDevice:
                     f"'{op.name}' is inside '{parent.op_name.data}', an op devplan does not "
                     "know; only gpu ops in functions and scf regions can be converted",
                 )
-        if isinstance(op, gpu.ModuleOp) and ga.MODULE_TARGETS in op.attributes:
-            raise error_at(
-                op,
-                f"gpu.module @{op.sym_name.data} names compilation targets "
-                f"{op.attributes[ga.MODULE_TARGETS]}; devplan compiles its kernels for the "
-                'device the pass converts to (convert-gpu-to-device{device="cuda:0"}): '
-                "remove the targets",
-            )
+        for key, what in ((ga.MODULE_TARGETS, "compilation targets"),
+                          (ga.MODULE_HANDLER, "an offloading handler")):  # fmt: skip
+            if isinstance(op, gpu.ModuleOp) and key in op.attributes:
+                raise error_at(
+                    op,
+                    f"gpu.module @{op.sym_name.data} names {what} {op.attributes[key]}; "
+                    "devplan compiles its kernels for the device the pass converts to "
+                    '(convert-gpu-to-device{device="cuda:0"}): remove them',
+                )
         scope = op.attributes.get(ga.BARRIER_SCOPE)
         if isinstance(op, gpu.BarrierOp) and isinstance(scope, StringAttr):
             raise error_at(

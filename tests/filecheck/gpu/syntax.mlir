@@ -109,12 +109,12 @@ func.func @loops(%c: i1, %n: index) {
 
 // gpu.func attributions and argument attributes, #gpu.address_space, gpu.module targets, and a gpu.memcpy
 // between memory spaces (MLIR requires equal element types and shapes only).
-// CHECK-LABEL: gpu.module @attributed [#target.target<"cuda">] {
+// CHECK-LABEL: gpu.module @attributed <#target.target<"rocm">> [#target.target<"cuda">] {
 // CHECK-NEXT:    gpu.func @k(%x: f32) workgroup(%w: memref<4xf32, #gpu.address_space<workgroup>>) private(%p: memref<2xf32, #gpu.address_space<private>>, %q: memref<1xi32, 5 : i64>) {
 // CHECK:         gpu.func @with_arg_attrs(%a: memref<4xf32> {llvm.noalias}, %b: f32, %c: i32 {note = 1 : i64}) kernel {
 // CHECK:       func.func @copy_between_spaces(%d: memref<4xf32>, %s: memref<4xf32, 1 : i64>) {
 // CHECK-NEXT:    gpu.memcpy %d, %s : memref<4xf32>, memref<4xf32, 1 : i64>
-gpu.module @attributed [#target.target<"cuda">] {
+gpu.module @attributed <#target.target<"rocm">> [#target.target<"cuda">] {
   gpu.func @k(%x: f32) workgroup(%w: memref<4xf32, #gpu.address_space<workgroup>>) private(%p: memref<2xf32, #gpu.address_space<private>>, %q: memref<1xi32, 5>) {
     gpu.return
   }

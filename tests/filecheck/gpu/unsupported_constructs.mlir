@@ -39,7 +39,7 @@ gpu.module @m {
 
 // -----
 
-// CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:1: error: gpu.module @m names compilation targets [#nvvm.target]; devplan compiles its kernels for the device the pass converts to (convert-gpu-to-device{device="cuda:0"}): remove the targets
+// CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:1: error: gpu.module @m names compilation targets [#nvvm.target]; devplan compiles its kernels for the device the pass converts to (convert-gpu-to-device{device="cuda:0"}): remove them
 gpu.module @m [#nvvm.target] {
   gpu.func @k() kernel {
     gpu.return
@@ -119,6 +119,15 @@ gpu.module @m {
 // CHECK: unsupported_constructs.mlir:[[# @LINE + 2]]:3: error: gpu.func @k has argument attributes [{llvm.noalias}]; devplan does not convert them
 gpu.module @m {
   gpu.func @k(%a: memref<4xf32> {llvm.noalias}) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:1: error: gpu.module @m names an offloading handler #gpu.select_object<0>; devplan compiles its kernels for the device the pass converts to (convert-gpu-to-device{device="cuda:0"}): remove them
+gpu.module @m <#gpu.select_object<0>> {
+  gpu.func @k() kernel {
     gpu.return
   }
 }
