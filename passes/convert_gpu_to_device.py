@@ -52,7 +52,8 @@ Not converted (a located error at the op): `gpu.lane_id`, subgroup id/size queri
 inside ops devplan does not know, cluster sizes, dynamic shared memory, non-kernel
 `gpu.func`s, private attributions and argument attributes of a `gpu.func`, workgroup
 attributions of dynamic shape or not in workgroup memory, `gpu.module` targets, barriers
-of subgroup scope, memory spaces other than none/0/1 (global), `gpu.host_register` of
+of subgroup scope, memory spaces other than global (none, 0, 1 or
+`#gpu.address_space<global>`), `gpu.host_register` of
 memory that is not a `memref.alloc`, and tokens that flow into ops other than the gpu
 ops above. Workgroup attributions become `kernel.alloc_shared` buffers (phase 4).
 """
@@ -357,11 +358,13 @@ class GpuToDevice:
         if not (
             isinstance(space, NoneAttr)
             or (isinstance(space, IntegerAttr) and space.value.data in (0, 1))
+            or (isinstance(space, ga.AddressSpaceAttr) and space.space.data == "global")
         ):
             raise error_at(
                 where,
                 f"memory space {space} of {type_} has no devplan equivalent; "
-                "only global memory (no space, 0 or 1) is converted",
+                "only global memory (no space, 0, 1 or #gpu.address_space<global>) is "
+                "converted",
             )
         return MemRefType(type_.element_type, type_.shape, type_.layout, self.memory)
 

@@ -360,3 +360,31 @@ func.func @main() -> i32 {
     devplan.apply(module, "async-to-host")
     assert not [op for op in module.walk() if op.name.startswith("async.")]
     assert devplan.execute(module, [], entry="main").outputs[0] == 5
+
+
+def test_global_address_space_memory_runs_like_memory_space_one() -> None:
+    """`memref<..., #gpu.address_space<global>>` is device global memory, as space 1 is."""
+    source = """
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f(%a: memref<4xf32, #gpu.address_space<global>>) kernel {
+      %t = gpu.thread_id x
+      %i = arith.index_cast %t : index to i32
+      %v = arith.sitofp %i : i32 to f32
+      memref.store %v, %a[%t] : memref<4xf32, #gpu.address_space<global>>
+      gpu.return
+    }
+  }
+  func.func @main() -> memref<4xf32> {
+    %m = gpu.alloc () : memref<4xf32, #gpu.address_space<global>>
+    %h = memref.alloc() : memref<4xf32>
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32, #gpu.address_space<global>>)
+    gpu.memcpy %h, %m : memref<4xf32>, memref<4xf32, #gpu.address_space<global>>
+    gpu.dealloc %m : memref<4xf32, #gpu.address_space<global>>
+    return %h : memref<4xf32>
+  }
+}
+"""
+    np.testing.assert_array_equal(run(source).outputs[0], np.arange(4, dtype=np.float32))
