@@ -241,6 +241,12 @@ class _LinearStringLexer(MLIRLexer):
         return super()._lex_string_literal(start_pos)
 
 
+_OP_NAME_AFTER_RESULTS = re.compile(
+    r"(?:%[\w.$-]+(?::\d+)?\s*(?:,\s*%[\w.$-]+(?::\d+)?\s*)*=\s*)?([A-Za-z_][\w.$-]*)"
+)
+"""The op name of a custom-form op, after its result list."""
+
+
 class LocatingParser(Parser):
     """A `Parser` that gives each parsed op its `loc("file":line:col)`.
 
@@ -288,7 +294,9 @@ class LocatingParser(Parser):
         start = self.pos
         try:
             op = super().parse_operation()
-        except ParseError:
+        except ParseError as e:
+            if e.msg.startswith("Operation builtin.unregistered does not have a custom format"):
+                raise self._unregistered_in_custom_form(start) from None
             raise
         except RecursionError:
             # Unwinding has freed some stack: say where, or let an outer op try.
@@ -307,6 +315,21 @@ class LocatingParser(Parser):
                 IntAttr(column),
             )
         return op
+
+    def _unregistered_in_custom_form(self, start: int) -> LocatedParseError:
+        """xDSL says "Operation builtin.unregistered does not have a custom format" for
+        an unknown op written in custom form (with --allow-unregistered-dialect): name
+        the op, and say how it can be written."""
+        content = self.lexer.input.content
+        named = _OP_NAME_AFTER_RESULTS.match(content, start)
+        name = named.group(1) if named else "this op"
+        at = named.start(1) if named else start
+        error = LocatedParseError(
+            Span(at, at + len(name), self.lexer.input),
+            f"'{name}' is not an op devplan knows, so it can only be read in generic form "
+            f'("{name}"(...) : (...) -> (...))',
+        )
+        return error
 
     def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
         start = self.pos

@@ -37,11 +37,18 @@ def _kernel() -> Dialect:
     return Kernel
 
 
+def _async() -> Dialect:
+    from .dialects.async_dialect import Async
+
+    return Async
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "target": _target,
     "vdev": _vdev,
     "device": _device,
     "kernel": _kernel,
+    "async": _async,
 }
 """Dialect name -> factory."""
 
@@ -62,6 +69,12 @@ def _convert_gpu_to_device() -> type[ModulePass]:
     from .passes.convert_gpu_to_device import ConvertGpuToDevicePass
 
     return ConvertGpuToDevicePass
+
+
+def _async_to_host() -> type[ModulePass]:
+    from .passes.async_to_host import AsyncToHostPass
+
+    return AsyncToHostPass
 
 
 def _elide_copies() -> type[ModulePass]:
@@ -92,6 +105,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "classify-regions": _classify_regions,
     "outline-device-regions": _outline_device_regions,
     "convert-gpu-to-device": _convert_gpu_to_device,
+    "async-to-host": _async_to_host,
     "elide-copies": _elide_copies,
     "plan-devices": _plan_devices,
     "lower-to-device": _lower_to_device,

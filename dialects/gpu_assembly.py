@@ -1,4 +1,4 @@
-"""MLIR's custom assembly for the `gpu` dialect (and `memref.cast`), for devplan's context.
+"""MLIR's custom assembly for the `gpu` dialect (and a few memref, scf and vector ops).
 
 xDSL 0.74 knows the `gpu` ops only in generic form, and lacks some ops MLIR's GPU
 programs use (`gpu.shuffle`, `gpu.printf`, `gpu.subgroup_reduce`, `gpu.memset`). This
@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from xdsl.dialects import gpu, memref, vector
+from xdsl.dialects import gpu, memref, scf, vector
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DictionaryAttr,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -33,20 +34,31 @@ from xdsl.dialects.builtin import (
     UnrankedMemRefType,
     i32,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
     opt_result_def,
+    param_def,
     prop_def,
     region_def,
     result_def,
     var_operand_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
@@ -169,7 +181,67 @@ def _nullary(base: type[IRDLOperation], typed: bool) -> type[IRDLOperation]:
     return type(base.__name__, (base,), namespace)
 
 
-BarrierOp = _nullary(gpu.BarrierOp, typed=False)
+BARRIER_FENCES = "address_spaces"
+BARRIER_SCOPE = "scope"
+"""Where a gpu.barrier keeps the memory it fences and its scope (MLIR's names)."""
+BARRIER_SCOPES = ("workgroup", "subgroup", "thread")
+
+
+class BarrierOp(gpu.BarrierOp):
+    """`gpu.barrier`, `gpu.barrier memfence [#gpu.address_space<workgroup>] scope <subgroup>`
+
+    A barrier waits for the threads of its scope (by default the block) and makes the
+    memory writes to the fenced address spaces (by default all) visible to them.
+    Named barriers (`gpu.barrier named(...)`) are not read."""
+
+    name = "gpu.barrier"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BarrierOp:
+        if parser.parse_optional_keyword("named") is not None:
+            parser.raise_error(
+                "named barriers (gpu.barrier named(...)) are not supported by devplan"
+            )
+        op = cls.build()
+        if parser.parse_optional_keyword("memfence") is not None:
+            fences = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_attribute
+            )
+            op.attributes[BARRIER_FENCES] = ArrayAttr(fences)
+        if parser.parse_optional_keyword("scope") is not None:
+            parser.parse_punctuation("<")
+            pos = parser.pos
+            scope = parser.parse_identifier()
+            if scope not in BARRIER_SCOPES:
+                parser.raise_error(
+                    f"unknown barrier scope '{scope}'; expected one of "
+                    + ", ".join(BARRIER_SCOPES),
+                    pos,
+                    parser.pos,
+                )
+            parser.parse_punctuation(">")
+            if scope != "workgroup":
+                op.attributes[BARRIER_SCOPE] = StringAttr(scope)
+        _parse_attributes(parser, op)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        fences = self.attributes.get(BARRIER_FENCES)
+        if isa(fences, ArrayAttr[Attribute]):
+            printer.print_string(" memfence [")
+            printer.print_list(fences.data, printer.print_attribute)
+            printer.print_string("]")
+        scope = self.attributes.get(BARRIER_SCOPE)
+        if isinstance(scope, StringAttr):
+            printer.print_string(f" scope <{scope.data}>")
+        _print_attributes(printer, self, (BARRIER_FENCES, BARRIER_SCOPE))
+
+    def verify_(self) -> None:
+        scope = self.attributes.get(BARRIER_SCOPE)
+        if isinstance(scope, StringAttr) and scope.data == "thread":
+            raise VerifyException("a barrier of thread scope means nothing (one thread)")
+
+
 TerminatorOp = _nullary(gpu.TerminatorOp, typed=False)
 LaneIdOp = _nullary(gpu.LaneIdOp, typed=False)
 SubgroupIdOp = _nullary(gpu.SubgroupIdOp, typed=True)
@@ -180,14 +252,25 @@ NumSubgroupsOp = _nullary(gpu.NumSubgroupsOp, typed=True)
 # ---- module and function -------------------------------------------------------------------
 
 
+MODULE_TARGETS = "targets"
+MODULE_HANDLER = "offloadingHandler"
+"""Where a gpu.module keeps the compilation targets and the offloading handler MLIR
+writes after its name (`gpu.module @m <#gpu.select_object<0>> [#nvvm.target] {...}`);
+xDSL's op has no such properties."""
+
+
 class ModuleOp(gpu.ModuleOp):
-    """`gpu.module @kernels { ... }`"""
+    """`gpu.module @kernels { ... }`, `gpu.module @kernels <handler> [#nvvm.target] { ... }`"""
 
     name = "gpu.module"
 
     @classmethod
     def parse(cls, parser: Parser) -> ModuleOp:
         name = parser.parse_symbol_name()
+        handler: Attribute | None = None
+        if parser.parse_optional_punctuation("<") is not None:
+            handler = parser.parse_attribute()
+            parser.parse_punctuation(">")
         if parser.parse_optional_punctuation("[") is not None:
             targets = parser.parse_comma_separated_list(
                 parser.Delimiter.NONE, parser.parse_attribute
@@ -200,51 +283,76 @@ class ModuleOp(gpu.ModuleOp):
         if not region.blocks:
             region.add_block(Block())
         op = cls.build(properties={"sym_name": name}, regions=[region])
-        if targets:
-            op.properties["targets"] = ArrayAttr(targets)
         if attrs is not None:
             op.attributes.update(attrs.data)
+        if targets:
+            op.attributes[MODULE_TARGETS] = ArrayAttr(targets)
+        if handler is not None:
+            op.attributes[MODULE_HANDLER] = handler
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        targets = self.properties.get("targets")
+        handler = self.attributes.get(MODULE_HANDLER)
+        if handler is not None:
+            printer.print_string(" <")
+            printer.print_attribute(handler)
+            printer.print_string(">")
+        targets = self.attributes.get(MODULE_TARGETS)
         if isa(targets, ArrayAttr[Attribute]):
             printer.print_string(" [")
             printer.print_list(targets.data, printer.print_attribute)
             printer.print_string("]")
-        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_op_attributes(
+            self.attributes,
+            reserved_attr_names=(MODULE_TARGETS, MODULE_HANDLER),
+            print_keyword=True,
+        )
         printer.print_string(" ")
         printer.print_region(self.body, print_empty_block=False)
 
 
+WORKGROUP_ATTRIBUTIONS = "workgroup_attributions"
+"""The attribute counting a gpu.func's workgroup attributions (as MLIR names it)."""
+ARG_ATTRS = "arg_attrs"
+"""The attribute holding a gpu.func's argument attributes (`%a: f32 {llvm.noalias}`),
+one dictionary per input, as MLIR names it."""
+
+
 class FuncOp(gpu.FuncOp):
-    """`gpu.func @k(%a: memref<?xf32>) kernel { ... }`"""
+    """`gpu.func @k(%a: memref<?xf32>) workgroup(%w: memref<32xf32, 3>) kernel { ... }`
+
+    As in MLIR, the body's entry block takes the function's inputs, then its workgroup
+    attributions (memory shared by a block; their number is the `workgroup_attributions`
+    attribute), then its private attributions (memory of each thread).
+    """
 
     name = "gpu.func"
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:
         name = parser.parse_symbol_name()
-        args = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
-        )
-        outputs: list[Attribute] = []
+        arg_attrs: list[DictionaryAttr] = []
+
+        def parse_input() -> Parser.Argument:
+            argument = parser.parse_argument(expect_type=True)
+            arg_attrs.append(DictionaryAttr(parser.parse_optional_attr_dict()))
+            return argument
+
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_input)
+        outputs: Sequence[Attribute] = []
         if parser.parse_optional_punctuation("->") is not None:
-            if parser.parse_optional_punctuation("(") is not None:
-                if parser.parse_optional_punctuation(")") is None:
-                    outputs = parser.parse_comma_separated_list(
-                        parser.Delimiter.NONE, parser.parse_type
-                    )
-                    parser.parse_punctuation(")")
-            else:
-                outputs = [parser.parse_type()]
+            outputs = parser.parse_optional_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_type
+            ) or [parser.parse_type()]
+        workgroup = _parse_attributions(parser, "workgroup")
+        private = _parse_attributions(parser, "private")
         kernel = parser.parse_optional_keyword("kernel") is not None
         attrs = parser.parse_optional_attr_dict_with_keyword()
         if attrs is not None and "gpu.kernel" in attrs.data:
             kernel = True
-        region = parser.parse_region(args)
+        region = parser.parse_region([*args, *workgroup, *private])
         properties: dict[str, Attribute] = {
             "function_type": FunctionType.from_lists([a.type for a in args], outputs)
         }
@@ -253,13 +361,29 @@ class FuncOp(gpu.FuncOp):
         op = cls.build(properties=properties, attributes={"sym_name": name}, regions=[region])
         if attrs is not None:
             op.attributes.update({k: v for k, v in attrs.data.items() if k != "gpu.kernel"})
+        if workgroup:
+            op.attributes[WORKGROUP_ATTRIBUTIONS] = IntegerAttr(len(workgroup), 64)
+        if any(a.data for a in arg_attrs):
+            op.attributes[ARG_ATTRS] = ArrayAttr(arg_attrs)
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
+        args = list(self.body.block.args)
+        inputs = len(self.function_type.inputs.data)
+        workgroup = workgroup_attribution_count(self)
+        arg_attrs = self.attributes.get(ARG_ATTRS)
+        attrs_of = arg_attrs.data if isa(arg_attrs, ArrayAttr[DictionaryAttr]) else ()
+
+        def print_input(arg: BlockArgument) -> None:
+            printer.print_block_argument(arg)
+            if arg.index < len(attrs_of) and attrs_of[arg.index].data:
+                printer.print_string(" ")
+                printer.print_attr_dict(attrs_of[arg.index].data)
+
         printer.print_string("(")
-        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_list(args[:inputs], print_input)
         printer.print_string(")")
         outputs = self.function_type.outputs.data
         if outputs:
@@ -270,13 +394,72 @@ class FuncOp(gpu.FuncOp):
                 printer.print_string("(")
                 printer.print_list(outputs, printer.print_attribute)
                 printer.print_string(")")
+        for keyword, group in (
+            ("workgroup", args[inputs : inputs + workgroup]),
+            ("private", args[inputs + workgroup :]),
+        ):
+            if group:
+                printer.print_string(f" {keyword}(")
+                printer.print_list(group, printer.print_block_argument)
+                printer.print_string(")")
         if self.kernel is not None:
             printer.print_string(" kernel")
         printer.print_op_attributes(
-            self.attributes, reserved_attr_names=("sym_name",), print_keyword=True
+            self.attributes,
+            reserved_attr_names=("sym_name", WORKGROUP_ATTRIBUTIONS, ARG_ATTRS),
+            print_keyword=True,
         )
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        # Generic form can give any attribute; xDSL checks the constraint only after
+        # verify_ (pyright trusts the declared type).
+        function_type = self.properties.get("function_type")
+        if not isinstance(function_type, FunctionType):
+            raise VerifyException(
+                f"gpu.func @{self.sym_name.data}'s function_type is {self.function_type}, "
+                "not a function type such as (f32) -> ()"
+            )
+        block = self.body.blocks.first
+        if block is None:
+            raise VerifyException(f"gpu.func @{self.sym_name.data} has no body block")
+        inputs = self.function_type.inputs.data
+        workgroup = workgroup_attribution_count(self)
+        if len(block.args) < len(inputs) + workgroup:
+            raise VerifyException(
+                f"gpu.func @{self.sym_name.data} takes {len(inputs)} input(s) and declares "
+                f"{workgroup} workgroup attribution(s), but its entry block has "
+                f"{len(block.args)} argument(s)"
+            )
+        if tuple(block.arg_types[: len(inputs)]) != tuple(inputs):
+            raise VerifyException(
+                f"the entry block's first arguments ({', '.join(map(str, block.arg_types))}) "
+                f"must be the function's inputs ({', '.join(map(str, inputs))})"
+            )
+        for arg in block.args[len(inputs) :]:
+            if not isinstance(arg.type, MemRefType):
+                raise VerifyException(
+                    f"attribution {arg.index - len(inputs)} has type {arg.type}; "
+                    "workgroup and private attributions are memrefs"
+                )
+        if self.kernel is not None and self.function_type.outputs.data:
+            raise VerifyException("a kernel gpu.func returns nothing (no result types)")
+
+
+def workgroup_attribution_count(op: gpu.FuncOp) -> int:
+    """How many of the entry block's arguments after the inputs are workgroup memory."""
+    count = op.attributes.get(WORKGROUP_ATTRIBUTIONS)
+    return count.value.data if isinstance(count, IntegerAttr) else 0
+
+
+def _parse_attributions(parser: Parser, keyword: str) -> list[Parser.Argument]:
+    """`workgroup(%a: memref<...>, ...)` or `private(...)`, when present."""
+    if parser.parse_optional_keyword(keyword) is None:
+        return []
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+    )
 
 
 class ReturnOp(gpu.ReturnOp):
@@ -448,9 +631,26 @@ def _print_async_pair(
 
 
 class MemcpyOp(gpu.MemcpyOp):
-    """`gpu.memcpy [async] [[%t]] %dst, %src : memref<?xf32>, memref<?xf32>`"""
+    """`gpu.memcpy [async] [[%t]] %dst, %src : memref<?xf32>, memref<?xf32, 1>`
+
+    As in MLIR, source and destination agree in element type and shape; their memory
+    spaces may differ (xDSL's op requires equal types)."""
 
     name = "gpu.memcpy"
+
+    def verify_(self) -> None:
+        dst, src = self.dst.type, self.src.type
+        assert isa(dst, MemRefType[Attribute])
+        assert isa(src, MemRefType[Attribute])
+        if dst.element_type != src.element_type:
+            raise VerifyException(
+                f"gpu.memcpy copies {src.element_type} into {dst.element_type}; "
+                "the element types must be the same"
+            )
+        if dst.get_shape() != src.get_shape():
+            raise VerifyException(
+                f"gpu.memcpy copies {src} into {dst}; the shapes must be the same"
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> MemcpyOp:
@@ -481,6 +681,15 @@ class MemsetOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> MemsetOp:
         return _parse_async_pair(cls, parser)
+
+    def verify_(self) -> None:
+        dst = self.dst.type
+        assert isa(dst, MemRefType[Attribute])
+        if self.value.type != dst.element_type:
+            raise VerifyException(
+                f"gpu.memset stores a {self.value.type} into {dst}; the value's type must "
+                "be the element type"
+            )
 
     def print(self, printer: Printer) -> None:
         _print_async_pair(
@@ -574,8 +783,15 @@ def _parse_launch_sizes(
     return sizes, [*ids, *names]
 
 
+LAUNCH_MODULE = "kernelModule"
+LAUNCH_FUNCTION = "kernelFunc"
+"""The attributes holding the names a gpu.launch asks its outlined kernel to get
+(`module(@m) function(@f)`), as MLIR names them."""
+
+
 class LaunchOp(gpu.LaunchOp):
-    """`gpu.launch blocks(%bx, %by, %bz) in (%gx = %a, ...) threads(%tx, ...) in (...) { }`"""
+    """`gpu.launch blocks(%bx, %by, %bz) in (%gx = %a, ...) threads(%tx, ...) in (...)
+    [module(@m) function(@f)] { }`"""
 
     name = "gpu.launch"
 
@@ -590,6 +806,12 @@ class LaunchOp(gpu.LaunchOp):
         dynamic_shared: list[SSAValue] = []
         if parser.parse_optional_keyword("dynamic_shared_memory_size") is not None:
             dynamic_shared = [parser.resolve_operand(parser.parse_unresolved_operand(), i32)]
+        names: dict[str, Attribute] = {}
+        for keyword, attr in (("module", LAUNCH_MODULE), ("function", LAUNCH_FUNCTION)):
+            if parser.parse_optional_keyword(keyword) is not None:
+                parser.parse_punctuation("(")
+                names[attr] = SymbolRefAttr(parser.parse_symbol_name())
+                parser.parse_punctuation(")")
         attrs = parser.parse_optional_attr_dict_with_keyword()
         # MLIR's order: block ids, thread ids, grid sizes, block sizes.
         region = parser.parse_region(
@@ -609,6 +831,7 @@ class LaunchOp(gpu.LaunchOp):
         )
         if attrs is not None:
             op.attributes.update(attrs.data)
+        op.attributes.update(names)
         return op
 
     def print(self, printer: Printer) -> None:
@@ -638,7 +861,17 @@ class LaunchOp(gpu.LaunchOp):
         if self.dynamicSharedMemorySize is not None:
             printer.print_string(" dynamic_shared_memory_size ")
             printer.print_ssa_value(self.dynamicSharedMemorySize)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
+        for keyword, attr in (("module", LAUNCH_MODULE), ("function", LAUNCH_FUNCTION)):
+            name = self.attributes.get(attr)
+            if isinstance(name, SymbolRefAttr):
+                printer.print_string(f" {keyword}(")
+                printer.print_attribute(name)
+                printer.print_string(")")
+        printer.print_op_attributes(
+            self.attributes,
+            reserved_attr_names=(LAUNCH_MODULE, LAUNCH_FUNCTION),
+            print_keyword=True,
+        )
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
 
@@ -938,6 +1171,60 @@ class ShuffleOp(IRDLOperation):
 
 
 @irdl_op_definition
+class RotateOp(IRDLOperation):
+    """Rotates values across the lanes of a subgroup (MLIR's `gpu.rotate`): lane `k`
+    reads lane `((k + offset) mod width) + (k - k mod width)`; `valid` holds for the
+    first `width` lanes. `width` is a power of two and `0 <= offset < width`.
+
+    ```mlir
+    %v, %valid = gpu.rotate %x, 1, 16 : f32
+    ```
+    """
+
+    name = "gpu.rotate"
+    value = operand_def()
+    offset = prop_def(IntegerAttr)
+    width = prop_def(IntegerAttr)
+    rotated = result_def()
+    valid = result_def(IntegerType)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RotateOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        offset = parser.parse_integer()
+        parser.parse_punctuation(",")
+        width = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        op = cls.build(
+            operands=[parser.resolve_operand(value, type_)],
+            result_types=[type_, IntegerType(1)],
+            properties={"offset": IntegerAttr(offset, i32), "width": IntegerAttr(width, i32)},
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(f", {self.offset.value.data}, {self.width.value.data}")
+        _print_attributes(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+    def verify_(self) -> None:
+        width, offset = self.width.value.data, self.offset.value.data
+        if width <= 0 or width & (width - 1):
+            raise VerifyException(f"gpu.rotate's width {width} is not a power of two")
+        if not 0 <= offset < width:
+            raise VerifyException(f"gpu.rotate's offset {offset} is not in [0, {width})")
+        if self.rotated.type != self.value.type:
+            raise VerifyException("gpu.rotate's result has the type of its value")
+
+
+@irdl_op_definition
 class PrintfOp(IRDLOperation):
     """Prints from every thread that runs it, C `printf` style (MLIR's `gpu.printf`).
 
@@ -1089,6 +1376,106 @@ class VectorPrintOp(vector.PrintOp):
         printer.print_attribute(self.source.type)
 
 
+class WhileOp(scf.WhileOp):
+    """`scf.while (%a = %init) : (i32) -> i32 {...} do {...}`; with no loop-carried
+    values MLIR writes `scf.while : () -> () {...} do {...}`, which xDSL's parser
+    rejects (it requires the parenthesised list)."""
+
+    name = "scf.while"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WhileOp:
+        pairs: list[tuple[Parser.UnresolvedArgument, UnresolvedOperand]] = []
+
+        def parse_assignment() -> None:
+            argument = parser.parse_argument(expect_type=False)
+            parser.parse_punctuation("=")
+            pairs.append((argument, parser.parse_unresolved_operand()))
+
+        parser.parse_optional_comma_separated_list(parser.Delimiter.PAREN, parse_assignment)
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        function = parser.parse_function_type()
+        inputs = function.inputs.data
+        if len(pairs) != len(inputs):
+            parser.raise_error(
+                f"scf.while has {len(pairs)} initial value(s) but its type takes "
+                f"{len(inputs)}",
+                pos,
+                parser.pos,
+            )
+        arguments = [a.resolve(t) for (a, _), t in zip(pairs, inputs, strict=True)]
+        inits = [parser.resolve_operand(o, t) for (_, o), t in zip(pairs, inputs, strict=True)]
+        before = parser.parse_region(arguments)
+        parser.parse_keyword("do")
+        after = parser.parse_region()
+        op = cls(inits, function.outputs.data, before, after)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        if self.arguments:
+            printer.print_string(" (")
+            pairs = zip(self.before_region.block.args, self.arguments, strict=True)
+            for i, (argument, init) in enumerate(pairs):
+                if i:
+                    printer.print_string(", ")
+                printer.print_ssa_value(argument)
+                printer.print_string(" = ")
+                printer.print_ssa_value(init)
+            printer.print_string(")")
+        printer.print_string(" : ")
+        printer.print_operation_type(self)
+        printer.print_string(" ")
+        printer.print_region(self.before_region, print_entry_block_args=False)
+        printer.print_string(" do ")
+        printer.print_region(self.after_region)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+
+ADDRESS_SPACES = ("global", "workgroup", "private", "constant")
+"""MLIR's `gpu::AddressSpace` words."""
+
+
+@irdl_attr_definition
+class AddressSpaceAttr(ParametrizedAttribute):
+    """A GPU memory space, as MLIR writes it in memref types (xDSL lacks it): global
+    (device) memory, workgroup (shared by a block), private (one thread's) or constant.
+
+    ```mlir
+    memref<32xf32, #gpu.address_space<workgroup>>
+    ```
+    """
+
+    name = "gpu.address_space"
+
+    space: StringAttr = param_def()
+    """One of `ADDRESS_SPACES`."""
+
+    def __init__(self, space: str):
+        super().__init__(StringAttr(space))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<")
+        pos = parser.pos
+        word = parser.parse_identifier()
+        if word not in ADDRESS_SPACES:
+            parser.raise_error(
+                f"unknown GPU address space '{word}'; expected one of "
+                + ", ".join(ADDRESS_SPACES),
+                pos,
+                parser.pos,
+            )
+        parser.parse_punctuation(">")
+        return (StringAttr(word),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.space.data}>")
+
+
 # ---- the dialects --------------------------------------------------------------------------
 
 _CUSTOM_GPU: list[type[Operation]] = [
@@ -1098,27 +1485,37 @@ _CUSTOM_GPU: list[type[Operation]] = [
     LaunchOp, LaunchFuncOp,
 ]  # fmt: skip
 _NEW_GPU: list[type[Operation]] = [
-    HostRegisterOp, HostUnregisterOp, AllReduceOp, MemsetOp, ShuffleOp, PrintfOp, SubgroupReduceOp,
+    HostRegisterOp, HostUnregisterOp, AllReduceOp, MemsetOp, ShuffleOp, RotateOp, PrintfOp,
+    SubgroupReduceOp,
 ]  # fmt: skip
 
 
 def _replacing(
-    base: Dialect, custom: Sequence[type[Operation]], new: Sequence[type[Operation]]
+    base: Dialect,
+    custom: Sequence[type[Operation]],
+    new: Sequence[type[Operation]],
+    attributes: Sequence[type[Attribute]] = (),
 ) -> Dialect:
     by_name = {op.name: op for op in base.operations}
     by_name.update({op.name: op for op in custom})
     by_name.update({op.name: op for op in new})
-    return Dialect(base.name, list(by_name.values()), list(base.attributes))
+    return Dialect(base.name, list(by_name.values()), [*base.attributes, *attributes])
 
 
 def gpu_dialect() -> Dialect:
-    """xDSL's `gpu` dialect with MLIR's custom syntax and the ops xDSL lacks."""
-    return _replacing(gpu.GPU, _CUSTOM_GPU, _NEW_GPU)
+    """xDSL's `gpu` dialect with MLIR's custom syntax and the ops and attributes xDSL
+    lacks."""
+    return _replacing(gpu.GPU, _CUSTOM_GPU, _NEW_GPU, [AddressSpaceAttr])
 
 
 def memref_dialect() -> Dialect:
     """xDSL's `memref` dialect with `memref.cast` in custom syntax."""
     return _replacing(memref.MemRef, [CastOp, AtomicRMWOp], [])
+
+
+def scf_dialect() -> Dialect:
+    """xDSL's `scf` dialect reading `scf.while` without loop-carried values."""
+    return _replacing(scf.Scf, [WhileOp], [])
 
 
 def vector_dialect() -> Dialect:
@@ -1130,16 +1527,19 @@ DIALECT_OVERRIDES: dict[str, Callable[[], Dialect]] = {
     "gpu": gpu_dialect,
     "memref": memref_dialect,
     "vector": vector_dialect,
+    "scf": scf_dialect,
 }
 """Dialects devplan's context loads in place of xDSL's of the same name."""
 
 __all__ = [
     "DIALECT_OVERRIDES",
     "SHUFFLE_MODES",
+    "AddressSpaceAttr",
     "AllReduceOp",
     "CastOp",
     "MemsetOp",
     "PrintfOp",
+    "RotateOp",
     "ShuffleOp",
     "SubgroupReduceOp",
     "gpu_dialect",

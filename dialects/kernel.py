@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
+    UnregisteredOp,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
@@ -287,9 +288,11 @@ class KernelFuncOp(IRDLOperation):
             if op is self:
                 continue
             if not _allowed_in_kernel(op.name):
+                # An unregistered op's name is its op_name (its class is builtin.unregistered).
+                name = op.op_name.data if isinstance(op, UnregisteredOp) else op.name
                 raise error_at(
                     op,
-                    f"'{op.name}' is not allowed in {where}; kernel bodies may use "
+                    f"'{name}' is not allowed in {where}; kernel bodies may use "
                     + ", ".join(KERNEL_BODY_OPS),
                 )
             if isinstance(op, AllocSharedOp) and op.parent_op() is not self:

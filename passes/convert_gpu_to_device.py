@@ -9,7 +9,8 @@ so devplan can classify, plan and run it.
   gpu.global_id                      ->  block_id * block_dim + thread_id
   gpu.barrier, gpu.return            ->  kernel.barrier, kernel.return
   gpu.printf, cf.assert (in kernels) ->  kernel.printf, kernel.assert
-  gpu.all_reduce/subgroup_reduce/shuffle -> shared memory, barriers and loops (gpu_kernel_lowering)
+  gpu.all_reduce/subgroup_reduce/shuffle/rotate -> shared memory, barriers and loops
+                                     (gpu_kernel_lowering)
   gpu.alloc / gpu.dealloc            ->  device.alloc / device.free (host_shared: "host" scope)
   gpu.memcpy %dst, %src              ->  device.copy %src to %dst (async: device.copy_async)
   gpu.launch_func                    ->  device.launch (async kept; i32/i64 sizes cast to index)
@@ -17,6 +18,9 @@ so devplan can classify, plan and run it.
 
 Phases:
 
+0. Async regions (async_to_host): each `async.execute` body runs where it stands, in
+   program order, and `async.await` goes away. Each `gpu.memset` becomes a launch of a
+   fill kernel (gpu_memset).
 1. Outlining (gpu_outlining): each `gpu.launch` with a body becomes a `gpu.func` in a
    new `gpu.module` and a `gpu.launch_func` of it.
 2. Checks: every refusal below, before anything changes.
@@ -44,10 +48,14 @@ Ops devplan has only in a synchronous form (alloc, free) wait for their
 dependencies first and produce an empty list.
 
 Not converted (a located error at the op): `gpu.lane_id`, subgroup id/size queries,
-`gpu.set_default_device`, `gpu.memset`, kernel-only ops outside a `gpu.func`, gpu ops
+`gpu.set_default_device`, kernel-only ops outside a `gpu.func`, gpu ops
 inside ops devplan does not know, cluster sizes, dynamic shared memory, non-kernel
-`gpu.func`s, memory spaces other than none/0/1 (global), `gpu.host_register` of memory
-that is not a `memref.alloc`, and tokens that flow into ops other than the gpu ops above.
+`gpu.func`s, private attributions and argument attributes of a `gpu.func`, workgroup
+attributions of dynamic shape or not in workgroup memory, `gpu.module` targets, barriers
+of subgroup scope, memory spaces other than global (none, 0, 1 or
+`#gpu.address_space<global>`), `gpu.host_register` of
+memory that is not a `memref.alloc`, and tokens that flow into ops other than the gpu
+ops above. Workgroup attributions become `kernel.alloc_shared` buffers (phase 4).
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
+    StringAttr,
     UnregisteredOp,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
@@ -77,7 +86,9 @@ from ..dialects import gpu_assembly as ga
 from ..dialects import kernel
 from ..dialects.target import TargetAttr, TargetError
 from ..dialects.vdev import DeviceAttr
+from .async_to_host import run_async_on_host
 from .gpu_kernel_lowering import lower_kernel_body
+from .gpu_memset import memsets_to_launches
 from .gpu_outlining import outline_launches
 
 UNSUPPORTED: dict[str, str] = {
@@ -85,7 +96,6 @@ UNSUPPORTED: dict[str, str] = {
     "gpu.subgroup_id": "subgroup ops have no kernel-dialect equivalent",
     "gpu.subgroup_size": "subgroup ops have no kernel-dialect equivalent",
     "gpu.num_subgroups": "subgroup ops have no kernel-dialect equivalent",
-    "gpu.memset": "gpu.memset has no devplan equivalent; fill the buffer in a kernel",
     "gpu.set_default_device": "gpu.set_default_device cannot be converted; choose the "
     'device with the pass option, e.g. convert-gpu-to-device{device="cuda:1"}',
 }
@@ -109,6 +119,7 @@ _KERNEL_ONLY = frozenset(
         "gpu.all_reduce",
         "gpu.subgroup_reduce",
         "gpu.shuffle",
+        "gpu.rotate",
         "gpu.printf",
     }
 )
@@ -182,6 +193,14 @@ def device_target(module: ModuleOp, device: DeviceAttr) -> TargetAttr:
         ) from None
 
 
+def _is_workgroup_space(space: Attribute) -> bool:
+    """Workgroup (block-shared) memory: MLIR's address space 3, or
+    `#gpu.address_space<workgroup>`."""
+    if isinstance(space, IntegerAttr):
+        return space.value.data == 3
+    return isinstance(space, ga.AddressSpaceAttr) and space.space.data == "workgroup"
+
+
 def _in_gpu_func(op: Operation) -> bool:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, gpu.FuncOp):
@@ -245,12 +264,64 @@ class GpuToDevice:
                     f"'{op.name}' is inside '{parent.op_name.data}', an op devplan does not "
                     "know; only gpu ops in functions and scf regions can be converted",
                 )
-        if isinstance(op, gpu.FuncOp) and not is_kernel(op):
+        for key, what in ((ga.MODULE_TARGETS, "compilation targets"),
+                          (ga.MODULE_HANDLER, "an offloading handler")):  # fmt: skip
+            if isinstance(op, gpu.ModuleOp) and key in op.attributes:
+                raise error_at(
+                    op,
+                    f"gpu.module @{op.sym_name.data} names {what} {op.attributes[key]}; "
+                    "devplan compiles its kernels for the device the pass converts to "
+                    '(convert-gpu-to-device{device="cuda:0"}): remove them',
+                )
+        scope = op.attributes.get(ga.BARRIER_SCOPE)
+        if isinstance(op, gpu.BarrierOp) and isinstance(scope, StringAttr):
+            raise error_at(
+                op,
+                f"a gpu.barrier of {scope.data} scope cannot be converted; "
+                "kernel.barrier waits for every thread of the block",
+            )
+        if isinstance(op, gpu.FuncOp):
+            self._check_func(op)
+
+    def _check_func(self, op: gpu.FuncOp) -> None:
+        if ga.ARG_ATTRS in op.attributes:
+            raise error_at(
+                op,
+                f"gpu.func @{op.sym_name.data} has argument attributes "
+                f"{op.attributes[ga.ARG_ATTRS]}; devplan does not convert them",
+            )
+        if not is_kernel(op):
             raise error_at(
                 op,
                 f"gpu.func @{op.sym_name.data} is not a kernel; only kernels (gpu.func "
                 "... kernel) can be converted",
             )
+        self._check_attributions(op)
+
+    def _check_attributions(self, op: gpu.FuncOp) -> None:
+        """Workgroup attributions need a static shape and workgroup memory; private
+        ones (memory of each thread) have no kernel-dialect equivalent."""
+        block = op.body.blocks.first
+        assert block is not None
+        inputs = len(op.function_type.inputs.data)
+        workgroup = ga.workgroup_attribution_count(op)
+        name = op.sym_name.data
+        if len(block.args) > inputs + workgroup:
+            raise error_at(
+                op,
+                f"gpu.func @{name} has private attributions (memory of each thread); "
+                "devplan's kernels have no per-thread memory; keep such values in SSA values",
+            )
+        for arg in block.args[inputs:]:
+            type_ = arg.type
+            assert isa(type_, MemRefType[Attribute])
+            if not type_.has_static_shape() or not _is_workgroup_space(type_.memory_space):
+                raise error_at(
+                    op,
+                    f"workgroup attribution {type_} of gpu.func @{name} cannot be converted; "
+                    "it needs a static shape and the workgroup memory space (3 or "
+                    "#gpu.address_space<workgroup>)",
+                )
 
     def _check_launch(self, op: gpu.LaunchFuncOp) -> None:
         if op.clusterSizeX is not None:
@@ -287,11 +358,13 @@ class GpuToDevice:
         if not (
             isinstance(space, NoneAttr)
             or (isinstance(space, IntegerAttr) and space.value.data in (0, 1))
+            or (isinstance(space, ga.AddressSpaceAttr) and space.space.data == "global")
         ):
             raise error_at(
                 where,
                 f"memory space {space} of {type_} has no devplan equivalent; "
-                "only global memory (no space, 0 or 1) is converted",
+                "only global memory (no space, 0, 1 or #gpu.address_space<global>) is "
+                "converted",
             )
         return MemRefType(type_.element_type, type_.shape, type_.layout, self.memory)
 
@@ -406,6 +479,7 @@ class GpuToDevice:
         warp_size = self.target.get_attr("thread_warp_size", 32)
         assert isinstance(max_threads, int)
         assert isinstance(warp_size, int)
+        self.attributions_to_shared_memory(op)
         lower_kernel_body(op, op.body, name, max_threads, warp_size)
         body = op.detach_region(op.body)
         block = body.blocks.first
@@ -424,6 +498,34 @@ class GpuToDevice:
         Rewriter.erase_op(op)
         return new
 
+    def attributions_to_shared_memory(self, op: gpu.FuncOp) -> None:
+        """Workgroup attributions become `kernel.alloc_shared` buffers; private ones
+        (memory of each thread) have no kernel-dialect equivalent."""
+        block = op.body.blocks.first
+        assert block is not None
+        inputs = len(op.function_type.inputs.data)
+        workgroup = ga.workgroup_attribution_count(op)
+        assert len(block.args) == inputs + workgroup  # checked: no private attributions
+        first = block.first_op
+        for arg in list(block.args[inputs:]):
+            type_ = arg.type
+            assert isa(type_, MemRefType[Attribute])
+            shared = MemRefType(
+                type_.element_type,
+                type_.shape,
+                memory_space=DeviceAttr.make(None, None, None, "shared"),
+            )
+            alloc = kernel.AllocSharedOp(shared)
+            alloc.location = op.location
+            alloc.result.name_hint = arg.name_hint
+            if first is None:
+                block.add_op(alloc)
+            else:
+                block.insert_op_before(alloc, first)
+            arg.replace_all_uses_with(alloc.result)
+            block.erase_arg(arg)
+        op.attributes.pop(ga.WORKGROUP_ATTRIBUTIONS, None)
+
     def convert_kernel_op(self, op: Operation) -> None:
         query = _INDEX_QUERIES.get(op.name)
         if query is not None:
@@ -437,6 +539,7 @@ class GpuToDevice:
             for part in (bid, bdim, tid, base):
                 part.result.name_hint = None
         elif isinstance(op, gpu.BarrierOp):
+            # A memfence list only narrows what is fenced: a full barrier is stronger.
             self._replace(op, [kernel.BarrierOp()])
         elif isinstance(op, gpu.ReturnOp):
             if op.args:
@@ -658,6 +761,8 @@ class GpuToDevice:
         self.replaced.append(op)
 
     def run(self) -> None:
+        run_async_on_host(self.module)
+        memsets_to_launches(self.module)
         outline_launches(self.module)
         self.check()
         self.collect_registrations()

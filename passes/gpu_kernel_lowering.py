@@ -10,14 +10,16 @@ Phases, per kernel body (before its gpu ops become kernel ops):
    block with one predecessor inlines that block. Loops (back edges) and returns
    from inside a branch are refused with a located error.
 2. **Collectives through shared memory.** Each `gpu.all_reduce` (every reduction
-   kind, or a region combining two values), `gpu.subgroup_reduce` and `gpu.shuffle`
-   becomes: each thread stores its value into a `kernel.alloc_shared` buffer at its
-   linear thread index, a barrier, each thread reads what it needs (all values of its
-   block, of its subgroup, or one other lane's) and combines them in lane order, and a
-   barrier (so the buffer can be reused). The buffer holds `max_num_threads` values of
-   the target; the subgroup size is the target's `thread_warp_size`. A shuffle's lane
-   is its linear index modulo the subgroup size; lanes form segments of `width`; the
-   result is valid when the source lane is inside the segment and the block.
+   kind, or a region combining two values), `gpu.subgroup_reduce`, `gpu.shuffle` and
+   `gpu.rotate` becomes: each thread stores its value into a `kernel.alloc_shared`
+   buffer at its linear thread index, a barrier, each thread reads what it needs (all
+   values of its block, of its subgroup, or one other lane's) and combines them in lane
+   order, and a barrier (so the buffer can be reused). The buffer holds
+   `max_num_threads` values of the target; the subgroup size is the target's
+   `thread_warp_size`. A shuffle's lane is its linear index modulo the subgroup size;
+   lanes form segments of `width`; the result is valid when the source lane is inside
+   the segment and the block. A rotation reads within the lane's segment too, and is
+   valid for the subgroup's first `width` lanes (as MLIR defines it).
 3. **Side effects.** `gpu.printf` becomes `kernel.printf` and `cf.assert`
    `kernel.assert`, carrying the place MLIR's CUDA runtime names in its message
    (`file:line: function`, from the op's location).
@@ -26,7 +28,9 @@ Invariant: every op added is an `arith`/`memref`/`scf` op or a `gpu` index query
 barrier, which the rest of the conversion maps to the kernel dialect.
 
 Unhandled (a located error): a `gpu.subgroup_reduce` with a cluster stride, a
-reduction region of several blocks, and unstructured control flow (above).
+reduction region of several blocks, unstructured control flow (above), and a spin-wait
+(an `scf.while` that carries no values and has an empty body: it waits for another
+thread or kernel to make progress, which devplan does not promise).
 """
 
 from __future__ import annotations
@@ -381,6 +385,32 @@ class Collectives:
         op.valid.replace_all_uses_with(valid)
         Rewriter.erase_op(op)
 
+    def rotate(self, op: ga.RotateOp) -> None:
+        """Lane `k` reads lane `base + (k - base + offset) mod width` of its segment of
+        `width` lanes (`base`); valid for the subgroup's first `width` lanes."""
+        linear, count = self._linear(op)
+        buffer = self._publish(op, op.value, linear)
+        warp = self._index(op, self.warp_size)
+        lane = self._arith(op, arith.RemUIOp(linear, warp))
+        width = self._index(op, op.width.value.data)
+        local = self._arith(op, arith.RemUIOp(lane, width))
+        shifted = self._arith(op, arith.AddiOp(local, self._index(op, op.offset.value.data)))
+        source = self._arith(op, arith.RemUIOp(shifted, width))
+        target = self._arith(op, arith.AddiOp(self._arith(op, arith.SubiOp(linear, local)), source))
+        valid = self._arith(
+            op,
+            arith.AndIOp(
+                self._arith(op, arith.CmpiOp(lane, width, "ult")),
+                self._arith(op, arith.CmpiOp(target, count, "ult")),
+            ),
+        )
+        index = self._arith(op, arith.SelectOp(valid, target, linear))
+        value = self._arith(op, memref.LoadOp.get(buffer, [index]))
+        self._before(op, ga.BarrierOp.build())
+        op.rotated.replace_all_uses_with(value)
+        op.valid.replace_all_uses_with(valid)
+        Rewriter.erase_op(op)
+
 
 _REDUCE_OPS: dict[tuple[str, bool], str] = {
     ("add", False): "addi", ("add", True): "addf",
@@ -436,10 +466,32 @@ def lower_side_effects(body: Region, function: str) -> None:
         Rewriter.replace_op(op, new)
 
 
+def refuse_spin_waits(body: Region) -> None:
+    """A loop that carries no values and does nothing in its body but test memory
+    (`scf.while : () -> () {... scf.condition} do { scf.yield }`) waits for another
+    thread or kernel to change that memory. devplan runs launches one after another
+    and runs the threads of a launch in an order of its choosing, so such a loop might
+    never end: refuse it here, with that reason, rather than as just another op the
+    backends lack."""
+    for op in body.walk():
+        if not isinstance(op, scf.WhileOp) or op.arguments or op.res:
+            continue
+        after = op.after_region.blocks.first
+        if after is not None and all(isinstance(o, scf.YieldOp) for o in after.ops):
+            raise error_at(
+                op,
+                "this scf.while waits for memory that another thread or kernel changes "
+                "(it carries no values and its body does nothing); devplan runs launches "
+                "one after another and does not promise that threads make progress "
+                "independently, so the wait might never end",
+            )
+
+
 def lower_kernel_body(
     func: Operation, body: Region, name: str, max_threads: int, warp_size: int
 ) -> None:
     """Phases 1-3 on the body of the kernel `name`."""
+    refuse_spin_waits(body)
     structurize(body, func)
     entry = body.blocks.first
     assert entry is not None
@@ -451,7 +503,9 @@ def lower_kernel_body(
             collectives.subgroup_reduce(op)
         elif isinstance(op, ga.ShuffleOp):
             collectives.shuffle(op)
+        elif isinstance(op, ga.RotateOp):
+            collectives.rotate(op)
     lower_side_effects(body, name)
 
 
-__all__ = ["assertion_origin", "lower_kernel_body", "structurize"]
+__all__ = ["assertion_origin", "lower_kernel_body", "refuse_spin_waits", "structurize"]

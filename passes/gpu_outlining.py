@@ -7,12 +7,13 @@ Phases, for each `gpu.launch` in program order:
 1. Captures: the values the body uses but does not define. An `arith.constant` is
    cloned into the kernel (MLIR sinks constants too); every other captured value
    becomes a kernel parameter, in order of first use, passed by the launch.
-2. The body region moves into the new `gpu.func @<function>_kernel` (suffixed `_0`,
-   `_1`, ... when taken). Its twelve `index` arguments (block ids, thread ids, grid
-   sizes, block sizes) are replaced by `gpu.block_id`/`thread_id`/`grid_dim`/
-   `block_dim` ops at the top of the entry block; each `gpu.terminator` becomes
-   `gpu.return`.
-3. The launch becomes `gpu.launch_func @<name>::@<name>` with the same sizes, async
+2. The body region moves into the new `gpu.func @<function>_kernel` in the new
+   `gpu.module @<function>_kernel` (suffixed `_0`, `_1`, ... when taken), or into the
+   names the launch asks for with `module(@m) function(@f)`. Its twelve `index`
+   arguments (block ids, thread ids, grid sizes, block sizes) are replaced by
+   `gpu.block_id`/`thread_id`/`grid_dim`/`block_dim` ops at the top of the entry
+   block; each `gpu.terminator` becomes `gpu.return`.
+3. The launch becomes `gpu.launch_func @<module>::@<function>` with the same sizes, async
    dependencies and token, and the captured values as arguments; the module gets
    `gpu.container_module`.
 
@@ -96,7 +97,7 @@ def outline_launch(module: ModuleOp, launch: gpu.LaunchOp) -> None:
         raise error_at(launch, "gpu.launch with cluster sizes cannot be converted")
     if launch.dynamicSharedMemorySize is not None:
         raise error_at(launch, "gpu.launch with dynamic shared memory cannot be converted")
-    name = _fresh_name(module, _kernel_stem(module, launch))
+    module_name, function_name = _kernel_names(module, launch)
 
     region = launch.detach_region(launch.body)
     entry = region.blocks.first
@@ -104,8 +105,24 @@ def outline_launch(module: ModuleOp, launch: gpu.LaunchOp) -> None:
         raise error_at(launch, "gpu.launch needs a body whose entry block has 12 index arguments")
     params = _parameters(launch, region, entry)
     _replace_region_arguments(launch, region, entry, params)
-    _add_kernel(module, launch, region, name, params)
-    _replace_launch(module, launch, name, params)
+    _add_kernel(module, launch, region, module_name, function_name, params)
+    _replace_launch(module, launch, module_name, function_name, params)
+
+
+def _kernel_names(module: ModuleOp, launch: gpu.LaunchOp) -> tuple[str, str]:
+    """The new gpu.module's and gpu.func's names: those the launch asks for
+    (`module(@m) function(@f)`; the module's suffixed when taken), else both
+    `<function>_kernel` (suffixed when taken)."""
+    asked_module = launch.attributes.get(ga.LAUNCH_MODULE)
+    asked_function = launch.attributes.get(ga.LAUNCH_FUNCTION)
+    stem = _kernel_stem(module, launch)
+    module_name = _fresh_name(
+        module,
+        asked_module.root_reference.data if isinstance(asked_module, SymbolRefAttr) else stem,
+    )
+    if isinstance(asked_function, SymbolRefAttr):
+        return module_name, asked_function.root_reference.data
+    return module_name, module_name
 
 
 def _kernel_stem(module: ModuleOp, launch: gpu.LaunchOp) -> str:
@@ -166,7 +183,12 @@ def _replace_region_arguments(
 
 
 def _add_kernel(
-    module: ModuleOp, launch: gpu.LaunchOp, region: Region, name: str, params: list[SSAValue]
+    module: ModuleOp,
+    launch: gpu.LaunchOp,
+    region: Region,
+    module_name: str,
+    name: str,
+    params: list[SSAValue],
 ) -> None:
     kernel = ga.FuncOp.build(
         properties={
@@ -178,14 +200,18 @@ def _add_kernel(
     )
     kernel.location = launch.location
     kernel_module = ga.ModuleOp.build(
-        properties={"sym_name": StringAttr(name)}, regions=[Region(Block([kernel]))]
+        properties={"sym_name": StringAttr(module_name)}, regions=[Region(Block([kernel]))]
     )
     kernel_module.location = launch.location
     module.body.block.add_op(kernel_module)
 
 
 def _replace_launch(
-    module: ModuleOp, launch: gpu.LaunchOp, name: str, params: list[SSAValue]
+    module: ModuleOp,
+    launch: gpu.LaunchOp,
+    module_name: str,
+    name: str,
+    params: list[SSAValue],
 ) -> None:
     """Phase 3: the launch."""
     call = ga.LaunchFuncOp.build(
@@ -205,7 +231,7 @@ def _replace_launch(
             [],
         ],
         result_types=[[gpu.AsyncTokenType()] if launch.asyncToken is not None else []],
-        properties={"kernel": SymbolRefAttr(name, [name])},
+        properties={"kernel": SymbolRefAttr(module_name, [name])},
     )
     call.location = launch.location
     Rewriter.replace_op(launch, call)

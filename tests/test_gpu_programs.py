@@ -304,3 +304,87 @@ func.func private @printMemrefI32(memref<*xi32>)
         rows = out.getvalue().split("data = \n")[1].replace("[", "").replace("]", "")
         got = np.array([int(x) for x in rows.replace(",", " ").split()]).reshape(4, n)
         np.testing.assert_array_equal(got, expected, err_msg=backend)
+
+
+@pytest.mark.parametrize("shape", [(), (300,), (3, 5, 129)])
+def test_memset_fills_every_element_once_whatever_the_rank_and_size(shape: tuple[int, ...]) -> None:
+    """gpu.memset becomes a fill launch over ceil(n / 128) blocks: sizes that are not a
+    multiple of the block, several blocks, and rank 0 all end fully filled, and nothing
+    else (the buffer is the function's output, so a stray store would fault)."""
+    text = "x".join(map(str, shape))
+    type_ = f"memref<{text}xi32>" if shape else "memref<i32>"
+    source = f"""
+func.func @main() -> {type_} {{
+  %m = gpu.alloc () : {type_}
+  %h = memref.alloc() : {type_}
+  %v = arith.constant 41 : i32
+  gpu.memset %m, %v : {type_}, i32
+  gpu.memcpy %h, %m : {type_}, {type_}
+  gpu.dealloc %m : {type_}
+  return %h : {type_}
+}}
+"""
+    module = devplan.parse(source)
+    devplan.apply(module, "convert-gpu-to-device")
+    result = devplan.execute(module, [], entry="main", kernel_backend="numpy")
+    np.testing.assert_array_equal(result.outputs[0], np.full(shape, 41, dtype=np.int32))
+
+
+def test_async_regions_run_in_program_order_with_their_values() -> None:
+    """async-to-host: a fork (two regions taking one value) and a join (a region taking
+    both results) give what sequential execution gives; no async op is left."""
+    source = """
+func.func @main() -> i32 {
+  %t0, %a = async.execute -> !async.value<i32> {
+    %x = arith.constant 3 : i32
+    async.yield %x : i32
+  }
+  %t1, %b = async.execute [%t0] (%a as %x : !async.value<i32>) -> !async.value<i32> {
+    %y = arith.muli %x, %x : i32
+    async.yield %y : i32
+  }
+  %t2, %c = async.execute [%t0] (%a as %x : !async.value<i32>) -> !async.value<i32> {
+    %one = arith.constant 1 : i32
+    %z = arith.addi %x, %one : i32
+    async.yield %z : i32
+  }
+  %t3, %d = async.execute [%t1, %t2] (%b as %y : !async.value<i32>, %c as %z : !async.value<i32>) -> !async.value<i32> {
+    %s = arith.subi %y, %z : i32
+    async.yield %s : i32
+  }
+  %r = async.await %d : !async.value<i32>
+  return %r : i32
+}
+"""
+    module = devplan.parse(source)
+    devplan.apply(module, "async-to-host")
+    assert not [op for op in module.walk() if op.name.startswith("async.")]
+    assert devplan.execute(module, [], entry="main").outputs[0] == 5
+
+
+def test_global_address_space_memory_runs_like_memory_space_one() -> None:
+    """`memref<..., #gpu.address_space<global>>` is device global memory, as space 1 is."""
+    source = """
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f(%a: memref<4xf32, #gpu.address_space<global>>) kernel {
+      %t = gpu.thread_id x
+      %i = arith.index_cast %t : index to i32
+      %v = arith.sitofp %i : i32 to f32
+      memref.store %v, %a[%t] : memref<4xf32, #gpu.address_space<global>>
+      gpu.return
+    }
+  }
+  func.func @main() -> memref<4xf32> {
+    %m = gpu.alloc () : memref<4xf32, #gpu.address_space<global>>
+    %h = memref.alloc() : memref<4xf32>
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32, #gpu.address_space<global>>)
+    gpu.memcpy %h, %m : memref<4xf32>, memref<4xf32, #gpu.address_space<global>>
+    gpu.dealloc %m : memref<4xf32, #gpu.address_space<global>>
+    return %h : memref<4xf32>
+  }
+}
+"""
+    np.testing.assert_array_equal(run(source).outputs[0], np.arange(4, dtype=np.float32))

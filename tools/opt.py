@@ -102,6 +102,41 @@ class DevplanOptMain(xDSLOptMain):
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=verify_then_continue)
 
+    def run(self) -> None:
+        if not self.args.split_input_file or (
+            self.args.verify_diagnostics or self.args.parsing_diagnostics
+        ):
+            super().run()
+            return
+        # As mlir-opt does: every chunk runs; a chunk's error is reported (stderr) and the
+        # next chunk runs; the exit status is 1 when any chunk failed.
+        chunks, file_extension = self.prepare_input()
+        output = self.prepare_output()
+        failed = False
+        try:
+            for i, (chunk, offset) in enumerate(chunks):
+                try:
+                    if i > 0:
+                        output.write("// -----\n")
+                    module = self.parse_chunk(chunk, file_extension, offset)
+                    if module is not None:
+                        self.apply_passes(module)
+                        output.write(self.output_resulting_program(module))
+                    output.flush()
+                except (ParseError, DiagnosticException, DevplanError) as e:
+                    if isinstance(e, ParseError):
+                        e.span = dataclasses.replace(e.span, line_offset=offset)
+                    output.flush()
+                    print(user_error_text(e), file=sys.stderr)
+                    failed = True
+                finally:
+                    chunk.close()
+        finally:
+            if output is not sys.stdout:
+                output.close()
+        if failed:
+            raise SystemExit(1)
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(

@@ -11,7 +11,7 @@ devplan-run FILE.mlir [--entry main] [--system sys.toml] [--pipeline PASSES]
 Arguments of the entry function come from `--arg` and `--args` (in order: a `.npy` file
 for a memref, a number or `true`/`false` for a scalar) and, for the ones not given, from
 `--random-args SEED` (made from the function's types). `--pipeline` runs passes first;
-without it, a program holding `gpu` dialect ops is converted by `convert-gpu-to-device`.
+without it, a program holding `gpu` or `async` dialect ops is converted by `convert-gpu-to-device`.
 A level-1 program (tensors) then runs through `default-pipeline` (plan-devices,
 elide-copies, lower-to-device, elide-copies, classify-regions), and `--print-pipeline-ir`
 prints the level-2 program that runs.
@@ -224,8 +224,9 @@ def run(args: argparse.Namespace) -> int:
     module = parse(Path(args.file))
     if args.pipeline:
         apply(module, args.pipeline)
-    elif any(op.name.startswith("gpu.") for op in module.walk()):
-        # A program in MLIR's gpu dialect: convert it as `--pipeline convert-gpu-to-device`.
+    elif any(op.name.startswith(("gpu.", "async.")) for op in module.walk()):
+        # A program in MLIR's gpu (and async) dialect: convert it as
+        # `--pipeline convert-gpu-to-device`.
         apply(module, "convert-gpu-to-device")
     # Level 1 is lowered here (once); unsupported IR is reported before any input is read.
     program = compile_program(module, args.kernel_backend)

@@ -700,6 +700,13 @@ def store(
         return
     arrays = [arr(i) for i in idx]
     _check_gather(f, site, buffer, mem, arrays)
+    if not arrays:  # a rank-0 memref under a mask: the last active lane's value wins
+        assert f.mask is not None  # unmasked, the all-int path above took it
+        shape = np.broadcast_shapes(np.shape(f.mask), np.shape(value))
+        stored = np.broadcast_to(value, shape)[np.broadcast_to(f.mask, shape)]
+        if stored.size:
+            mem[()] = stored[-1]
+        return
     shapes = [np.shape(a) for a in arrays] + [np.shape(value)]
     if f.mask is None:
         shape = np.broadcast_shapes(*shapes)

@@ -1,4 +1,4 @@
-// MLIR's custom assembly of the gpu ops, memref.cast, memref.atomic_rmw and
+// MLIR's custom assembly of the gpu ops, memref.cast, memref.atomic_rmw, scf.while and
 // vector.print is read and printed back the same way; generic form reads too.
 // RUN: devplan-opt %s | filecheck %s
 // RUN: devplan-opt %s --print-op-generic | devplan-opt | filecheck %s
@@ -75,5 +75,54 @@ func.func @host(%n: index, %f: f32, %i: i32, %t0: !gpu.async.token) {
   gpu.wait [%t2, %ht]
   gpu.dealloc %m : memref<?xf32>
   vector.print %f : f32
+  return
+}
+
+// scf.while without loop-carried values is written without the parenthesised list
+// (MLIR's form, which xDSL's parser rejects); with them, as before.
+// CHECK-LABEL: func.func @loops(
+// CHECK-NEXT:    scf.while : () -> () {
+// CHECK-NEXT:      scf.condition(%c)
+// CHECK-NEXT:    } do {
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %r = scf.while (%x = %n) : (index) -> index {
+// CHECK-NEXT:      scf.condition(%c) %x : index
+// CHECK-NEXT:    } do {
+// CHECK-NEXT:    ^bb0(%y: index):
+// CHECK-NEXT:      scf.yield %y : index
+// CHECK-NEXT:    } attributes {note}
+func.func @loops(%c: i1, %n: index) {
+  scf.while: () -> () {
+    scf.condition(%c)
+  } do {
+    scf.yield
+  }
+  %r = scf.while (%x = %n) : (index) -> index {
+    scf.condition(%c) %x : index
+  } do {
+  ^bb0(%y: index):
+    scf.yield %y : index
+  } attributes {note}
+  return
+}
+
+// gpu.func attributions and argument attributes, #gpu.address_space, gpu.module targets, and a gpu.memcpy
+// between memory spaces (MLIR requires equal element types and shapes only).
+// CHECK-LABEL: gpu.module @attributed <#target.target<"rocm">> [#target.target<"cuda">] {
+// CHECK-NEXT:    gpu.func @k(%x: f32) workgroup(%w: memref<4xf32, #gpu.address_space<workgroup>>) private(%p: memref<2xf32, #gpu.address_space<private>>, %q: memref<1xi32, 5 : i64>) {
+// CHECK:         gpu.func @with_arg_attrs(%a: memref<4xf32> {llvm.noalias}, %b: f32, %c: i32 {note = 1 : i64}) kernel {
+// CHECK:       func.func @copy_between_spaces(%d: memref<4xf32>, %s: memref<4xf32, 1 : i64>) {
+// CHECK-NEXT:    gpu.memcpy %d, %s : memref<4xf32>, memref<4xf32, 1 : i64>
+gpu.module @attributed <#target.target<"rocm">> [#target.target<"cuda">] {
+  gpu.func @k(%x: f32) workgroup(%w: memref<4xf32, #gpu.address_space<workgroup>>) private(%p: memref<2xf32, #gpu.address_space<private>>, %q: memref<1xi32, 5>) {
+    gpu.return
+  }
+  gpu.func @with_arg_attrs(%a: memref<4xf32> {llvm.noalias}, %b: f32, %c: i32 {note = 1}) kernel {
+    gpu.return
+  }
+}
+func.func @copy_between_spaces(%d: memref<4xf32>, %s: memref<4xf32, 1>) {
+  gpu.memcpy %d, %s : memref<4xf32>, memref<4xf32, 1>
   return
 }
