@@ -766,8 +766,8 @@ class _LaunchSite:
 
     __slots__ = (
         "api", "block", "cost", "device", "device_name", "ex", "frees", "grid", "host_frees",
-        "kernel", "key", "label", "limit", "located", "model", "name", "now", "op", "run", "scheduler",
-        "seconds", "stream", "totals", "values", "views", "writes",
+        "kernel", "key", "label", "limit", "located", "model", "name", "now", "op", "run",
+        "scheduler", "seconds", "stream", "totals", "views", "writes",
     )  # fmt: skip
 
     def __init__(
