@@ -766,8 +766,8 @@ class _LaunchSite:
 
     __slots__ = (
         "api", "block", "cost", "device", "device_name", "ex", "frees", "grid", "host_frees",
-        "kernel", "key", "label", "limit", "located", "model", "name", "now", "op", "run",
-        "scheduler", "seconds", "stream", "totals", "views", "writes",
+        "kernel", "key", "label", "limit", "located", "model", "name", "now", "op",
+        "repeatable", "run", "scheduler", "seconds", "stream", "totals", "views", "writes",
     )  # fmt: skip
 
     def __init__(
@@ -811,6 +811,12 @@ class _LaunchSite:
         """The arguments as that launch's kernel saw them."""
         self.frees = 0
         self.host_frees = 0
+        api_type = type(self.api)
+        self.repeatable = (
+            api_type.launch is DeviceAPI.launch and api_type.kernel_views is DeviceAPI.kernel_views
+        )
+        """Whether a launch may be repeated without the DeviceAPI: only where it launches
+        as `DeviceAPI` does (a DeviceAPI that launches its own way is always asked)."""
         capacity = self.api.get_attr(device, "max_shared_memory_per_block")
         if isinstance(capacity, int) and shared > capacity:  # unchecked when not reported
             raise error_at(
@@ -872,7 +878,7 @@ class _LaunchSite:
             )
         except DevplanError as e:
             raise _at(op, e) from None
-        if immediate and all(type(x) is int for x in key[:6]):
+        if immediate and self.repeatable and all(type(x) is int for x in key[:6]):
             # It ran at once and was accepted: the next launch with this key may skip
             # what was checked and reuse the views (see `_launch`).
             self.key = key

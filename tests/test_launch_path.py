@@ -16,6 +16,9 @@ import pytest
 
 import devplan
 from devplan.runtime import streams
+from devplan.runtime.device_api import Device, register_device_api
+from devplan.runtime.simulated import SimulatedDeviceAPI
+from devplan.runtime.system import DEFAULT_SYSTEM_TOML, System
 
 G = '#vdev.device<"cuda", 0, ?, "global">'
 M = f"memref<4xf32, {G}>"
@@ -285,3 +288,23 @@ def test_a_repeated_launch_on_an_array_the_host_changed_sees_the_change() -> Non
     np.testing.assert_array_equal(
         result.outputs[0], devplan.execute(devplan.parse(text), [4]).outputs[0]
     )
+
+
+class CountingLaunchesAPI(SimulatedDeviceAPI):
+    """A DeviceAPI that launches its own way (here: counting, then as usual)."""
+
+    launched = 0
+
+    def launch(self, device: Device, kernel: Any, args: Any, **options: Any) -> Any:
+        CountingLaunchesAPI.launched += 1
+        return super().launch(device, kernel, args, **options)
+
+
+def test_a_device_api_that_launches_its_own_way_is_asked_for_every_launch() -> None:
+    register_device_api("test-counting", CountingLaunchesAPI, override=True)
+    text = DEFAULT_SYSTEM_TOML.replace('api = "simulated"', 'api = "test-counting"')
+    system = System.from_text(text, "counting.toml")
+    CountingLaunchesAPI.launched = 0
+    result = devplan.execute(devplan.parse(BUMPS), [7], system=system)
+    assert result.outputs[0][0] == 7.0
+    assert CountingLaunchesAPI.launched == 7
