@@ -382,11 +382,14 @@ class Scheduler:
         """
         if stream.freed:
             raise StreamError(f"stream {stream.name} was freed; create a new stream")
-        names = self._names
-        for memory, name in reads:
-            names[id(memory)] = name
-        for memory, name in writes:
-            names[id(memory)] = name
+        if self.queued:
+            # Names serve race messages, and races need pending work: with none, an
+            # operation runs at once or becomes the only pending one (named below).
+            names = self._names
+            for memory, name in reads:
+                names[id(memory)] = name
+            for memory, name in writes:
+                names[id(memory)] = name
         last = stream.last
         seq = stream.count
         preds, clock = _pending_predecessors(last, wait_for)
@@ -411,6 +414,9 @@ class Scheduler:
             if self.host_time < token.end:
                 self.host_time = token.end
             return token
+        if not self.queued:
+            for memory, name in (*reads, *writes):
+                self._names[id(memory)] = name
         self._enqueue(token)
         if blocking:
             self.wait(token)
@@ -592,10 +598,18 @@ class Scheduler:
             if queued:
                 self.queued -= 1
                 for key in {_key(m) for m in (*token.reads, *token.writes)}:
-                    queue = self._pending[key][token.stream]
+                    queues = self._pending[key]
+                    queue = queues[token.stream]
                     # Tokens of one stream run in order, so this one is at the front.
                     if queue and queue[0][0] is token:
                         queue.popleft()
+                    if not queue:
+                        # Nothing pending touches it on this stream (or at all): its
+                        # entries go, so a long run keeps none for memory it is done with.
+                        del queues[token.stream]
+                        if not queues:
+                            del self._pending[key]
+                            self._names.pop(key, None)
             # A finished token is kept for the report only: what it ran, what it waited
             # for and touched, and its clock (see `_pending_predecessors`) are no longer
             # needed. Dropping them keeps a long run's tokens small and cheap for the

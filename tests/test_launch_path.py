@@ -308,3 +308,35 @@ def test_a_device_api_that_launches_its_own_way_is_asked_for_every_launch() -> N
     result = devplan.execute(devplan.parse(BUMPS), [7], system=system)
     assert result.outputs[0][0] == 7.0
     assert CountingLaunchesAPI.launched == 7
+
+
+def test_many_async_copies_to_new_buffers_keep_no_records_of_finished_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(streams, "TRACE_TOKENS", 50)
+    module = devplan.parse(
+        program(
+            f"""
+  scf.for %i = %c0 to %n step %c1 {{
+    %d = device.alloc() : {M}
+    %t = device.copy_async [] %h to %d : memref<4xf32> to {M}
+    %u = device.launch async [%t] @k::@bump on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : {M}
+    device.wait %u
+    device.free %d : {M}
+  }}"""
+        )
+    )
+    devplan.execute(module, [10])
+
+    def traced_bytes(n: int) -> int:
+        tracemalloc.start()
+        try:
+            result = devplan.execute(module, [n])
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert result.report.devices["cuda:0"].launches == n
+        return peak
+
+    few, many = traced_bytes(200), traced_bytes(4_000)
+    assert many < few + 64 * 1024, (few, many)
