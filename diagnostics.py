@@ -19,6 +19,7 @@ import bisect
 import dataclasses
 import functools
 import math
+import os
 import queue
 import re
 import sys
@@ -553,6 +554,23 @@ _idle: list[_DeepWorker] = []
 """Workers waiting for a call (list.append and list.pop are atomic)."""
 _idle_lock = threading.Lock()
 """Serialises starting a worker (`threading.stack_size` is process-wide)."""
+
+
+def _forget_workers_after_fork() -> None:
+    """In a forked child: the workers were threads of the parent and do not exist here;
+    calls start new ones. The locks may have been held by threads that are gone."""
+    global _idle_lock, _deep_calls_lock
+    _idle.clear()
+    _idle_lock = threading.Lock()
+    _deep_calls_lock = threading.Lock()
+    if _deep_calls and not getattr(_deep, "active", False):
+        # No call is active on the thread that forked: none will end in the child.
+        sys.setrecursionlimit(_deep_calls[0])
+        _deep_calls.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers_after_fork)
 
 
 def _run_deep(call: Callable[[], _R]) -> _R:

@@ -3,6 +3,9 @@ user threads at once, re-entrantly, and give back their result or error unchange
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -116,3 +119,22 @@ def test_a_call_blocked_on_another_threads_call_does_not_deadlock() -> None:
         assert started.wait(30)
         assert releases() == "released it"
         assert waiting.result(30) == "released"
+
+
+def test_a_forked_child_starts_its_own_worker() -> None:
+    worker_thread()  # the parent has an idle worker now, which a child does not inherit
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer within the parent's wait, or be killed
+        try:
+            os.write(write, str(depth_here(5_000)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    answer = os.read(read, 64) if ready else b""
+    os.close(read)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    assert answer == b"5000"
