@@ -25,7 +25,10 @@ module object and kernel backend) and runs its entry function:
    memory with a pending async write, unordered async accesses to one buffer
    (races), use after free, double free, out of memory, buffers of another device.
    Each such error is re-raised at the op that caused it (`file:line:col: error:
-   'device.launch' ...`).
+   'device.launch' ...`). A blocking launch that repeats its op's last launch (the
+   same grid, block and argument objects, no buffer of its device freed since,
+   nothing queued) skips the checks that launch passed and runs the compiled kernel
+   on the views it saw (`_launch`); any other launch takes the general path.
 4. **Finish.** Results are copied to host NumPy values (memrefs as arrays, scalars
    as NumPy scalars); the driver frees the device buffers it made for arguments and
    results; every stream is synchronised; buffers still live are leaks, listed in

@@ -24,7 +24,10 @@ Cost: most operations of a program are blocking ones on an idle stream (nothing 
 wait for is pending). Such a token runs at once, without entering the pending tables;
 when nothing at all is pending (`Scheduler.queued == 0`) its race check and the host's
 pending-write checks pass without looking; a blocking launch then skips even the
-access records (`run_now`). Messages are formatted only when raised (`Name`). A
+access records (`run_now`), and a launch the executor repeats skips the token too
+(`run_kernel_now`: the trace keeps a tuple, made a token when asked). The pending table
+and race names of a memory go when nothing pending touches it any more. Messages are
+formatted only when raised (`Name`). A
 finished token keeps only what the report needs, and the report's statistics are
 totals kept as tokens are submitted and run (`Totals`): the scheduler keeps the first
 `TRACE_TOKENS` tokens for the trace and drops the rest, so its memory does not grow
