@@ -4,10 +4,12 @@ per op: figures from this run, medians of repeats. Not a test.
 
     .venv/bin/python bench/entry_overhead.py [--repeat 7]
 
-1. `devplan.execute` of a trivial program (one scalar in, the same out) against running
-   the compiled program directly on the calling thread (`compile_program(...).run`): the
-   difference is what `with_deep_stack` adds (handing the call to a big-stack worker
-   thread and back), shown beside a wrapped function that does nothing;
+1. `devplan.execute` of a trivial program (one scalar in, the same out), running the
+   compiled program directly on the calling thread (`compile_program(...).run`), and a
+   `with_deep_stack`-wrapped function that does nothing: what handing a call to a
+   big-stack worker thread and back costs (the two runs differ by more than that on a
+   loaded machine, either way), against starting a big-stack thread per call (what it
+   did before);
 2. host code: one `scf.for` iteration of 16 `arith.addi`s minus an empty iteration, per op;
 3. a repeated blocking `device.launch` of a 1-thread kernel (numba backend) through
    `devplan.execute`, minus the same loop without it, against calling the compiled kernel
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -83,14 +86,25 @@ def per_call(fn: Callable[[], object], calls: int) -> float:
     return best(loop, 3) / calls * 1e6
 
 
-def entry_overhead() -> tuple[float, float, float]:
+def new_thread_per_call() -> None:
+    """What `with_deep_stack` did before its workers: start a big-stack thread per call."""
+    previous = threading.stack_size(1 << 30)
+    try:
+        thread = threading.Thread(target=lambda: None, daemon=True)
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+
+
+def entry_overhead() -> tuple[float, float, float, float]:
     module = devplan.parse(TRIVIAL)
     devplan.execute(module, [1])
     program = compile_program(module, "numpy")
     nothing = with_deep_stack(lambda: None)
     through = per_call(lambda: devplan.execute(module, [1]), 300)
     direct = per_call(lambda: program.run([1]), 300)
-    return through, direct, per_call(nothing, 1000)
+    return through, direct, per_call(nothing, 1000), per_call(new_thread_per_call, 300)
 
 
 def host_op() -> float:
@@ -121,10 +135,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     r = parser.parse_args().repeat
     entries = [entry_overhead() for _ in range(r)]
-    through, direct, nothing = (statistics.median(e[i] for e in entries) for i in range(3))
+    through, direct, nothing, thread = (statistics.median(e[i] for e in entries) for i in range(4))
     print(
-        f"1. trivial devplan.execute: {through:.0f} us; the program run directly: {direct:.0f} us; "
-        f"with_deep_stack adds {through - direct:.0f} us (a wrapped no-op: {nothing:.0f} us)"
+        f"1. trivial devplan.execute: {through:.0f} us; the program run directly on the calling "
+        f"thread: {direct:.0f} us; a with_deep_stack-wrapped no-op (the hand-off to a worker "
+        f"and back): {nothing:.0f} us, against starting a big-stack thread per call: "
+        f"{thread:.0f} us (ratio {statistics.median(e[3] / e[2] for e in entries):.1f})"
     )
     ops = [host_op() for _ in range(r)]
     print(f"2. host code, per arith.addi in an scf.for: median {statistics.median(ops):.0f} ns")
