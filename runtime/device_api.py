@@ -980,13 +980,20 @@ def list_device_apis() -> list[str]:
     return sorted(_registry)
 
 
+_builtins_registered: list[bool] = []
+"""Holds True once `_register_builtins` ran (its imports cost a lookup per call)."""
+
+
 def _register_builtins() -> None:
+    if _builtins_registered:
+        return
     from .cpu import CPUDeviceAPI
     from .simulated import SimulatedDeviceAPI
 
     _registry.setdefault("cpu", CPUDeviceAPI)
     _registry.setdefault("simulated", SimulatedDeviceAPI)
     _registry.setdefault("cuda", _cuda_device_api)
+    _builtins_registered.append(True)
 
 
 def _cuda_device_api(**params: Any) -> DeviceAPI:

@@ -226,6 +226,7 @@ class Program:
         self.globals: dict[str, np.ndarray[Any, Any]] = {}
         """Constant `memref.global` data by name (read-only host arrays)."""
         self._slots: dict[SSAValue, int] = {}
+        self._entry_facts: dict[func.FuncOp, tuple[tuple[bool, ...], tuple[str, ...]]] = {}
         self._own_system: System | None = None
         """The system runs use when given none (see `run`), resolved on first use."""
         for op in module.ops:
@@ -315,6 +316,16 @@ class Program:
         if compiled is None:
             compiled = self.kernels[key] = compile_kernel(found, self.kernel_backend)
         return compiled, stored_arguments(found)
+
+    def entry_facts(self, function: func.FuncOp) -> tuple[tuple[bool, ...], tuple[str, ...]]:
+        """Per argument of the entry `function`: whether host code only reads it
+        (`_only_read`), and its name in messages; found on first use."""
+        facts = self._entry_facts.get(function)
+        if facts is None:
+            count = len(function.function_type.inputs.data)
+            names = tuple(_argument_name(function, i) for i in range(count))
+            facts = self._entry_facts[function] = (_only_read(function), names)
+        return facts
 
     # -- running -------------------------------------------------------------------------------
 
@@ -1018,9 +1029,9 @@ def _bind_inputs(
         )
     args: list[Any] = []
     owned: list[Buffer] = []
-    read_only = _only_read(function)
+    read_only, names = ex.program.entry_facts(function)
     for i, (type_, value) in enumerate(zip(types, inputs, strict=True)):
-        what = _argument_name(function, i)
+        what = names[i]
         if isinstance(type_, MemRefType):
             array = _checked_array(type_, value, what)  # pyright: ignore[reportUnknownArgumentType]
             space = memory_space_of(type_)  # pyright: ignore[reportUnknownArgumentType]
