@@ -240,7 +240,6 @@ def test_a_fault_on_a_repeated_launch_reads_as_the_same_fault_on_a_first_launch(
 def test_many_launches_keep_totals_not_records(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streams, "TRACE_TOKENS", 50)
     module = devplan.parse(BUMPS)
-    devplan.execute(module, [10])
 
     def traced_bytes(n: int) -> int:
         tracemalloc.start()
@@ -254,7 +253,8 @@ def test_many_launches_keep_totals_not_records(monkeypatch: pytest.MonkeyPatch) 
         assert result.report.untraced == n + 2 - 50
         return peak
 
-    few, many = traced_bytes(1_000), traced_bytes(20_000)
+    traced_bytes(5_000)  # the first large run grows caches that later runs reuse
+    few, many = traced_bytes(500), traced_bytes(5_000)
     assert many < few + 64 * 1024, (few, many)
 
 
@@ -326,7 +326,6 @@ def test_many_async_copies_to_new_buffers_keep_no_records_of_finished_ones(
   }}"""
         )
     )
-    devplan.execute(module, [10])
 
     def traced_bytes(n: int) -> int:
         tracemalloc.start()
@@ -338,5 +337,6 @@ def test_many_async_copies_to_new_buffers_keep_no_records_of_finished_ones(
         assert result.report.devices["cuda:0"].launches == n
         return peak
 
-    few, many = traced_bytes(200), traced_bytes(4_000)
+    traced_bytes(1_500)  # the first large run grows caches that later runs reuse
+    few, many = traced_bytes(100), traced_bytes(1_500)
     assert many < few + 64 * 1024, (few, many)
