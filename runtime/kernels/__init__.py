@@ -52,7 +52,9 @@ class CompiledKernel:
     `kernel(grid=(gx, gy, gz), block=(bx, by, bz), args=[...])` runs every thread of the
     grid over `args`: NumPy arrays for memref parameters (written in place; their dtype
     and rank must match the parameter, and static sizes must agree), Python ints,
-    floats and bools for scalars.
+    floats and bools for scalars. A launch given the very grid and block tuples and
+    argument objects of the launch before skips these checks, which that one passed
+    (an array whose `dtype` or `shape` attribute was assigned since is not noticed).
     """
 
     def __init__(self, kernel: Kernel, backend: str, run: Callable[..., None], source: str) -> None:
