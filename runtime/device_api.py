@@ -330,6 +330,9 @@ class DeviceAPI(ABC):
         """Buffers on reused storage not yet zeroed: zeroed before anything reads them,
         skipped when a copy overwrites them first (see `_storage_of`)."""
         self._live: dict[int, Buffer] = {}
+        self.frees = 0
+        """Buffers freed so far (data and workspace): while it is unchanged, every buffer
+        that was live is live still, with the same storage."""
         self._views: dict[int, Any] = {}
         """Typed views of live buffers by id, made on first use and dropped on free."""
         self._default_stream = self.scheduler.new_stream(device)
@@ -494,6 +497,7 @@ class DeviceAPI(ABC):
         self._pool.free(buffer)
         self._unzeroed.discard(buffer.id)
         buffer.freed_at = at or "free_workspace"
+        self.frees += 1
         del self._live[buffer.id]
         del self._storage[buffer.id]
         self._views.pop(buffer.id, None)
@@ -565,7 +569,7 @@ class DeviceAPI(ABC):
             # Nothing is queued anywhere: the launch runs now, on views taken now, and
             # needs none of the bookkeeping that orders it against pending work.
             return scheduler.run_now(
-                self._current_stream, "kernel", name, kernel, self._kernel_views(name, args),
+                self._current_stream, "kernel", name, kernel, self.kernel_views(name, args),
                 seconds,
             )  # fmt: skip
         written: Collection[int] | None = (
@@ -608,9 +612,10 @@ class DeviceAPI(ABC):
             blocking=stream is None,
         )  # fmt: skip
 
-    def _kernel_views(self, name: str, args: Sequence[KernelArg]) -> list[Any]:
+    def kernel_views(self, name: str, args: Sequence[KernelArg]) -> list[Any]:
         """`args` as a kernel running now sees them (buffers as their typed views), with
-        the checks `launch` makes at submission."""
+        the checks `launch` makes at submission. The views stay valid while `frees` does
+        not change (the executor's launch sites reuse them)."""
         views: list[Any] = []
         for i, arg in enumerate(args):
             if isinstance(arg, Buffer):
@@ -833,6 +838,7 @@ class DeviceAPI(ABC):
         stats.frees += 1
         stats.buffers -= 1
         buffer.freed_at = at or "free_data_space"
+        self.frees += 1
         del self._live[buffer.id]
         self._unzeroed.discard(buffer.id)
         self._views.pop(buffer.id, None)
@@ -978,13 +984,20 @@ def list_device_apis() -> list[str]:
     return sorted(_registry)
 
 
+_builtins_registered: list[bool] = []
+"""Holds True once `_register_builtins` ran (its imports cost a lookup per call)."""
+
+
 def _register_builtins() -> None:
+    if _builtins_registered:
+        return
     from .cpu import CPUDeviceAPI
     from .simulated import SimulatedDeviceAPI
 
     _registry.setdefault("cpu", CPUDeviceAPI)
     _registry.setdefault("simulated", SimulatedDeviceAPI)
     _registry.setdefault("cuda", _cuda_device_api)
+    _builtins_registered.append(True)
 
 
 def _cuda_device_api(**params: Any) -> DeviceAPI:

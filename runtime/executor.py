@@ -25,7 +25,10 @@ module object and kernel backend) and runs its entry function:
    memory with a pending async write, unordered async accesses to one buffer
    (races), use after free, double free, out of memory, buffers of another device.
    Each such error is re-raised at the op that caused it (`file:line:col: error:
-   'device.launch' ...`).
+   'device.launch' ...`). A blocking launch that repeats its op's last launch (the
+   same grid, block and argument objects, no buffer of its device freed since,
+   nothing queued) skips the checks that launch passed and runs the compiled kernel
+   on the views it saw (`_launch`); any other launch takes the general path.
 4. **Finish.** Results are copied to host NumPy values (memrefs as arrays, scalars
    as NumPy scalars); the driver frees the device buffers it made for arguments and
    results; every stream is synchronised; buffers still live are leaks, listed in
@@ -38,6 +41,7 @@ error unless the system makes that scope host-visible (a CPU device, a "host" sc
 from __future__ import annotations
 
 import math
+import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -93,7 +97,7 @@ if TYPE_CHECKING:
     from .kernels import CompiledKernel
     from .report import Report
     from .runtime import Runtime
-    from .streams import Stream
+    from .streams import Stream, Token
 
 KERNEL_BACKENDS = ("numpy", "numba", "numba-cuda")
 """Kernel backends `execute` accepts."""
@@ -222,6 +226,9 @@ class Program:
         self.globals: dict[str, np.ndarray[Any, Any]] = {}
         """Constant `memref.global` data by name (read-only host arrays)."""
         self._slots: dict[SSAValue, int] = {}
+        self._entry_facts: dict[func.FuncOp, tuple[tuple[bool, ...], tuple[str, ...]]] = {}
+        self._own_system: System | None = None
+        """The system runs use when given none (see `run`), resolved on first use."""
         for op in module.ops:
             if isinstance(op, func.FuncOp):
                 self.functions[op.sym_name.data] = CompiledFunction(op.sym_name.data, op)
@@ -310,6 +317,16 @@ class Program:
             compiled = self.kernels[key] = compile_kernel(found, self.kernel_backend)
         return compiled, stored_arguments(found)
 
+    def entry_facts(self, function: func.FuncOp) -> tuple[tuple[bool, ...], tuple[str, ...]]:
+        """Per argument of the entry `function`: whether host code only reads it
+        (`_only_read`), and its name in messages; found on first use."""
+        facts = self._entry_facts.get(function)
+        if facts is None:
+            count = len(function.function_type.inputs.data)
+            names = tuple(_argument_name(function, i) for i in range(count))
+            facts = self._entry_facts[function] = (_only_read(function), names)
+        return facts
+
     # -- running -------------------------------------------------------------------------------
 
     def run(
@@ -326,7 +343,14 @@ class Program:
             find_entry(self.module, entry)  # raises the error that names the functions
             raise AssertionError("unreachable")
         function = compiled.op
-        resolved = system_for(self.module, system)
+        if system is None:
+            # The module's own system (or the default one) is read once per program:
+            # parsing its TOML costs more than a small run.
+            if self._own_system is None:
+                self._own_system = system_for(self.module, None)
+            resolved = self._own_system
+        else:
+            resolved = system_for(self.module, system)
         runtime = Runtime.from_system(resolved)
         ex = Execution(self, runtime, resolved)
         began = time.perf_counter()
@@ -675,102 +699,113 @@ def _attr(p: Program, op: dev.AttrOp) -> Step:
 @_device_op("device.launch")
 def _launch(p: Program, op: dev.LaunchOp) -> Step:
     device = device_of(op.device, op)
-    grid = tuple(p.slot(v) for v in op.grid)
-    block = tuple(p.slot(v) for v in op.block)
+    gx, gy, gz = (p.slot(v) for v in op.grid)
+    bx, by, bz = (p.slot(v) for v in op.block)
+    # A launch that repeats the site's last one (the same sizes and argument objects,
+    # none freed since, nothing queued, a blocking launch) reuses what the last one
+    # checked and made and goes straight to the compiled kernel; any other launch takes
+    # the general path (`_LaunchSite.launch`). This step is the executor's per-launch
+    # overhead: keep the repeated case short.
     args = tuple(p.slot(v) for v in op.args)
     deps = tuple(p.slot(d) for d in op.dependencies)
     token_slot = p.slot(op.token) if op.token is not None else None
     name = f"{op.kernel}"
     where = _where(op)
-    cell: list[tuple[CompiledKernel, tuple[int, ...]]] = []
     kernel_op = _lookup_kernel(op)
     cost = kernel_cost(op, kernel_op)
     shared = shared_bytes(kernel_op)
-    last_cost: list[Any] = [None, None, 0.0]  # grid, block and cost of the last launch
     label = f"{name} ({where})"
-    gx, gy, gz = grid
-    bx, by, bz = block
-    is_async = token_slot is not None
+    blocking = token_slot is None and not deps
+    read = operator.itemgetter(gx, gy, gz, bx, by, bz, *args, 0)
+    """A launch's key: its grid, block and arguments (and the frame's execution, so that
+    a key is never a single value)."""
+    current: list[_LaunchSite | None] = [None]
+    """The site of the run that launched last (runs of one program may overlap)."""
 
-    # This step is the per-launch overhead of the executor: keep it straight-line.
-    # What depends on the run but not on the launch (its DeviceAPI, the device's thread
-    # limit, the stream of an async launch) is looked up once per run and launch site.
+    def located(error: DevplanError) -> DevplanError:
+        """A kernel's error placed at this launch: a fault gets a note naming the launch;
+        an argument check (an async launch runs at a later wait) is placed at this op,
+        not at whatever op made it run."""
+        if isinstance(error, LocatedError):
+            note = diagnostic_at(op, f"{name} launched here on {device}", kind="note")
+            return type(error)(f"{error}\n{note}")
+        return _at(op, error)
+
     def run(f: Frame) -> None:
         ex: Execution = f[0]
-        if not cell:
-            cell.append(p.kernel(op))
-        kernel, writes = cell[0]
-        site = ex.launch_sites.get(op)
-        if site is None:
-            site = ex.launch_sites[op] = _LaunchSite(ex, device, op, is_async, name, shared)
-        api = site.api
-        g = (f[gx], f[gy], f[gz])
-        b = (f[bx], f[by], f[bz])
-        threads = b[0] * b[1] * b[2]
+        site = current[0]
+        if site is None or site.ex is not ex:
+            site = ex.launch_sites.get(op)
+            if site is None:
+                site = ex.launch_sites[op] = _LaunchSite(
+                    ex, p, device, op, blocking, name, shared, label, cost, located
+                )
+            current[0] = site
+        key = read(f)
         if (
-            g[0] < 1
-            or g[1] < 1
-            or g[2] < 1
-            or threads < 1
-            or threads > site.limit
-            or g[0] > MAX_GRID[0]
-            or g[1] > MAX_GRID[1]
-            or g[2] > MAX_GRID[2]
+            all(map(operator.is_, key, site.key))
+            and site.api.frees == site.frees
+            and not site.scheduler.queued
+            and len(ex.freed_host) == site.host_frees
         ):
-            _reject_launch_sizes(ex, api, device, op, g, b)
-        values = [f[s] for s in args]
-        if ex.freed_host:
-            _check_not_freed(ex, op, values)
-        if g != last_cost[0] or b != last_cost[1]:
-            last_cost[:] = g, b, cost(site.model, site.device_name, g, b)
-
-        def body(views: list[Any]) -> None:
             try:
-                # The run holds np.errstate(all="ignore") until its teardown, the last
-                # moment a kernel can run, so the kernel need not enter it again.
-                kernel.launch(g, b, views)
-            except LocatedError as e:
-                note = diagnostic_at(op, f"{name} launched here on {device}", kind="note")
-                raise type(e)(f"{e}\n{note}") from None
+                site.scheduler.run_kernel_now(
+                    site.now, site.totals, label, site.run, site.grid, site.block, site.views,
+                    site.seconds,
+                )  # fmt: skip
             except DevplanError as e:
-                # The kernel's argument checks: an async launch runs at a later wait, and
-                # the error belongs to this launch, not to whatever op made it run.
-                raise _at(op, e) from None
-
-        try:
-            token = api.launch(
-                device,
-                body,
-                values,
-                name=label,
-                seconds=last_cost[2],
-                stream=site.stream,
-                wait_for=[f[d] for d in deps] if deps else (),
-                writes=writes,
-            )
-        except DevplanError as e:
-            raise _at(op, e) from None
+                raise located(e) from None
+            return
+        g: tuple[int, int, int] = key[:3]
+        b: tuple[int, int, int] = key[3:6]
+        if g != site.grid or b != site.block:
+            site.resize(g, b)
+        token = site.launch(f, key, list(key[6:-1]), deps)
         if token_slot is not None:
             f[token_slot] = token
 
     return run
 
 
-class _LaunchSite:
-    """What one `device.launch` op uses in one run: the DeviceAPI of its device, the
-    device's max_threads_per_block, and the stream of an async launch (None: blocking)."""
+_NO_KEY = (object(),)
+"""A launch site's key before a launch ran at once: no launch's key begins like it."""
 
-    __slots__ = ("api", "device_name", "limit", "model", "stream")
+
+class _LaunchSite:
+    """What one `device.launch` op uses in one run: its compiled kernel, the DeviceAPI of
+    its device, the device's max_threads_per_block, the stream of an async launch, the
+    last grid and block with their modelled time, and — after a blocking launch that ran
+    at once — the arguments it took and the views the kernel saw, which a launch with the
+    same arguments reuses while no buffer of the device is freed."""
+
+    __slots__ = (
+        "api", "block", "cost", "device", "device_name", "ex", "frees", "grid", "host_frees",
+        "kernel", "key", "label", "limit", "located", "model", "name", "now", "op",
+        "repeatable", "run", "scheduler", "seconds", "stream", "totals", "views", "writes",
+    )  # fmt: skip
 
     def __init__(
         self,
         ex: Execution,
+        p: Program,
         device: Device,
-        op: Operation,
-        is_async: bool,
+        op: dev.LaunchOp,
+        blocking: bool,
         kernel: str,
         shared: int,
+        label: str,
+        cost: Callable[[CostModel, str, Sequence[int], Sequence[int]], float],
+        located: Callable[[DevplanError], DevplanError],
     ) -> None:
+        self.ex = ex
+        self.op = op
+        self.device = device
+        self.name = kernel
+        self.label = label
+        self.cost = cost
+        self.located = located
+        self.kernel, self.writes = p.kernel(op)
+        self.run = self.kernel.run_unchecked
         self.api = ex.api(device, op)
         backend = ex.program.kernel_backend
         backends = self.api.kernel_backends
@@ -782,10 +817,30 @@ class _LaunchSite:
                 f"kernel backend {' or '.join(repr(b) for b in backends)} "
                 f"(devplan-run --kernel-backend {backends[0]})",
             )
-        self.model = self.api.scheduler.cost_model
+        self.scheduler = self.api.scheduler
+        self.model = self.scheduler.cost_model
         self.device_name = str(device)
+        self.totals = self.scheduler.totals.kernel_totals(self.device_name)
         self.limit = ex.limit(device, self.api)
-        self.stream = ex.stream(device, "compute", op) if is_async else None
+        self.stream = None if blocking else ex.stream(device, "compute", op)
+        """The stream of an async launch (None: blocking, on the device's current stream)."""
+        self.now: Stream = self.api.get_current_stream(device)
+        """The stream a blocking launch that runs at once runs on."""
+        self.grid: tuple[int, int, int] | None = None
+        self.block: tuple[int, int, int] | None = None
+        self.seconds = 0.0
+        self.key: tuple[Any, ...] = _NO_KEY
+        """The key of the last launch that ran at once (see `_launch`), else `_NO_KEY`."""
+        self.views: list[Any] = []
+        """The arguments as that launch's kernel saw them."""
+        self.frees = 0
+        self.host_frees = 0
+        api_type = type(self.api)
+        self.repeatable = (
+            api_type.launch is DeviceAPI.launch and api_type.kernel_views is DeviceAPI.kernel_views
+        )
+        """Whether a launch may be repeated without the DeviceAPI: only where it launches
+        as `DeviceAPI` does (a DeviceAPI that launches its own way is always asked)."""
         capacity = self.api.get_attr(device, "max_shared_memory_per_block")
         if isinstance(capacity, int) and shared > capacity:  # unchecked when not reported
             raise error_at(
@@ -794,6 +849,68 @@ class _LaunchSite:
                 f"block (kernel.alloc_shared), more than {device} has "
                 f"(max_shared_memory_per_block = {capacity})",
             )
+
+    def resize(self, g: tuple[int, int, int], b: tuple[int, int, int]) -> None:
+        """Check a new grid and block (a located error when out of limits) and model the
+        time of a launch of that size."""
+        threads = b[0] * b[1] * b[2]
+        if (
+            g[0] < 1
+            or g[1] < 1
+            or g[2] < 1
+            or threads < 1
+            or threads > self.limit
+            or g[0] > MAX_GRID[0]
+            or g[1] > MAX_GRID[1]
+            or g[2] > MAX_GRID[2]
+        ):
+            _reject_launch_sizes(self.ex, self.api, self.device, self.op, g, b)
+        self.seconds = self.cost(self.model, self.device_name, g, b)
+        self.grid, self.block = g, b
+
+    def launch(
+        self, f: Frame, key: tuple[Any, ...], values: list[Any], deps: tuple[int, ...]
+    ) -> Token:
+        """The general path: every check, the launch submitted through the DeviceAPI."""
+        ex, op, kernel, located = self.ex, self.op, self.kernel, self.located
+        g: tuple[int, int, int] = key[:3]
+        b: tuple[int, int, int] = key[3:6]
+        self.key = _NO_KEY
+        if ex.freed_host:
+            _check_not_freed(ex, op, values)
+
+        def body(views: list[Any]) -> None:
+            try:
+                # The run holds np.errstate(all="ignore") until its teardown, the last
+                # moment a kernel can run, so the kernel need not enter it again.
+                kernel.launch(g, b, views)
+            except DevplanError as e:
+                raise located(e) from None
+
+        api = self.api
+        immediate = self.stream is None and not self.scheduler.queued
+        try:
+            token = api.launch(
+                self.device,
+                body,
+                values,
+                name=self.label,
+                seconds=self.seconds,
+                stream=self.stream,
+                wait_for=[f[d] for d in deps] if deps else (),
+                writes=self.writes,
+            )
+        except DevplanError as e:
+            raise _at(op, e) from None
+        if immediate and self.repeatable and all(type(x) is int for x in key[:6]):
+            # It ran at once and was accepted: the next launch with this key may skip
+            # what was checked and reuse the views (see `_launch`).
+            self.key = key
+            self.views = api.kernel_views(self.label, values)
+            self.frees = api.frees
+            self.host_frees = len(ex.freed_host)
+            self.now = api.get_current_stream(self.device)
+        return token
 
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
@@ -922,9 +1039,9 @@ def _bind_inputs(
         )
     args: list[Any] = []
     owned: list[Buffer] = []
-    read_only = _only_read(function)
+    read_only, names = ex.program.entry_facts(function)
     for i, (type_, value) in enumerate(zip(types, inputs, strict=True)):
-        what = _argument_name(function, i)
+        what = names[i]
         if isinstance(type_, MemRefType):
             array = _checked_array(type_, value, what)  # pyright: ignore[reportUnknownArgumentType]
             space = memory_space_of(type_)  # pyright: ignore[reportUnknownArgumentType]

@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .device_api import DeviceAPI
-from .streams import Scheduler, Slice, Token
+from .streams import Scheduler, Slice, Token, TraceEntry, as_tokens
 
 
 @dataclass
@@ -67,15 +67,22 @@ class Report:
     wall_seconds: float
     model_seconds: float
     leaks: list[str]
-    tokens: list[Token] = field(repr=False)
-    """The run's first operations (up to `streams.TRACE_TOKENS`) in submission order: the
-    trace's slices come from them."""
+    trace: list[TraceEntry] = field(repr=False)
+    """The run's first operations (up to `streams.TRACE_TOKENS`) in submission order, as
+    the scheduler keeps them (`tokens` makes them tokens when asked)."""
     tracks: dict[str, list[str]] = field(repr=False)
     """Per device, the names of its trace tracks (streams first, then copy engines)."""
     untraced: int = 0
     """Operations beyond `streams.TRACE_TOKENS`, counted in the statistics but not traced."""
     copy_wall_seconds: float = 0.0
     """Time the copies actually took."""
+
+    @cached_property
+    def tokens(self) -> list[Token]:
+        """The run's first operations (up to `streams.TRACE_TOKENS`) in submission order:
+        the trace's slices come from them (made on first use: most reports are only
+        printed)."""
+        return as_tokens(self.trace)
 
     @cached_property
     def slices(self) -> list[Slice]:
@@ -114,12 +121,12 @@ class Report:
             links[name] = LinkReport(name, int(copies), int(nbytes), busy)
         for name, copy_tracks in totals.copy_tracks.items():
             tracks.setdefault(name, []).extend(copy_tracks)
-        tokens = list(scheduler.tokens)
+        trace = list(scheduler.trace)
         leaks = [buffer.describe() for api in apis for buffer in api.live_buffers()]
         wall = time.perf_counter() - scheduler.created if wall_seconds is None else wall_seconds
         return cls(
-            devices, links, wall, scheduler.model_time, leaks, tokens, tracks,
-            scheduler.submitted - len(tokens), totals.copy_wall_seconds,
+            devices, links, wall, scheduler.model_time, leaks, trace, tracks,
+            scheduler.submitted - len(trace), totals.copy_wall_seconds,
         )  # fmt: skip
 
     # -- rendering ------------------------------------------------------------------------
@@ -183,7 +190,7 @@ class Report:
             lines.append("leaked buffers: none")
         if self.untraced:
             lines.append(
-                f"trace: the first {len(self.tokens)} operations ({self.untraced} more not traced)"
+                f"trace: the first {len(self.trace)} operations ({self.untraced} more not traced)"
             )
         return "\n".join(lines)
 

@@ -23,6 +23,7 @@ link to it, and are an error (`NoLinkError`) otherwise — see `cost.CostModel`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,29 @@ from .streams import Scheduler, Stream, Token
 
 if TYPE_CHECKING:
     from .system import System
+
+
+class _RuntimePlan:
+    """What building a runtime for one system derives from the system: the same for every
+    run of it, so derived once (a program runs many times on one system)."""
+
+    def __init__(self, system: System) -> None:
+        self.host = Device(system.host.type, system.host.id)
+        self.cost_model = system.cost_model()
+        """Shared by the runtimes of the system (it caches routes, and holds no state)."""
+        self.devices = [
+            (
+                spec.api,
+                Device(spec.type, spec.id),
+                dict(spec.scopes),
+                spec.attrs,
+                [s for s in spec.scopes if system.host_visible(spec.name, s)],
+            )
+            for spec in system.devices
+        ]
+
+
+_plans: weakref.WeakKeyDictionary[System, _RuntimePlan] = weakref.WeakKeyDictionary()
 
 
 class Runtime:
@@ -61,19 +85,21 @@ class Runtime:
     @classmethod
     def from_system(cls, system: System) -> Runtime:
         """One DeviceAPI per device of `system`, its links as the cost model."""
-        host = Device(system.host.type, system.host.id)
-        scheduler = Scheduler(system.cost_model(), host=host)
+        plan = _plans.get(system)
+        if plan is None:
+            plan = _plans[system] = _RuntimePlan(system)
+        scheduler = Scheduler(plan.cost_model, host=plan.host)
         apis: list[DeviceAPI] = []
-        for spec in system.devices:
-            factory = get_device_api(spec.api)
+        for api_name, device, scopes, attrs, host_scopes in plan.devices:
+            factory = get_device_api(api_name)  # (registrations may change between runs)
             api = factory(
-                device=Device(spec.type, spec.id),
-                scopes=dict(spec.scopes),
-                attrs=spec.attrs,
-                host_scopes=[s for s in spec.scopes if system.host_visible(spec.name, s)],
+                device=device,
+                scopes=dict(scopes),
+                attrs=dict(attrs),
+                host_scopes=list(host_scopes),
                 scheduler=scheduler,
             )
-            api.api_name = spec.api
+            api.api_name = api_name
             apis.append(api)
         return cls(apis, scheduler)
 

@@ -24,7 +24,10 @@ Cost: most operations of a program are blocking ones on an idle stream (nothing 
 wait for is pending). Such a token runs at once, without entering the pending tables;
 when nothing at all is pending (`Scheduler.queued == 0`) its race check and the host's
 pending-write checks pass without looking; a blocking launch then skips even the
-access records (`run_now`). Messages are formatted only when raised (`Name`). A
+access records (`run_now`), and a launch the executor repeats skips the token too
+(`run_kernel_now`: the trace keeps a tuple, made a token when asked). The pending table
+and race names of a memory go when nothing pending touches it any more. Messages are
+formatted only when raised (`Name`). A
 finished token keeps only what the report needs, and the report's statistics are
 totals kept as tokens are submitted and run (`Totals`): the scheduler keeps the first
 `TRACE_TOKENS` tokens for the trace and drops the rest, so its memory does not grow
@@ -47,7 +50,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from .cost import CostModel, Hop
 from .cost import LinkCost as LinkCost  # re-exported: the cost model lives in cost.py
@@ -200,6 +203,13 @@ class Token:
         return f"Token({self.describe()}{', done' if self.done else ''})"
 
 
+KernelRun = tuple[int, Name, Stream, int, float, float, float]
+"""A kernel `Scheduler.run_kernel_now` ran, as the trace keeps it: id, label, stream,
+position on the stream, simulated start and end, wall seconds."""
+
+TraceEntry = Token | KernelRun
+"""What a scheduler keeps for the trace per operation (`as_tokens` makes them tokens)."""
+
 _NOTHING: list[Token] = []
 """The predecessors of a finished token (shared, never changed)."""
 _NO_CLOCK: dict[int, int] = {}
@@ -238,6 +248,20 @@ def _pending_predecessors(
                 if clock.get(uid, -1) < seq:
                     clock[uid] = seq
     return preds, clock
+
+
+def as_tokens(trace: Sequence[TraceEntry]) -> list[Token]:
+    """The entries of a scheduler's `trace` as (finished) tokens."""
+    tokens: list[Token] = []
+    for entry in trace:
+        if isinstance(entry, Token):
+            tokens.append(entry)
+            continue
+        uid, label, stream, seq, start, end, wall = entry
+        token = Token(uid, "kernel", label, stream, seq, _NO_CLOCK, _NOTHING, (), (), None)
+        token.start, token.end, token.wall_seconds, token.done = start, end, wall, True
+        tokens.append(token)
+    return tokens
 
 
 TRACE_TOKENS = 100_000
@@ -286,6 +310,13 @@ class Totals:
                 if track not in tracks:
                     tracks.append(track)
 
+    def kernel_totals(self, device: str) -> list[float]:
+        """The row of `kernels` of the device named `device` (made when missing)."""
+        totals = self.kernels.get(device)
+        if totals is None:
+            totals = self.kernels[device] = [0, 0.0, 0.0]
+        return totals
+
     def ran(self, token: Token) -> None:
         if token.kind == "kernel":
             self.kernels[token.stream.device_name][2] += token.wall_seconds
@@ -301,8 +332,9 @@ class Scheduler:
         self.host = host if host is not None else Device("cpu", 0)
         self.host_time = 0.0
         """Simulated time the host has reached (it advances by waiting)."""
-        self.tokens: list[Token] = []
-        """The first `TRACE_TOKENS` tokens submitted (for the trace)."""
+        self.trace: list[TraceEntry] = []
+        """The first `TRACE_TOKENS` operations submitted (for the trace): tokens, and
+        kernels run by `run_kernel_now` as plain tuples (made tokens when asked)."""
         self.submitted = 0
         """How many tokens were submitted (the next token's id)."""
         self.totals = Totals()
@@ -353,11 +385,14 @@ class Scheduler:
         """
         if stream.freed:
             raise StreamError(f"stream {stream.name} was freed; create a new stream")
-        names = self._names
-        for memory, name in reads:
-            names[id(memory)] = name
-        for memory, name in writes:
-            names[id(memory)] = name
+        if self.queued:
+            # Names serve race messages, and races need pending work: with none, an
+            # operation runs at once or becomes the only pending one (named below).
+            names = self._names
+            for memory, name in reads:
+                names[id(memory)] = name
+            for memory, name in writes:
+                names[id(memory)] = name
         last = stream.last
         seq = stream.count
         preds, clock = _pending_predecessors(last, wait_for)
@@ -382,6 +417,9 @@ class Scheduler:
             if self.host_time < token.end:
                 self.host_time = token.end
             return token
+        if not self.queued:
+            for memory, name in (*reads, *writes):
+                self._names[id(memory)] = name
         self._enqueue(token)
         if blocking:
             self.wait(token)
@@ -424,12 +462,53 @@ class Scheduler:
             self.host_time = token.end
         return token
 
+    def run_kernel_now(
+        self,
+        stream: Stream,
+        totals: list[float],
+        label: Name,
+        run: Callable[[Any, Any, Any], None],
+        grid: Any,
+        block: Any,
+        args: Any,
+        seconds: float,
+    ) -> None:
+        """`run(grid, block, args)` at once as a blocking kernel on `stream`, as `run_now`
+        does, for a launch site that repeats a launch checked before: no token is made
+        (the trace keeps a tuple while it has room), and `totals` is the device's row of
+        `Totals.kernels` (`kernel_totals`). The caller has checked that nothing is queued."""
+        if stream.freed:
+            raise StreamError(f"stream {stream.name} was freed; create a new stream")
+        start = stream.ready if stream.ready > self.host_time else self.host_time
+        end = stream.ready = self.host_time = start + seconds
+        seq = stream.count
+        stream.count = seq + 1
+        uid = self.submitted
+        self.submitted = uid + 1
+        began = time.perf_counter()
+        try:
+            run(grid, block, args)
+        finally:
+            wall = time.perf_counter() - began
+            totals[0] += 1
+            totals[1] += seconds
+            totals[2] += wall
+            if end > self.totals.end:
+                self.totals.end = end
+            if len(self.trace) < TRACE_TOKENS:
+                self.trace.append((uid, label, stream, seq, start, end, wall))
+
+    @property
+    def tokens(self) -> list[Token]:
+        """The first `TRACE_TOKENS` operations submitted, in order (for the trace)."""
+        return as_tokens(self.trace)
+
     def _keep(self, token: Token) -> None:
         """Count `token` in the totals; keep it for the trace while there is room."""
         self.submitted += 1
         self.totals.submitted(token)
-        if len(self.tokens) < TRACE_TOKENS:
-            self.tokens.append(token)
+        if len(self.trace) < TRACE_TOKENS:
+            self.trace.append(token)
 
     def _enqueue(self, token: Token) -> None:
         """Put `token` on its stream's queue and in the pending table of each memory."""
@@ -522,10 +601,18 @@ class Scheduler:
             if queued:
                 self.queued -= 1
                 for key in {_key(m) for m in (*token.reads, *token.writes)}:
-                    queue = self._pending[key][token.stream]
+                    queues = self._pending[key]
+                    queue = queues[token.stream]
                     # Tokens of one stream run in order, so this one is at the front.
                     if queue and queue[0][0] is token:
                         queue.popleft()
+                    if not queue:
+                        # Nothing pending touches it on this stream (or at all): its
+                        # entries go, so a long run keeps none for memory it is done with.
+                        del queues[token.stream]
+                        if not queues:
+                            del self._pending[key]
+                            self._names.pop(key, None)
             # A finished token is kept for the report only: what it ran, what it waited
             # for and touched, and its clock (see `_pending_predecessors`) are no longer
             # needed. Dropping them keeps a long run's tokens small and cheap for the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -88,3 +89,43 @@ def test_an_unwritable_cache_dir_compiles_in_memory(
     x = np.arange(3.0)
     compile_kernel(func, "numba")((1, 1, 1), (3, 1, 1), [x, 3.0])
     assert x.tolist() == [0.0, 3.0, 6.0]
+
+
+def test_a_cached_module_is_loaded_from_its_byte_code_not_compiled_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEVPLAN_CACHE_DIR", str(tmp_path))
+    text = "VALUE = 6 * 7\n"
+    namespace = kernel_cache.load_module(text, "test")
+    assert namespace is not None
+    assert namespace["VALUE"] == 42
+    (code_file,) = tmp_path.glob("k*.code")
+    assert code_file.read_bytes().startswith(importlib.util.MAGIC_NUMBER)
+    # As a new process would: the module is not imported yet, and compiling is an error.
+    name = namespace["__name__"]
+    monkeypatch.delitem(sys.modules, name)
+
+    def no_compile(*args: object) -> None:
+        raise AssertionError("the cached module was compiled again")
+
+    monkeypatch.setattr(kernel_cache, "compile", no_compile, raising=False)
+    again = kernel_cache.load_module(text, "test")
+    assert again is not None
+    assert again["VALUE"] == 42
+    assert again["__file__"] == str(code_file.with_suffix(".py"))
+
+
+def test_a_damaged_byte_code_file_is_replaced_by_compiling_the_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEVPLAN_CACHE_DIR", str(tmp_path))
+    text = "VALUE = 'kept'\n"
+    namespace = kernel_cache.load_module(text, "test")
+    assert namespace is not None
+    (code_file,) = tmp_path.glob("k*.code")
+    code_file.write_bytes(importlib.util.MAGIC_NUMBER + b"\x00garbage")
+    monkeypatch.delitem(sys.modules, namespace["__name__"])
+    again = kernel_cache.load_module(text, "test")
+    assert again is not None
+    assert again["VALUE"] == "kept"
+    assert code_file.read_bytes() != importlib.util.MAGIC_NUMBER + b"\x00garbage"

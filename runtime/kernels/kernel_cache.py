@@ -5,6 +5,8 @@ its text and of the versions that decide its machine code (this backend's source
 NumPy, Python); Numba caches the compiled functions of that file beside it
 (`__pycache__`, keyed by the file and the argument types). A process that runs the same
 kernel again imports the same file and loads the machine code instead of compiling it.
+The file's Python byte code is kept beside it (`k....code`): a process does not compile
+the generated source again either, even where Python writes no `.pyc` files.
 
 Where: `$DEVPLAN_CACHE_DIR` when set, else `$XDG_CACHE_HOME/devplan/kernels`, else
 `~/.cache/devplan/kernels`. Clearing it is always safe: delete the directory, or call
@@ -16,11 +18,15 @@ there were no cache.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import marshal
 import os
 import platform
 import shutil
 import sys
+import types
 from pathlib import Path
+from typing import Any
 
 import numba  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
@@ -57,6 +63,58 @@ def module_path(text: str, backend_version: str) -> Path | None:
     except OSError:
         return None
     return path
+
+
+def load_module(text: str, backend_version: str) -> dict[str, Any] | None:
+    """The namespace of the cached module holding `text` (written on first use), imported
+    under a name made from its file name (`devplan_kernel_k...`), as Numba's cache needs to
+    find a cached function's module; None when the cache directory cannot be written.
+
+    The module's byte code is cached beside it (`k....code`, keyed like the file and by
+    Python's magic number), also where Python is told not to write byte code (as
+    `PYTHONDONTWRITEBYTECODE` does): compiling the source of a large kernel costs more
+    than loading its machine code.
+    """
+    path = module_path(text, backend_version)
+    if path is None:
+        return None
+    name = f"devplan_kernel_{path.stem}"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return vars(loaded)
+    code = _code_of(path, text)
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    sys.modules[name] = module  # Numba finds a cached function's module by name
+    try:
+        exec(code, vars(module))
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return vars(module)
+
+
+def _code_of(path: Path, text: str) -> types.CodeType:
+    """The compiled code of the module file `path` holding `text`, from its byte-code file
+    when that was written by this Python (else compiled, and the file written)."""
+    saved = path.with_suffix(".code")
+    magic = importlib.util.MAGIC_NUMBER
+    try:
+        data = saved.read_bytes()
+        if data.startswith(magic):
+            code = marshal.loads(data[len(magic) :])
+            if isinstance(code, types.CodeType):
+                return code
+    except (OSError, ValueError, EOFError, TypeError):
+        pass  # absent or unreadable: compiled below
+    code = compile(text, str(path), "exec")
+    try:
+        partial = saved.with_name(f".{saved.name}.{os.getpid()}.tmp")
+        partial.write_bytes(magic + marshal.dumps(code))
+        partial.replace(saved)
+    except OSError:
+        pass  # a read-only cache still serves its modules
+    return code
 
 
 def clear() -> None:

@@ -43,8 +43,6 @@ launcher turns that into the same `KernelError` the NumPy backend raises.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -1020,16 +1018,7 @@ def _load_cached(kernel: Kernel, source: str) -> dict[str, Any] | None:
         f"from devplan.runtime.kernels.numba_backend import {', '.join(_HELPERS)}\n"
         "CACHE = True\n\n"
     )
-    path = kernel_cache.module_path(header + source, _BACKEND_VERSION)
-    if path is None:
-        return None
-    spec = importlib.util.spec_from_file_location(f"devplan_kernel_{path.stem}", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # Numba finds a cached function's module by name
-    spec.loader.exec_module(module)
-    return vars(module)
+    return kernel_cache.load_module(header + source, _BACKEND_VERSION)
 
 
 def _fault_error(
