@@ -102,3 +102,37 @@ def test_loop_bounds_give_the_induction_variable_a_range() -> None:
 def test_an_index_loaded_from_memory_has_no_range_so_the_kernel_is_always_checked() -> None:
     _, ranges = ranges_of(GATHER)
     assert not ranges.possible
+
+
+STRIDED = """
+kernel.func @tiles(%a: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %tx = kernel.thread_id x
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %s = scf.for %t = %c0 to %n step %c16 iter_args(%acc = %zero) -> (f32) {
+    %i = arith.addi %t, %tx : index
+    %in = arith.cmpi ult, %i, %n : index
+    %x = scf.if %in -> (f32) {
+      %v = memref.load %a[%i] : memref<?xf32>
+      scf.yield %v : f32
+    } else {
+      scf.yield %zero : f32
+    }
+    %next = arith.addf %acc, %x : f32
+    scf.yield %next : f32
+  }
+  memref.store %s, %out[%tx] : memref<?xf32>
+  kernel.return
+}
+"""
+
+
+def test_a_loop_stepping_by_a_constant_ends_its_range_at_its_last_step() -> None:
+    # Over 48 elements the tiles start at 0, 16 and 32: every guard `t + tx < 48` holds
+    # for all 16 threads, so the block is fast; over 40 the last tile is cut: checked.
+    out = np.zeros(16, np.float32)
+    assert fast(STRIDED, 0, 16, 1, [np.zeros(48, np.float32), out])
+    assert not fast(STRIDED, 0, 16, 1, [np.zeros(40, np.float32), out])
+    assert fast(STRIDED, 0, 16, 1, [np.zeros(0, np.float32), out])  # no tile at all

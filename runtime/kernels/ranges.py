@@ -12,7 +12,8 @@ and grid dims, memref sizes (`memref.dim` of a parameter with a constant dimensi
 parameters and constants — through `addi`, `subi`, `muli`, `maxsi`, `minsi`, `andi`,
 `divsi`/`floordivsi`/`remsi` by a positive divisor, casts, `cmpi` (an i1 interval: 0..0
 all false, 1..1 all true, 0..1 mixed) and `select`; and an `scf.for` induction variable
-`[lb.lo, ub.hi - 1]`. Loaded values, loop-carried values and results of `scf.if` have
+`[lb.lo, ub.hi - 1]` (with a constant step and one start, up to the last multiple of the
+step from lb below ub.hi). Loaded values, loop-carried values and results of `scf.if` have
 none. The interval of each value is emitted as two block-level variables `l_x`, `h_x`.
 
 Phase 2 (compile time): collect the conditions under which the fast path is safe, each
@@ -256,7 +257,17 @@ class BlockRanges:
         if lb in self.known and ub in self.known:
             iv = body.args[0]
             width = int_width(iv.type) or 64
-            self.define(iv, self.lo(lb), f"{self.hi(ub)} - 1", width)
+            last = f"{self.hi(ub)} - 1"
+            step = _constant(op.operands[2])
+            if step is not None and step > 1:
+                # From one start, the counter takes only lb + j * step: the last value
+                # is the largest such below ub (tight for tiles: 0, 16, 32 below 48).
+                lb_lo, lb_hi = self.lo(lb), self.hi(lb)
+                last = (
+                    f"({lb_lo} + ({last} - {lb_lo}) // {step} * {step} "
+                    f"if {lb_lo} == {lb_hi} and {last} >= {lb_lo} else {last})"
+                )
+            self.define(iv, self.lo(lb), last, width)
             reach = _conj(reach, f"{self.lo(lb)} <= {self.hi(ub)} - 1")
         self.block(body, reach)
 
@@ -297,6 +308,13 @@ def constant_dim(op: Operation) -> int | None:
         return None
     d = int(constant_value(owner))
     return d if 0 <= d < len(type_.get_shape()) else None
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, Operation) and owner.name == "arith.constant":
+        return int(constant_value(owner))
+    return None
 
 
 def _axis(op: Operation) -> str:
