@@ -169,7 +169,8 @@ def block_is_fast(text: str, block_id: tuple[int, int], grid: Any, block: Any, a
     kernel = Kernel(parse_kernel(text))
     ranges = BlockRanges(kernel).analyse()
     env: dict[str, Any] = {"np": np, "_trunc_div": _trunc_div, "_floor_div": _floor_div}
-    env |= dict(zip(("bix", "biy", "biz"), (*block_id, 0), strict=True))
+    x, y = block_id
+    env |= {"bix_lo": x, "bix_hi": x, "biy": y, "biz": 0}
     env |= dict(zip(("gx", "gy", "gz", "bx_", "by_", "bz_"), (*grid, *block), strict=True))
     env |= {kernel.name_of(p): a for p, a in zip(kernel.params, args, strict=True)}
     exec("\n".join(ranges.lines), env)

@@ -8,7 +8,8 @@ argument types, and cached on disk (`kernel_cache.py`). Each block runs one of t
 
 * the **fast path**, without bounds checks and with unsigned indices so that LLVM
   vectorises the thread loop, when the block's value ranges prove every access in bounds
-  and every guard uniform (`ranges.py` writes that test, evaluated per block);
+  and every guard uniform (`ranges.py` writes that test, evaluated once for a run of up
+  to `RUN_BLOCKS` consecutive blocks along x, and per block when the run fails);
 * the **checked path** otherwise: every access checked, faults reported exactly as the
   NumPy backend reports them. Faults other than bounds (division by zero, ...) are checked
   on both paths, so either path meets the same first fault.
@@ -22,7 +23,12 @@ Within a block, the shape of the code depends on the kernel:
   holding a barrier becomes a block-level loop/branch around its own phases; its bounds
   or condition must be the same in every thread of the block (else the barrier is in
   divergent control flow: an error, as in the NumPy backend). A value used in a phase
-  other than the one defining it lives in a per-thread array between phases.
+  other than the one defining it lives in a per-thread array between phases, unless it is
+  an index value of pure integer ops over ids, dims and constants: each phase computes
+  that again, so that accesses stay affine in the thread x index. On the fast path, a
+  thread-level `scf.for` that is a whole phase, writes no memory and cannot fault runs
+  *interchanged*, with the thread x loop inside it (`find_interchanges`): its body is
+  then vectorised across a row of threads, each thread computing what it did before.
 
 Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
@@ -309,26 +315,15 @@ class NumbaSource(SourceWriter):
             self.emit(f"{name} = np.empty(nthr, {dt})")
         self.shared_memory()
         self.hoist_constants(body)
-        self.emit("for b in range(first, last):")
-        self.depth += 1
-        self.emit("bix = b % gx")
-        self.emit("biy = (b // gx) % gy")
-        self.emit("biz = b // (gx * gy)")
-        for alloc in kernel.shared:
-            self.emit(f"{self.v(alloc.result)}.fill(0)")
         self.ranges.analyse()
         if self.ranges.possible:
-            for line in self.ranges.lines:
-                self.emit(line)
-            self.emit("if fast:")
+            self.runs_of_blocks()
+        else:
+            self.emit("for b in range(first, last):")
             self.depth += 1
-            self.fast = True
+            self.block_ids()
             self.block_body()
-            self.fast = False
-            self.emit("continue")
             self.depth -= 1
-        self.block_body()
-        self.depth -= 1
         self.device_io_epilogue()
         self.emit("return False")
         self.lines += [
@@ -343,6 +338,55 @@ class NumbaSource(SourceWriter):
             f"        blocks(first, last, {dims}, errs[chunk], {params})",
         ]
         return "\n".join(self.lines) + "\n"
+
+    def block_ids(self) -> None:
+        """Emit the ids of block `b` (and zero its shared memory)."""
+        self.emit("bix = b % gx")
+        self.emit("biy = (b // gx) % gy")
+        self.emit("biz = b // (gx * gy)")
+        self.zero_shared_memory()
+
+    def zero_shared_memory(self) -> None:
+        for alloc in self.kernel.shared:
+            self.emit(f"{self.v(alloc.result)}.fill(0)")
+
+    def runs_of_blocks(self) -> None:
+        """Emit the loop over blocks of a kernel with a fast path. The ranges are first
+        evaluated over a *run* of up to `RUN_BLOCKS` consecutive blocks of one grid row
+        (block x ids `bix_lo` to `bix_hi`): when the whole run is fast, its blocks run the
+        fast path with one test for all. Else each block of the run is tested alone and
+        runs the fast or the checked path. Blocks run in order either way."""
+        self.emit("b = first")
+        self.emit("alone = first  # blocks below `alone` are tested one by one")
+        self.emit("while b < last:")
+        self.depth += 1
+        self.emit("bix = b % gx")
+        self.emit("biy = (b // gx) % gy")
+        self.emit("biz = b // (gx * gy)")
+        self.emit(f"run = 1 if b < alone else min(gx - bix, last - b, {RUN_BLOCKS})")
+        self.emit("bix_lo = bix")
+        self.emit("bix_hi = bix + run - 1")
+        for line in self.ranges.lines:
+            self.emit(line)
+        self.emit("if fast:")
+        self.depth += 1
+        self.emit("for bix in range(bix_lo, bix_hi + 1):")
+        self.depth += 1
+        self.zero_shared_memory()
+        self.fast = True
+        self.block_body()
+        self.fast = False
+        self.depth -= 1
+        self.emit("b += run")
+        self.emit("continue")
+        self.depth -= 1
+        self.emit("if run > 1:")
+        self.emit("    alone = b + run")
+        self.emit("    continue")
+        self.zero_shared_memory()
+        self.block_body()
+        self.emit("b += 1")
+        self.depth -= 1
 
     def shared_memory(self) -> None:
         """Emit the allocation of the kernel's shared memory (zeroed again per block)."""
@@ -1074,6 +1118,9 @@ def _is_f16(type_: Any) -> bool:
         type_ = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     return isinstance(type_, Float16Type)
 
+
+RUN_BLOCKS = 64
+"""The most consecutive blocks whose fast path one evaluation of the ranges decides."""
 
 PARALLEL_THREADS = 1 << 16
 """Launches of at least this many threads run their blocks in parallel (`prange`), when the
