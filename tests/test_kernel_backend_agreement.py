@@ -445,7 +445,7 @@ def loops_over_shared_memory(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]
     return "\n".join(lines), (blocks, 1, 1), (8, 1, 1), [a, np.zeros(n, dtype), m]
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=5)
 @given(loops_over_shared_memory())
 def test_backends_agree_on_loops_over_shared_memory(case: tuple[str, Any, Any, list[Any]]) -> None:
     agree(*case)

@@ -178,7 +178,7 @@ def block_is_fast(text: str, block_id: tuple[int, int], grid: Any, block: Any, a
 
 
 def test_tiled_matmul_fast_and_checked_blocks_agree_with_the_numpy_backend() -> None:
-    for t in ("f32", "i32"):
+    for t in ("f32",):  # (integer loops: test_kernel_backend_agreement's generated ones)
         text = matmul_text(t)
         func = parse_kernel(text)
         faults = 0
