@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import KernelError, compile_kernel
+from devplan.runtime.kernels import KernelError, compile_kernel, numba_backend
 from devplan.runtime.kernels.common import Kernel
 from devplan.runtime.kernels.numba_backend import NumbaSource, _floor_div, _trunc_div
 from devplan.runtime.kernels.ranges import BlockRanges
@@ -189,3 +190,16 @@ def test_tiled_matmul_fast_and_checked_blocks_agree_with_the_numpy_backend() -> 
             faults += isinstance(expected, str)
             assert_bitwise_equal(expected, outcome(func, "numba", grid, block, args))
         assert faults == 3
+
+
+def test_tiled_matmul_blocks_in_parallel_give_the_buffers_and_first_fault_of_blocks_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if numba_backend.numba.get_num_threads() < 2:
+        pytest.skip("Numba has one thread here: blocks never run in parallel")
+    func = parse_kernel(matmul_text("f32"))
+    for grid, block, args in launches("f32"):
+        in_order = outcome(func, "numba", grid, block, args)
+        with monkeypatch.context() as patch:
+            patch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+            assert_bitwise_equal(in_order, outcome(func, "numba", grid, block, args))

@@ -32,8 +32,10 @@ Within a block, the shape of the code depends on the kernel:
 
 Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
-blocks in parallel: each chunk of blocks stops at its first fault, and the first faulting
-chunk's fault is the one a run in order meets. After a fault, blocks that a run in order
+blocks in parallel, in chunks of consecutive blocks handed to whichever thread is free
+(a thread the machine's other work delays does not hold the others back): each chunk of
+blocks stops at its first fault, and the first faulting chunk's fault is the one a run
+in order meets. After a fault, blocks that a run in order
 would not have reached may have run: what a faulting launch leaves in its buffers is
 unspecified.
 
@@ -86,6 +88,7 @@ from .common import (
 from .ranges import BlockRanges, constant_dim, separating_axes, stored_params
 
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
+_set_chunksize: Callable[[int], int] = numba.set_parallel_chunksize  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
 _BACKEND_VERSION = hashlib.sha256(
     b"".join(Path(__file__).with_name(n).read_bytes() for n in ("numba_backend.py", "common.py"))
 ).hexdigest()[:16]
@@ -1198,7 +1201,13 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
         try:
             if chunks:
                 errs = np.zeros((chunks, _ERR_SIZE), dtype=np.int64)
-                jitted_par(*grid, *block, errs, *args)
+                # One chunk at a time to whichever thread is free: a thread the machine's
+                # other work delays does not hold the others back.
+                previous = _set_chunksize(1)
+                try:
+                    jitted_par(*grid, *block, errs, *args)
+                finally:
+                    _set_chunksize(previous)
                 # Chunks hold consecutive blocks, each stopped at its first fault: the
                 # first faulting chunk holds the fault a run of the blocks in order meets.
                 faulted = np.flatnonzero(errs[:, 0])
