@@ -142,6 +142,16 @@ def test_a_loop_whose_body_may_divide_by_zero_keeps_the_thread_loop_outside() ->
     assert lines[k_loop + 1] != "for tix in range(bx_):"
 
 
+def test_a_loop_whose_body_asks_a_computed_dimension_keeps_the_thread_loop_outside() -> None:
+    text = matmul_text("f32").replace(
+        "      scf.yield %s2 : f32\n",
+        "      %d = memref.dim %A, %k : memref<?x?xf32>\n      scf.yield %s2 : f32\n",
+    )
+    lines = [line.strip() for line in fast_path_of(text).splitlines()]
+    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
+    assert lines[k_loop + 1] != "for tix in range(bx_):"
+
+
 def launches(t: str) -> list[tuple[tuple[int, int, int], tuple[int, int, int], list[Any]]]:
     """Launches of the 4x4-tiled matmul: fault-free ones of several shapes, and ones whose
     last blocks reach past the end of A, B or C (checked blocks that fault)."""

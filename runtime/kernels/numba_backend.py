@@ -826,7 +826,7 @@ class NumbaSource(SourceWriter):
             if not all(self.block_uniform(bound) for bound in (lb, ub)):
                 continue
             body = [op for op in loop.walk() if op is not loop]
-            if all(op.name in _LOOP_BODY_OPS and not op.regions for op in body):
+            if all(_cannot_fault_on_the_fast_path(op) for op in body):
                 self.interchanged.add(loop)
 
     def block_uniform(self, value: SSAValue) -> bool:
@@ -1105,6 +1105,14 @@ _LOOP_BODY_OPS = frozenset({
 })  # fmt: skip
 """Ops an interchanged loop body may hold: on the fast path none of them faults or
 writes memory (loads are proven in bounds there)."""
+
+
+def _cannot_fault_on_the_fast_path(op: Operation) -> bool:
+    """Whether `op` may sit in an interchanged loop's body (no memory written, no fault on
+    the fast path, where loads are proven in bounds; no nested region)."""
+    if op.name not in _LOOP_BODY_OPS or op.regions:
+        return False
+    return op.name != "memref.dim" or constant_dim(op) is not None
 
 
 def _positive_constant(value: SSAValue) -> bool:
