@@ -1,6 +1,6 @@
 """Kernel throughput of the numba backend against ceilings measured in the same run.
 
-    .venv/bin/python bench/kernel_throughput.py [--repeat 3] [--skip-matmul]
+    .venv/bin/python bench/kernel_throughput.py [--repeat 3] [--skip-matmul] [--one-core]
 
 Goals 1 and 4 of `goals.py` (elementwise add of 2^24 float32 vs `numpy.add`, tiled
 matmul 1024^3 float32 vs `numpy.matmul`), each beside what bounds it on this machine:
@@ -18,12 +18,20 @@ matmul 1024^3 float32 vs `numpy.matmul`), each beside what bounds it on this mac
 
 Every line prints the median of `--repeat` ratios (each the best of a few timings of both
 sides). Not a test.
+
+`--one-core` compares CPU time (`time.thread_time`) on one core instead: Numba and BLAS
+on one thread (the script runs itself again with `OPENBLAS_NUM_THREADS=1`), the kernel's
+blocks in order. Other processes' load then hardly moves the figures: what the generated
+code costs against NumPy and BLAS, core for core.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -132,6 +140,51 @@ def matmul_ratios(n: int) -> dict[str, float]:
     }
 
 
+def cpu_seconds(fn: Callable[[], object], repeat: int = 5) -> float:
+    """The least CPU time of this thread over `repeat` calls of `fn()`."""
+    times: list[float] = []
+    for _ in range(repeat):
+        start = time.thread_time()
+        fn()
+        times.append(time.thread_time() - start)
+    return min(times)
+
+
+def one_core_ratios() -> dict[str, float]:
+    """Speed relative to NumPy/BLAS in CPU time on one core (blocks in order)."""
+    numba_backend.PARALLEL_THREADS = 1 << 62
+    n = 1 << 24
+    a, b = random_floats(n, 2)
+    c = np.empty_like(a)
+    add = compile_kernel(kernel_named(ADD_KERNEL, "add"), "numba")
+    grid, block = (n // 256, 1, 1), (256, 1, 1)
+    add(grid, block, [a, b, c])
+    add_loop(a, b, c)
+    t_add = cpu_seconds(lambda: np.add(a, b, out=c))
+    label = "add 2^24 float32 vs numpy.add"
+    ratios = {
+        f"{label}, kernel": t_add / cpu_seconds(lambda: add(grid, block, [a, b, c])),
+        f"{label}, plain numba loop": t_add / cpu_seconds(lambda: add_loop(a, b, c)),
+    }
+    m = 1024
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((m, m)).astype(np.float32)
+    y = rng.standard_normal((m, m)).astype(np.float32)
+    z = np.zeros((m, m), np.float32)
+    matmul = compile_kernel(kernel_named(MATMUL, "matmul"), "numba")
+    mgrid, mblock = (m // TILE, m // TILE, 1), (TILE, TILE, 1)
+    matmul(mgrid, mblock, [x, y, z])
+    tiled_matmul(x, y, z, TILE)
+    t_blas = cpu_seconds(lambda: np.matmul(x, y, out=z), 3)
+    ratios["tiled matmul 1024^3 float32 vs numpy.matmul, kernel"] = t_blas / cpu_seconds(
+        lambda: matmul(mgrid, mblock, [x, y, z]), 3
+    )
+    ratios["tiled matmul 1024^3 float32 vs numpy.matmul, ceiling (same schedule by hand)"] = (
+        t_blas / cpu_seconds(lambda: tiled_matmul(x, y, z, TILE), 3)
+    )
+    return ratios
+
+
 def repeat(fn: Callable[[], dict[str, float]], times: int) -> dict[str, list[float]]:
     runs = [fn() for _ in range(times)]
     return {key: [run[key] for run in runs] for key in runs[0]}
@@ -141,7 +194,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-matmul", action="store_true")
+    parser.add_argument("--one-core", action="store_true")
     args = parser.parse_args()
+    if args.one_core:
+        if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+            env = os.environ | {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+            os.execve(sys.executable, [sys.executable, *sys.argv], env)
+        numba.set_num_threads(1)
+        print("(CPU time on one core: Numba and BLAS on one thread, blocks in order)")
+        for key, ratios in repeat(one_core_ratios, args.repeat).items():
+            median_line(f"{key}: speed", ratios)
+        return
     print(f"(numba threads: {numba.get_num_threads()})")
     for key, ratios in repeat(add_ratios, args.repeat).items():
         goal = ">= 1.5x" if key == "kernel" else "-"
