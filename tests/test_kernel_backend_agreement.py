@@ -394,3 +394,58 @@ def test_parallel_blocks_without_a_fault_give_the_buffers_of_blocks_in_order(
     monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
     assert_same(in_order, outcome(func, "numba", grid, block, args))
     assert_same(outcome(func, "numpy", grid, block, args), in_order)
+
+
+@st.composite
+def loops_over_shared_memory(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
+    """A loop alone between two barriers, reading the block's row of `a` staged in shared
+    memory: `out[i] = p + q` after `(p, q) = loop k < m: (f(p, q, s[k]), g(p, q, s[k]))`.
+    The numba backend's fast path runs such a loop with the thread loop inside it when
+    its body cannot fault; `m` past the block size makes the loads fault instead."""
+    t = draw(st.sampled_from(FLOATS + INTS))
+    shared = f'memref<8x{t}, #vdev.device<?, ?, ?, "shared">>'
+    inner = Builder()
+    inner.count = 1000
+    f = draw(expressions(inner, t, ["%p", "%q", "%u"], 2))
+    g = draw(expressions(inner, t, ["%p", "%q", "%u"], 2))
+    add = "addf" if t in FLOATS else "addi"
+    lines = [
+        f"kernel.func @loop(%a: memref<?x{t}>, %out: memref<?x{t}>, %m: index) {{",
+        "    %c0 = arith.constant 0 : index",
+        "    %c1 = arith.constant 1 : index",
+        "    %tx = kernel.thread_id x",
+        "    %bx = kernel.block_id x",
+        "    %bd = kernel.block_dim x",
+        "    %i0 = arith.muli %bx, %bd : index",
+        "    %i = arith.addi %i0, %tx : index",
+        f"    %s = kernel.alloc_shared : {shared}",
+        f"    %x = memref.load %a[%i] : memref<?x{t}>",
+        f"    memref.store %x, %s[%tx] : {shared}",
+        "    kernel.barrier",
+        f"    %r:2 = scf.for %k = %c0 to %m step %c1 iter_args(%p = %x, %q = %x) -> ({t}, {t}) {{",
+        f"      %u = memref.load %s[%k] : {shared}",
+        *[f"  {line}" for line in inner.lines],
+        f"      scf.yield {f}, {g} : {t}, {t}",
+        "    }",
+        "    kernel.barrier",
+        f"    %y = arith.{add} %r#0, %r#1 : {t}",
+        f"    memref.store %y, %out[%i] : memref<?x{t}>",
+        "    kernel.return",
+        "}",
+    ]
+    blocks = draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 1000)))
+    dtype = DTYPES[t]
+    n = blocks * 8
+    if t in FLOATS:
+        a = rng.standard_normal(n).astype(dtype)
+    else:
+        a = rng.integers(-100, 100, n).astype(dtype)
+    m = draw(st.sampled_from([8, 5, 9, 1, 0]))
+    return "\n".join(lines), (blocks, 1, 1), (8, 1, 1), [a, np.zeros(n, dtype), m]
+
+
+@settings(SETTINGS, max_examples=5)
+@given(loops_over_shared_memory())
+def test_backends_agree_on_loops_over_shared_memory(case: tuple[str, Any, Any, list[Any]]) -> None:
+    agree(*case)

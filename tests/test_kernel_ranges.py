@@ -64,12 +64,22 @@ def ranges_of(text: str) -> tuple[Kernel, BlockRanges]:
     return kernel, BlockRanges(kernel).analyse()
 
 
-def fast(text: str, block_id: int, block_dim: int, grid_dim: int, args: list[Any]) -> bool:
-    """Whether the block `block_id` (along x) would run the fast path."""
+def fast(
+    text: str,
+    block_id: int,
+    block_dim: int,
+    grid_dim: int,
+    args: list[Any],
+    last_block_id: int | None = None,
+) -> bool:
+    """Whether the block `block_id` (along x) would run the fast path; with
+    `last_block_id`, whether the run of blocks `block_id` to `last_block_id` would."""
     kernel, ranges = ranges_of(text)
     assert ranges.possible
     env: dict[str, Any] = {"np": np, "_trunc_div": _trunc_div, "_floor_div": _floor_div}
-    env |= {"bix": block_id, "biy": 0, "biz": 0, "bx_": block_dim, "by_": 1, "bz_": 1}
+    last = block_id if last_block_id is None else last_block_id
+    env |= {"bix_lo": block_id, "bix_hi": last, "biy": 0, "biz": 0}
+    env |= {"bx_": block_dim, "by_": 1, "bz_": 1}
     env |= {"gx": grid_dim, "gy": 1, "gz": 1}
     env |= {kernel.name_of(p): a for p, a in zip(kernel.params, args, strict=True)}
     exec("\n".join(ranges.lines), env)
@@ -79,6 +89,13 @@ def fast(text: str, block_id: int, block_dim: int, grid_dim: int, args: list[Any
 def test_full_blocks_of_a_guarded_add_are_fast_and_the_tail_block_is_checked() -> None:
     a, c = np.zeros(1000, np.float32), np.zeros(1000, np.float32)
     assert [fast(GUARDED_ADD, b, 256, 4, [a, c]) for b in range(4)] == [True, True, True, False]
+
+
+def test_a_run_of_blocks_is_fast_as_a_whole_when_each_of_its_blocks_is() -> None:
+    a, c = np.zeros(1000, np.float32), np.zeros(1000, np.float32)
+    assert fast(GUARDED_ADD, 0, 256, 4, [a, c], last_block_id=2)
+    assert not fast(GUARDED_ADD, 0, 256, 4, [a, c], last_block_id=3)  # the tail block
+    assert not fast(GUARDED_ADD, 2, 256, 4, [a, c], last_block_id=3)
 
 
 def test_a_block_whose_guard_is_false_for_every_thread_is_fast() -> None:
@@ -102,3 +119,37 @@ def test_loop_bounds_give_the_induction_variable_a_range() -> None:
 def test_an_index_loaded_from_memory_has_no_range_so_the_kernel_is_always_checked() -> None:
     _, ranges = ranges_of(GATHER)
     assert not ranges.possible
+
+
+STRIDED = """
+kernel.func @tiles(%a: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %tx = kernel.thread_id x
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %s = scf.for %t = %c0 to %n step %c16 iter_args(%acc = %zero) -> (f32) {
+    %i = arith.addi %t, %tx : index
+    %in = arith.cmpi ult, %i, %n : index
+    %x = scf.if %in -> (f32) {
+      %v = memref.load %a[%i] : memref<?xf32>
+      scf.yield %v : f32
+    } else {
+      scf.yield %zero : f32
+    }
+    %next = arith.addf %acc, %x : f32
+    scf.yield %next : f32
+  }
+  memref.store %s, %out[%tx] : memref<?xf32>
+  kernel.return
+}
+"""
+
+
+def test_a_loop_stepping_by_a_constant_ends_its_range_at_its_last_step() -> None:
+    # Over 48 elements the tiles start at 0, 16 and 32: every guard `t + tx < 48` holds
+    # for all 16 threads, so the block is fast; over 40 the last tile is cut: checked.
+    out = np.zeros(16, np.float32)
+    assert fast(STRIDED, 0, 16, 1, [np.zeros(48, np.float32), out])
+    assert not fast(STRIDED, 0, 16, 1, [np.zeros(40, np.float32), out])
+    assert fast(STRIDED, 0, 16, 1, [np.zeros(0, np.float32), out])  # no tile at all

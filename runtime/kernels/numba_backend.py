@@ -8,7 +8,8 @@ argument types, and cached on disk (`kernel_cache.py`). Each block runs one of t
 
 * the **fast path**, without bounds checks and with unsigned indices so that LLVM
   vectorises the thread loop, when the block's value ranges prove every access in bounds
-  and every guard uniform (`ranges.py` writes that test, evaluated per block);
+  and every guard uniform (`ranges.py` writes that test, evaluated once for a run of up
+  to `RUN_BLOCKS` consecutive blocks along x, and per block when the run fails);
 * the **checked path** otherwise: every access checked, faults reported exactly as the
   NumPy backend reports them. Faults other than bounds (division by zero, ...) are checked
   on both paths, so either path meets the same first fault.
@@ -22,12 +23,19 @@ Within a block, the shape of the code depends on the kernel:
   holding a barrier becomes a block-level loop/branch around its own phases; its bounds
   or condition must be the same in every thread of the block (else the barrier is in
   divergent control flow: an error, as in the NumPy backend). A value used in a phase
-  other than the one defining it lives in a per-thread array between phases.
+  other than the one defining it lives in a per-thread array between phases, unless it is
+  an index value of pure integer ops over ids, dims and constants: each phase computes
+  that again, so that accesses stay affine in the thread x index. On the fast path, a
+  thread-level `scf.for` that is a whole phase, writes no memory and cannot fault runs
+  *interchanged*, with the thread x loop inside it (`find_interchanges`): its body is
+  then vectorised across a row of threads, each thread computing what it did before.
 
 Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
-blocks in parallel: each chunk of blocks stops at its first fault, and the first faulting
-chunk's fault is the one a run in order meets. After a fault, blocks that a run in order
+blocks in parallel, in chunks of consecutive blocks handed to whichever thread is free
+(a thread the machine's other work delays does not hold the others back): each chunk of
+blocks stops at its first fault, and the first faulting chunk's fault is the one a run
+in order meets. After a fault, blocks that a run in order
 would not have reached may have run: what a faulting launch leaves in its buffers is
 unspecified.
 
@@ -51,7 +59,7 @@ import numba  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
 from numba.core.errors import NumbaError  # pyright: ignore[reportMissingTypeStubs]
 from xdsl.dialects.builtin import Float16Type, MemRefType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ...diagnostics import diagnostic_at
 from ...dialects.kernel import AssertOp, PrintfOp
@@ -78,6 +86,7 @@ from .common import (
 from .ranges import BlockRanges, constant_dim, separating_axes, stored_params
 
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
+_set_chunksize: Callable[[int], int] = numba.set_parallel_chunksize  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
 _BACKEND_VERSION = hashlib.sha256(
     b"".join(Path(__file__).with_name(n).read_bytes() for n in ("numba_backend.py", "common.py"))
 ).hexdigest()[:16]
@@ -252,6 +261,11 @@ class NumbaSource(SourceWriter):
         self.ranges = BlockRanges(kernel)
         self.fast = False
         """Whether the code being emitted is the fast path (no bounds checks)."""
+        self.pure: dict[SSAValue, bool] = {}
+        """Memo of `recomputable`."""
+        self.interchanged: set[Operation] = set()
+        """Thread-level `scf.for`s that the fast path runs with the thread loop inside
+        (see `find_interchanges`)."""
 
     # ------------------------------------------------------------ helpers
 
@@ -291,6 +305,7 @@ class NumbaSource(SourceWriter):
                 raise self.error(op, "f16 is not supported by the numba backend; use numpy")
         if kernel.per_block:
             self.assign_phases(list(body.ops), [0])
+            self.find_interchanges()
             self.find_spills(body)
         params = "".join(self.v(p) + ", " for p in kernel.params)
         dims = "gx, gy, gz, bx_, by_, bz_"
@@ -301,26 +316,15 @@ class NumbaSource(SourceWriter):
             self.emit(f"{name} = np.empty(nthr, {dt})")
         self.shared_memory()
         self.hoist_constants(body)
-        self.emit("for b in range(first, last):")
-        self.depth += 1
-        self.emit("bix = b % gx")
-        self.emit("biy = (b // gx) % gy")
-        self.emit("biz = b // (gx * gy)")
-        for alloc in kernel.shared:
-            self.emit(f"{self.v(alloc.result)}.fill(0)")
         self.ranges.analyse()
         if self.ranges.possible:
-            for line in self.ranges.lines:
-                self.emit(line)
-            self.emit("if fast:")
+            self.runs_of_blocks()
+        else:
+            self.emit("for b in range(first, last):")
             self.depth += 1
-            self.fast = True
+            self.block_ids()
             self.block_body()
-            self.fast = False
-            self.emit("continue")
             self.depth -= 1
-        self.block_body()
-        self.depth -= 1
         self.device_io_epilogue()
         self.emit("return False")
         self.lines += [
@@ -335,6 +339,55 @@ class NumbaSource(SourceWriter):
             f"        blocks(first, last, {dims}, errs[chunk], {params})",
         ]
         return "\n".join(self.lines) + "\n"
+
+    def block_ids(self) -> None:
+        """Emit the ids of block `b` (and zero its shared memory)."""
+        self.emit("bix = b % gx")
+        self.emit("biy = (b // gx) % gy")
+        self.emit("biz = b // (gx * gy)")
+        self.zero_shared_memory()
+
+    def zero_shared_memory(self) -> None:
+        for alloc in self.kernel.shared:
+            self.emit(f"{self.v(alloc.result)}.fill(0)")
+
+    def runs_of_blocks(self) -> None:
+        """Emit the loop over blocks of a kernel with a fast path. The ranges are first
+        evaluated over a *run* of up to `RUN_BLOCKS` consecutive blocks of one grid row
+        (block x ids `bix_lo` to `bix_hi`): when the whole run is fast, its blocks run the
+        fast path with one test for all. Else each block of the run is tested alone and
+        runs the fast or the checked path. Blocks run in order either way."""
+        self.emit("b = first")
+        self.emit("alone = first  # blocks below `alone` are tested one by one")
+        self.emit("while b < last:")
+        self.depth += 1
+        self.emit("bix = b % gx")
+        self.emit("biy = (b // gx) % gy")
+        self.emit("biz = b // (gx * gy)")
+        self.emit(f"run = 1 if b < alone else min(gx - bix, last - b, {RUN_BLOCKS})")
+        self.emit("bix_lo = bix")
+        self.emit("bix_hi = bix + run - 1")
+        for line in self.ranges.lines:
+            self.emit(line)
+        self.emit("if fast:")
+        self.depth += 1
+        self.emit("for bix in range(bix_lo, bix_hi + 1):")
+        self.depth += 1
+        self.zero_shared_memory()
+        self.fast = True
+        self.block_body()
+        self.fast = False
+        self.depth -= 1
+        self.emit("b += run")
+        self.emit("continue")
+        self.depth -= 1
+        self.emit("if run > 1:")
+        self.emit("    alone = b + run")
+        self.emit("    continue")
+        self.zero_shared_memory()
+        self.block_body()
+        self.emit("b += 1")
+        self.depth -= 1
 
     def shared_memory(self) -> None:
         """Emit the allocation of the kernel's shared memory (zeroed again per block)."""
@@ -535,10 +588,11 @@ class NumbaSource(SourceWriter):
         body = op.regions[0].block
         site = self.site(op)
         self.messages[site] = STEP_MESSAGE
-        self.emit(f"if {step} <= 0:")
-        self.depth += 1
-        self.fault(site)
-        self.depth -= 1
+        if not _positive_constant(op.operands[2]):
+            self.emit(f"if {step} <= 0:")
+            self.depth += 1
+            self.fault(site)
+            self.depth -= 1
         for result, init in zip(op.results, inits, strict=True):
             self.emit(f"{self.v(result)} = {init}")
         iv = self.v(body.args[0])
@@ -746,6 +800,81 @@ class NumbaSource(SourceWriter):
             else:
                 self.phase_of[op] = counter[0]
 
+    def find_interchanges(self) -> None:
+        """The thread-level `scf.for`s the fast path interchanges with the thread x loop
+        (`for iv: for tix:` instead of `for tix: for iv:`), so that LLVM vectorises the
+        loop body across the threads of a block row. Each is the whole work of its phase
+        (an `scf.yield` of the enclosing region may follow), has a constant positive step
+        and bounds that are the same in every thread, and a body that neither writes
+        memory nor can fault on the fast path (`_LOOP_BODY_OPS`, no nested regions).
+        With no store in the phase, every thread reads the same memory in either order
+        and computes the same values in the same order: results are bitwise those of the
+        thread-by-thread loop, and no fault can move."""
+        phases: dict[int, list[Operation]] = {}
+        for op, number in self.phase_of.items():
+            if op.name not in ("arith.constant", "kernel.return", "kernel.alloc_shared"):
+                phases.setdefault(number, []).append(op)
+        for work in phases.values():
+            loop = work[0]
+            if loop.name != "scf.for" or any(op.name != "scf.yield" for op in work[1:]):
+                continue
+            lb, ub, step = loop.operands[:3]
+            if not _positive_constant(step):
+                continue
+            if not all(self.block_uniform(bound) for bound in (lb, ub)):
+                continue
+            body = [op for op in loop.walk() if op is not loop]
+            if all(_cannot_fault_on_the_fast_path(op) for op in body):
+                self.interchanged.add(loop)
+
+    def block_uniform(self, value: SSAValue) -> bool:
+        """Whether `value` is the same in every thread of a block by construction."""
+        if self.block_invariant(value):
+            return True
+        owner = value.owner
+        return (
+            isinstance(owner, Operation)
+            and owner.name != "kernel.thread_id"
+            and self.recomputable(value)
+            and all(self.block_uniform(o) for o in owner.operands)
+        )
+
+    def interchange(self, loop: Operation) -> None:
+        """Emit an interchanged loop (see `find_interchanges`): per block row, the loop
+        over `iv` outside the loop over the row's threads; loop-carried values live in
+        the per-thread arrays of the loop's results."""
+        lb, ub, step, *inits = loop.operands
+        body = loop.regions[0].block
+        ops, yielded = self.region_ops(body)
+        carried = [self.spilled[r] for r in loop.results]
+        bounds: set[SSAValue] = set()
+        for bound in (lb, ub):
+            if bound not in bounds and self.recomputable(bound):
+                self.recompute(bound, bounds)
+        for axis in ("tiz in range(bz_)", "tiy in range(by_)"):
+            self.emit(f"for {axis}:")
+            self.depth += 1
+        self.emit("for tix in range(bx_):")
+        self.depth += 1
+        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
+        self.bring_in_values(list(inits))
+        for array, init in zip(carried, inits, strict=True):
+            self.emit(f"{array}[lin] = {self.v(init)}")
+        self.depth -= 1
+        bounds_text = ", ".join(self.v(o) for o in (lb, ub, step))
+        self.emit(f"for {self.v(body.args[0])} in range({bounds_text}):")
+        self.depth += 1
+        self.emit("for tix in range(bx_):")
+        self.depth += 1
+        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
+        self.bring_in(ops)
+        for arg, array in zip(body.args[1:], carried, strict=True):
+            self.emit(f"{self.v(arg)} = {array}[lin]")
+        self.thread_ops(ops)
+        for array, value in zip(carried, yielded, strict=True):
+            self.emit(f"{array}[lin] = {self.v(value)}")
+        self.depth -= 4
+
     def phase_of_use(self, user: Operation) -> int:
         """The phase of the thread-level op containing `user`, -1 for block-level uses."""
         current: Operation | None = user
@@ -770,7 +899,10 @@ class NumbaSource(SourceWriter):
             for result in op.results:
                 uses = {self.phase_of_use(u.operation) for u in result.uses}
                 here = -1 if block_level else self.phase_of.get(top, -1)
-                if block_level or uses - {here}:
+                crossing = uses - {here}
+                if self.recomputable(result):
+                    crossing &= {-1}  # other phases compute it again (see `bring_in`)
+                if block_level or crossing or op in self.interchanged:
                     self.spill(result)
             if block_level:
                 for region in op.regions:
@@ -806,24 +938,17 @@ class NumbaSource(SourceWriter):
         work = [op for op in ops if op.name not in ("arith.constant", "kernel.return")]
         if not work or all(op.name == "kernel.alloc_shared" for op in work):
             return
+        if self.fast and work[0] in self.interchanged:
+            self.interchange(work[0])
+            if work[1:]:  # the region's scf.yield, reading the loop's results from their arrays
+                self.phase(work[1:], yield_to)
+            return
         # Nested loops (not one over `lin` with divisions): the thread x loop is innermost.
         for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
             self.emit(f"for {loop}:")
             self.depth += 1
         self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
-        defined = {r for op in work for inner in op.walk() for r in inner.results}
-        defined |= {
-            a for op in work for inner in op.walk() for r in inner.regions for b in r.blocks
-            for a in b.args
-        }  # fmt: skip
-        needed: list[SSAValue] = []
-        for op in work:
-            for inner in op.walk():
-                for operand in inner.operands:
-                    if operand in self.spilled and operand not in defined and operand not in needed:
-                        needed.append(operand)
-        for value in needed:
-            self.emit(f"{self.v(value)} = {self.spilled[value]}[lin]")
+        self.bring_in(work)
         for op in work:
             if op.name == "scf.yield":
                 temps = [self.fresh("y") for _ in op.operands]
@@ -834,6 +959,75 @@ class NumbaSource(SourceWriter):
             else:
                 self.thread_op(op)
         self.depth -= 3
+
+    def bring_in(self, work: list[Operation]) -> None:
+        """Emit, at the top of a thread loop running `work`, the values `work` uses from
+        other phases (see `bring_in_values`)."""
+        defined = {r for op in work for inner in op.walk() for r in inner.results}
+        defined |= {
+            a for op in work for inner in op.walk() for r in inner.regions for b in r.blocks
+            for a in b.args
+        }  # fmt: skip
+        used = [o for op in work for inner in op.walk() for o in inner.operands]
+        self.bring_in_values([o for o in used if o not in defined])
+
+    def bring_in_values(self, values: list[SSAValue]) -> None:
+        """Emit, in a thread loop, the `values` defined in other phases: index values
+        computed again from thread and block ids (so that accesses stay affine in `tix`
+        and loops vectorise), the others read from their per-thread arrays."""
+        done: set[SSAValue] = set()
+        for value in values:
+            if value in done:
+                continue
+            if self.recomputable(value):
+                self.recompute(value, done)
+            elif value in self.spilled:
+                self.emit(f"{self.v(value)} = {self.spilled[value]}[lin]")
+                done.add(value)
+
+    def recomputable(self, value: SSAValue) -> bool:
+        """Whether `value` is an index value of pure ops (no fault, no memory) over thread
+        and block ids, dims, constants, scalar parameters and block-level loop counters:
+        any phase can compute it again instead of keeping it per thread."""
+        known = self.pure.get(value)
+        if known is not None:
+            return known
+        owner = value.owner
+        result = False
+        if (
+            isinstance(owner, Operation)
+            and owner.name in _RECOMPUTABLE
+            and (owner.name != "memref.dim" or constant_dim(owner) is not None)
+        ):
+            result = all(self.recomputable(o) or self.block_invariant(o) for o in owner.operands)
+        self.pure[value] = result
+        return result
+
+    def block_invariant(self, value: SSAValue) -> bool:
+        """Constants, parameters and counters of block-level loops: the same name holds
+        them in every phase."""
+        owner = value.owner
+        if isinstance(owner, Operation):
+            return owner.name in ("arith.constant", "kernel.alloc_shared")
+        if value in self.kernel.params:
+            return True
+        parent = owner.parent_op()
+        return (
+            parent is not None
+            and parent.name == "scf.for"
+            and isinstance(value, BlockArgument)
+            and value.index == 0
+            and contains_barrier(parent)
+        )
+
+    def recompute(self, value: SSAValue, done: set[SSAValue]) -> None:
+        owner = value.owner
+        assert isinstance(owner, Operation)
+        for operand in owner.operands:
+            if operand not in done and self.recomputable(operand):
+                self.recompute(operand, done)
+        self.scalar(owner)
+        done.add(value)
 
     def uniform(self, value: SSAValue, op: Operation) -> str:
         """A block-uniform read of `value` for block-level control flow; a value that
@@ -862,11 +1056,12 @@ class NumbaSource(SourceWriter):
         body = op.regions[0].block
         site = self.site(op)
         self.messages[site] = STEP_MESSAGE
-        self.emit(f"if {step} <= 0:")
-        self.depth += 1
-        self.emit("tix = tiy = tiz = 0")
-        self.fault(site)
-        self.depth -= 1
+        if not _positive_constant(op.operands[2]):
+            self.emit(f"if {step} <= 0:")
+            self.depth += 1
+            self.emit("tix = tiy = tiz = 0")
+            self.fault(site)
+            self.depth -= 1
         carried = [self.spilled[a] for a in body.args[1:]]
         for array, init in zip(carried, op.operands[3:], strict=True):
             source = self.spilled.get(init)
@@ -892,11 +1087,49 @@ class NumbaSource(SourceWriter):
             self.block_level(list(block.ops), targets)
 
 
+_RECOMPUTABLE = frozenset({
+    "kernel.thread_id", "kernel.block_id", "kernel.block_dim", "kernel.grid_dim",
+    "arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi",
+    "arith.andi", "arith.ori", "arith.xori", "arith.cmpi", "arith.select",
+    "arith.index_cast", "arith.extsi", "arith.extui", "arith.trunci", "memref.dim",
+})  # fmt: skip
+"""Integer ops that never fault nor touch memory (`memref.dim` only with a constant
+dimension): their results can be computed again in any phase (`recomputable`)."""
+
+_LOOP_BODY_OPS = frozenset({
+    "memref.load", "scf.yield", "arith.constant", "arith.cmpf", "arith.select",
+    "arith.sitofp", "arith.uitofp", "arith.extf", "arith.truncf",
+    *_FLOAT_BINARY, *_FLOAT_UNARY, *_RECOMPUTABLE,
+})  # fmt: skip
+"""Ops an interchanged loop body may hold: on the fast path none of them faults or
+writes memory (loads are proven in bounds there)."""
+
+
+def _cannot_fault_on_the_fast_path(op: Operation) -> bool:
+    """Whether `op` may sit in an interchanged loop's body (no memory written, no fault on
+    the fast path, where loads are proven in bounds; no nested region)."""
+    if op.name not in _LOOP_BODY_OPS or op.regions:
+        return False
+    return op.name != "memref.dim" or constant_dim(op) is not None
+
+
+def _positive_constant(value: SSAValue) -> bool:
+    owner = value.owner
+    return (
+        isinstance(owner, Operation)
+        and owner.name == "arith.constant"
+        and constant_value(owner) > 0
+    )
+
+
 def _is_f16(type_: Any) -> bool:
     if isinstance(type_, MemRefType):
         type_ = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     return isinstance(type_, Float16Type)
 
+
+RUN_BLOCKS = 64
+"""The most consecutive blocks whose fast path one evaluation of the ranges decides."""
 
 PARALLEL_THREADS = 1 << 16
 """Launches of at least this many threads run their blocks in parallel (`prange`), when the
@@ -974,7 +1207,13 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
         try:
             if chunks:
                 errs = np.zeros((chunks, _ERR_SIZE), dtype=np.int64)
-                jitted_par(*grid, *block, errs, *args)
+                # One chunk at a time to whichever thread is free: a thread the machine's
+                # other work delays does not hold the others back.
+                previous = _set_chunksize(1)
+                try:
+                    jitted_par(*grid, *block, errs, *args)
+                finally:
+                    _set_chunksize(previous)
                 # Chunks hold consecutive blocks, each stopped at its first fault: the
                 # first faulting chunk holds the fault a run of the blocks in order meets.
                 faulted = np.flatnonzero(errs[:, 0])

@@ -7,13 +7,16 @@ and writes that decision as Python source the backend puts at the start of each 
 
 Phase 1 (compile time): walk the kernel in program order and give every integer value an
 *interval* over the threads of one block when it is a function of what is fixed for the
-block or bounded per thread — block ids (fixed), thread ids (`[0, block_dim - 1]`), block
-and grid dims, memref sizes (`memref.dim` of a parameter with a constant dimension), scalar
-parameters and constants — through `addi`, `subi`, `muli`, `maxsi`, `minsi`, `andi`,
-`divsi`/`floordivsi`/`remsi` by a positive divisor, casts, `cmpi` (an i1 interval: 0..0
-all false, 1..1 all true, 0..1 mixed) and `select`; and an `scf.for` induction variable
-`[lb.lo, ub.hi - 1]`. Loaded values, loop-carried values and results of `scf.if` have
-none. The interval of each value is emitted as two block-level variables `l_x`, `h_x`.
+block or bounded per thread — block ids (fixed; along x, `[bix_lo, bix_hi]`: the ids of
+a run of consecutive blocks whose ranges are evaluated together), thread ids
+(`[0, block_dim - 1]`), block and grid dims, memref sizes (`memref.dim` of a parameter
+with a constant dimension), scalar parameters and constants — through `addi`, `subi`,
+`muli`, `maxsi`, `minsi`, `andi`, `divsi`/`floordivsi`/`remsi` by a positive divisor,
+casts, `cmpi` (an i1 interval: 0..0 all false, 1..1 all true, 0..1 mixed) and `select`;
+and an `scf.for` induction variable `[lb.lo, ub.hi - 1]` (with a constant step and one
+start, up to the last multiple of the step from lb below ub.hi). Loaded values,
+loop-carried values and results of `scf.if` have none. The interval of each value is
+emitted as two block-level variables `l_x`, `h_x`.
 
 Phase 2 (compile time): collect the conditions under which the fast path is safe, each
 guarded by whether its op can run at all in the block (`reach`: the conjunction of the
@@ -27,12 +30,13 @@ An access whose index has no interval and which is reachable under guards withou
 intervals makes the fast path impossible: `possible` is False and the backend emits only
 the checked path.
 
-Phase 3 (run time, per block): the emitted source evaluates the intervals and `fast`,
-the conjunction of the conditions. Intervals over-approximate (they are sound, not exact):
-a block whose accesses are all in bounds may still take the checked path, never the
-reverse. Faults other than out-of-bounds accesses (division by zero, shifts, conversions,
-loop steps) keep their checks on both paths, so the first fault is found in the same
-thread either way.
+Phase 3 (run time, per run of blocks, and per block when a run is not fast as a whole):
+the emitted source evaluates the intervals and `fast`, the conjunction of the conditions.
+Intervals over-approximate (they are sound, not exact): those of a run contain those of
+each of its blocks, and a block whose accesses are all in bounds may still take the
+checked path, never the reverse. Faults other than out-of-bounds accesses (division by
+zero, shifts, conversions, loop steps) keep their checks on both paths, so the first
+fault is found in the same thread either way.
 """
 
 from __future__ import annotations
@@ -137,6 +141,8 @@ class BlockRanges:
                 self.exact(result, str(int(value)), width)
             case "kernel.thread_id":
                 self.define(result, "0", f"b{_axis(op)}_ - 1", width)
+            case "kernel.block_id" if _axis(op) == "x":
+                self.define(result, "bix_lo", "bix_hi", width)  # a run of blocks along x
             case "kernel.block_id" | "kernel.block_dim" | "kernel.grid_dim":
                 which = {"block_id": "bi", "block_dim": "b", "grid_dim": "g"}[short]
                 suffix = "_" if short == "block_dim" else ""
@@ -256,7 +262,17 @@ class BlockRanges:
         if lb in self.known and ub in self.known:
             iv = body.args[0]
             width = int_width(iv.type) or 64
-            self.define(iv, self.lo(lb), f"{self.hi(ub)} - 1", width)
+            last = f"{self.hi(ub)} - 1"
+            step = _constant(op.operands[2])
+            if step is not None and step > 1:
+                # From one start, the counter takes only lb + j * step: the last value
+                # is the largest such below ub (tight for tiles: 0, 16, 32 below 48).
+                lb_lo, lb_hi = self.lo(lb), self.hi(lb)
+                last = (
+                    f"({lb_lo} + ({last} - {lb_lo}) // {step} * {step} "
+                    f"if {lb_lo} == {lb_hi} and {last} >= {lb_lo} else {last})"
+                )
+            self.define(iv, self.lo(lb), last, width)
             reach = _conj(reach, f"{self.lo(lb)} <= {self.hi(ub)} - 1")
         self.block(body, reach)
 
@@ -297,6 +313,13 @@ def constant_dim(op: Operation) -> int | None:
         return None
     d = int(constant_value(owner))
     return d if 0 <= d < len(type_.get_shape()) else None
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, Operation) and owner.name == "arith.constant":
+        return int(constant_value(owner))
+    return None
 
 
 def _axis(op: Operation) -> str:

@@ -1,0 +1,215 @@
+"""The loop structure the numba backend generates for per-block kernels.
+
+On the fast path, a thread-level `scf.for` that is a whole phase, writes no memory and
+cannot fault runs with the thread x loop inside it (so that LLVM vectorises the body
+across a block row), and index values are computed again in each phase instead of being
+kept per thread. Both must leave results bitwise those of the numpy backend, and the
+checked path (blocks that may fault) must report the fault the numpy backend reports.
+One kernel text per test: each is one Numba compilation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import devplan
+from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels import KernelError, compile_kernel, numba_backend
+from devplan.runtime.kernels.common import Kernel
+from devplan.runtime.kernels.numba_backend import NumbaSource, _floor_div, _trunc_div
+from devplan.runtime.kernels.ranges import BlockRanges
+
+SHARED = '#vdev.device<?, ?, ?, "shared">'
+
+TILED_MATMUL = f"""
+kernel.func @matmul(%A: memref<?x?x{{t}}>, %B: memref<?x?x{{t}}>, %C: memref<?x?x{{t}}>) {{{{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ct = arith.constant 4 : index
+  %zero = arith.constant 0{{dot}} : {{t}}
+  %sa = kernel.alloc_shared : memref<4x4x{{t}}, {SHARED}>
+  %sb = kernel.alloc_shared : memref<4x4x{{t}}, {SHARED}>
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %dx = kernel.block_dim x
+  %dy = kernel.block_dim y
+  %r0 = arith.muli %by, %dy : index
+  %row = arith.addi %r0, %ty : index
+  %q0 = arith.muli %bx, %dx : index
+  %col = arith.addi %q0, %tx : index
+  %K = memref.dim %A, %c1 : memref<?x?x{{t}}>
+  %tiles = arith.divsi %K, %ct : index
+  %acc = scf.for %t = %c0 to %tiles step %c1 iter_args(%sum = %zero) -> ({{t}}) {{{{
+    %t0 = arith.muli %t, %ct : index
+    %ak = arith.addi %t0, %tx : index
+    %bk = arith.addi %t0, %ty : index
+    %x = memref.load %A[%row, %ak] : memref<?x?x{{t}}>
+    memref.store %x, %sa[%ty, %tx] : memref<4x4x{{t}}, {SHARED}>
+    %y = memref.load %B[%bk, %col] : memref<?x?x{{t}}>
+    memref.store %y, %sb[%ty, %tx] : memref<4x4x{{t}}, {SHARED}>
+    kernel.barrier
+    %part = scf.for %k = %c0 to %ct step %c1 iter_args(%s = %sum) -> ({{t}}) {{{{
+      %u = memref.load %sa[%ty, %k] : memref<4x4x{{t}}, {SHARED}>
+      %v = memref.load %sb[%k, %tx] : memref<4x4x{{t}}, {SHARED}>
+      %p = arith.{{mul}} %u, %v : {{t}}
+      %s2 = arith.{{add}} %s, %p : {{t}}
+      scf.yield %s2 : {{t}}
+    }}}}
+    kernel.barrier
+    scf.yield %part : {{t}}
+  }}}}
+  memref.store %acc, %C[%row, %col] : memref<?x?x{{t}}>
+  kernel.return
+}}}}
+"""
+"""`C = A @ B` in 4x4 tiles of shared memory, one thread per element of C (no guard: a
+block past the end of C faults)."""
+
+
+def matmul_text(t: str) -> str:
+    if t.startswith("f"):
+        return TILED_MATMUL.format(t=t, dot=".0", mul="mulf", add="addf")
+    return TILED_MATMUL.format(t=t, dot="", mul="muli", add="addi")
+
+
+def parse_kernel(text: str) -> KernelFuncOp:
+    module = devplan.parse(f'kernel.module @k target #target.target<"cuda"> {{\n{text}\n}}')
+    return next(op for op in module.walk() if isinstance(op, KernelFuncOp))
+
+
+def outcome(func: KernelFuncOp, backend: str, grid: Any, block: Any, args: list[Any]) -> Any:
+    """The buffers after the launch (on copies of `args`), or the fault's message."""
+    copies = [a.copy() for a in args]
+    try:
+        compile_kernel(func, backend)(grid, block, copies)
+    except KernelError as e:
+        return str(e)
+    return copies
+
+
+def assert_bitwise_equal(expected: Any, got: Any) -> None:
+    if isinstance(expected, str) or isinstance(got, str):
+        assert got == expected
+        return
+    for x, y in zip(expected, got, strict=True):
+        assert x.tobytes() == y.tobytes(), (x, y)
+
+
+def fast_path_of(text: str) -> str:
+    """The generated source of the kernel's fast path (between `if fast:` and the
+    `continue` that ends it)."""
+    source = NumbaSource(Kernel(parse_kernel(text))).generate()
+    start = source.index("if fast:")
+    return source[start : source.index("continue", start)]
+
+
+def test_a_store_free_inner_loop_runs_with_the_thread_x_loop_inside() -> None:
+    fast = fast_path_of(matmul_text("f32"))
+    lines = [line.strip() for line in fast.splitlines()]
+    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
+    assert lines[k_loop + 1] == "for tix in range(bx_):"
+
+
+def test_index_values_are_computed_again_in_each_phase_not_kept_per_thread() -> None:
+    source = NumbaSource(Kernel(parse_kernel(matmul_text("f32")))).generate()
+    arrays = [line.split("=")[0].strip() for line in source.splitlines() if "np.empty(nthr" in line]
+    assert not any(name.endswith(("_row", "_col", "_tx", "_ty")) for name in arrays), arrays
+
+
+def test_a_loop_whose_body_stores_keeps_the_thread_loop_outside() -> None:
+    text = matmul_text("f32").replace(
+        "      scf.yield %s2 : f32\n",
+        "      memref.store %s2, %sa[%ty, %tx] : memref<4x4xf32, "
+        + SHARED
+        + ">\n      scf.yield %s2 : f32\n",
+    )
+    lines = [line.strip() for line in fast_path_of(text).splitlines()]
+    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
+    assert lines[k_loop + 1] != "for tix in range(bx_):"
+
+
+def test_a_loop_whose_body_may_divide_by_zero_keeps_the_thread_loop_outside() -> None:
+    text = matmul_text("i32").replace(
+        "%s2 = arith.addi %s, %p : i32", "%s2 = arith.divsi %s, %p : i32"
+    )
+    lines = [line.strip() for line in fast_path_of(text).splitlines()]
+    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
+    assert lines[k_loop + 1] != "for tix in range(bx_):"
+
+
+def test_a_loop_whose_body_asks_a_computed_dimension_keeps_the_thread_loop_outside() -> None:
+    text = matmul_text("f32").replace(
+        "      scf.yield %s2 : f32\n",
+        "      %d = memref.dim %A, %k : memref<?x?xf32>\n      scf.yield %s2 : f32\n",
+    )
+    lines = [line.strip() for line in fast_path_of(text).splitlines()]
+    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
+    assert lines[k_loop + 1] != "for tix in range(bx_):"
+
+
+def launches(t: str) -> list[tuple[tuple[int, int, int], tuple[int, int, int], list[Any]]]:
+    """Launches of the 4x4-tiled matmul: fault-free ones of several shapes, and ones whose
+    last blocks reach past the end of A, B or C (checked blocks that fault)."""
+    rng = np.random.default_rng(7)
+    dtype = np.dtype(t.replace("f", "float").replace("i", "int"))
+
+    def matrix(rows: int, cols: int) -> np.ndarray[Any, Any]:
+        if dtype.kind == "f":
+            return rng.standard_normal((rows, cols)).astype(dtype)
+        return rng.integers(-1000, 1000, (rows, cols)).astype(dtype)
+
+    cases: list[tuple[tuple[int, int, int], tuple[int, int, int], list[Any]]] = []
+    for m, k, n in ((4, 4, 4), (8, 12, 16), (12, 8, 4)):
+        cases.append(((n // 4, m // 4, 1), (4, 4, 1), [matrix(m, k), matrix(k, n), matrix(m, n)]))
+    # C one row short: the last block row stores past its end.
+    cases.append(((2, 2, 1), (4, 4, 1), [matrix(8, 8), matrix(8, 8), matrix(7, 8)]))
+    # B one column short: the last block column loads past its end.
+    cases.append(((2, 2, 1), (4, 4, 1), [matrix(8, 8), matrix(8, 7), matrix(8, 8)]))
+    # A one row short: blocks of the last row load past its end in the tile loop.
+    cases.append(((2, 2, 1), (4, 4, 1), [matrix(7, 8), matrix(8, 8), matrix(8, 8)]))
+    return cases
+
+
+def block_is_fast(text: str, block_id: tuple[int, int], grid: Any, block: Any, args: Any) -> bool:
+    """Whether block `block_id` (x, y) of a launch runs the fast path."""
+    kernel = Kernel(parse_kernel(text))
+    ranges = BlockRanges(kernel).analyse()
+    env: dict[str, Any] = {"np": np, "_trunc_div": _trunc_div, "_floor_div": _floor_div}
+    x, y = block_id
+    env |= {"bix_lo": x, "bix_hi": x, "biy": y, "biz": 0}
+    env |= dict(zip(("gx", "gy", "gz", "bx_", "by_", "bz_"), (*grid, *block), strict=True))
+    env |= {kernel.name_of(p): a for p, a in zip(kernel.params, args, strict=True)}
+    exec("\n".join(ranges.lines), env)
+    return bool(env["fast"])
+
+
+def test_tiled_matmul_fast_and_checked_blocks_agree_with_the_numpy_backend() -> None:
+    for t in ("f32",):  # (integer loops: test_kernel_backend_agreement's generated ones)
+        text = matmul_text(t)
+        func = parse_kernel(text)
+        faults = 0
+        for grid, block, args in launches(t):
+            # The first block is in bounds in every launch: it runs the fast path.
+            assert block_is_fast(text, (0, 0), grid, block, args)
+            expected = outcome(func, "numpy", grid, block, args)
+            faults += isinstance(expected, str)
+            assert_bitwise_equal(expected, outcome(func, "numba", grid, block, args))
+        assert faults == 3
+
+
+def test_tiled_matmul_blocks_in_parallel_give_the_buffers_and_first_fault_of_blocks_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if numba_backend.numba.get_num_threads() < 2:
+        pytest.skip("Numba has one thread here: blocks never run in parallel")
+    func = parse_kernel(matmul_text("f32"))
+    for grid, block, args in launches("f32"):
+        in_order = outcome(func, "numba", grid, block, args)
+        with monkeypatch.context() as patch:
+            patch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+            assert_bitwise_equal(in_order, outcome(func, "numba", grid, block, args))
