@@ -370,7 +370,8 @@ class FuncOp(gpu.FuncOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        args = list(self.body.block.args)
+        entry = self.body.blocks.first  # a body of several blocks is valid (cf branches)
+        args = list(entry.args) if entry is not None else []
         inputs = len(self.function_type.inputs.data)
         workgroup = workgroup_attribution_count(self)
         arg_attrs = self.attributes.get(ARG_ATTRS)
