@@ -998,6 +998,15 @@ class AllReduceOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> AllReduceOp:
         kind = parser.parse_optional_keyword_in(_REDUCTION_KINDS)  # type: ignore[arg-type]
+        start = parser.pos
+        other = parser.parse_optional_identifier() if kind is None else None
+        if other is not None:
+            parser.raise_error(
+                f"'{other}' is not a reduction devplan knows; gpu.all_reduce takes one of "
+                f"{', '.join(_REDUCTION_KINDS)}, or a region",
+                start,
+                parser.pos,
+            )
         value = parser.parse_unresolved_operand()
         uniform = parser.parse_optional_keyword("uniform") is not None
         region = parser.parse_optional_region() or Region()
