@@ -370,7 +370,8 @@ class FuncOp(gpu.FuncOp):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        args = list(self.body.block.args)
+        entry = self.body.blocks.first  # a body of several blocks is valid (cf branches)
+        args = list(entry.args) if entry is not None else []
         inputs = len(self.function_type.inputs.data)
         workgroup = workgroup_attribution_count(self)
         arg_attrs = self.attributes.get(ARG_ATTRS)
@@ -997,6 +998,15 @@ class AllReduceOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> AllReduceOp:
         kind = parser.parse_optional_keyword_in(_REDUCTION_KINDS)  # type: ignore[arg-type]
+        start = parser.pos
+        other = parser.parse_optional_identifier() if kind is None else None
+        if other is not None:
+            parser.raise_error(
+                f"'{other}' is not a reduction devplan knows; gpu.all_reduce takes one of "
+                f"{', '.join(_REDUCTION_KINDS)}, or a region",
+                start,
+                parser.pos,
+            )
         value = parser.parse_unresolved_operand()
         uniform = parser.parse_optional_keyword("uniform") is not None
         region = parser.parse_optional_region() or Region()

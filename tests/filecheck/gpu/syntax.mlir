@@ -126,3 +126,27 @@ func.func @copy_between_spaces(%d: memref<4xf32>, %s: memref<4xf32, 1>) {
   gpu.memcpy %d, %s : memref<4xf32>, memref<4xf32, 1>
   return
 }
+
+// A gpu.func body of several blocks (branches) prints; the signature comes from the entry
+// block (printing failed with "only available for single-block regions" before).
+// CHECK-LABEL: gpu.module @branching {
+// CHECK-NEXT:    gpu.func @k(%a: memref<2xf32>, %p: i1) kernel {
+// CHECK-NEXT:      %c0 = arith.constant 0 : index
+// CHECK-NEXT:      cf.cond_br %p, ^[[THEN:[a-z0-9]+]], ^[[DONE:[a-z0-9]+]]
+// CHECK-NEXT:    ^[[THEN]]:
+// CHECK-NEXT:      %v = memref.load %a[%c0] : memref<2xf32>
+// CHECK-NEXT:      cf.br ^[[DONE]]
+// CHECK-NEXT:    ^[[DONE]]:
+// CHECK-NEXT:      gpu.return
+// CHECK-NEXT:    }
+gpu.module @branching {
+  gpu.func @k(%a: memref<2xf32>, %p: i1) kernel {
+    %c0 = arith.constant 0 : index
+    cf.cond_br %p, ^then, ^done
+  ^then:
+    %v = memref.load %a[%c0] : memref<2xf32>
+    cf.br ^done
+  ^done:
+    gpu.return
+  }
+}

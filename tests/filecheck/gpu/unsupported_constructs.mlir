@@ -131,3 +131,15 @@ gpu.module @m <#gpu.select_object<0>> {
     gpu.return
   }
 }
+
+// -----
+
+// A reduction word gpu.all_reduce does not define is named (the parser said only
+// "operand expected" before).
+gpu.module @m {
+  gpu.func @k(%x: f32) kernel {
+    // CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:25: error: 'minimumnumf' is not a reduction devplan knows; gpu.all_reduce takes one of add, mul,
+    %r = gpu.all_reduce minimumnumf %x uniform {} : (f32) -> f32
+    gpu.return
+  }
+}
