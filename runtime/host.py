@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from ..diagnostics import DevplanError, error_at
+from . import semantics
 
 Frame = list[Any]
 """A function activation: slot 0 holds the execution context (the run's state, shared
@@ -369,9 +370,31 @@ def _unary(c: Compiler, op: Operation, fn: Callable[[Any], Any]) -> Step:
 def _int_binary(fn: Callable[[int, int], int]) -> OpCompiler:
     def compile_(c: Compiler, op: Operation) -> Step:
         wrap = wrapper(op.results[0].type)
+        flags = semantics.overflow_flags(op)
+        if flags:
+            return _flagged(c, op, lambda x, y: wrap(fn(signed(x), signed(y))), flags)
         return _binary(c, op, lambda x, y: wrap(fn(signed(x), signed(y))))
 
     return compile_
+
+
+def _flagged(
+    c: Compiler, op: Operation, fn: Callable[[Any, Any], Any], flags: tuple[str, ...]
+) -> Step:
+    """An `addi`/`subi`/`muli`/`shli` whose `nsw`/`nuw` flags make overflow an error."""
+    width = int_width(op.results[0].type)
+    short = op.name.split(".")[1]
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+    messages = {flag: semantics.overflow_message(short, flag, width) for flag in flags}
+
+    def run(f: Frame) -> None:
+        x, y = signed(f[a]), signed(f[b])
+        for flag in flags:
+            if semantics.exact_overflows(short, flag, x, y, width):
+                raise error_at(op, f"{messages[flag]} ({short} of {x} and {y})")
+        f[r] = fn(f[a], f[b])
+
+    return run
 
 
 def _unsigned_binary(fn: Callable[[int, int], int]) -> OpCompiler:
@@ -390,11 +413,18 @@ def _checked_division(fn: Callable[[int, int], int], unsigned: bool) -> OpCompil
         read: Callable[[Any], int] = (lambda x: int(x) & mask) if unsigned else signed
         a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
 
+        width = int_width(op.results[0].type)
+        short = op.name.split(".")[1]
+        smallest = -(1 << (width - 1))
+        overflows = short in semantics.SIGNED_OVERFLOW_DIVISIONS
+
         def run(f: Frame) -> None:
-            y = read(f[b])
+            x, y = read(f[a]), read(f[b])
             if y == 0:
-                raise error_at(op, f"'{op.name}' divides {read(f[a])} by zero")
-            f[r] = wrap(fn(read(f[a]), y))
+                raise error_at(op, f"'{op.name}' divides {x} by zero")
+            if overflows and y == -1 and x == smallest:
+                raise error_at(op, semantics.division_overflow_message(short, width))
+            f[r] = wrap(fn(x, y))
 
         return run
 
@@ -451,11 +481,16 @@ def _shift(kind: str) -> OpCompiler:
         width, wrap = int_width(type_), wrapper(type_)
         mask = (1 << width) - 1
         a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+        flags = semantics.overflow_flags(op)
 
         def run(f: Frame) -> None:
             amount = int(f[b]) & mask
             if amount >= width:
                 raise error_at(op, f"'{op.name}' shifts a {type_} value by {amount} bits")
+            for flag in flags:
+                if semantics.exact_overflows(kind, flag, signed(f[a]), amount, width):
+                    message = semantics.overflow_message(kind, flag, width)
+                    raise error_at(op, f"{message} (shli of {signed(f[a])} by {amount})")
             x = f[a]
             if kind == "shli":
                 f[r] = wrap(int(x) << amount)
@@ -473,93 +508,34 @@ for _kind in ("shli", "shrsi", "shrui"):
     HOST_OPS[f"arith.{_kind}"] = _shift(_kind)
 
 
-def _float_binary(fn: Callable[[Any, Any], Any]) -> OpCompiler:
-    def compile_(c: Compiler, op: Operation) -> Step:
-        cast = numpy_dtype(op.results[0].type).type
-        return _binary(c, op, lambda x, y: cast(fn(x, y)))
+def _float_op(c: Compiler, op: Operation) -> Step:
+    """A float op of `semantics.FLOAT_OPS`, computed by the definition every path shares;
+    f16 through f64, rounded once (see `semantics`)."""
+    fn = semantics.numpy_ufunc(op.name)
+    cast = numpy_dtype(op.results[0].type).type
+    slots = tuple(c.slot(v) for v in op.operands)
+    r = c.slot(op.results[0])
+    if cast is np.float16 and op.name in semantics.DEFINED_OPS:
 
-    return compile_
+        def run_narrow(f: Frame) -> None:
+            f[r] = cast(fn(*(np.float64(f[s]) for s in slots)))
 
+        return run_narrow
 
-_FLOAT_BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "arith.addf": operator.add,
-    "arith.subf": operator.sub,
-    "arith.mulf": operator.mul,
-    "arith.divf": np.divide,
-    "arith.remf": np.fmod,
-    "arith.maximumf": np.maximum,
-    "arith.minimumf": np.minimum,
-    "arith.maxnumf": np.fmax,
-    "arith.minnumf": np.fmin,
-    "math.powf": np.power,
-    "math.atan2": np.arctan2,
-    "math.copysign": np.copysign,
-}
+    def run(f: Frame) -> None:
+        f[r] = cast(fn(*(f[s] for s in slots)))
 
-for _name, _fn in _FLOAT_BINARY.items():
-    HOST_OPS[_name] = _float_binary(_fn)
+    return run
 
 
-def _float_unary(fn: Callable[[Any], Any]) -> OpCompiler:
-    def compile_(c: Compiler, op: Operation) -> Step:
-        cast = numpy_dtype(op.results[0].type).type
-        return _unary(c, op, lambda x: cast(fn(x)))
-
-    return compile_
-
-
-_FLOAT_UNARY: dict[str, Callable[[Any], Any]] = {
-    "arith.negf": np.negative,
-    "math.absf": np.abs,
-    "math.sqrt": np.sqrt,
-    "math.rsqrt": lambda x: 1 / np.sqrt(x),
-    "math.exp": np.exp,
-    "math.exp2": np.exp2,
-    "math.expm1": np.expm1,
-    "math.log": np.log,
-    "math.log2": np.log2,
-    "math.log10": np.log10,
-    "math.log1p": np.log1p,
-    "math.sin": np.sin,
-    "math.cos": np.cos,
-    "math.tan": np.tan,
-    "math.asin": np.arcsin,
-    "math.acos": np.arccos,
-    "math.atan": np.arctan,
-    "math.sinh": np.sinh,
-    "math.cosh": np.cosh,
-    "math.tanh": np.tanh,
-    "math.asinh": np.arcsinh,
-    "math.acosh": np.arccosh,
-    "math.atanh": np.arctanh,
-    "math.cbrt": np.cbrt,
-    "math.erf": lambda x: math.erf(float(x)),
-    "math.floor": np.floor,
-    "math.ceil": np.ceil,
-    "math.trunc": np.trunc,
-    "math.round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x),
-    "math.roundeven": np.round,
-}
-
-for _name, _fn in _FLOAT_UNARY.items():
-    HOST_OPS[_name] = _float_unary(_fn)
+for _name in semantics.FLOAT_OPS:
+    HOST_OPS[_name] = _float_op
 
 
 @_register("math.absi")
 def _absi(c: Compiler, op: Operation) -> Step:
     wrap = wrapper(op.results[0].type)
     return _unary(c, op, lambda x: wrap(abs(signed(x))))
-
-
-@_register("math.fma")
-def _fma(c: Compiler, op: Operation) -> Step:
-    cast = numpy_dtype(op.results[0].type).type
-    a, b, d, r = (c.slot(v) for v in (*op.operands, op.results[0]))
-
-    def run(f: Frame) -> None:
-        f[r] = cast(f[a] * f[b] + f[d])
-
-    return run
 
 
 _CMPI: dict[int, tuple[Callable[[Any, Any], bool], bool]] = {
@@ -646,10 +622,10 @@ def _unsigned_int_cast(c: Compiler, op: Operation) -> Step:
 
 @_register("arith.sitofp", "arith.uitofp")
 def _int_to_float(c: Compiler, op: Operation) -> Step:
-    cast = numpy_dtype(op.results[0].type).type
     mask = (1 << int_width(op.operands[0].type)) - 1
     read: Callable[[Any], int] = (lambda x: int(x) & mask) if op.name.endswith("uitofp") else signed
-    return _unary(c, op, lambda x: cast(read(x)))
+    dtype = numpy_dtype(op.results[0].type)
+    return _unary(c, op, lambda x: semantics.int_to_float(read(x), dtype))
 
 
 @_register("arith.fptosi", "arith.fptoui")
@@ -671,6 +647,120 @@ def _float_to_int(c: Compiler, op: Operation) -> Step:
 @_register("arith.extf", "arith.truncf")
 def _float_cast(c: Compiler, op: Operation) -> Step:
     return _unary(c, op, numpy_dtype(op.results[0].type).type)
+
+
+@_register("arith.bitcast")
+def _bitcast(c: Compiler, op: Operation) -> Step:
+    """The same bits read as another type of the same width (through NumPy's `view`)."""
+    src, dst = op.operands[0].type, op.results[0].type
+    src_dtype, dst_dtype = numpy_dtype(src), numpy_dtype(dst)
+    if src_dtype.itemsize != dst_dtype.itemsize or src_dtype.kind == "b":
+        raise error_at(op, f"'arith.bitcast' from {src} to {dst} is not supported in host code")
+    if src_dtype.kind == "u":
+        src_dtype = np.dtype(f"i{src_dtype.itemsize}")
+    as_int = is_integer_like(dst)
+    wrap = wrapper(dst) if as_int else None
+
+    def convert(x: Any) -> Any:
+        bits = np.array(x if src_dtype.kind == "f" else signed(x), dtype=src_dtype)
+        out = bits.view(dst_dtype)[()]
+        return wrap(int(out)) if wrap is not None else out
+
+    return _unary(c, op, convert)
+
+
+@_register("arith.mulsi_extended", "arith.mului_extended")
+def _mul_extended(c: Compiler, op: Operation) -> Step:
+    """The low and high halves of the double-width product."""
+    type_ = op.results[0].type
+    width, wrap = int_width(type_), wrapper(type_)
+    mask = (1 << width) - 1
+    read: Callable[[Any], int] = (
+        signed if op.name == "arith.mulsi_extended" else (lambda x: int(x) & mask)
+    )
+    a, b = c.slot(op.operands[0]), c.slot(op.operands[1])
+    low, high = c.slot(op.results[0]), c.slot(op.results[1])
+
+    def run(f: Frame) -> None:
+        product = read(f[a]) * read(f[b])
+        f[low], f[high] = wrap(product), wrap(product >> width)
+
+    return run
+
+
+@_register("arith.addui_extended")
+def _add_extended(c: Compiler, op: Operation) -> Step:
+    """The wrapped sum and whether the unsigned sum overflowed (an i1)."""
+    type_ = op.results[0].type
+    mask = (1 << int_width(type_)) - 1
+    wrap = wrapper(type_)
+    a, b = c.slot(op.operands[0]), c.slot(op.operands[1])
+    total, carry = c.slot(op.results[0]), c.slot(op.results[1])
+
+    def run(f: Frame) -> None:
+        s = (int(f[a]) & mask) + (int(f[b]) & mask)
+        f[total], f[carry] = wrap(s), s > mask
+
+    return run
+
+
+def _count_bits(kind: str) -> OpCompiler:
+    def compile_(c: Compiler, op: Operation) -> Step:
+        type_ = op.results[0].type
+        width, wrap = int_width(type_), wrapper(type_)
+        mask = (1 << width) - 1
+
+        def count(x: Any) -> int | bool:
+            u = int(x) & mask
+            if kind == "ctpop":
+                return wrap(u.bit_count())
+            if kind == "ctlz":
+                return wrap(width - u.bit_length())
+            return wrap(width if u == 0 else (u & -u).bit_length() - 1)
+
+        return _unary(c, op, count)
+
+    return compile_
+
+
+for _kind in ("ctlz", "cttz", "ctpop"):
+    HOST_OPS[f"math.{_kind}"] = _count_bits(_kind)
+
+
+@_register("math.ipowi")
+def _ipowi(c: Compiler, op: Operation) -> Step:
+    """Signed integer power, wrapped; a negative exponent gives 1 / x**-n truncated
+    (1, -1 or 0), and raising 0 to a negative power divides by zero: an error."""
+    type_ = op.results[0].type
+    width, wrap = int_width(type_), wrapper(type_)
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        x, n = signed(f[a]), signed(f[b])
+        if n >= 0:
+            f[r] = wrap(pow(x, n, 1 << width) if width > 1 else x**n)
+        elif x == 0:
+            raise error_at(op, f"'math.ipowi' raises 0 to the negative power {n}")
+        else:
+            f[r] = wrap(1 if x == 1 else (-1 if n % 2 else 1) if x == -1 else 0)
+
+    return run
+
+
+@_register("math.fpowi")
+def _fpowi(c: Compiler, op: Operation) -> Step:
+    """`powf` of the base and the exponent converted to the base's type (`sitofp`)."""
+    dtype = numpy_dtype(op.results[0].type)
+    fn = semantics.ufunc("math.powf")
+    wide = dtype == np.float16
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        n = semantics.int_to_float(signed(f[b]), dtype)
+        x = f[a]
+        f[r] = dtype.type(fn(np.float64(x), np.float64(n)) if wide else fn(x, n))
+
+    return run
 
 
 # ---------------------------------------------------------------------------------------
@@ -910,6 +1000,7 @@ def _cast(c: Compiler, op: Operation) -> Step:
     source, r = c.slot(op.operands[0]), c.slot(op.results[0])
     target = op.results[0].type
     if not isinstance(target, MemRefType):  # unranked: any shape
+
         def view(f: Frame) -> None:
             f[r] = f[source]
 
