@@ -29,10 +29,13 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects.kernel import AllocSharedOp, AssertOp, PrintfOp
+from .. import semantics
 from . import device_io, lanes
 from .common import (
     CMPF_PREDICATES,
     CMPI_PREDICATES,
+    I1_AS_LOGIC,
+    I1_SIGNED_PREDICATES,
     Kernel,
     SourceWriter,
     constant_value,
@@ -43,56 +46,18 @@ from .common import (
     predicate_of,
 )
 
-_FLOAT_BINARY = {
-    "arith.addf": "{0} + {1}",
-    "arith.subf": "{0} - {1}",
-    "arith.mulf": "{0} * {1}",
-    "arith.divf": "{0} / {1}",
-    "arith.maximumf": "np.maximum({0}, {1})",
-    "arith.minimumf": "np.minimum({0}, {1})",
-    "arith.maxnumf": "np.fmax({0}, {1})",
-    "arith.minnumf": "np.fmin({0}, {1})",
-    "math.powf": "np.power({0}, {1})",
-    "math.atan2": "np.arctan2({0}, {1})",
-    "math.copysign": "np.copysign({0}, {1})",
-}
 _UFUNCS = {
     "arith.addf": "np.add",
     "arith.subf": "np.subtract",
     "arith.mulf": "np.multiply",
     "arith.divf": "np.divide",
-    "arith.maximumf": "np.maximum",
-    "arith.minimumf": "np.minimum",
-    "arith.maxnumf": "np.fmax",
-    "arith.minnumf": "np.fmin",
-    "math.exp": "np.exp",
     "math.sqrt": "np.sqrt",
-    "math.tanh": "np.tanh",
     "math.absf": "np.abs",
     "arith.negf": "np.negative",
 }
-"""Float ops that can compute straight into a store's memory (see `fuse_into_store`)."""
+"""Exactly rounded float ops that can compute straight into a store's memory (see
+`fuse_into_store`)."""
 
-_FLOAT_UNARY = {
-    "arith.negf": "np.negative",
-    "math.exp": "np.exp",
-    "math.exp2": "np.exp2",
-    "math.expm1": "np.expm1",
-    "math.log": "np.log",
-    "math.log2": "np.log2",
-    "math.log10": "np.log10",
-    "math.log1p": "np.log1p",
-    "math.sqrt": "np.sqrt",
-    "math.tanh": "np.tanh",
-    "math.sin": "np.sin",
-    "math.cos": "np.cos",
-    "math.tan": "np.tan",
-    "math.atan": "np.arctan",
-    "math.absf": "np.abs",
-    "math.floor": "np.floor",
-    "math.ceil": "np.ceil",
-    "math.trunc": "np.trunc",
-}
 _CMPF = {
     "false": "False",
     "true": "True",
@@ -111,7 +76,7 @@ _CMPF = {
     "une": "np.not_equal({0}, {1})",
     "uno": "np.isnan({0}) | np.isnan({1})",
 }
-_DIVIDE = ("divsi", "divui", "remsi", "remui", "ceildivsi", "floordivsi")
+_DIVIDE = ("divsi", "divui", "remsi", "remui", "ceildivsi", "ceildivui", "floordivsi")
 _SHIFT = ("shli", "shrsi", "shrui")
 _MINMAX = ("maxsi", "minsi", "maxui", "minui")
 
@@ -269,6 +234,8 @@ class NumpySource(SourceWriter):
         store = op.next_op
         if ufunc is None or store is None or store.name != "memref.store":
             return False
+        if dtype_of(op.results[0].type) != dtype_of(store.operands[0].type):
+            return False
         result = op.results[0]
         if store.operands[0] is not result or len(list(result.uses)) != 1:
             return False
@@ -290,10 +257,17 @@ class NumpySource(SourceWriter):
         faults = f"F{level}"
         result_type = op.results[0].type if op.results else None
         width = int_width(op.operands[0].type) if op.operands else None
-        if name in _FLOAT_BINARY:
-            return _FLOAT_BINARY[name].format(*args)
-        if name in _FLOAT_UNARY:
-            return f"{_FLOAT_UNARY[name]}({args[0]})"
+        if name in semantics.FLOAT_OPS:
+            return self.float_op(op, args)
+        flags = semantics.overflow_flags(op)
+        if flags and short != "shli":
+            site = self.kernel.site(op)
+            self.emit(
+                f"lanes.check_overflow({faults}, {site}, {short!r}, {flags!r}, {args[0]}, "
+                f"{args[1]}, {width})"
+            )
+        if width == 1 and short in I1_AS_LOGIC:
+            short = I1_AS_LOGIC[short]
         match short:
             case "addi":
                 return f"lanes.addi({args[0]}, {args[1]}, {width})"
@@ -310,19 +284,20 @@ class NumpySource(SourceWriter):
                 return f"lanes.divide({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width})"
             case _ if short in _SHIFT:
                 site = self.kernel.site(op)
-                return f"lanes.shift({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width})"
+                return (
+                    f"lanes.shift({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width}, "
+                    f"{flags!r})"
+                )
             case "cmpi":
                 pred = predicate_of(op, CMPI_PREDICATES)
+                if width == 1:
+                    pred = I1_SIGNED_PREDICATES.get(pred, pred)
                 return f"lanes.cmpi({pred!r}, {args[0]}, {args[1]}, {width})"
             case "cmpf":
                 return "(" + _CMPF[predicate_of(op, CMPF_PREDICATES)].format(*args) + ")"
             case "select":
                 assert op.results
                 return f"lanes.select({', '.join(args)}, {self.dtype(op.results[0])})"
-            case "fma":
-                return f"{args[0]} * {args[1]} + {args[2]}"
-            case "rsqrt":
-                return f"np.reciprocal(np.sqrt({args[0]}))"
             case "absi":
                 return f"lanes.absi({args[0]}, {width})"
             case _:
@@ -338,16 +313,17 @@ class NumpySource(SourceWriter):
         match name:
             case "arith.index_cast" | "arith.extsi" | "arith.trunci":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, False)"
-            case "arith.extui":
+            case "arith.extui" | "arith.index_castui":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, True)"
             case "arith.sitofp" | "arith.uitofp":
                 unsigned = short == "uitofp"
                 return (
                     f"lanes.to_float({args[0]}, {width}, {self.dtype(op.results[0])}, {unsigned})"
                 )
-            case "arith.fptosi":
+            case "arith.fptosi" | "arith.fptoui":
                 site = self.kernel.site(op)
-                return f"lanes.to_int({faults}, {site}, {args[0]}, {dst})"
+                unsigned = name == "arith.fptoui"
+                return f"lanes.to_int({faults}, {site}, {args[0]}, {dst}, {unsigned})"
             case "arith.extf" | "arith.truncf":
                 return f"lanes.float_cast({args[0]}, {self.dtype(op.results[0])})"
             case "memref.load":
@@ -386,6 +362,15 @@ class NumpySource(SourceWriter):
                 return f"lanes.barrier({faults}, {site}, m{level})"
             case _:  # pragma: no cover - Kernel rejects unsupported ops first
                 raise self.error(op, f"'{name}' is not supported")
+
+    def float_op(self, op: Operation, args: list[str]) -> str:
+        """A float op through `semantics`' definition (NumPy's ufunc for the exactly
+        rounded ops); f16 computed in f64 and rounded once where NumPy would not."""
+        fn = self.const("U", semantics.numpy_ufunc(op.name))
+        narrow = "None"
+        if op.name in semantics.DEFINED_OPS and dtype_of(op.results[0].type) == np.float16:
+            narrow = self.dtype(op.results[0])
+        return f"lanes.float_op({fn}, {narrow}, {', '.join(args)})"
 
     # ------------------------------------------------------------ control flow
 
