@@ -173,29 +173,33 @@ def _ceil_div_u64(x: int, y: int) -> int:
     return np.int64(q)
 
 
-# Overflow of 64-bit ops (the `nsw`/`nuw` flags), from the wrapped result.
+# Overflow of 64-bit ops (the `nsw`/`nuw` flags), decided without overflowing: Numba's
+# signed arithmetic lets LLVM assume no overflow, so a check reading a wrapped result
+# could be folded away.
+
+_I64_MAX = (1 << 63) - 1
+_I64_MIN = -(1 << 63)
 
 
 @_njit(cache=False)
 def _overflows64(op: int, unsigned: bool, x: int, y: int) -> bool:
     if unsigned:
         ux, uy = np.uint64(x), np.uint64(y)
+        top = np.uint64(0xFFFFFFFFFFFFFFFF)
         if op == 0:
-            return ux + uy < ux
+            return ux > top - uy
         if op == 1:
             return ux < uy
-        return ux != 0 and (ux * uy) // ux != uy
+        return ux != 0 and uy > top // ux
     if op == 0:
-        r = x + y
-        return ((x ^ r) & (y ^ r)) < 0
+        return (y > 0 and x > _I64_MAX - y) or (y < 0 and x < _I64_MIN - y)
     if op == 1:
-        r = x - y
-        return ((x ^ y) & (x ^ r)) < 0
-    if x == 0:
-        return False
-    if x == -1:
-        return y == -9223372036854775807 - 1
-    return (x * y) // x != y or (x * y) % x != 0
+        return (y < 0 and x > _I64_MAX + y) or (y > 0 and x < _I64_MIN + y)
+    if x > 0:
+        return (y > 0 and x > _I64_MAX // y) or (y < 0 and y < _I64_MIN // x)
+    if x < 0:
+        return (y > 0 and x < _I64_MIN // y) or (y < 0 and x < _I64_MAX // y)
+    return False
 
 
 def _wrap(expr: str, width: int) -> str:
@@ -654,11 +658,14 @@ class NumbaSource(SourceWriter):
                 exact = self.fresh("ov")
                 self.emit(f"{exact} = {a} {sym} {b}")
                 cond = f"{exact} < {lo} or {exact} > {hi}"
-            else:
+            else:  # unsigned 64-bit arithmetic of narrower values cannot wrap
                 mask = (1 << width) - 1
-                exact = self.fresh("ov")
-                self.emit(f"{exact} = ({x} & {mask}) {sym} ({y} & {mask})")
-                cond = f"{exact} < 0 or {exact} > {mask}"
+                if short == "subi":
+                    cond = f"({x} & {mask}) < ({y} & {mask})"
+                else:
+                    exact = self.fresh("ov")
+                    self.emit(f"{exact} = np.uint64({x} & {mask}) {sym} np.uint64({y} & {mask})")
+                    cond = f"{exact} > np.uint64({mask})"
             self.check(op, cond, message)
 
     def int_or_cast(  # noqa: C901
