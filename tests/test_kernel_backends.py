@@ -516,18 +516,18 @@ def test_barrier_in_divergent_control_flow_is_an_error(backend: str) -> None:
 @backends
 def test_unsupported_op_is_a_located_compile_error(backend: str) -> None:
     func = kernel("""
-kernel.func @copy(%a: memref<?xf32>) {
+kernel.func @power(%a: memref<?xi32>) {
   %i = kernel.thread_id x
-  %x = memref.load %a[%i] : memref<?xf32>
-  memref.copy %a, %a : memref<?xf32> to memref<?xf32>
-  memref.store %x, %a[%i] : memref<?xf32>
+  %x = memref.load %a[%i] : memref<?xi32>
+  %y = math.ipowi %x, %x : i32
+  memref.store %y, %a[%i] : memref<?xi32>
   kernel.return
 }""")
     with pytest.raises(KernelError) as caught:
         compile_kernel(func, backend)
     message = str(caught.value)
     assert message.startswith(
-        "<string>:5:3: error: in kernel @copy: 'memref.copy' is not supported"
+        "<string>:6:3: error: in kernel @power: 'math.ipowi' is not supported"
     )
     assert "supported ops: arith.addf" in message
 
