@@ -46,14 +46,14 @@ from numba.core import types  # pyright: ignore[reportMissingTypeStubs]
 from numba.extending import intrinsic  # pyright: ignore[reportMissingTypeStubs]
 
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
-_vectorize: Callable[..., Any] = numba.vectorize  # pyright: ignore[reportUnknownMemberType]
+_vectorize: Any = numba.vectorize  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 _jit = _njit(cache=True, error_model="numpy")
 
 
-@intrinsic  # pyright: ignore[reportUntypedFunctionDecorator]
-def _llvm_fma(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+def _llvm_fma_typing(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
     """LLVM's `llvm.fma`: a * b + c with one rounding."""
-    if not (a == b == c and isinstance(a, types.Float)):
+    float_type: Any = types.Float  # pyright: ignore[reportUnknownMemberType]
+    if not (a == b == c and isinstance(a, float_type)):
         return None
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
@@ -62,6 +62,9 @@ def _llvm_fma(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
         return builder.call(fn, args)
 
     return a(a, b, c), codegen
+
+
+_llvm_fma: Any = intrinsic(_llvm_fma_typing)  # pyright: ignore[reportUnknownVariableType]
 
 
 # ---------------------------------------------------------------- scalar definitions

@@ -165,7 +165,7 @@ def _ceil_div(x: int, y: int) -> int:
 
 
 @_njit(cache=False)
-def _ceil_div_u64(x: int, y: int) -> int:
+def _ceil_div_u64(x: int, y: int) -> Any:
     ux, uy = np.uint64(x), np.uint64(y)
     q = ux // uy
     if q * uy != ux:
@@ -182,7 +182,7 @@ _I64_MIN = -(1 << 63)
 
 
 @_njit(cache=False)
-def _overflows64(op: int, unsigned: bool, x: int, y: int) -> bool:
+def _overflows64(op: int, unsigned: bool, x: int, y: int) -> Any:
     if unsigned:
         ux, uy = np.uint64(x), np.uint64(y)
         top = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -806,10 +806,10 @@ class NumbaSource(SourceWriter):
             else:
                 shifted = _wrap(f"{x} << {y}", width)
             flags = semantics.overflow_flags(op)
-            if flags:
-                r = self.fresh("sh")
-                self.emit(f"{r} = {shifted}")
-                shifted = r
+            if not flags:
+                return shifted
+            r = self.fresh("sh")
+            self.emit(f"{r} = {shifted}")
             for flag in flags:
                 if flag == "nsw":
                     cond = f"({r} >> {y}) != {x}"
@@ -819,7 +819,7 @@ class NumbaSource(SourceWriter):
                     m = (1 << width) - 1
                     cond = f"(({r} & {m}) >> {y}) != ({x} & {m})"
                 self.check(op, cond, semantics.overflow_message(short, flag, width))
-            return shifted
+            return r
         if short == "shrsi":
             return f"({x} >> {y})"
         if width >= 64:
