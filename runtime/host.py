@@ -740,7 +740,7 @@ def _ipowi(c: Compiler, op: Operation) -> Step:
         if n >= 0:
             f[r] = wrap(pow(x, n, 1 << width) if width > 1 else x**n)
         elif x == 0:
-            raise error_at(op, f"'math.ipowi' raises 0 to the negative power {n}")
+            raise error_at(op, f"{semantics.IPOWI_ZERO_MESSAGE} (0 to the power {n})")
         else:
             f[r] = wrap(1 if x == 1 else (-1 if n % 2 else 1) if x == -1 else 0)
 

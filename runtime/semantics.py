@@ -67,6 +67,21 @@ def _llvm_fma_typing(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
 _llvm_fma: Any = intrinsic(_llvm_fma_typing)  # pyright: ignore[reportUnknownVariableType]
 
 
+def _bitcast_typing(typingctx: Any, x: Any, like: Any) -> Any:
+    """The bits of `x` read as the type of `like` (same width): `arith.bitcast`."""
+    if getattr(x, "bitwidth", None) != getattr(like, "bitwidth", -1):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], context.get_value_type(signature.return_type))
+
+    return like(x, like), codegen
+
+
+bitcast: Any = intrinsic(_bitcast_typing)  # pyright: ignore[reportUnknownVariableType]
+"""`bitcast(x, like)`: the bits of `x` as the type of `like`, in Numba-compiled code."""
+
+
 # ---------------------------------------------------------------- scalar definitions
 # Plain Python over one float (f32 or f64), compiled by Numba for each path.
 
@@ -380,6 +395,9 @@ def overflow_message(op: str, flag: str, width: int) -> str:
     )
 
 
+IPOWI_ZERO_MESSAGE = "'math.ipowi' raises 0 to a negative power (it divides by zero)"
+
+
 def division_overflow_message(op: str, width: int) -> str:
     return f"'arith.{op}' divides the minimum i{width} value by -1: the quotient overflows"
 
@@ -403,6 +421,138 @@ def exact_overflows(op: str, flag: str, x: int, y: int, width: int) -> bool:
     else:
         exact = {"addi": a + b, "subi": a - b, "muli": a * b}[op]
     return not lo <= exact <= hi
+
+
+# ---------------------------------------------------------------- integer ops of the kernels
+# Over int64 values holding a `width`-bit integer in signed form (how both kernel backends
+# hold integers); the result is in the same form. Compiled by Numba for both backends:
+# `int_scalar(name)` for the Numba backend, `int_ufunc(name)` for the NumPy backend.
+
+
+def _unsigned_bits(x: Any, width: Any) -> Any:
+    u = np.uint64(x)
+    if width < 64:
+        u &= (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    return u
+
+
+def _to_signed(u: Any, width: Any) -> Any:
+    """The unsigned `width`-bit value `u` (uint64) in signed form (int64)."""
+    if width < 64:
+        u &= (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+        if (u >> np.uint64(width - 1)) & np.uint64(1):
+            return np.int64(u) - (np.int64(1) << np.int64(width))
+    return np.int64(u)
+
+
+def _ctlz(x: Any, width: Any) -> Any:
+    u = _unsigned_bits_jit(x, width)
+    n = 0
+    for i in range(width - 1, -1, -1):
+        if (u >> np.uint64(i)) & np.uint64(1):
+            break
+        n += 1
+    return _to_signed_jit(np.uint64(n), width)
+
+
+def _cttz(x: Any, width: Any) -> Any:
+    u = _unsigned_bits_jit(x, width)
+    n = 0
+    for i in range(width):
+        if (u >> np.uint64(i)) & np.uint64(1):
+            break
+        n += 1
+    return _to_signed_jit(np.uint64(n), width)
+
+
+def _ctpop(x: Any, width: Any) -> Any:
+    u = _unsigned_bits_jit(x, width)
+    n = 0
+    while u:
+        u &= u - np.uint64(1)
+        n += 1
+    return _to_signed_jit(np.uint64(n), width)
+
+
+def _mul_high(x: Any, y: Any, width: Any, signed: Any) -> Any:
+    """The high `width` bits of the double-width product (`mulsi/mului_extended`)."""
+    if width <= 32:
+        if signed:
+            p = np.int64(x) * np.int64(y)  # |p| <= 2**62
+            return _to_signed_jit(np.uint64(p >> np.int64(width)), width)
+        up = _unsigned_bits_jit(x, width) * _unsigned_bits_jit(y, width)  # < 2**64
+        return _to_signed_jit(up >> np.uint64(width), width)
+    # 64 bits: the unsigned 128-bit product from 32-bit halves, then the signed correction
+    ux, uy = np.uint64(x), np.uint64(y)
+    low32 = np.uint64(0xFFFFFFFF)
+    x0, x1 = ux & low32, ux >> np.uint64(32)
+    y0, y1 = uy & low32, uy >> np.uint64(32)
+    p00, p01, p10, p11 = x0 * y0, x0 * y1, x1 * y0, x1 * y1
+    middle = (p00 >> np.uint64(32)) + (p01 & low32) + (p10 & low32)
+    high = p11 + (p01 >> np.uint64(32)) + (p10 >> np.uint64(32)) + (middle >> np.uint64(32))
+    if signed:
+        if np.int64(x) < 0:
+            high -= uy
+        if np.int64(y) < 0:
+            high -= ux
+    return np.int64(high)
+
+
+def _add_carry(x: Any, y: Any, width: Any) -> Any:
+    """Whether the unsigned sum overflows `width` bits (`addui_extended`), as 0 or 1."""
+    ux, uy = _unsigned_bits_jit(x, width), _unsigned_bits_jit(y, width)
+    if width < 64:
+        return np.int64((ux + uy) >> np.uint64(width))
+    return np.int64(ux + uy < ux)
+
+
+def _ipowi(x: Any, n: Any, width: Any) -> Any:
+    """`math.ipowi`, wrapped at `width` bits; for n < 0: 1 / x**-n truncated (x == 0 is
+    checked before: it divides by zero)."""
+    if n < 0:
+        if x == 1:
+            return np.int64(1)
+        if x == -1:
+            return np.int64(-1) if n % 2 else np.int64(1)
+        return np.int64(0)
+    result = np.uint64(1)
+    base = np.uint64(x)
+    e = n
+    while e > 0:
+        if e & 1:
+            result *= base
+        base *= base
+        e >>= 1
+    return _to_signed_jit(result, width)
+
+
+_unsigned_bits_jit = _jit(_unsigned_bits)
+_to_signed_jit = _jit(_to_signed)
+
+_INT_DEFS: dict[str, tuple[Callable[..., Any], str]] = {
+    "math.ctlz": (_ctlz, "int64(int64, int64)"),
+    "math.cttz": (_cttz, "int64(int64, int64)"),
+    "math.ctpop": (_ctpop, "int64(int64, int64)"),
+    "mul_high": (_mul_high, "int64(int64, int64, int64, boolean)"),
+    "add_carry": (_add_carry, "int64(int64, int64, int64)"),
+    "math.ipowi": (_ipowi, "int64(int64, int64, int64)"),
+}
+"""Integer ops of the kernels with their ufunc signature (the bit width is an operand)."""
+
+INT_OPS_WITH_DEFINITIONS = ("math.ctlz", "math.cttz", "math.ctpop", "math.ipowi")
+
+
+@cache
+def int_scalar(name: str) -> Any:
+    """The Numba-compiled scalar function of an integer definition (Numba backend)."""
+    return _jit(_INT_DEFS[name][0])
+
+
+@cache
+def int_ufunc(name: str) -> Any:
+    """A ufunc of the same compiled definition (NumPy backend)."""
+    definition, signature = _INT_DEFS[name]
+    return _vectorize([signature], cache=True)(definition)
 
 
 # ---------------------------------------------------------------- integers to floats
@@ -432,15 +582,20 @@ __all__ = [
     "EXACT_UNARY",
     "FLOAT_OPS",
     "FORMATS",
+    "INT_OPS_WITH_DEFINITIONS",
+    "IPOWI_ZERO_MESSAGE",
     "SIGNED_OVERFLOW_DIVISIONS",
     "arity",
     "bf16_from_bits",
     "bf16_to_bits",
+    "bitcast",
     "division_overflow_message",
     "exact_overflows",
     "f16_from_bits",
     "f16_to_bits",
+    "int_scalar",
     "int_to_float",
+    "int_ufunc",
     "narrow_ufuncs",
     "numpy_ufunc",
     "overflow_flags",

@@ -435,3 +435,78 @@ def test_integer_ops_kernels_lacked_run_on_every_path() -> None:
     assert_everywhere(results, 0, [4, -(2**31)])
     assert_everywhere(results, 1, [1, 4_000_000_000 - 2**32])
     assert_everywhere(results, 2, [3, 0])
+
+
+def test_bit_counts_and_integer_powers_run_on_every_path() -> None:
+    body = """%r0 = math.ctlz %a : i32
+    %r1 = math.cttz %a : i32
+    %r2 = math.ctpop %a : i32
+    %r3 = math.ipowi %a, %b : i32
+    %r4 = math.ctpop %c : i64"""
+    results = run_all(
+        body,
+        {"i32": [0, 1, -1, 12], "i32:b": [0, -3, 5, 9], "i64:c": [-1, 0, 2**40, 7]},
+        ["i32", "i32", "i32", "i32", "i64"],
+    )
+    assert_everywhere(results, 0, [32, 31, 0, 28])
+    assert_everywhere(results, 1, [32, 0, 0, 2])
+    assert_everywhere(results, 2, [0, 1, 32, 2])
+    assert_everywhere(results, 3, [1, 1, -1, 12**9 % 2**32 - 2**32 * (12**9 % 2**32 >= 2**31)])
+    assert_everywhere(results, 4, [64, 0, 1, 3])
+
+
+def test_zero_to_a_negative_integer_power_is_an_error() -> None:
+    messages = errors_of(
+        "%r0 = math.ipowi %a, %b : i16", {"i16": [2, 0], "i16:b": [2, -1]}, ["i16"]
+    )
+    for path, message in messages.items():
+        assert "'math.ipowi' raises 0 to a negative power" in message, path
+
+
+def test_extended_arithmetic_gives_both_halves() -> None:
+    body = """%r0, %r1 = arith.mulsi_extended %a, %b : i64
+    %r2, %r3 = arith.mului_extended %a, %b : i64
+    %r4, %r5 = arith.addui_extended %a, %b : i64, i1
+    %r6, %r7 = arith.mulsi_extended %c, %c : i8"""
+    a, b = [-(2**63), 3, -1], [-1, 2**62, -1]
+    results = run_all(
+        body,
+        {"i64": a, "i64:b": b, "i8:c": [-128, 11, -3]},
+        ["i64", "i64", "i64", "i64", "i64", "i1", "i8", "i8"],
+    )
+
+    def wrap(v: int, w: int) -> int:
+        return ((v + (1 << (w - 1))) % (1 << w)) - (1 << (w - 1))
+
+    m = 2**64 - 1
+    assert_everywhere(results, 0, [wrap(x * y, 64) for x, y in zip(a, b, strict=True)])
+    assert_everywhere(results, 1, [wrap((x * y) >> 64, 64) for x, y in zip(a, b, strict=True)])
+    assert_everywhere(
+        results, 3, [wrap(((x & m) * (y & m)) >> 64, 64) for x, y in zip(a, b, strict=True)]
+    )
+    assert_everywhere(results, 4, [wrap(x + y, 64) for x, y in zip(a, b, strict=True)])
+    assert_everywhere(results, 5, [(x & m) + (y & m) > m for x, y in zip(a, b, strict=True)])
+    assert_everywhere(results, 7, [64, 0, 0])
+
+
+def test_bitcast_and_fpowi_run_on_every_path() -> None:
+    body = """%r0 = arith.bitcast %a : f32 to i32
+    %r1 = arith.bitcast %r0 : i32 to f32
+    %r2 = arith.bitcast %c : f16 to i16
+    %r3 = math.fpowi %a, %b : f32, i32
+    %r4 = arith.bitcast %d : i64 to f64"""
+    results = run_all(
+        body,
+        {
+            "f32": [1.0, -0.0, 3.5],
+            "i32:b": [3, -1, 2],
+            "f16:c": [1.0, -2.0, 0.5],
+            "i64:d": [0, 1, -1],
+        },
+        ["i32", "f32", "i16", "f32", "f64"],
+    )
+    assert_everywhere(results, 0, [0x3F800000, -(2**31), 0x40600000])
+    assert_everywhere(results, 1, [1.0, -0.0, 3.5])
+    assert_everywhere(results, 2, [0x3C00, -16384, 0x3800])
+    assert_everywhere(results, 3, [1.0, -math.inf, 12.25])
+    assert_everywhere(results, 4, list(np.array([0, 1, -1], np.int64).view(np.float64)))

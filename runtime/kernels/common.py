@@ -71,6 +71,18 @@ CAST_OPS = (
     "arith.extf",
     "arith.truncf",
 )
+BIT_OPS = (
+    "arith.bitcast",
+    "arith.mulsi_extended",
+    "arith.mului_extended",
+    "arith.addui_extended",
+    "math.ctlz",
+    "math.cttz",
+    "math.ctpop",
+    "math.ipowi",
+    "math.fpowi",
+)
+"""Bit-level and power ops (`semantics` defines the integer ones)."""
 OTHER_OPS = (
     "arith.constant",
     "arith.cmpi",
@@ -94,7 +106,9 @@ OTHER_OPS = (
     "kernel.printf",
     "kernel.assert",
 )
-SUPPORTED_OPS: frozenset[str] = frozenset(INT_BINARY_OPS + FLOAT_ARITH_OPS + CAST_OPS + OTHER_OPS)
+SUPPORTED_OPS: frozenset[str] = frozenset(
+    INT_BINARY_OPS + FLOAT_ARITH_OPS + CAST_OPS + BIT_OPS + OTHER_OPS
+)
 """Every op both backends compile; anything else is a compile-time `KernelError`."""
 
 I1_AS_LOGIC = {

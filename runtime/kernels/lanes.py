@@ -576,6 +576,41 @@ def to_int(f: Faults, site: int, x: Value, width: int, unsigned: bool = False) -
     return t.astype(np.int64).astype(f"i{width // 8}")
 
 
+def int_op(fn: Any, width: int, xs: Sequence[Value], *extra: Any) -> Value:
+    """An integer op of `semantics` (a ufunc over int64 values and the width) on lanes."""
+    wide = [np.asarray(arr(x)).astype(np.int64) for x in xs]
+    out = fn(*wide, width, *extra)
+    if all(is_uniform(arr(x)) for x in xs):
+        return wrap_int(int(out), width)
+    if width == 1:
+        return (out & 1) != 0
+    return out.astype(f"i{width // 8}")
+
+
+def mul_extended(high: Any, x: Value, y: Value, width: int, signed: bool) -> tuple[Value, Value]:
+    """`arith.mulsi_extended` / `mului_extended`: the low and high halves of the product."""
+    low = muli(x, y, width) if width > 1 else bitwise("and", x, y)
+    return low, int_op(high, width, (x, y), signed)
+
+
+def add_extended(carry: Any, x: Value, y: Value, width: int) -> tuple[Value, Value]:
+    """`arith.addui_extended`: the wrapped sum and whether the unsigned sum overflowed."""
+    total = addi(x, y, width) if width > 1 else bitwise("xor", x, y)
+    if width == 1:
+        return total, bitwise("and", x, y)
+    c = int_op(carry, width, (x, y))
+    return total, (c != 0) if not is_uniform(c) else bool(c)
+
+
+def bitcast(x: Value, src: np.dtype[Any], dst: np.dtype[Any]) -> Value:
+    """`arith.bitcast`: the same bits read as `dst`."""
+    x = arr(x)
+    if is_uniform(x):
+        out = np.array(x, dtype=src).view(dst)[()]
+        return int(out) if dst.kind in "iu" else out
+    return np.asarray(x, dtype=src).view(dst)
+
+
 def float_op(fn: Any, narrow: np.dtype[Any] | None, *xs: Value) -> Value:
     """A float op of `semantics` on lanes; for a narrow format (`narrow`: f16) computed in
     f64 and rounded once to it."""

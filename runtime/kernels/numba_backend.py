@@ -62,6 +62,7 @@ from .. import semantics
 from . import device_io, kernel_cache
 from .common import (
     BARRIER_MESSAGE,
+    BIT_OPS,
     CMPF_PREDICATES,
     CMPI_PREDICATES,
     I1_AS_LOGIC,
@@ -238,6 +239,8 @@ class NumbaSource(SourceWriter):
         """Whether the code being emitted is the fast path (no bounds checks)."""
         self.defined_ops: list[str] = []
         """Ops whose `semantics` definition the kernel calls."""
+        self.int_defined_ops: list[str] = []
+        """Integer definitions of `semantics` the kernel calls."""
 
     # ------------------------------------------------------------ helpers
 
@@ -609,6 +612,9 @@ class NumbaSource(SourceWriter):
         if name in semantics.FLOAT_OPS:
             self.emit(f"{result} = {self.float_op(op, args)}")
             return
+        if name in BIT_OPS:
+            self.bit_op(op, args)
+            return
         if name == "kernel.barrier":
             return  # phases are cut at barriers (per-block kernels only)
         if name.startswith("kernel."):
@@ -628,6 +634,66 @@ class NumbaSource(SourceWriter):
         else:
             expr = f"{self.defined(op.name)}({', '.join(args)})"
         return self.as_float(expr, op.results[0].type)
+
+    def int_defined(self, name: str) -> str:
+        """The generated name of `semantics.int_scalar(name)`."""
+        ident = "I_" + name.replace(".", "_")
+        if ident not in self.namespace:
+            self.namespace[ident] = semantics.int_scalar(name)
+            self.int_defined_ops.append(name)
+        return ident
+
+    def bit_op(self, op: Operation, args: list[str]) -> None:
+        """Bit-level and power ops: the integer ones through `semantics`' definitions."""
+        name = op.name
+        width = int_width(op.operands[0].type) or 64
+        res = [self.v(r) for r in op.results]
+        x = args[0]
+        y = args[1] if len(args) > 1 else ""
+        if name == "arith.bitcast":
+            self.emit(f"{res[0]} = {self.bitcast(x, op.operands[0].type, op.results[0].type)}")
+        elif name in ("arith.mulsi_extended", "arith.mului_extended"):
+            signed = name == "arith.mulsi_extended"
+            if width == 1:
+                self.emit(f"{res[0]} = {x} and {y}")
+                self.emit(f"{res[1]} = {x} and {y} and {not signed}")
+                return
+            self.emit(f"{res[0]} = {_wrap(f'{x} * {y}', width) if width < 64 else _mul64(x, y)}")
+            high = f"{self.int_defined('mul_high')}({x}, {y}, {width}, {signed})"
+            self.emit(f"{res[1]} = {high}")
+        elif name == "arith.addui_extended":
+            if width == 1:
+                self.emit(f"{res[0]} = {x} != {y}")
+                self.emit(f"{res[1]} = {x} and {y}")
+                return
+            total = _wrap(f"{x} + {y}", width) if width < 64 else _add64(x, y)
+            self.emit(f"{res[0]} = {total}")
+            self.emit(f"{res[1]} = {self.int_defined('add_carry')}({x}, {y}, {width}) != 0")
+        elif name == "math.fpowi":
+            ftype = op.results[0].type
+            exponent = self.as_float(y, ftype)
+            power = f"{self.defined('math.powf')}({x}, {exponent})"
+            self.emit(f"{res[0]} = {self.as_float(power, ftype)}")
+        else:
+            if name == "math.ipowi":
+                self.check(op, f"{x} == 0 and {y} < 0", semantics.IPOWI_ZERO_MESSAGE)
+            value = f"{self.int_defined(name)}({', '.join(args)}, {width})"
+            self.emit(f"{res[0]} = {_wrap(value, 1) if width == 1 else value}")
+
+    def bitcast(self, x: str, src: Any, dst: Any) -> str:
+        """`arith.bitcast` of the generated value `x` from type `src` to `dst`."""
+        sd, dd = dtype_of(src), dtype_of(dst)
+        assert sd is not None
+        assert dd is not None
+        if sd.kind == dd.kind or (sd.kind in "ib" and dd.kind in "ib"):
+            return x
+        if sd == np.float16:
+            return _wrap(f"np.int64(semantics.f16_to_bits({x}))", 16)
+        if dd == np.float16:
+            return f"semantics.f16_from_bits(np.uint16({x} & 0xFFFF))"
+        if sd.kind == "f":
+            return f"np.int64(semantics.bitcast({x}, np.{dd.name}(0)))"
+        return f"semantics.bitcast(np.{sd.name}({x}), np.{dd.name}(0))"
 
     def as_float(self, expr: str, type_: Any) -> str:
         """`expr` as a value of float type `type_` (rounded once to f16 when narrow)."""
@@ -991,6 +1057,15 @@ class NumbaSource(SourceWriter):
             self.block_level(list(block.ops), targets)
 
 
+def _mul64(x: str, y: str) -> str:
+    """A 64-bit product that wraps (in unsigned arithmetic, which may wrap)."""
+    return f"np.int64(np.uint64({x}) * np.uint64({y}))"
+
+
+def _add64(x: str, y: str) -> str:
+    return f"np.int64(np.uint64({x}) + np.uint64({y}))"
+
+
 def _float_literal(value: float) -> str:
     """A float as Python source Numba compiles (NaN and infinities have no literal)."""
     if math.isnan(value):
@@ -1051,7 +1126,7 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
     # its blocks in order (its output and failures follow the order of threads).
     calls_back = gen.calls_back
     namespace: dict[str, Any] | None = (
-        None if calls_back else _load_cached(kernel, source, gen.defined_ops)
+        None if calls_back else _load_cached(kernel, source, gen.defined_ops, gen.int_defined_ops)
     )
     if namespace is None:
         namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
@@ -1123,7 +1198,9 @@ def _aliased(written: list[int], args: list[Any]) -> bool:
     return False
 
 
-def _load_cached(kernel: Kernel, source: str, defined_ops: list[str]) -> dict[str, Any] | None:
+def _load_cached(
+    kernel: Kernel, source: str, defined_ops: list[str], int_ops: list[str]
+) -> dict[str, Any] | None:
     """The namespace of the kernel's module in the on-disk cache (written on first use), or
     None when the cache directory cannot be written."""
     header = (
@@ -1133,6 +1210,9 @@ def _load_cached(kernel: Kernel, source: str, defined_ops: list[str]) -> dict[st
         f"from devplan.runtime.kernels.numba_backend import {', '.join(_HELPERS)}\n"
         + "".join(
             f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n" for name in defined_ops
+        )
+        + "".join(
+            f"I_{name.replace('.', '_')} = semantics.int_scalar({name!r})\n" for name in int_ops
         )
         + "CACHE = True\n\n"
     )

@@ -32,6 +32,7 @@ from ...dialects.kernel import AllocSharedOp, AssertOp, PrintfOp
 from .. import semantics
 from . import device_io, lanes
 from .common import (
+    BIT_OPS,
     CMPF_PREDICATES,
     CMPI_PREDICATES,
     I1_AS_LOGIC,
@@ -146,7 +147,7 @@ class NumpySource(SourceWriter):
             if op not in self.skip:
                 self.op(op, level)
 
-    def op(self, op: Operation, level: str) -> None:
+    def op(self, op: Operation, level: str) -> None:  # noqa: C901
         name = op.name
         args = [self.v(o) for o in op.operands]
         if name == "arith.constant":
@@ -176,11 +177,49 @@ class NumpySource(SourceWriter):
             return
         if self.fuse_into_store(op, args, level):
             return
+        if name in BIT_OPS:
+            self.bit_op(op, args, level)
+            return
         expr = self.expression(op, args, level)
         if op.results:
             self.emit(f"{self.v(op.results[0])} = {expr}")
         else:
             self.emit(expr)
+
+    def bit_op(self, op: Operation, args: list[str], level: str) -> None:
+        """Bit-level and power ops: the integer ones through `semantics`' definitions."""
+        name = op.name
+        width = int_width(op.operands[0].type)
+        results = ", ".join(self.v(r) for r in op.results)
+        if name == "arith.bitcast":
+            src, dst = self.dtype(op.operands[0]), self.dtype(op.results[0])
+            self.emit(f"{results} = lanes.bitcast({args[0]}, {src}, {dst})")
+        elif name in ("arith.mulsi_extended", "arith.mului_extended"):
+            high = self.const("U", semantics.int_ufunc("mul_high"))
+            signed = name == "arith.mulsi_extended"
+            self.emit(
+                f"{results} = lanes.mul_extended({high}, {args[0]}, {args[1]}, {width}, {signed})"
+            )
+        elif name == "arith.addui_extended":
+            carry = self.const("U", semantics.int_ufunc("add_carry"))
+            self.emit(f"{results} = lanes.add_extended({carry}, {args[0]}, {args[1]}, {width})")
+        elif name == "math.fpowi":
+            exponent = self.fresh("n")
+            dtype = self.dtype(op.results[0])
+            n_width = int_width(op.operands[1].type)
+            self.emit(f"{exponent} = lanes.to_float({args[1]}, {n_width}, {dtype}, False)")
+            self.emit(f"{results} = {self.float_op(op, [args[0], exponent], 'math.powf')}")
+        else:
+            if name == "math.ipowi":
+                site = self.kernel.site(op)
+                self.emit(
+                    f"F{level}.check({site}, (np.asarray(lanes.arr({args[0]})) == 0) & "
+                    f"(np.asarray(lanes.arr({args[1]})) < 0), {semantics.IPOWI_ZERO_MESSAGE!r})"
+                )
+            fn = self.const("U", semantics.int_ufunc(name))
+            self.emit(
+                f"{results} = lanes.int_op({fn}, {width}, ({''.join(a + ', ' for a in args)}))"
+            )
 
     def device_io(self, op: Operation, args: list[str], level: str) -> None:
         """`kernel.printf` and `kernel.assert` over the active lanes (see device_io)."""
@@ -363,12 +402,13 @@ class NumpySource(SourceWriter):
             case _:  # pragma: no cover - Kernel rejects unsupported ops first
                 raise self.error(op, f"'{name}' is not supported")
 
-    def float_op(self, op: Operation, args: list[str]) -> str:
+    def float_op(self, op: Operation, args: list[str], name: str | None = None) -> str:
         """A float op through `semantics`' definition (NumPy's ufunc for the exactly
         rounded ops); f16 computed in f64 and rounded once where NumPy would not."""
-        fn = self.const("U", semantics.numpy_ufunc(op.name))
+        name = name or op.name
+        fn = self.const("U", semantics.numpy_ufunc(name))
         narrow = "None"
-        if op.name in semantics.DEFINED_OPS and dtype_of(op.results[0].type) == np.float16:
+        if name in semantics.DEFINED_OPS and dtype_of(op.results[0].type) == np.float16:
             narrow = self.dtype(op.results[0])
         return f"lanes.float_op({fn}, {narrow}, {', '.join(args)})"
 
