@@ -42,6 +42,7 @@ import numpy as np
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -125,11 +126,26 @@ def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
             return np.dtype(f"{'i' if signed else 'u'}{width // 8}")
     if isinstance(type_, Float16Type):
         return np.dtype(np.float16)
+    if isinstance(type_, BFloat16Type):
+        return np.dtype(np.uint16)  # NumPy has no bf16: memory holds its bit pattern
     if isinstance(type_, Float32Type):
         return np.dtype(np.float32)
     if isinstance(type_, Float64Type):
         return np.dtype(np.float64)
     raise DevplanError(f"error: the executor does not support values of type {type_}")
+
+
+def float_cast(type_: Attribute) -> Callable[[Any], Any]:
+    """A value rounded (once) to float type `type_`, as host code holds it: a NumPy
+    scalar of its width, bf16 as an f32 holding the bf16 value."""
+    if isinstance(type_, BFloat16Type):
+        return semantics.bf16_value
+    return numpy_dtype(type_).type
+
+
+def is_narrow(type_: Attribute) -> bool:
+    """Whether float ops of `type_` are computed in f64 and rounded once (f16, bf16)."""
+    return isinstance(type_, Float16Type | BFloat16Type)
 
 
 def element_type(type_: Attribute) -> Attribute:
@@ -200,7 +216,7 @@ def from_python(type_: Attribute, value: object, what: str) -> Any:
         if not _is_number(value, floats=True):
             raise DevplanError(f"error: {what} is {type_}, {got}")
         with np.errstate(over="ignore"):
-            converted = numpy_dtype(type_).type(number)
+            converted = float_cast(type_)(number)
         if math.isfinite(number) and not math.isfinite(converted):
             # A finite value beyond the type's range would silently become infinity.
             raise DevplanError(f"error: {what} is {type_}, and {number!r} does not fit in it")
@@ -210,6 +226,8 @@ def from_python(type_: Attribute, value: object, what: str) -> Any:
 
 def to_numpy_scalar(type_: Attribute, value: Any) -> np.generic:
     """A run-time scalar as the NumPy scalar of its type (how results are returned)."""
+    if isinstance(type_, BFloat16Type):
+        return np.float32(value)  # a bf16 scalar is returned as the f32 of its value
     dtype = numpy_dtype(type_)
     if dtype.kind == "u":
         return dtype.type(int(value) & ((1 << (dtype.itemsize * 8)) - 1))
@@ -339,7 +357,7 @@ def _constant(c: Compiler, op: Operation) -> Step:
     if isinstance(value, IntegerAttr):
         v: Any = wrapper(value.type)(value.value.data)
     elif isinstance(value, FloatAttr):
-        v = numpy_dtype(value.type).type(value.value.data)
+        v = float_cast(value.type)(value.value.data)
     else:
         raise error_at(op, f"'arith.constant' of {value} is not supported in host code")
 
@@ -512,10 +530,11 @@ def _float_op(c: Compiler, op: Operation) -> Step:
     """A float op of `semantics.FLOAT_OPS`, computed by the definition every path shares;
     f16 through f64, rounded once (see `semantics`)."""
     fn = semantics.numpy_ufunc(op.name)
-    cast = numpy_dtype(op.results[0].type).type
+    type_ = op.results[0].type
+    cast = float_cast(type_)
     slots = tuple(c.slot(v) for v in op.operands)
     r = c.slot(op.results[0])
-    if cast is np.float16 and op.name in semantics.DEFINED_OPS:
+    if isinstance(type_, BFloat16Type) or (is_narrow(type_) and op.name in semantics.DEFINED_OPS):
 
         def run_narrow(f: Frame) -> None:
             f[r] = cast(fn(*(np.float64(f[s]) for s in slots)))
@@ -624,7 +643,11 @@ def _unsigned_int_cast(c: Compiler, op: Operation) -> Step:
 def _int_to_float(c: Compiler, op: Operation) -> Step:
     mask = (1 << int_width(op.operands[0].type)) - 1
     read: Callable[[Any], int] = (lambda x: int(x) & mask) if op.name.endswith("uitofp") else signed
-    dtype = numpy_dtype(op.results[0].type)
+    type_ = op.results[0].type
+    if isinstance(type_, BFloat16Type):
+        f32 = np.dtype(np.float32)
+        return _unary(c, op, lambda x: semantics.int_to_float(read(x), f32, precision=8))
+    dtype = numpy_dtype(type_)
     return _unary(c, op, lambda x: semantics.int_to_float(read(x), dtype))
 
 
@@ -646,13 +669,18 @@ def _float_to_int(c: Compiler, op: Operation) -> Step:
 
 @_register("arith.extf", "arith.truncf")
 def _float_cast(c: Compiler, op: Operation) -> Step:
-    return _unary(c, op, numpy_dtype(op.results[0].type).type)
+    cast = float_cast(op.results[0].type)
+    if isinstance(op.results[0].type, BFloat16Type):
+        return _unary(c, op, lambda x: cast(np.float64(x)))
+    return _unary(c, op, cast)
 
 
 @_register("arith.bitcast")
 def _bitcast(c: Compiler, op: Operation) -> Step:
     """The same bits read as another type of the same width (through NumPy's `view`)."""
     src, dst = op.operands[0].type, op.results[0].type
+    if isinstance(src, BFloat16Type) or isinstance(dst, BFloat16Type):
+        return _bitcast_bf16(c, op)
     src_dtype, dst_dtype = numpy_dtype(src), numpy_dtype(dst)
     if src_dtype.itemsize != dst_dtype.itemsize or src_dtype.kind == "b":
         raise error_at(op, f"'arith.bitcast' from {src} to {dst} is not supported in host code")
@@ -667,6 +695,16 @@ def _bitcast(c: Compiler, op: Operation) -> Step:
         return wrap(int(out)) if wrap is not None else out
 
     return _unary(c, op, convert)
+
+
+def _bitcast_bf16(c: Compiler, op: Operation) -> Step:
+    src, dst = op.operands[0].type, op.results[0].type
+    if isinstance(src, BFloat16Type) and isinstance(dst, BFloat16Type):
+        return _unary(c, op, lambda x: x)
+    if isinstance(src, BFloat16Type):
+        wrap = wrapper(dst)
+        return _unary(c, op, lambda x: wrap(int(semantics.bf16_bits_of_value(x))))
+    return _unary(c, op, lambda x: semantics.bf16_value_of_bits(int(x) & 0xFFFF))
 
 
 @_register("arith.mulsi_extended", "arith.mului_extended")
@@ -750,15 +788,18 @@ def _ipowi(c: Compiler, op: Operation) -> Step:
 @_register("math.fpowi")
 def _fpowi(c: Compiler, op: Operation) -> Step:
     """`powf` of the base and the exponent converted to the base's type (`sitofp`)."""
-    dtype = numpy_dtype(op.results[0].type)
+    type_ = op.results[0].type
+    bf16 = isinstance(type_, BFloat16Type)
+    dtype = np.dtype(np.float32) if bf16 else numpy_dtype(type_)
+    cast = float_cast(type_)
     fn = semantics.ufunc("math.powf")
-    wide = dtype == np.float16
+    wide = is_narrow(type_)
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
 
     def run(f: Frame) -> None:
-        n = semantics.int_to_float(signed(f[b]), dtype)
+        n = semantics.int_to_float(signed(f[b]), dtype, precision=8 if bf16 else None)
         x = f[a]
-        f[r] = dtype.type(fn(np.float64(x), np.float64(n)) if wide else fn(x, n))
+        f[r] = cast(fn(np.float64(x), np.float64(n)) if wide else fn(x, n))
 
     return run
 
@@ -953,6 +994,8 @@ def _load(c: Compiler, op: Operation) -> Step:
     convert: Callable[[Any], Any] = (
         (lambda x: wrapper(element)(int(x))) if is_integer_like(element) else (lambda x: x)
     )
+    if isinstance(element, BFloat16Type):
+        convert = semantics.bf16_value_of_bits
     r = c.slot(op.res)
 
     def run(f: Frame) -> None:
@@ -967,8 +1010,16 @@ def _store(c: Compiler, op: Operation) -> Step:
     assert isinstance(op, memref.StoreOp)
     memory, check = _memref_access(c, op, write=True)
     value = c.slot(op.value)
-    dtype = numpy_dtype(element_type(op.memref.type))
+    element = element_type(op.memref.type)
+    dtype = numpy_dtype(element)
     unsigned_mask = (1 << (dtype.itemsize * 8)) - 1 if dtype.kind == "u" else None
+    if isinstance(element, BFloat16Type):
+
+        def run_bf16(f: Frame) -> None:
+            array = memory(f)
+            array[check(f, array)] = semantics.bf16_bits_of_value(f[value])
+
+        return run_bf16
 
     def run(f: Frame) -> None:
         array = memory(f)

@@ -555,15 +555,29 @@ def int_ufunc(name: str) -> Any:
     return _vectorize([signature], cache=True)(definition)
 
 
+def bf16_value(x: Any) -> np.float32:
+    """`x` rounded once to bf16, held (exactly) as an f32: how host code holds bf16."""
+    return np.float32(round_bf16(float(x)))
+
+
+def bf16_value_of_bits(bits: Any) -> np.float32:
+    return np.float32(bf16_from_bits(np.uint16(bits)))
+
+
+def bf16_bits_of_value(x: Any) -> np.uint16:
+    return np.uint16(bf16_to_bits(float(x)))
+
+
 # ---------------------------------------------------------------- integers to floats
 
 
-def int_to_float(x: int, dtype: np.dtype[Any]) -> Any:
-    """The integer `x` rounded once (to nearest, ties to even) to the float `dtype`.
+def int_to_float(x: int, dtype: np.dtype[Any], precision: int | None = None) -> Any:
+    """The integer `x` rounded once (to nearest, ties to even) to the float `dtype` (to
+    `precision` bits, held in `dtype`, when given: bf16 is 8 bits held in f32).
 
     Python's int -> float conversion rounds to f64; rounding that to f32 again would
     round twice (2**53 + 2**29 + 1 would become 2**53 instead of 2**53 + 2**30)."""
-    p = np.finfo(dtype).nmant + 1
+    p = precision or np.finfo(dtype).nmant + 1
     n = abs(x).bit_length()
     if n > p:
         shift = n - p
@@ -586,8 +600,11 @@ __all__ = [
     "IPOWI_ZERO_MESSAGE",
     "SIGNED_OVERFLOW_DIVISIONS",
     "arity",
+    "bf16_bits_of_value",
     "bf16_from_bits",
     "bf16_to_bits",
+    "bf16_value",
+    "bf16_value_of_bits",
     "bitcast",
     "division_overflow_message",
     "exact_overflows",
