@@ -424,9 +424,7 @@ def test_wrong_argument_is_named_with_the_signature_and_what_it_needs(
 
 
 def test_scalar_that_does_not_fit_is_an_error() -> None:
-    assert "and 4294967296 does not fit in it" in error_of(
-        ADD_ONE, np.zeros(4, np.float32), 2**32
-    )
+    assert "and 4294967296 does not fit in it" in error_of(ADD_ONE, np.zeros(4, np.float32), 2**32)
 
 
 def test_missing_entry_lists_the_functions() -> None:
@@ -478,7 +476,7 @@ def test_random_inputs_follow_the_argument_types() -> None:
 
 def test_random_inputs_of_a_level_1_program_are_host_arrays_of_the_tensor_types() -> None:
     module = devplan.parse(
-        "func.func @main(%a: tensor<2x3xi32> {vdev.device = #vdev.device<\"cuda\", 0>}) {\n"
+        'func.func @main(%a: tensor<2x3xi32> {vdev.device = #vdev.device<"cuda", 0>}) {\n'
         "  func.return\n}\n"
     )
     (a,) = random_inputs(module, "main", seed=0)

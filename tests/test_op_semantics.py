@@ -27,6 +27,7 @@ NP = {
     "i64": np.int64,
     "index": np.int64,
     "f16": np.float16,
+    "bf16": np.uint16,  # NumPy has no bf16: memory holds its bit pattern
     "f32": np.float32,
     "f64": np.float64,
 }
@@ -510,3 +511,39 @@ def test_bitcast_and_fpowi_run_on_every_path() -> None:
     assert_everywhere(results, 2, [0x3C00, -16384, 0x3800])
     assert_everywhere(results, 3, [1.0, -math.inf, 12.25])
     assert_everywhere(results, 4, list(np.array([0, 1, -1], np.int64).view(np.float64)))
+
+
+def bf16(values: list[float]) -> list[int]:
+    """bf16 bit patterns of values that are exactly bf16."""
+    f32 = np.array(values, np.float32)
+    assert (f32.view(np.uint32) & 0xFFFF == 0).all()
+    return list((f32.view(np.uint32) >> 16).astype(np.uint16))
+
+
+def test_bf16_arithmetic_rounds_once_on_every_path() -> None:
+    body = """%r0 = arith.addf %a, %b : bf16
+    %r1 = arith.mulf %a, %b : bf16
+    %r2 = math.fma %a, %b, %c : bf16
+    %r3 = arith.extf %a : bf16 to f32
+    %r4 = arith.truncf %d : f32 to bf16
+    %r5 = arith.sitofp %e : i64 to bf16
+    %r6 = math.exp %a : bf16"""
+    a, b = [1.5, 1.0, -2.0, 3.0], [1.0078125, 2.0**-8, 0.5, 0.0]
+    c = [2.0**-40, -(2.0**-40), 1.0, -0.0]
+    d = [1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, 3.4e38, -1e-45]
+    e = [2**60 + 2**52 + 1, 255, -257, 0]
+    results = run_all(
+        body,
+        {"bf16": bf16(a), "bf16:b": bf16(b), "bf16:c": bf16(c), "f32:d": d, "i64:e": e},
+        ["bf16", "bf16", "bf16", "f32", "bf16", "bf16", "bf16"],
+    )
+    assert_everywhere(results, 0, bf16([2.5, 1.0, -1.5, 3.0]))
+    assert_everywhere(results, 1, bf16([1.515625, 2.0**-8, -1.0, 0.0]))
+    # 1.5 * 1.0078125 is halfway between two bf16 values: the tiny addend decides
+    assert_everywhere(results, 2, bf16([1.515625, 2.0**-8, 0.0, 0.0]))
+    assert_everywhere(results, 3, a)
+    assert_everywhere(results, 4, bf16([1.0, 1.015625, math.inf, -0.0]))
+    assert_everywhere(results, 5, bf16([2.0**60 + 2.0**53, 255.0, -256.0, 0.0]))
+    exp = results["host"][6]
+    for path in BACKENDS:
+        assert (results[path][6] == exp).all(), path
