@@ -364,15 +364,16 @@ class NumpySource(SourceWriter):
         short = name.split(".", 1)[1]
         faults = f"F{level}"
         dst = int_width(result_type) if result_type is not None else None
+        to_bf16 = result_type is not None and narrow_format(result_type) == "bf16"
         match name:
             case "arith.index_cast" | "arith.extsi" | "arith.trunci":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, False)"
             case "arith.extui" | "arith.index_castui":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, True)"
-            case "arith.sitofp" | "arith.uitofp" if narrow_format(result_type) == "bf16":
+            case "arith.sitofp" | "arith.uitofp" if to_bf16:
                 unsigned = short == "uitofp"
                 return f"lanes.int_to_bf16({args[0]}, {width}, {unsigned})"
-            case "arith.truncf" if narrow_format(result_type) == "bf16":
+            case "arith.truncf" if to_bf16:
                 return (
                     f"lanes.round_to('bf16', np.asarray({args[0]}, dtype=np.float64), ({args[0]},))"
                 )
