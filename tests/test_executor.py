@@ -451,14 +451,14 @@ def test_a_level_1_program_runs_through_the_default_pipeline_even_returning_its_
 
 def test_unsupported_host_op_is_a_located_error() -> None:
     text = error_of(
-        "func.func @main(%a: f32) -> i32 {\n"
-        "  %b = arith.bitcast %a : f32 to i32\n"
-        "  func.return %b : i32\n"
+        "func.func @main(%a: memref<4xf32>) -> memref<4xf32> {\n"
+        '  "memref.copy"(%a, %a) : (memref<4xf32>, memref<4xf32>) -> ()\n'
+        "  func.return %a : memref<4xf32>\n"
         "}\n",
-        1.0,
+        np.zeros(4, np.float32),
     )
     assert text.startswith(
-        "<string>:2:3: error: 'arith.bitcast' is not supported by the executor in host code"
+        "<string>:2:3: error: 'memref.copy' is not supported by the executor in host code"
     )
 
 

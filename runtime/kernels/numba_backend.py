@@ -807,7 +807,9 @@ class NumbaSource(SourceWriter):
                     value = f"np.uint64({x})"
                 else:
                     value = x
-                if narrow_format(rtype) == "bf16":  # an f64 first would round twice
+                if (
+                    rtype is not None and narrow_format(rtype) == "bf16"
+                ):  # an f64 first would round twice
                     unsigned = short == "uitofp" and width == 64
                     return f"semantics.int_round(np.int64({value}), 8, {unsigned})"
                 return self.as_float(value, rtype)
