@@ -412,6 +412,11 @@ def overflow_message(op: str, flag: str, width: int) -> str:
     )
 
 
+def fptoi_message(op: str, width: int) -> str:
+    reading = "the unsigned range" if op == "fptoui" else "the range"
+    return f"'arith.{op}' converts NaN or a value outside {reading} of i{width}"
+
+
 IPOWI_ZERO_MESSAGE = "'math.ipowi' raises 0 to a negative power (it divides by zero)"
 
 
@@ -662,6 +667,7 @@ __all__ = [
     "exact_overflows",
     "f16_from_bits",
     "f16_to_bits",
+    "fptoi_message",
     "int_scalar",
     "int_to_float",
     "int_ufunc",

@@ -214,7 +214,8 @@ def test_float_to_int_of_nan_is_an_error_not_a_value() -> None:
         float("nan"),
     )
     assert text.splitlines()[0] == (
-        "<string>:2:3: error: 'arith.fptosi' cannot convert nan to i32: out of range"
+        "<string>:2:3: error: 'arith.fptosi' converts NaN or a value outside the range of i32 "
+        "(nan to i32)"
     )
 
 

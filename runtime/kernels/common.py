@@ -426,8 +426,7 @@ def fptosi_message(width: int) -> str:
 
 
 def fptoi_message(op: str, width: int) -> str:
-    reading = "the unsigned range" if op == "fptoui" else "the range"
-    return f"'arith.{op}' converts NaN or a value outside {reading} of i{width}"
+    return semantics.fptoi_message(op, width)
 
 
 def dim_message(d: int, rank: int) -> str:
