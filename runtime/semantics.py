@@ -627,7 +627,7 @@ def bf16_value(x: Any) -> np.float32:
 
 def bf16_value_of_bits(bits: Any) -> np.float32:
     """The f32 holding a bf16 bit pattern (its top half): NaNs keep their bits."""
-    return np.array(int(bits) << 16, dtype=np.uint32).view(np.float32)[()]
+    return np.uint32(int(bits) << 16).view(np.float32)
 
 
 def bf16_bits_of_value(x: Any) -> np.uint16:
