@@ -429,9 +429,7 @@ def _host_array_name(name: str, array: np.ndarray[Any, Any]) -> str:
     return f"{name} (host memory, {'x'.join(map(str, array.shape))}x{array.dtype})"
 
 
-def _device_memory_getter(
-    op: Operation, s: int, write: bool, space: DeviceAttr | None
-) -> Getter:
+def _device_memory_getter(op: Operation, s: int, write: bool, space: DeviceAttr | None) -> Getter:
     def get(f: Frame) -> np.ndarray[Any, Any]:
         buffer = f[s]
         if not isinstance(buffer, Buffer):

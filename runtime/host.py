@@ -42,6 +42,7 @@ import numpy as np
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -55,6 +56,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from ..diagnostics import DevplanError, error_at
+from . import semantics
 
 Frame = list[Any]
 """A function activation: slot 0 holds the execution context (the run's state, shared
@@ -124,11 +126,26 @@ def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
             return np.dtype(f"{'i' if signed else 'u'}{width // 8}")
     if isinstance(type_, Float16Type):
         return np.dtype(np.float16)
+    if isinstance(type_, BFloat16Type):
+        return np.dtype(np.uint16)  # NumPy has no bf16: memory holds its bit pattern
     if isinstance(type_, Float32Type):
         return np.dtype(np.float32)
     if isinstance(type_, Float64Type):
         return np.dtype(np.float64)
     raise DevplanError(f"error: the executor does not support values of type {type_}")
+
+
+def float_cast(type_: Attribute) -> Callable[[Any], Any]:
+    """A value rounded (once) to float type `type_`, as host code holds it: a NumPy
+    scalar of its width, bf16 as an f32 holding the bf16 value."""
+    if isinstance(type_, BFloat16Type):
+        return semantics.bf16_value
+    return numpy_dtype(type_).type
+
+
+def is_narrow(type_: Attribute) -> bool:
+    """Whether float ops of `type_` are computed in f64 and rounded once (f16, bf16)."""
+    return isinstance(type_, Float16Type | BFloat16Type)
 
 
 def element_type(type_: Attribute) -> Attribute:
@@ -199,7 +216,7 @@ def from_python(type_: Attribute, value: object, what: str) -> Any:
         if not _is_number(value, floats=True):
             raise DevplanError(f"error: {what} is {type_}, {got}")
         with np.errstate(over="ignore"):
-            converted = numpy_dtype(type_).type(number)
+            converted = float_cast(type_)(number)
         if math.isfinite(number) and not math.isfinite(converted):
             # A finite value beyond the type's range would silently become infinity.
             raise DevplanError(f"error: {what} is {type_}, and {number!r} does not fit in it")
@@ -209,6 +226,8 @@ def from_python(type_: Attribute, value: object, what: str) -> Any:
 
 def to_numpy_scalar(type_: Attribute, value: Any) -> np.generic:
     """A run-time scalar as the NumPy scalar of its type (how results are returned)."""
+    if isinstance(type_, BFloat16Type):
+        return np.float32(value)  # a bf16 scalar is returned as the f32 of its value
     dtype = numpy_dtype(type_)
     if dtype.kind == "u":
         return dtype.type(int(value) & ((1 << (dtype.itemsize * 8)) - 1))
@@ -338,7 +357,7 @@ def _constant(c: Compiler, op: Operation) -> Step:
     if isinstance(value, IntegerAttr):
         v: Any = wrapper(value.type)(value.value.data)
     elif isinstance(value, FloatAttr):
-        v = numpy_dtype(value.type).type(value.value.data)
+        v = float_cast(value.type)(value.value.data)
     else:
         raise error_at(op, f"'arith.constant' of {value} is not supported in host code")
 
@@ -369,9 +388,31 @@ def _unary(c: Compiler, op: Operation, fn: Callable[[Any], Any]) -> Step:
 def _int_binary(fn: Callable[[int, int], int]) -> OpCompiler:
     def compile_(c: Compiler, op: Operation) -> Step:
         wrap = wrapper(op.results[0].type)
+        flags = semantics.overflow_flags(op)
+        if flags:
+            return _flagged(c, op, lambda x, y: wrap(fn(signed(x), signed(y))), flags)
         return _binary(c, op, lambda x, y: wrap(fn(signed(x), signed(y))))
 
     return compile_
+
+
+def _flagged(
+    c: Compiler, op: Operation, fn: Callable[[Any, Any], Any], flags: tuple[str, ...]
+) -> Step:
+    """An `addi`/`subi`/`muli`/`shli` whose `nsw`/`nuw` flags make overflow an error."""
+    width = int_width(op.results[0].type)
+    short = op.name.split(".")[1]
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+    messages = {flag: semantics.overflow_message(short, flag, width) for flag in flags}
+
+    def run(f: Frame) -> None:
+        x, y = signed(f[a]), signed(f[b])
+        for flag in flags:
+            if semantics.exact_overflows(short, flag, x, y, width):
+                raise error_at(op, f"{messages[flag]} ({short} of {x} and {y})")
+        f[r] = fn(f[a], f[b])
+
+    return run
 
 
 def _unsigned_binary(fn: Callable[[int, int], int]) -> OpCompiler:
@@ -390,11 +431,18 @@ def _checked_division(fn: Callable[[int, int], int], unsigned: bool) -> OpCompil
         read: Callable[[Any], int] = (lambda x: int(x) & mask) if unsigned else signed
         a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
 
+        width = int_width(op.results[0].type)
+        short = op.name.split(".")[1]
+        smallest = -(1 << (width - 1))
+        overflows = short in semantics.SIGNED_OVERFLOW_DIVISIONS
+
         def run(f: Frame) -> None:
-            y = read(f[b])
+            x, y = read(f[a]), read(f[b])
             if y == 0:
-                raise error_at(op, f"'{op.name}' divides {read(f[a])} by zero")
-            f[r] = wrap(fn(read(f[a]), y))
+                raise error_at(op, f"'{op.name}' divides {x} by zero")
+            if overflows and y == -1 and x == smallest:
+                raise error_at(op, semantics.division_overflow_message(short, width))
+            f[r] = wrap(fn(x, y))
 
         return run
 
@@ -451,11 +499,16 @@ def _shift(kind: str) -> OpCompiler:
         width, wrap = int_width(type_), wrapper(type_)
         mask = (1 << width) - 1
         a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+        flags = semantics.overflow_flags(op)
 
         def run(f: Frame) -> None:
             amount = int(f[b]) & mask
             if amount >= width:
                 raise error_at(op, f"'{op.name}' shifts a {type_} value by {amount} bits")
+            for flag in flags:
+                if semantics.exact_overflows(kind, flag, signed(f[a]), amount, width):
+                    message = semantics.overflow_message(kind, flag, width)
+                    raise error_at(op, f"{message} (shli of {signed(f[a])} by {amount})")
             x = f[a]
             if kind == "shli":
                 f[r] = wrap(int(x) << amount)
@@ -473,93 +526,35 @@ for _kind in ("shli", "shrsi", "shrui"):
     HOST_OPS[f"arith.{_kind}"] = _shift(_kind)
 
 
-def _float_binary(fn: Callable[[Any, Any], Any]) -> OpCompiler:
-    def compile_(c: Compiler, op: Operation) -> Step:
-        cast = numpy_dtype(op.results[0].type).type
-        return _binary(c, op, lambda x, y: cast(fn(x, y)))
+def _float_op(c: Compiler, op: Operation) -> Step:
+    """A float op of `semantics.FLOAT_OPS`, computed by the definition every path shares;
+    f16 through f64, rounded once (see `semantics`)."""
+    fn = semantics.numpy_ufunc(op.name)
+    type_ = op.results[0].type
+    cast = float_cast(type_)
+    slots = tuple(c.slot(v) for v in op.operands)
+    r = c.slot(op.results[0])
+    if isinstance(type_, BFloat16Type) or (is_narrow(type_) and op.name in semantics.DEFINED_OPS):
 
-    return compile_
+        def run_narrow(f: Frame) -> None:
+            f[r] = cast(fn(*(np.float64(f[s]) for s in slots)))
 
+        return run_narrow
 
-_FLOAT_BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "arith.addf": operator.add,
-    "arith.subf": operator.sub,
-    "arith.mulf": operator.mul,
-    "arith.divf": np.divide,
-    "arith.remf": np.fmod,
-    "arith.maximumf": np.maximum,
-    "arith.minimumf": np.minimum,
-    "arith.maxnumf": np.fmax,
-    "arith.minnumf": np.fmin,
-    "math.powf": np.power,
-    "math.atan2": np.arctan2,
-    "math.copysign": np.copysign,
-}
+    def run(f: Frame) -> None:
+        f[r] = cast(fn(*(f[s] for s in slots)))
 
-for _name, _fn in _FLOAT_BINARY.items():
-    HOST_OPS[_name] = _float_binary(_fn)
+    return run
 
 
-def _float_unary(fn: Callable[[Any], Any]) -> OpCompiler:
-    def compile_(c: Compiler, op: Operation) -> Step:
-        cast = numpy_dtype(op.results[0].type).type
-        return _unary(c, op, lambda x: cast(fn(x)))
-
-    return compile_
-
-
-_FLOAT_UNARY: dict[str, Callable[[Any], Any]] = {
-    "arith.negf": np.negative,
-    "math.absf": np.abs,
-    "math.sqrt": np.sqrt,
-    "math.rsqrt": lambda x: 1 / np.sqrt(x),
-    "math.exp": np.exp,
-    "math.exp2": np.exp2,
-    "math.expm1": np.expm1,
-    "math.log": np.log,
-    "math.log2": np.log2,
-    "math.log10": np.log10,
-    "math.log1p": np.log1p,
-    "math.sin": np.sin,
-    "math.cos": np.cos,
-    "math.tan": np.tan,
-    "math.asin": np.arcsin,
-    "math.acos": np.arccos,
-    "math.atan": np.arctan,
-    "math.sinh": np.sinh,
-    "math.cosh": np.cosh,
-    "math.tanh": np.tanh,
-    "math.asinh": np.arcsinh,
-    "math.acosh": np.arccosh,
-    "math.atanh": np.arctanh,
-    "math.cbrt": np.cbrt,
-    "math.erf": lambda x: math.erf(float(x)),
-    "math.floor": np.floor,
-    "math.ceil": np.ceil,
-    "math.trunc": np.trunc,
-    "math.round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x),
-    "math.roundeven": np.round,
-}
-
-for _name, _fn in _FLOAT_UNARY.items():
-    HOST_OPS[_name] = _float_unary(_fn)
+for _name in semantics.FLOAT_OPS:
+    HOST_OPS[_name] = _float_op
 
 
 @_register("math.absi")
 def _absi(c: Compiler, op: Operation) -> Step:
     wrap = wrapper(op.results[0].type)
     return _unary(c, op, lambda x: wrap(abs(signed(x))))
-
-
-@_register("math.fma")
-def _fma(c: Compiler, op: Operation) -> Step:
-    cast = numpy_dtype(op.results[0].type).type
-    a, b, d, r = (c.slot(v) for v in (*op.operands, op.results[0]))
-
-    def run(f: Frame) -> None:
-        f[r] = cast(f[a] * f[b] + f[d])
-
-    return run
 
 
 _CMPI: dict[int, tuple[Callable[[Any, Any], bool], bool]] = {
@@ -646,10 +641,14 @@ def _unsigned_int_cast(c: Compiler, op: Operation) -> Step:
 
 @_register("arith.sitofp", "arith.uitofp")
 def _int_to_float(c: Compiler, op: Operation) -> Step:
-    cast = numpy_dtype(op.results[0].type).type
     mask = (1 << int_width(op.operands[0].type)) - 1
     read: Callable[[Any], int] = (lambda x: int(x) & mask) if op.name.endswith("uitofp") else signed
-    return _unary(c, op, lambda x: cast(read(x)))
+    type_ = op.results[0].type
+    if isinstance(type_, BFloat16Type):
+        f32 = np.dtype(np.float32)
+        return _unary(c, op, lambda x: semantics.int_to_float(read(x), f32, precision=8))
+    dtype = numpy_dtype(type_)
+    return _unary(c, op, lambda x: semantics.int_to_float(read(x), dtype))
 
 
 @_register("arith.fptosi", "arith.fptoui")
@@ -670,7 +669,139 @@ def _float_to_int(c: Compiler, op: Operation) -> Step:
 
 @_register("arith.extf", "arith.truncf")
 def _float_cast(c: Compiler, op: Operation) -> Step:
-    return _unary(c, op, numpy_dtype(op.results[0].type).type)
+    cast = float_cast(op.results[0].type)
+    if isinstance(op.results[0].type, BFloat16Type):
+        return _unary(c, op, lambda x: cast(np.float64(x)))
+    return _unary(c, op, cast)
+
+
+@_register("arith.bitcast")
+def _bitcast(c: Compiler, op: Operation) -> Step:
+    """The same bits read as another type of the same width (through NumPy's `view`)."""
+    src, dst = op.operands[0].type, op.results[0].type
+    if isinstance(src, BFloat16Type) or isinstance(dst, BFloat16Type):
+        return _bitcast_bf16(c, op)
+    src_dtype, dst_dtype = numpy_dtype(src), numpy_dtype(dst)
+    if src_dtype.itemsize != dst_dtype.itemsize or src_dtype.kind == "b":
+        raise error_at(op, f"'arith.bitcast' from {src} to {dst} is not supported in host code")
+    if src_dtype.kind == "u":
+        src_dtype = np.dtype(f"i{src_dtype.itemsize}")
+    as_int = is_integer_like(dst)
+    wrap = wrapper(dst) if as_int else None
+
+    def convert(x: Any) -> Any:
+        bits = np.array(x if src_dtype.kind == "f" else signed(x), dtype=src_dtype)
+        out = bits.view(dst_dtype)[()]
+        return wrap(int(out)) if wrap is not None else out
+
+    return _unary(c, op, convert)
+
+
+def _bitcast_bf16(c: Compiler, op: Operation) -> Step:
+    src, dst = op.operands[0].type, op.results[0].type
+    if isinstance(src, BFloat16Type) and isinstance(dst, BFloat16Type):
+        return _unary(c, op, lambda x: x)
+    if isinstance(src, BFloat16Type):
+        wrap = wrapper(dst)
+        return _unary(c, op, lambda x: wrap(int(semantics.bf16_bits_of_value(x))))
+    return _unary(c, op, lambda x: semantics.bf16_value_of_bits(int(x) & 0xFFFF))
+
+
+@_register("arith.mulsi_extended", "arith.mului_extended")
+def _mul_extended(c: Compiler, op: Operation) -> Step:
+    """The low and high halves of the double-width product."""
+    type_ = op.results[0].type
+    width, wrap = int_width(type_), wrapper(type_)
+    mask = (1 << width) - 1
+    read: Callable[[Any], int] = (
+        signed if op.name == "arith.mulsi_extended" else (lambda x: int(x) & mask)
+    )
+    a, b = c.slot(op.operands[0]), c.slot(op.operands[1])
+    low, high = c.slot(op.results[0]), c.slot(op.results[1])
+
+    def run(f: Frame) -> None:
+        product = read(f[a]) * read(f[b])
+        f[low], f[high] = wrap(product), wrap(product >> width)
+
+    return run
+
+
+@_register("arith.addui_extended")
+def _add_extended(c: Compiler, op: Operation) -> Step:
+    """The wrapped sum and whether the unsigned sum overflowed (an i1)."""
+    type_ = op.results[0].type
+    mask = (1 << int_width(type_)) - 1
+    wrap = wrapper(type_)
+    a, b = c.slot(op.operands[0]), c.slot(op.operands[1])
+    total, carry = c.slot(op.results[0]), c.slot(op.results[1])
+
+    def run(f: Frame) -> None:
+        s = (int(f[a]) & mask) + (int(f[b]) & mask)
+        f[total], f[carry] = wrap(s), s > mask
+
+    return run
+
+
+def _count_bits(kind: str) -> OpCompiler:
+    def compile_(c: Compiler, op: Operation) -> Step:
+        type_ = op.results[0].type
+        width, wrap = int_width(type_), wrapper(type_)
+        mask = (1 << width) - 1
+
+        def count(x: Any) -> int | bool:
+            u = int(x) & mask
+            if kind == "ctpop":
+                return wrap(u.bit_count())
+            if kind == "ctlz":
+                return wrap(width - u.bit_length())
+            return wrap(width if u == 0 else (u & -u).bit_length() - 1)
+
+        return _unary(c, op, count)
+
+    return compile_
+
+
+for _kind in ("ctlz", "cttz", "ctpop"):
+    HOST_OPS[f"math.{_kind}"] = _count_bits(_kind)
+
+
+@_register("math.ipowi")
+def _ipowi(c: Compiler, op: Operation) -> Step:
+    """Signed integer power, wrapped; a negative exponent gives 1 / x**-n truncated
+    (1, -1 or 0), and raising 0 to a negative power divides by zero: an error."""
+    type_ = op.results[0].type
+    width, wrap = int_width(type_), wrapper(type_)
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        x, n = signed(f[a]), signed(f[b])
+        if n >= 0:
+            f[r] = wrap(pow(x, n, 1 << width) if width > 1 else x**n)
+        elif x == 0:
+            raise error_at(op, f"{semantics.IPOWI_ZERO_MESSAGE} (0 to the power {n})")
+        else:
+            f[r] = wrap(1 if x == 1 else (-1 if n % 2 else 1) if x == -1 else 0)
+
+    return run
+
+
+@_register("math.fpowi")
+def _fpowi(c: Compiler, op: Operation) -> Step:
+    """`powf` of the base and the exponent converted to the base's type (`sitofp`)."""
+    type_ = op.results[0].type
+    bf16 = isinstance(type_, BFloat16Type)
+    dtype = np.dtype(np.float32) if bf16 else numpy_dtype(type_)
+    cast = float_cast(type_)
+    fn = semantics.ufunc("math.powf")
+    wide = is_narrow(type_)
+    a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
+
+    def run(f: Frame) -> None:
+        n = semantics.int_to_float(signed(f[b]), dtype, precision=8 if bf16 else None)
+        x = f[a]
+        f[r] = cast(fn(np.float64(x), np.float64(n)) if wide else fn(x, n))
+
+    return run
 
 
 # ---------------------------------------------------------------------------------------
@@ -863,6 +994,8 @@ def _load(c: Compiler, op: Operation) -> Step:
     convert: Callable[[Any], Any] = (
         (lambda x: wrapper(element)(int(x))) if is_integer_like(element) else (lambda x: x)
     )
+    if isinstance(element, BFloat16Type):
+        convert = semantics.bf16_value_of_bits
     r = c.slot(op.res)
 
     def run(f: Frame) -> None:
@@ -877,8 +1010,16 @@ def _store(c: Compiler, op: Operation) -> Step:
     assert isinstance(op, memref.StoreOp)
     memory, check = _memref_access(c, op, write=True)
     value = c.slot(op.value)
-    dtype = numpy_dtype(element_type(op.memref.type))
+    element = element_type(op.memref.type)
+    dtype = numpy_dtype(element)
     unsigned_mask = (1 << (dtype.itemsize * 8)) - 1 if dtype.kind == "u" else None
+    if isinstance(element, BFloat16Type):
+
+        def run_bf16(f: Frame) -> None:
+            array = memory(f)
+            array[check(f, array)] = semantics.bf16_bits_of_value(f[value])
+
+        return run_bf16
 
     def run(f: Frame) -> None:
         array = memory(f)
@@ -910,6 +1051,7 @@ def _cast(c: Compiler, op: Operation) -> Step:
     source, r = c.slot(op.operands[0]), c.slot(op.results[0])
     target = op.results[0].type
     if not isinstance(target, MemRefType):  # unranked: any shape
+
         def view(f: Frame) -> None:
             f[r] = f[source]
 

@@ -402,9 +402,7 @@ class Scheduler:
         if stream.freed:
             raise StreamError(f"stream {stream.name} was freed; create a new stream")
         seq = stream.count
-        token = Token(
-            self.submitted, kind, label, stream, seq, _NO_CLOCK, _NOTHING, (), (), None
-        )
+        token = Token(self.submitted, kind, label, stream, seq, _NO_CLOCK, _NOTHING, (), (), None)
         start = stream.ready if stream.ready > self.host_time else self.host_time
         token.start = start
         token.end = stream.ready = start + seconds

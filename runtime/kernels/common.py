@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from ...diagnostics import LocatedError, diagnostic_at
 from ...dialects.kernel import AllocSharedOp, BarrierOp, KernelFuncOp
+from .. import semantics
 
 
 class KernelError(LocatedError):
@@ -42,6 +43,7 @@ INT_BINARY_OPS = (
     "arith.remsi",
     "arith.remui",
     "arith.ceildivsi",
+    "arith.ceildivui",
     "arith.floordivsi",
     "arith.andi",
     "arith.ori",
@@ -54,58 +56,39 @@ INT_BINARY_OPS = (
     "arith.maxui",
     "arith.minui",
 )
-FLOAT_BINARY_OPS = (
-    "arith.addf",
-    "arith.subf",
-    "arith.mulf",
-    "arith.divf",
-    "arith.maximumf",
-    "arith.minimumf",
-    "arith.maxnumf",
-    "arith.minnumf",
-    "math.powf",
-    "math.atan2",
-    "math.copysign",
-)
-FLOAT_UNARY_OPS = (
-    "arith.negf",
-    "math.exp",
-    "math.exp2",
-    "math.expm1",
-    "math.log",
-    "math.log2",
-    "math.log10",
-    "math.log1p",
-    "math.sqrt",
-    "math.rsqrt",
-    "math.tanh",
-    "math.sin",
-    "math.cos",
-    "math.tan",
-    "math.atan",
-    "math.absf",
-    "math.floor",
-    "math.ceil",
-    "math.trunc",
-)
+FLOAT_ARITH_OPS = tuple(sorted(semantics.FLOAT_OPS))
+"""Float arithmetic: computed by `semantics`' definitions on every path."""
 CAST_OPS = (
     "arith.index_cast",
+    "arith.index_castui",
     "arith.extsi",
     "arith.extui",
     "arith.trunci",
     "arith.sitofp",
     "arith.uitofp",
     "arith.fptosi",
+    "arith.fptoui",
     "arith.extf",
     "arith.truncf",
 )
+BIT_OPS = (
+    "arith.bitcast",
+    "arith.mulsi_extended",
+    "arith.mului_extended",
+    "arith.addui_extended",
+    "math.ctlz",
+    "math.cttz",
+    "math.ctpop",
+    "math.ipowi",
+    "math.fpowi",
+)
+"""Bit-level and power ops (`semantics` defines the integer ones)."""
 OTHER_OPS = (
     "arith.constant",
     "arith.cmpi",
     "arith.cmpf",
     "arith.select",
     "math.absi",
-    "math.fma",
     "memref.load",
     "memref.store",
     "memref.dim",
@@ -124,12 +107,23 @@ OTHER_OPS = (
     "kernel.assert",
 )
 SUPPORTED_OPS: frozenset[str] = frozenset(
-    INT_BINARY_OPS + FLOAT_BINARY_OPS + FLOAT_UNARY_OPS + CAST_OPS + OTHER_OPS
+    INT_BINARY_OPS + FLOAT_ARITH_OPS + CAST_OPS + BIT_OPS + OTHER_OPS
 )
 """Every op both backends compile; anything else is a compile-time `KernelError`."""
 
-I1_OPS = ("andi", "ori", "xori", "cmpi", "select", "extui", "extsi", "uitofp", "sitofp")
-"""The arith ops the backends accept on i1 operands (booleans)."""
+I1_AS_LOGIC = {
+    "addi": "xori",
+    "subi": "xori",
+    "muli": "andi",
+    "maxsi": "andi",
+    "minsi": "ori",
+    "maxui": "ori",
+    "minui": "andi",
+}
+"""i1 arithmetic as the logic op computing it (i1 is one bit: true is -1 signed, 1
+unsigned, so e.g. `maxsi` is `andi`)."""
+I1_SIGNED_PREDICATES = {"slt": "ugt", "sle": "uge", "sgt": "ult", "sge": "ule"}
+"""A signed comparison of i1 values is the reversed unsigned one (true is -1 signed)."""
 
 CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 CMPF_PREDICATES = (
@@ -297,19 +291,6 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
                 f"backends; supported ops: {', '.join(sorted(SUPPORTED_OPS))}",
             )
         )
-    if (
-        op.name.startswith("arith.")
-        and op.operands
-        and int_width(op.operands[0].type) == 1
-        and op.name.split(".")[1] not in I1_OPS
-    ):
-        raise KernelError(
-            diagnostic_at(
-                op,
-                f"in kernel @{kernel.name}: '{op.name}' on i1 is not supported by the kernel "
-                f"backends; i1 values support {', '.join(I1_OPS)}",
-            )
-        )
     for value in (*op.operands, *op.results):
         type_ = value.type
         if isinstance(type_, MemRefType):
@@ -417,7 +398,12 @@ def shift_message(op: str, width: int) -> str:
 
 
 def fptosi_message(width: int) -> str:
-    return f"'arith.fptosi' converts NaN or a value outside the range of i{width}"
+    return fptoi_message("fptosi", width)
+
+
+def fptoi_message(op: str, width: int) -> str:
+    reading = "the unsigned range" if op == "fptoui" else "the range"
+    return f"'arith.{op}' converts NaN or a value outside {reading} of i{width}"
 
 
 def dim_message(d: int, rank: int) -> str:

@@ -34,13 +34,14 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
+from .. import semantics
 from .common import (
     BARRIER_MESSAGE,
     STEP_MESSAGE,
     Kernel,
     dim_message,
     div_zero_message,
-    fptosi_message,
+    fptoi_message,
     shift_message,
     wrap_int,
 )
@@ -297,32 +298,53 @@ class Faults:
 
 def divide(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Value:
     """Integer division and remainder (`divsi`, `remui`, `ceildivsi`, ...); zero divisors
-    on active lanes are errors."""
+    and signed quotients that overflow (the minimum value by -1) on active lanes are
+    errors."""
     x, y = arr(x), arr(y)
     f.check(site, y == 0, div_zero_message(op))
-    if op.endswith("ui"):
+    signed = not op.endswith("ui")
+    if width == 1:  # i1: the values are 0 and -1 (signed) or 0 and 1 (unsigned)
+        x, y = _widen_i1(x, signed), _widen_i1(y, signed)
+    if signed and op in semantics.SIGNED_OVERFLOW_DIVISIONS:
+        smallest = -(1 << (width - 1))
+        f.check(site, (x == smallest) & (y == -1), semantics.division_overflow_message(op, width))
+    if op.endswith("ui") and width > 1:
         x, y = _unsigned(x, width), _unsigned(y, width)
     if is_uniform(x) and is_uniform(y):
         return _divide_scalar(op, int(x), int(y), width)
-    signed = not op.endswith("ui")
+    res = _divide_arrays(op, x, y, signed)
+    if width == 1:
+        return (res & 1) != 0
+    return _signed(res, width) if op.endswith("ui") else res
+
+
+def _widen_i1(x: Value, signed: bool) -> Value:
+    """An i1 value as a wider integer: -1 for true when read as signed, else 1."""
+    if is_uniform(x):
+        return -int(bool(x)) if signed else int(bool(x))
+    wide = x.astype(np.int8)
+    return -wide if signed else wide
+
+
+def _divide_arrays(op: str, x: Value, y: Value, signed: bool) -> Value:
     minus_one = (y == -1) if signed else False
     if not is_uniform(y):
-        # masked-off lanes: any divisor will do; -1 is done by negation below, since
-        # MIN / -1 overflows (it wraps to MIN, as every signed integer op here does)
+        # masked-off lanes: any divisor will do; -1 is done by negation below (the minimum
+        # value by -1, an error on active lanes, would overflow)
         y = np.where((y == 0) | (y == -1), 1, y) if signed else np.where(y == 0, 1, y)
     elif minus_one:
         y = 1
     q = np.floor_divide(x, y)
     r = x - q * y
-    if op in ("divsi", "remsi", "ceildivsi"):
-        # floor -> truncation (divsi/remsi) or ceiling (ceildivsi) where inexact
+    if op in ("divsi", "remsi", "ceildivsi", "ceildivui"):
+        # floor -> truncation (divsi/remsi) or ceiling (ceildiv) where inexact
         inexact = r != 0
-        fix = inexact if op == "ceildivsi" else inexact & ((x < 0) != (y < 0))
+        fix = inexact if op.startswith("ceildiv") else inexact & ((x < 0) != (y < 0))
         q = q + fix.astype(q.dtype)
     res = x - q * y if op in ("remsi", "remui") else q
     if signed and not (minus_one is False or (is_uniform(minus_one) and not minus_one)):
         res = np.where(minus_one, 0 if op == "remsi" else np.negative(x), res)
-    return _signed(res, width) if op.endswith("ui") else res
+    return res
 
 
 def _divide_scalar(op: str, x: int, y: int, width: int) -> int | bool:
@@ -335,27 +357,102 @@ def _divide_scalar(op: str, x: int, y: int, width: int) -> int | bool:
         return wrap_int(x - q * y, width)
     if op == "floordivsi":
         return wrap_int(x // y, width)
-    return wrap_int(-(-x // y), width)  # ceildivsi
+    return wrap_int(-(-x // y), width)  # ceildivsi, ceildivui
 
 
-def shift(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Value:
-    """`arith.shli/shrsi/shrui`; a shift by the width or more (or negative) is an error."""
+def shift(
+    f: Faults, site: int, op: str, x: Value, y: Value, width: int, flags: tuple[str, ...] = ()
+) -> Value:
+    """`arith.shli/shrsi/shrui`; a shift by the width or more (or negative) is an error,
+    and so is a `shli` breaking its `nsw`/`nuw` flag."""
     x, y = arr(x), arr(y)
     f.check(site, (y < 0) | (y >= width), shift_message(op, width))
+    if width == 1:
+        return x  # the only valid amount is 0
     if is_uniform(x) and is_uniform(y):
         ix, iy = int(x), int(y)
+        for flag in flags:
+            if semantics.exact_overflows(op, flag, ix, iy, width):
+                f.check(site, True, semantics.overflow_message(op, flag, width))
         if op == "shli":
             return wrap_int(ix << iy, width)
         if op == "shrsi":
             return wrap_int(ix >> iy, width)
         return wrap_int((ix & ((1 << width) - 1)) >> iy, width)
-    if not is_uniform(y):
-        y = np.where((y < 0) | (y >= width), 0, y)
+    sdt, udt = np.dtype(f"i{width // 8}"), np.dtype(f"u{width // 8}")
+    xs = np.asarray(x, dtype=sdt)
+    xu = xs.view(udt)
+    amount = np.where((y < 0) | (y >= width), 0, y).astype(udt)
     if op == "shli":
-        return _signed(np.left_shift(_unsigned(x, width), y), width)
+        ru = np.left_shift(xu, amount)
+        rs = ru.view(sdt)
+        if "nsw" in flags:
+            bad = np.right_shift(rs, amount.astype(sdt)) != xs
+            f.check(site, bad, semantics.overflow_message(op, "nsw", width))
+        if "nuw" in flags:
+            bad = np.right_shift(ru, amount) != xu
+            f.check(site, bad, semantics.overflow_message(op, "nuw", width))
+        return rs
     if op == "shrsi":
-        return np.right_shift(x, y)
-    return _signed(np.right_shift(_unsigned(x, width), y), width)
+        return np.right_shift(xs, amount.astype(sdt))
+    return np.right_shift(xu, amount).view(sdt)
+
+
+def check_overflow(
+    f: Faults, site: int, op: str, flags: tuple[str, ...], x: Value, y: Value, width: int
+) -> None:
+    """Raise when `addi`/`subi`/`muli` of `x` and `y` breaks its `nsw`/`nuw` flag on an
+    active lane."""
+    x, y = arr(x), arr(y)
+    for flag in flags:
+        if is_uniform(x) and is_uniform(y):
+            bad: Value = semantics.exact_overflows(op, flag, int(x), int(y), width)
+        elif width < 64:
+            bad = _overflows_narrow(op, flag, x, y, width)
+        else:
+            bad = _overflows_64(op, flag, x, y)
+        f.check(site, bad, semantics.overflow_message(op, flag, width))
+
+
+def _overflows_narrow(op: str, flag: str, x: Value, y: Value, width: int) -> Value:
+    """Overflow of an op on integers narrower than 64 bits, computed exactly in 64 bits
+    (signed) or unsigned 64 bits (a product of two 32-bit unsigned values fits)."""
+    if width == 1:
+        x, y = _widen_i1(x, flag == "nsw"), _widen_i1(y, flag == "nsw")
+        lo, hi = (-1, 0) if flag == "nsw" else (0, 1)
+    elif flag == "nsw":
+        lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    else:
+        x, y = _unsigned(x, width), _unsigned(y, width)
+        lo, hi = 0, (1 << width) - 1
+    wide = np.dtype(np.int64) if flag == "nsw" or op == "subi" else np.dtype(np.uint64)
+    a, b = np.asarray(x).astype(wide), np.asarray(y).astype(wide)
+    exact = {"addi": np.add, "subi": np.subtract, "muli": np.multiply}[op](a, b)
+    return (exact < lo) | (exact > hi)
+
+
+def _overflows_64(op: str, flag: str, x: Value, y: Value) -> Value:
+    """Overflow of a 64-bit op, from the wrapped result."""
+    if flag == "nsw":
+        a, b = np.asarray(x, np.int64), np.asarray(y, np.int64)
+        if op == "addi":
+            r = a + b
+            return ((a ^ r) & (b ^ r)) < 0
+        if op == "subi":
+            r = a - b
+            return ((a ^ b) & (a ^ r)) < 0
+        r = a * b
+        safe = np.where(a == 0, 1, a)
+        smallest = np.int64(-(1 << 63))
+        return (a != 0) & ((np.floor_divide(r, safe) != b) | ((a == -1) & (b == smallest)))
+    a, b = np.asarray(x, np.int64).view(np.uint64), np.asarray(y, np.int64).view(np.uint64)
+    if op == "addi":
+        return (a + b) < a
+    if op == "subi":
+        return a < b
+    r = a * b
+    safe = np.where(a == 0, np.uint64(1), a)
+    return (a != 0) & (np.floor_divide(r, safe) != b)
 
 
 _CMP = {
@@ -439,24 +536,90 @@ def int_cast(x: Value, src: int, dst: int, zero_extend: bool) -> Value:
 
 
 def to_float(x: Value, src: int, dtype: np.dtype[Any], unsigned: bool) -> Value:
-    """`arith.sitofp` / `arith.uitofp`."""
+    """`arith.sitofp` / `arith.uitofp`, rounded once (`semantics.int_to_float`)."""
     x = arr(x)
-    if unsigned:
-        x = _unsigned(x, src)
     if is_uniform(x):
-        return dtype.type(int(x))
+        v = int(x) & ((1 << src) - 1)
+        if not unsigned and v >> (src - 1):
+            v -= 1 << src
+        return semantics.int_to_float(v, dtype)
+    if src == 1:
+        x = _widen_i1(x, not unsigned)
+    elif unsigned:
+        x = _unsigned(x, src)
+    # NumPy converts 64-bit integers to f32 with one rounding (a C cast).
     return x.astype(dtype)
 
 
-def to_int(f: Faults, site: int, x: Value, width: int) -> Value:
-    """`arith.fptosi`: truncates toward zero; NaN and values out of range are errors."""
-    lo, hi = -(2.0 ** (width - 1)), 2.0 ** (width - 1)
-    bad = ~((x >= lo) & (x < hi))
-    f.check(site, bad, fptosi_message(width))
+def to_int(f: Faults, site: int, x: Value, width: int, unsigned: bool = False) -> Value:
+    """`arith.fptosi` / `arith.fptoui`: truncates toward zero; NaN and values whose
+    truncation is outside the result's range are errors."""
+    if unsigned:
+        lo, hi = 0.0, 2.0**width
+    else:
+        lo, hi = -(2.0 ** (width - 1)), 2.0 ** (width - 1)
+    uniform = is_uniform(x)
+    t = np.trunc(np.asarray(x, dtype=np.float64))  # every float widens to f64 exactly
+    bad = ~((t >= lo) & (t < hi))
+    f.check(
+        site,
+        bool(bad) if uniform else bad,
+        fptoi_message("fptoui" if unsigned else "fptosi", width),
+    )
+    if uniform:
+        return wrap_int(int(t), width)
+    t = np.where(bad, 0, t)
+    if width == 1:
+        return t != 0
+    if unsigned and width == 64:
+        return t.astype(np.uint64).view(np.int64)
+    return t.astype(np.int64).astype(f"i{width // 8}")
+
+
+def int_op(fn: Any, width: int, xs: Sequence[Value], *extra: Any) -> Value:
+    """An integer op of `semantics` (a ufunc over int64 values and the width) on lanes."""
+    wide = [np.asarray(arr(x)).astype(np.int64) for x in xs]
+    out = fn(*wide, width, *extra)
+    if all(is_uniform(arr(x)) for x in xs):
+        return wrap_int(int(out), width)
+    if width == 1:
+        return (out & 1) != 0
+    return out.astype(f"i{width // 8}")
+
+
+def mul_extended(high: Any, x: Value, y: Value, width: int, signed: bool) -> tuple[Value, Value]:
+    """`arith.mulsi_extended` / `mului_extended`: the low and high halves of the product."""
+    low = muli(x, y, width) if width > 1 else bitwise("and", x, y)
+    return low, int_op(high, width, (x, y), signed)
+
+
+def add_extended(carry: Any, x: Value, y: Value, width: int) -> tuple[Value, Value]:
+    """`arith.addui_extended`: the wrapped sum and whether the unsigned sum overflowed."""
+    total = addi(x, y, width) if width > 1 else bitwise("xor", x, y)
+    if width == 1:
+        return total, bitwise("and", x, y)
+    c = int_op(carry, width, (x, y))
+    return total, (c != 0) if not is_uniform(c) else bool(c)
+
+
+def bitcast(x: Value, src: np.dtype[Any], dst: np.dtype[Any]) -> Value:
+    """`arith.bitcast`: the same bits read as `dst`."""
+    x = arr(x)
     if is_uniform(x):
-        return wrap_int(int(x), width)
-    x = np.where(bad, 0, x)
-    return np.trunc(x).astype(f"i{width // 8}")
+        out = np.array(x, dtype=src).view(dst)[()]
+        return int(out) if dst.kind in "iu" else out
+    return np.asarray(x, dtype=src).view(dst)
+
+
+def float_op(fn: Any, narrow: np.dtype[Any] | None, *xs: Value) -> Value:
+    """A float op of `semantics` on lanes; for a narrow format (`narrow`: f16) computed in
+    f64 and rounded once to it."""
+    if narrow is None:
+        return fn(*xs)
+    out = fn(*(np.asarray(x, dtype=np.float64) for x in xs))
+    if all(is_uniform(x) for x in xs):
+        return narrow.type(out)
+    return np.asarray(out).astype(narrow)
 
 
 def float_cast(x: Value, dtype: np.dtype[Any]) -> Value:

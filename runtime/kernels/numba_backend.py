@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -57,11 +58,15 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ...diagnostics import diagnostic_at
 from ...dialects.kernel import AssertOp, PrintfOp
+from .. import semantics
 from . import device_io, kernel_cache
 from .common import (
     BARRIER_MESSAGE,
+    BIT_OPS,
     CMPF_PREDICATES,
     CMPI_PREDICATES,
+    I1_AS_LOGIC,
+    I1_SIGNED_PREDICATES,
     STEP_MESSAGE,
     Kernel,
     KernelError,
@@ -71,7 +76,7 @@ from .common import (
     dim_message,
     div_zero_message,
     dtype_of,
-    fptosi_message,
+    fptoi_message,
     int_width,
     is_float,
     predicate_of,
@@ -82,6 +87,7 @@ from .ranges import BlockRanges, constant_dim, separating_axes, stored_params
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
 _BACKEND_VERSION = hashlib.sha256(
     b"".join(Path(__file__).with_name(n).read_bytes() for n in ("numba_backend.py", "common.py"))
+    + Path(__file__).parent.with_name("semantics.py").read_bytes()
 ).hexdigest()[:16]
 """Changes with this backend's source: part of the key of cached kernels."""
 
@@ -93,41 +99,21 @@ _JIT_PARALLEL = "@njit(cache=CACHE, error_model='numpy', parallel=True)"
 _FAULT, _OOB = 1, 2
 _ERR_SIZE = 16  # kind, site, block xyz, thread xyz, then up to 8 index/detail values
 
-_FLOAT_BINARY = {
+_EXACT_FLOAT = {
     "arith.addf": "{0} + {1}",
     "arith.subf": "{0} - {1}",
     "arith.mulf": "{0} * {1}",
     "arith.divf": "{0} / {1}",
-    "arith.maximumf": "_maximumf({0}, {1})",
-    "arith.minimumf": "_minimumf({0}, {1})",
-    "arith.maxnumf": "_maxnumf({0}, {1})",
-    "arith.minnumf": "_minnumf({0}, {1})",
-    "math.powf": "np.power({0}, {1})",
-    "math.atan2": "np.arctan2({0}, {1})",
-    "math.copysign": "np.copysign({0}, {1})",
-    "math.fma": "{0} * {1} + {2}",
-}
-_FLOAT_UNARY = {
+    "arith.remf": "np.fmod({0}, {1})",
     "arith.negf": "-{0}",
-    "math.exp": "np.exp({0})",
-    "math.exp2": "np.exp2({0})",
-    "math.expm1": "np.expm1({0})",
-    "math.log": "np.log({0})",
-    "math.log2": "np.log2({0})",
-    "math.log10": "np.log10({0})",
-    "math.log1p": "np.log1p({0})",
+    "math.absf": "abs({0})",
     "math.sqrt": "np.sqrt({0})",
-    "math.rsqrt": "1.0 / np.sqrt({0})",
-    "math.tanh": "np.tanh({0})",
-    "math.sin": "np.sin({0})",
-    "math.cos": "np.cos({0})",
-    "math.tan": "np.tan({0})",
-    "math.atan": "np.arctan({0})",
-    "math.absf": "np.abs({0})",
     "math.floor": "np.floor({0})",
     "math.ceil": "np.ceil({0})",
     "math.trunc": "np.trunc({0})",
+    "math.roundeven": "np.rint({0})",
 }
+"""Exactly rounded float ops, written inline (the other float ops call `semantics`)."""
 _CMPF = {
     "false": "False",
     "true": "True",
@@ -149,40 +135,7 @@ _CMPF = {
 _CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-def _float_extremum(prefer_x: Callable[[Any, Any], bool], nan_wins: bool) -> Any:
-    """A jitted float max/min: `x` where `prefer_x(x, y)`, else `y`. A NaN operand is the
-    result where `nan_wins` (`maximumf`/`minimumf`), else the other operand is
-    (`maxnumf`/`minnumf`)."""
-
-    @_njit(cache=False)
-    def extremum(x: Any, y: Any) -> Any:
-        if x != x:
-            return x if nan_wins else y
-        if y != y:
-            return y if nan_wins else x
-        return x if prefer_x(x, y) else y
-
-    return extremum
-
-
-@_njit(cache=False)
-def _greater(x: Any, y: Any) -> bool:
-    return x > y
-
-
-@_njit(cache=False)
-def _less(x: Any, y: Any) -> bool:
-    return x < y
-
-
-_maximumf = _float_extremum(_greater, nan_wins=True)
-_minimumf = _float_extremum(_less, nan_wins=True)
-_maxnumf = _float_extremum(_greater, nan_wins=False)
-_minnumf = _float_extremum(_less, nan_wins=False)
-
-
-# Signed division helpers (y != 0 is checked before): MIN / -1 wraps to MIN, like every
-# other signed op, instead of trapping.
+# Signed division helpers (y != 0 and MIN / -1 are checked before).
 
 
 @_njit(cache=False)
@@ -212,6 +165,44 @@ def _ceil_div(x: int, y: int) -> int:
     return q
 
 
+@_njit(cache=False)
+def _ceil_div_u64(x: int, y: int) -> Any:
+    ux, uy = np.uint64(x), np.uint64(y)
+    q = ux // uy
+    if q * uy != ux:
+        q += np.uint64(1)
+    return np.int64(q)
+
+
+# Overflow of 64-bit ops (the `nsw`/`nuw` flags), decided without overflowing: Numba's
+# signed arithmetic lets LLVM assume no overflow, so a check reading a wrapped result
+# could be folded away.
+
+_I64_MAX = (1 << 63) - 1
+_I64_MIN = -(1 << 63)
+
+
+@_njit(cache=False)
+def _overflows64(op: int, unsigned: bool, x: int, y: int) -> Any:
+    if unsigned:
+        ux, uy = np.uint64(x), np.uint64(y)
+        top = np.uint64(0xFFFFFFFFFFFFFFFF)
+        if op == 0:
+            return ux > top - uy
+        if op == 1:
+            return ux < uy
+        return ux != 0 and uy > top // ux
+    if op == 0:
+        return (y > 0 and x > _I64_MAX - y) or (y < 0 and x < _I64_MIN - y)
+    if op == 1:
+        return (y < 0 and x > _I64_MAX + y) or (y > 0 and x < _I64_MIN + y)
+    if x > 0:
+        return (y > 0 and x > _I64_MAX // y) or (y < 0 and y < _I64_MIN // x)
+    if x < 0:
+        return (y > 0 and x < _I64_MIN // y) or (y < 0 and x < _I64_MAX // y)
+    return False
+
+
 def _wrap(expr: str, width: int) -> str:
     """`expr` (an int64 expression) reduced to a signed `width`-bit value."""
     if width >= 64:
@@ -233,16 +224,8 @@ class NumbaSource(SourceWriter):
     """Generates the loop-nest Python source of one kernel."""
 
     def __init__(self, kernel: Kernel) -> None:
-        namespace: dict[str, Any] = {
-            "np": np,
-            "_maximumf": _maximumf,
-            "_minimumf": _minimumf,
-            "_maxnumf": _maxnumf,
-            "_minnumf": _minnumf,
-            "_trunc_div": _trunc_div,
-            "_floor_div": _floor_div,
-            "_ceil_div": _ceil_div,
-        }
+        namespace: dict[str, Any] = {"np": np, "semantics": semantics}
+        namespace.update({name: globals()[name] for name in _HELPERS})
         super().__init__(kernel, namespace)
         self.messages: dict[int, str] = {}
         """Fixed fault messages by site (sites whose message needs run-time values are absent)."""
@@ -254,15 +237,32 @@ class NumbaSource(SourceWriter):
         self.ranges = BlockRanges(kernel)
         self.fast = False
         """Whether the code being emitted is the fast path (no bounds checks)."""
+        self.defined_ops: list[str] = []
+        """Ops whose `semantics` definition the kernel calls."""
+        self.int_defined_ops: list[str] = []
+        """Integer definitions of `semantics` the kernel calls."""
 
     # ------------------------------------------------------------ helpers
 
     def dtype_name(self, type_: Any) -> str:
+        """The type of a scalar of `type_` in generated code: int64 for integers, f64 for
+        f16 (a value of the format, see `semantics`), else the type itself."""
         dtype = dtype_of(type_)
         assert dtype is not None
         if dtype.kind == "i":
             return "np.int64"
+        if dtype == np.float16:
+            return "np.float64"
         return f"np.{dtype.name}"
+
+    def defined(self, name: str) -> str:
+        """The generated name of `semantics.scalar(name)` (bound in the namespace and in
+        the cached module's header)."""
+        ident = "S_" + name.replace(".", "_")
+        if ident not in self.namespace:
+            self.namespace[ident] = semantics.scalar(name)
+            self.defined_ops.append(name)
+        return ident
 
     def site(self, op: Operation) -> int:
         """The fault site of `op` (one per op: both paths of a block report it alike)."""
@@ -288,9 +288,6 @@ class NumbaSource(SourceWriter):
         which runs chunks of consecutive blocks in parallel, one error vector a chunk."""
         kernel = self.kernel
         body = kernel.func.body.block
-        for op in body.walk():
-            if any(_is_f16(v.type) for v in (*op.operands, *op.results)):
-                raise self.error(op, "f16 is not supported by the numba backend; use numpy")
         if kernel.per_block:
             self.assign_phases(list(body.ops), [0])
             self.find_spills(body)
@@ -345,7 +342,9 @@ class NumbaSource(SourceWriter):
             assert isinstance(type_, MemRefType)
             shape = tuple(type_.get_shape())
             dt = self.dtype_name(type_.element_type)  # pyright: ignore[reportUnknownMemberType]
-            if dt == "np.int64":
+            if _is_f16(type_):
+                dt = "np.uint16"  # f16 memory holds bit patterns (see `load`)
+            elif dt == "np.int64":
                 dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
                 assert dtype is not None
                 dt = f"np.{dtype.name}"
@@ -372,7 +371,10 @@ class NumbaSource(SourceWriter):
                 value = constant_value(op)
                 name = self.v(op.results[0])
                 if is_float(type_):
-                    self.emit(f"{name} = {self.dtype_name(type_)}({value!r})")
+                    dtype = dtype_of(type_)
+                    assert dtype is not None
+                    literal = _float_literal(float(dtype.type(value)))
+                    self.emit(f"{name} = {self.dtype_name(type_)}({literal})")
                 else:
                     self.emit(f"{name} = {value!r}")
 
@@ -458,6 +460,8 @@ class NumbaSource(SourceWriter):
         """`memref.atomic_rmw`: threads run one after another, so a read, the combined
         value and a write (through `device_io.atomic_combine`'s rules) are atomic."""
         value, mem, *idx = (self.v(o) for o in op.operands)
+        if _is_f16(op.operands[0].type):
+            raise self.error(op, "'memref.atomic_rmw' on f16 is not supported by the numba backend")
         self.check_index(op, mem, idx, op.operands[1])
         kind = device_io.atomic_kind(op)
         index = ", ".join(idx) if idx else "()"
@@ -476,10 +480,10 @@ class NumbaSource(SourceWriter):
             "mins": f"min({old}, {value})",
             "ori": f"{old} | {value}",
             "andi": f"{old} & {value}",
-            "maxnumf": f"_maxnumf({old}, {value})",
-            "minnumf": f"_minnumf({old}, {value})",
-            "maximumf": f"_maximumf({old}, {value})",
-            "minimumf": f"_minimumf({old}, {value})",
+            "maxnumf": f"{self.defined('arith.maxnumf')}({old}, {value})",
+            "minnumf": f"{self.defined('arith.minnumf')}({old}, {value})",
+            "maximumf": f"{self.defined('arith.maximumf')}({old}, {value})",
+            "minimumf": f"{self.defined('arith.minimumf')}({old}, {value})",
         }.get(kind)
         if combined is None:
             raise self.error(
@@ -586,12 +590,16 @@ class NumbaSource(SourceWriter):
         value = f"{mem}[{index}]"
         if int_width(op.results[0].type) not in (None, 1):
             value = f"np.int64({value})"
+        elif _is_f16(op.results[0].type):
+            value = f"semantics.f16_from_bits({value})"
         self.emit(f"{self.v(op.results[0])} = {value}")
 
     def store(self, op: Operation) -> None:
         value, mem, *idx = (self.v(o) for o in op.operands)
         self.check_index(op, mem, idx, op.operands[1])
         index = self.index(idx)
+        if _is_f16(op.operands[0].type):
+            value = f"semantics.f16_to_bits({value})"
         self.emit(f"{mem}[{index}] = {value}")
 
     def scalar(self, op: Operation) -> None:
@@ -601,9 +609,11 @@ class NumbaSource(SourceWriter):
         result = self.v(op.results[0]) if op.results else ""
         rtype = op.results[0].type if op.results else None
         width = int_width(op.operands[0].type) if op.operands else None
-        if name in _FLOAT_BINARY or name in _FLOAT_UNARY:
-            template = _FLOAT_BINARY.get(name) or _FLOAT_UNARY[name]
-            self.emit(f"{result} = {self.dtype_name(rtype)}({template.format(*args)})")
+        if name in semantics.FLOAT_OPS:
+            self.emit(f"{result} = {self.float_op(op, args)}")
+            return
+        if name in BIT_OPS:
+            self.bit_op(op, args)
             return
         if name == "kernel.barrier":
             return  # phases are cut at barriers (per-block kernels only)
@@ -615,12 +625,125 @@ class NumbaSource(SourceWriter):
             return
         self.emit(f"{result} = {self.int_or_cast(op, short, args, width or 64, rtype)}")
 
+    def float_op(self, op: Operation, args: list[str]) -> str:
+        """A float op: inline when exactly rounded, else a call of `semantics`' compiled
+        definition; f16 (held in f64) rounded once to the format."""
+        template = _EXACT_FLOAT.get(op.name)
+        if template is not None:
+            expr = template.format(*args)
+        else:
+            expr = f"{self.defined(op.name)}({', '.join(args)})"
+        return self.as_float(expr, op.results[0].type)
+
+    def int_defined(self, name: str) -> str:
+        """The generated name of `semantics.int_scalar(name)`."""
+        ident = "I_" + name.replace(".", "_")
+        if ident not in self.namespace:
+            self.namespace[ident] = semantics.int_scalar(name)
+            self.int_defined_ops.append(name)
+        return ident
+
+    def bit_op(self, op: Operation, args: list[str]) -> None:
+        """Bit-level and power ops: the integer ones through `semantics`' definitions."""
+        name = op.name
+        width = int_width(op.operands[0].type) or 64
+        res = [self.v(r) for r in op.results]
+        x = args[0]
+        y = args[1] if len(args) > 1 else ""
+        if name == "arith.bitcast":
+            self.emit(f"{res[0]} = {self.bitcast(x, op.operands[0].type, op.results[0].type)}")
+        elif name in ("arith.mulsi_extended", "arith.mului_extended"):
+            signed = name == "arith.mulsi_extended"
+            if width == 1:
+                self.emit(f"{res[0]} = {x} and {y}")
+                self.emit(f"{res[1]} = {x} and {y} and {not signed}")
+                return
+            self.emit(f"{res[0]} = {_wrap(f'{x} * {y}', width) if width < 64 else _mul64(x, y)}")
+            high = f"{self.int_defined('mul_high')}({x}, {y}, {width}, {signed})"
+            self.emit(f"{res[1]} = {high}")
+        elif name == "arith.addui_extended":
+            if width == 1:
+                self.emit(f"{res[0]} = {x} != {y}")
+                self.emit(f"{res[1]} = {x} and {y}")
+                return
+            total = _wrap(f"{x} + {y}", width) if width < 64 else _add64(x, y)
+            self.emit(f"{res[0]} = {total}")
+            self.emit(f"{res[1]} = {self.int_defined('add_carry')}({x}, {y}, {width}) != 0")
+        elif name == "math.fpowi":
+            ftype = op.results[0].type
+            exponent = self.as_float(y, ftype)
+            power = f"{self.defined('math.powf')}({x}, {exponent})"
+            self.emit(f"{res[0]} = {self.as_float(power, ftype)}")
+        else:
+            if name == "math.ipowi":
+                self.check(op, f"{x} == 0 and {y} < 0", semantics.IPOWI_ZERO_MESSAGE)
+            value = f"{self.int_defined(name)}({', '.join(args)}, {width})"
+            self.emit(f"{res[0]} = {_wrap(value, 1) if width == 1 else value}")
+
+    def bitcast(self, x: str, src: Any, dst: Any) -> str:
+        """`arith.bitcast` of the generated value `x` from type `src` to `dst`."""
+        sd, dd = dtype_of(src), dtype_of(dst)
+        assert sd is not None
+        assert dd is not None
+        if sd.kind == dd.kind or (sd.kind in "ib" and dd.kind in "ib"):
+            return x
+        if sd == np.float16:
+            return _wrap(f"np.int64(semantics.f16_to_bits({x}))", 16)
+        if dd == np.float16:
+            return f"semantics.f16_from_bits(np.uint16({x} & 0xFFFF))"
+        if sd.kind == "f":
+            return f"np.int64(semantics.bitcast({x}, np.{dd.name}(0)))"
+        return f"semantics.bitcast(np.{sd.name}({x}), np.{dd.name}(0))"
+
+    def as_float(self, expr: str, type_: Any) -> str:
+        """`expr` as a value of float type `type_` (rounded once to f16 when narrow)."""
+        if dtype_of(type_) == np.float16:
+            return f"semantics.round_f16(np.float64({expr}))"
+        return f"{self.dtype_name(type_)}({expr})"
+
+    def check(self, op: Operation, condition: str, message: str) -> None:
+        """Emit: fault with `message` at `op` when `condition` holds."""
+        site = self.kernel.site(op)
+        self.messages[site] = message
+        self.emit(f"if {condition}:")
+        self.depth += 1
+        self.fault(site)
+        self.depth -= 1
+
+    def check_overflow(self, op: Operation, short: str, x: str, y: str, width: int) -> None:
+        """Emit the checks of an `addi`/`subi`/`muli`'s `nsw`/`nuw` flags."""
+        sym = {"addi": "+", "subi": "-", "muli": "*"}[short]
+        for flag in semantics.overflow_flags(op):
+            message = semantics.overflow_message(short, flag, width)
+            if width == 64:
+                code = ("addi", "subi", "muli").index(short)
+                cond = f"_overflows64({code}, {flag == 'nuw'}, {x}, {y})"
+            elif flag == "nsw":
+                a, b = (f"(0 - {x})", f"(0 - {y})") if width == 1 else (x, y)
+                lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+                exact = self.fresh("ov")
+                self.emit(f"{exact} = {a} {sym} {b}")
+                cond = f"{exact} < {lo} or {exact} > {hi}"
+            else:  # unsigned 64-bit arithmetic of narrower values cannot wrap
+                mask = (1 << width) - 1
+                if short == "subi":
+                    cond = f"({x} & {mask}) < ({y} & {mask})"
+                else:
+                    exact = self.fresh("ov")
+                    self.emit(f"{exact} = np.uint64({x} & {mask}) {sym} np.uint64({y} & {mask})")
+                    cond = f"{exact} > np.uint64({mask})"
+            self.check(op, cond, message)
+
     def int_or_cast(  # noqa: C901
         self, op: Operation, short: str, args: list[str], width: int, rtype: Any
     ) -> str:
         x = args[0]
         y = args[1] if len(args) > 1 else ""
         dst = int_width(rtype) if rtype is not None else None
+        if short in ("addi", "subi", "muli"):
+            self.check_overflow(op, short, x, y, width)
+        if width == 1 and short in I1_AS_LOGIC:
+            short = I1_AS_LOGIC[short]
         match short:
             case "addi" | "subi" | "muli":
                 sym = {"addi": "+", "subi": "-", "muli": "*"}[short]
@@ -634,12 +757,14 @@ class NumbaSource(SourceWriter):
             case "maxui" | "minui":
                 sym = ">=" if short == "maxui" else "<="
                 return f"({x} if {_unsigned(x, width)} {sym} {_unsigned(y, width)} else {y})"
-            case "divsi" | "divui" | "remsi" | "remui" | "ceildivsi" | "floordivsi":
+            case "divsi" | "divui" | "remsi" | "remui" | "ceildivsi" | "ceildivui" | "floordivsi":
                 return self.divide(op, short, x, y, width)
             case "shli" | "shrsi" | "shrui":
                 return self.shift(op, short, x, y, width)
             case "cmpi":
                 pred = predicate_of(op, CMPI_PREDICATES)
+                if width == 1:
+                    pred = I1_SIGNED_PREDICATES.get(pred, pred)
                 key = pred if pred in ("eq", "ne") else pred[1:]
                 if pred[0] == "u":
                     x, y = _unsigned(x, width), _unsigned(y, width)
@@ -654,29 +779,35 @@ class NumbaSource(SourceWriter):
                 if width == 1:
                     return f"(-1 if {x} else 0)"
                 return _wrap(x, dst or 64)
-            case "extui":
+            case "extui" | "index_castui":
                 if width == 1:
-                    return f"(1 if {x} else 0)"
-                return _wrap(f"{x} & {(1 << width) - 1}", dst or 64) if width < 64 else x
+                    return f"(1 if {x} else 0)" if dst != 1 else x
+                value = f"{x} & {(1 << width) - 1}" if width < 64 else x
+                return _wrap(value, dst or 64)
             case "sitofp" | "uitofp":
-                value = f"(1 if {x} else 0)" if width == 1 else x
-                if short == "uitofp" and width < 64 and width != 1:
+                if width == 1:
+                    value = f"(1 if {x} else 0)" if short == "uitofp" else f"(-1 if {x} else 0)"
+                elif short == "uitofp" and width < 64:
                     value = f"({x} & {(1 << width) - 1})"
-                elif short == "uitofp" and width == 64:
+                elif short == "uitofp":
                     value = f"np.uint64({x})"
-                return f"{self.dtype_name(rtype)}({value})"
-            case "fptosi":
-                site = self.site(op)
+                else:
+                    value = x
+                return self.as_float(value, rtype)
+            case "fptosi" | "fptoui":
                 assert dst is not None
-                self.messages[site] = fptosi_message(dst)
-                lo, hi = -(2.0 ** (dst - 1)), 2.0 ** (dst - 1)
-                self.emit(f"if not ({x} >= {lo!r} and {x} < {hi!r}):")
-                self.depth += 1
-                self.fault(site)
-                self.depth -= 1
-                return f"np.int64({x})"
+                unsigned = short == "fptoui"
+                lo, hi = (0.0, 2.0**dst) if unsigned else (-(2.0 ** (dst - 1)), 2.0 ** (dst - 1))
+                t = self.fresh("tr")
+                self.emit(f"{t} = np.trunc(np.float64({x}))")
+                self.check(op, f"not ({t} >= {lo!r} and {t} < {hi!r})", fptoi_message(short, dst))
+                if dst == 1:
+                    return f"({t} != 0)"
+                if unsigned and dst == 64:
+                    return f"np.int64(np.uint64({t}))"
+                return _wrap(f"np.int64({t})", dst) if unsigned else f"np.int64({t})"
             case "extf" | "truncf":
-                return f"{self.dtype_name(rtype)}({x})"
+                return self.as_float(x, rtype)
             case "dim" if constant_dim(op) is not None:
                 return f"{x}.shape[{constant_dim(op)}]"
             case "dim":
@@ -696,12 +827,26 @@ class NumbaSource(SourceWriter):
         self.depth += 1
         self.fault(site)
         self.depth -= 1
+        if width == 1:  # i1: 0 and -1 signed, 0 and 1 unsigned
+            sign = "-" if not short.endswith("ui") else "+"
+            x, y = f"(0 {sign} {x})", f"(0 {sign} {y})"
+        if short in semantics.SIGNED_OVERFLOW_DIVISIONS:
+            smallest = -(1 << (width - 1))
+            self.check(
+                op,
+                f"{x} == {smallest} and {y} == -1",
+                semantics.division_overflow_message(short, width),
+            )
         if short.endswith("ui"):
             if width >= 64:
+                if short == "ceildivui":
+                    return f"_ceil_div_u64({x}, {y})"
                 ux, uy = f"np.uint64({x})", f"np.uint64({y})"
                 sym = "//" if short == "divui" else "%"
                 return f"np.int64({ux} {sym} {uy})"
             m = (1 << width) - 1
+            if short == "ceildivui":
+                return _wrap(f"_ceil_div({x} & {m}, {y} & {m})", width)
             sym = "//" if short == "divui" else "%"
             return _wrap(f"({x} & {m}) {sym} ({y} & {m})", width)
         if short == "divsi":
@@ -719,10 +864,28 @@ class NumbaSource(SourceWriter):
         self.depth += 1
         self.fault(site)
         self.depth -= 1
+        if width == 1:
+            return x  # the only valid amount is 0
         if short == "shli":
             if width >= 64:
-                return f"np.int64(np.uint64({x}) << np.uint64({y}))"
-            return _wrap(f"{x} << {y}", width)
+                shifted = f"np.int64(np.uint64({x}) << np.uint64({y}))"
+            else:
+                shifted = _wrap(f"{x} << {y}", width)
+            flags = semantics.overflow_flags(op)
+            if not flags:
+                return shifted
+            r = self.fresh("sh")
+            self.emit(f"{r} = {shifted}")
+            for flag in flags:
+                if flag == "nsw":
+                    cond = f"({r} >> {y}) != {x}"
+                elif width >= 64:
+                    cond = f"(np.uint64({r}) >> np.uint64({y})) != np.uint64({x})"
+                else:
+                    m = (1 << width) - 1
+                    cond = f"(({r} & {m}) >> {y}) != ({x} & {m})"
+                self.check(op, cond, semantics.overflow_message(short, flag, width))
+            return r
         if short == "shrsi":
             return f"({x} >> {y})"
         if width >= 64:
@@ -894,6 +1057,24 @@ class NumbaSource(SourceWriter):
             self.block_level(list(block.ops), targets)
 
 
+def _mul64(x: str, y: str) -> str:
+    """A 64-bit product that wraps (in unsigned arithmetic, which may wrap)."""
+    return f"np.int64(np.uint64({x}) * np.uint64({y}))"
+
+
+def _add64(x: str, y: str) -> str:
+    return f"np.int64(np.uint64({x}) + np.uint64({y}))"
+
+
+def _float_literal(value: float) -> str:
+    """A float as Python source Numba compiles (NaN and infinities have no literal)."""
+    if math.isnan(value):
+        return "np.nan"
+    if math.isinf(value):
+        return "np.inf" if value > 0 else "-np.inf"
+    return repr(value)
+
+
 def _is_f16(type_: Any) -> bool:
     if isinstance(type_, MemRefType):
         type_ = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
@@ -904,9 +1085,7 @@ PARALLEL_THREADS = 1 << 16
 """Launches of at least this many threads run their blocks in parallel (`prange`), when the
 kernel's blocks are free of races (see `ranges.separating_axes`)."""
 
-_HELPERS = (
-    "_maximumf", "_minimumf", "_maxnumf", "_minnumf", "_trunc_div", "_floor_div", "_ceil_div",
-)  # fmt: skip
+_HELPERS = ("_trunc_div", "_floor_div", "_ceil_div", "_ceil_div_u64", "_overflows64")
 
 
 def _printer(fmt: str, conversions: list[str]) -> Callable[..., None]:
@@ -946,7 +1125,9 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
     # kernel is compiled in memory (the cache holds only self-contained modules) and runs
     # its blocks in order (its output and failures follow the order of threads).
     calls_back = gen.calls_back
-    namespace: dict[str, Any] | None = None if calls_back else _load_cached(kernel, source)
+    namespace: dict[str, Any] | None = (
+        None if calls_back else _load_cached(kernel, source, gen.defined_ops, gen.int_defined_ops)
+    )
     if namespace is None:
         namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
         exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
@@ -970,8 +1151,14 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
 
     no_fault = np.zeros(_ERR_SIZE, dtype=np.int64)
     """The error vector of launches in order (reset after a fault)."""
+    f16_params = [i for i, p in enumerate(kernel.params) if _is_f16(p.type)]
+    """Parameters in f16 memory: the kernel reads and writes their bit patterns."""
 
     def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
+        if f16_params:
+            args = list(args)
+            for i in f16_params:
+                args[i] = args[i].view(np.uint16)
         chunks = parallel(grid, block, args) if axes is not None else 0
         try:
             if chunks:
@@ -1011,14 +1198,23 @@ def _aliased(written: list[int], args: list[Any]) -> bool:
     return False
 
 
-def _load_cached(kernel: Kernel, source: str) -> dict[str, Any] | None:
+def _load_cached(
+    kernel: Kernel, source: str, defined_ops: list[str], int_ops: list[str]
+) -> dict[str, Any] | None:
     """The namespace of the kernel's module in the on-disk cache (written on first use), or
     None when the cache directory cannot be written."""
     header = (
         "import numpy as np\n"
         "from numba import njit, prange\n"
+        "from devplan.runtime import semantics\n"
         f"from devplan.runtime.kernels.numba_backend import {', '.join(_HELPERS)}\n"
-        "CACHE = True\n\n"
+        + "".join(
+            f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n" for name in defined_ops
+        )
+        + "".join(
+            f"I_{name.replace('.', '_')} = semantics.int_scalar({name!r})\n" for name in int_ops
+        )
+        + "CACHE = True\n\n"
     )
     path = kernel_cache.module_path(header + source, _BACKEND_VERSION)
     if path is None:

@@ -29,10 +29,14 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects.kernel import AllocSharedOp, AssertOp, PrintfOp
+from .. import semantics
 from . import device_io, lanes
 from .common import (
+    BIT_OPS,
     CMPF_PREDICATES,
     CMPI_PREDICATES,
+    I1_AS_LOGIC,
+    I1_SIGNED_PREDICATES,
     Kernel,
     SourceWriter,
     constant_value,
@@ -43,56 +47,18 @@ from .common import (
     predicate_of,
 )
 
-_FLOAT_BINARY = {
-    "arith.addf": "{0} + {1}",
-    "arith.subf": "{0} - {1}",
-    "arith.mulf": "{0} * {1}",
-    "arith.divf": "{0} / {1}",
-    "arith.maximumf": "np.maximum({0}, {1})",
-    "arith.minimumf": "np.minimum({0}, {1})",
-    "arith.maxnumf": "np.fmax({0}, {1})",
-    "arith.minnumf": "np.fmin({0}, {1})",
-    "math.powf": "np.power({0}, {1})",
-    "math.atan2": "np.arctan2({0}, {1})",
-    "math.copysign": "np.copysign({0}, {1})",
-}
 _UFUNCS = {
     "arith.addf": "np.add",
     "arith.subf": "np.subtract",
     "arith.mulf": "np.multiply",
     "arith.divf": "np.divide",
-    "arith.maximumf": "np.maximum",
-    "arith.minimumf": "np.minimum",
-    "arith.maxnumf": "np.fmax",
-    "arith.minnumf": "np.fmin",
-    "math.exp": "np.exp",
     "math.sqrt": "np.sqrt",
-    "math.tanh": "np.tanh",
     "math.absf": "np.abs",
     "arith.negf": "np.negative",
 }
-"""Float ops that can compute straight into a store's memory (see `fuse_into_store`)."""
+"""Exactly rounded float ops that can compute straight into a store's memory (see
+`fuse_into_store`)."""
 
-_FLOAT_UNARY = {
-    "arith.negf": "np.negative",
-    "math.exp": "np.exp",
-    "math.exp2": "np.exp2",
-    "math.expm1": "np.expm1",
-    "math.log": "np.log",
-    "math.log2": "np.log2",
-    "math.log10": "np.log10",
-    "math.log1p": "np.log1p",
-    "math.sqrt": "np.sqrt",
-    "math.tanh": "np.tanh",
-    "math.sin": "np.sin",
-    "math.cos": "np.cos",
-    "math.tan": "np.tan",
-    "math.atan": "np.arctan",
-    "math.absf": "np.abs",
-    "math.floor": "np.floor",
-    "math.ceil": "np.ceil",
-    "math.trunc": "np.trunc",
-}
 _CMPF = {
     "false": "False",
     "true": "True",
@@ -111,7 +77,7 @@ _CMPF = {
     "une": "np.not_equal({0}, {1})",
     "uno": "np.isnan({0}) | np.isnan({1})",
 }
-_DIVIDE = ("divsi", "divui", "remsi", "remui", "ceildivsi", "floordivsi")
+_DIVIDE = ("divsi", "divui", "remsi", "remui", "ceildivsi", "ceildivui", "floordivsi")
 _SHIFT = ("shli", "shrsi", "shrui")
 _MINMAX = ("maxsi", "minsi", "maxui", "minui")
 
@@ -181,7 +147,7 @@ class NumpySource(SourceWriter):
             if op not in self.skip:
                 self.op(op, level)
 
-    def op(self, op: Operation, level: str) -> None:
+    def op(self, op: Operation, level: str) -> None:  # noqa: C901
         name = op.name
         args = [self.v(o) for o in op.operands]
         if name == "arith.constant":
@@ -211,11 +177,49 @@ class NumpySource(SourceWriter):
             return
         if self.fuse_into_store(op, args, level):
             return
+        if name in BIT_OPS:
+            self.bit_op(op, args, level)
+            return
         expr = self.expression(op, args, level)
         if op.results:
             self.emit(f"{self.v(op.results[0])} = {expr}")
         else:
             self.emit(expr)
+
+    def bit_op(self, op: Operation, args: list[str], level: str) -> None:
+        """Bit-level and power ops: the integer ones through `semantics`' definitions."""
+        name = op.name
+        width = int_width(op.operands[0].type)
+        results = ", ".join(self.v(r) for r in op.results)
+        if name == "arith.bitcast":
+            src, dst = self.dtype(op.operands[0]), self.dtype(op.results[0])
+            self.emit(f"{results} = lanes.bitcast({args[0]}, {src}, {dst})")
+        elif name in ("arith.mulsi_extended", "arith.mului_extended"):
+            high = self.const("U", semantics.int_ufunc("mul_high"))
+            signed = name == "arith.mulsi_extended"
+            self.emit(
+                f"{results} = lanes.mul_extended({high}, {args[0]}, {args[1]}, {width}, {signed})"
+            )
+        elif name == "arith.addui_extended":
+            carry = self.const("U", semantics.int_ufunc("add_carry"))
+            self.emit(f"{results} = lanes.add_extended({carry}, {args[0]}, {args[1]}, {width})")
+        elif name == "math.fpowi":
+            exponent = self.fresh("n")
+            dtype = self.dtype(op.results[0])
+            n_width = int_width(op.operands[1].type)
+            self.emit(f"{exponent} = lanes.to_float({args[1]}, {n_width}, {dtype}, False)")
+            self.emit(f"{results} = {self.float_op(op, [args[0], exponent], 'math.powf')}")
+        else:
+            if name == "math.ipowi":
+                site = self.kernel.site(op)
+                self.emit(
+                    f"F{level}.check({site}, (np.asarray(lanes.arr({args[0]})) == 0) & "
+                    f"(np.asarray(lanes.arr({args[1]})) < 0), {semantics.IPOWI_ZERO_MESSAGE!r})"
+                )
+            fn = self.const("U", semantics.int_ufunc(name))
+            self.emit(
+                f"{results} = lanes.int_op({fn}, {width}, ({''.join(a + ', ' for a in args)}))"
+            )
 
     def device_io(self, op: Operation, args: list[str], level: str) -> None:
         """`kernel.printf` and `kernel.assert` over the active lanes (see device_io)."""
@@ -269,6 +273,8 @@ class NumpySource(SourceWriter):
         store = op.next_op
         if ufunc is None or store is None or store.name != "memref.store":
             return False
+        if dtype_of(op.results[0].type) != dtype_of(store.operands[0].type):
+            return False
         result = op.results[0]
         if store.operands[0] is not result or len(list(result.uses)) != 1:
             return False
@@ -290,10 +296,17 @@ class NumpySource(SourceWriter):
         faults = f"F{level}"
         result_type = op.results[0].type if op.results else None
         width = int_width(op.operands[0].type) if op.operands else None
-        if name in _FLOAT_BINARY:
-            return _FLOAT_BINARY[name].format(*args)
-        if name in _FLOAT_UNARY:
-            return f"{_FLOAT_UNARY[name]}({args[0]})"
+        if name in semantics.FLOAT_OPS:
+            return self.float_op(op, args)
+        flags = semantics.overflow_flags(op)
+        if flags and short != "shli":
+            site = self.kernel.site(op)
+            self.emit(
+                f"lanes.check_overflow({faults}, {site}, {short!r}, {flags!r}, {args[0]}, "
+                f"{args[1]}, {width})"
+            )
+        if width == 1 and short in I1_AS_LOGIC:
+            short = I1_AS_LOGIC[short]
         match short:
             case "addi":
                 return f"lanes.addi({args[0]}, {args[1]}, {width})"
@@ -310,19 +323,20 @@ class NumpySource(SourceWriter):
                 return f"lanes.divide({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width})"
             case _ if short in _SHIFT:
                 site = self.kernel.site(op)
-                return f"lanes.shift({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width})"
+                return (
+                    f"lanes.shift({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width}, "
+                    f"{flags!r})"
+                )
             case "cmpi":
                 pred = predicate_of(op, CMPI_PREDICATES)
+                if width == 1:
+                    pred = I1_SIGNED_PREDICATES.get(pred, pred)
                 return f"lanes.cmpi({pred!r}, {args[0]}, {args[1]}, {width})"
             case "cmpf":
                 return "(" + _CMPF[predicate_of(op, CMPF_PREDICATES)].format(*args) + ")"
             case "select":
                 assert op.results
                 return f"lanes.select({', '.join(args)}, {self.dtype(op.results[0])})"
-            case "fma":
-                return f"{args[0]} * {args[1]} + {args[2]}"
-            case "rsqrt":
-                return f"np.reciprocal(np.sqrt({args[0]}))"
             case "absi":
                 return f"lanes.absi({args[0]}, {width})"
             case _:
@@ -338,16 +352,17 @@ class NumpySource(SourceWriter):
         match name:
             case "arith.index_cast" | "arith.extsi" | "arith.trunci":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, False)"
-            case "arith.extui":
+            case "arith.extui" | "arith.index_castui":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, True)"
             case "arith.sitofp" | "arith.uitofp":
                 unsigned = short == "uitofp"
                 return (
                     f"lanes.to_float({args[0]}, {width}, {self.dtype(op.results[0])}, {unsigned})"
                 )
-            case "arith.fptosi":
+            case "arith.fptosi" | "arith.fptoui":
                 site = self.kernel.site(op)
-                return f"lanes.to_int({faults}, {site}, {args[0]}, {dst})"
+                unsigned = name == "arith.fptoui"
+                return f"lanes.to_int({faults}, {site}, {args[0]}, {dst}, {unsigned})"
             case "arith.extf" | "arith.truncf":
                 return f"lanes.float_cast({args[0]}, {self.dtype(op.results[0])})"
             case "memref.load":
@@ -386,6 +401,16 @@ class NumpySource(SourceWriter):
                 return f"lanes.barrier({faults}, {site}, m{level})"
             case _:  # pragma: no cover - Kernel rejects unsupported ops first
                 raise self.error(op, f"'{name}' is not supported")
+
+    def float_op(self, op: Operation, args: list[str], name: str | None = None) -> str:
+        """A float op through `semantics`' definition (NumPy's ufunc for the exactly
+        rounded ops); f16 computed in f64 and rounded once where NumPy would not."""
+        name = name or op.name
+        fn = self.const("U", semantics.numpy_ufunc(name))
+        narrow = "None"
+        if name in semantics.DEFINED_OPS and dtype_of(op.results[0].type) == np.float16:
+            narrow = self.dtype(op.results[0])
+        return f"lanes.float_op({fn}, {narrow}, {', '.join(args)})"
 
     # ------------------------------------------------------------ control flow
 

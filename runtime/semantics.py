@@ -1,0 +1,624 @@
+"""The semantics of devplan's `arith` and `math` float ops, defined once for host code and
+both CPU kernel backends.
+
+Why one definition: an op that is not exactly specified by IEEE-754 (a transcendental such
+as `math.exp`) gives different bits in different libraries — NumPy's SIMD `exp` and the
+C library's `expf` differ by an ulp or two. So every float op whose result a library could
+choose is written here once, as a scalar Python function Numba compiles, and every path
+calls that compiled code:
+
+* the Numba kernel backend calls the compiled scalar function (`scalar(name)`);
+* the NumPy kernel backend and host code call a Numba-compiled ufunc of the *same*
+  function (`ufunc(name)`), which runs the same machine code per element.
+
+The transcendentals are the C library's (glibc's `expf`, `exp`, ... through LLVM), whose
+error is within about one ulp of the correctly rounded result. Ops that IEEE-754 defines
+exactly (`+ - * /`, `sqrt`, comparisons, `floor`, ...) are correctly rounded by any
+implementation, so the backends use NumPy's or LLVM's directly.
+
+Rules kept here (the MLIR LangRef's):
+
+* `math.fma` is fused: one rounding (LLVM's `llvm.fma`, exact in hardware or in libm).
+* `maximumf`/`minimumf` propagate NaN and order -0 below +0; `maxnumf`/`minnumf` return
+  the other operand when one is NaN (quiet or signalling) and order -0 below +0 too.
+* `powf` is C's `pow` (`pow(-inf, 0.5)` is +inf, `pow(-0, 0.5)` is +0: no sqrt shortcut).
+* `math.round` rounds half away from zero, `math.roundeven` half to even.
+* f16 and bf16 are computed in f64 and rounded once to the format (`round_to_format`).
+  For + - * / and sqrt that is exact: a format of p bits computed in one of at least
+  2p + 2 bits and rounded once gives the correctly rounded result (53 >= 2 * 11 + 2).
+  `fma` of f16 is exact too (the f64 fma of f16 operands can only be inexact when one
+  term is below half an f16 ulp of the other, where rounding to f16 ignores it). For the
+  transcendentals the f64 result is within an ulp of f64, far below half an f16 ulp:
+  rounded once, they are correctly rounded except within 2^-40 of a midpoint.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import numba  # pyright: ignore[reportMissingTypeStubs]
+import numpy as np
+from llvmlite import ir  # pyright: ignore[reportMissingTypeStubs]
+from numba.core import types  # pyright: ignore[reportMissingTypeStubs]
+from numba.extending import intrinsic  # pyright: ignore[reportMissingTypeStubs]
+
+_njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
+_vectorize: Any = numba.vectorize  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+_jit = _njit(cache=True, error_model="numpy")
+
+
+def _llvm_fma_typing(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+    """LLVM's `llvm.fma`: a * b + c with one rounding."""
+    float_type: Any = types.Float  # pyright: ignore[reportUnknownMemberType]
+    if not (a == b == c and isinstance(a, float_type)):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        ty = context.get_value_type(signature.return_type)
+        fn = builder.module.declare_intrinsic("llvm.fma", [ty], ir.FunctionType(ty, [ty, ty, ty]))
+        return builder.call(fn, args)
+
+    return a(a, b, c), codegen
+
+
+_llvm_fma: Any = intrinsic(_llvm_fma_typing)  # pyright: ignore[reportUnknownVariableType]
+
+
+def _bitcast_typing(typingctx: Any, x: Any, like: Any) -> Any:
+    """The bits of `x` read as the type of `like` (same width): `arith.bitcast`."""
+    if getattr(x, "bitwidth", None) != getattr(like, "bitwidth", -1):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], context.get_value_type(signature.return_type))
+
+    return like(x, like), codegen
+
+
+bitcast: Any = intrinsic(_bitcast_typing)  # pyright: ignore[reportUnknownVariableType]
+"""`bitcast(x, like)`: the bits of `x` as the type of `like`, in Numba-compiled code."""
+
+
+# ---------------------------------------------------------------- scalar definitions
+# Plain Python over one float (f32 or f64), compiled by Numba for each path.
+
+
+def _fma(a: Any, b: Any, c: Any) -> Any:
+    return _llvm_fma(a, b, c)
+
+
+@_jit
+def _maximumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return x
+    if y != y:
+        return y
+    if x == y:  # equal, or zeros of either sign: +0 is the larger zero
+        return y if math.copysign(1.0, x) < 0 else x
+    return x if x > y else y
+
+
+@_jit
+def _minimumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return x
+    if y != y:
+        return y
+    if x == y:
+        return x if math.copysign(1.0, x) < 0 else y
+    return x if x < y else y
+
+
+def _maxnumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return _maximumf(x, y)
+
+
+def _minnumf(x: Any, y: Any) -> Any:
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return _minimumf(x, y)
+
+
+def _powf(x: Any, y: Any) -> Any:
+    return x**y
+
+
+def _atan2(x: Any, y: Any) -> Any:
+    return math.atan2(x, y)
+
+
+def _copysign(x: Any, y: Any) -> Any:
+    return math.copysign(x, y)
+
+
+def _round(x: Any) -> Any:
+    """Half away from zero. `x - trunc(x)` is exact, so 0.49999997 stays below one half."""
+    t = np.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += math.copysign(1.0, x)
+    return t
+
+
+def _rsqrt(x: Any) -> Any:
+    return 1.0 / np.sqrt(x) if x != 0 else math.copysign(np.inf, x)
+
+
+_UNARY_DEFS: dict[str, Callable[[Any], Any]] = {
+    "math.exp": lambda x: math.exp(x),
+    "math.exp2": lambda x: np.exp2(x),
+    "math.expm1": lambda x: math.expm1(x),
+    "math.log": lambda x: math.log(x),
+    "math.log2": lambda x: math.log2(x),
+    "math.log10": lambda x: math.log10(x),
+    "math.log1p": lambda x: math.log1p(x),
+    "math.sin": lambda x: math.sin(x),
+    "math.cos": lambda x: math.cos(x),
+    "math.tan": lambda x: math.tan(x),
+    "math.asin": lambda x: math.asin(x),
+    "math.acos": lambda x: math.acos(x),
+    "math.atan": lambda x: math.atan(x),
+    "math.sinh": lambda x: math.sinh(x),
+    "math.cosh": lambda x: math.cosh(x),
+    "math.tanh": lambda x: math.tanh(x),
+    "math.asinh": lambda x: math.asinh(x),
+    "math.acosh": lambda x: math.acosh(x),
+    "math.atanh": lambda x: math.atanh(x),
+    "math.cbrt": lambda x: np.cbrt(x),
+    "math.erf": lambda x: math.erf(x),
+    "math.round": _round,
+    "math.rsqrt": _rsqrt,
+}
+"""Unary float ops whose result a library could choose (or that NumPy gets wrong)."""
+
+
+def _maximumf_def(x: Any, y: Any) -> Any:
+    return _maximumf(x, y)
+
+
+def _minimumf_def(x: Any, y: Any) -> Any:
+    return _minimumf(x, y)
+
+
+_BINARY_DEFS: dict[str, Callable[[Any, Any], Any]] = {
+    "arith.maximumf": _maximumf_def,
+    "arith.minimumf": _minimumf_def,
+    "arith.maxnumf": _maxnumf,
+    "arith.minnumf": _minnumf,
+    "math.powf": _powf,
+    "math.atan2": _atan2,
+    "math.copysign": _copysign,
+}
+_TERNARY_DEFS: dict[str, Callable[[Any, Any, Any], Any]] = {"math.fma": _fma}
+
+DEFINED_OPS: frozenset[str] = frozenset(_UNARY_DEFS) | frozenset(_BINARY_DEFS) | {"math.fma"}
+"""Float ops every path computes through `scalar`/`ufunc` (one compiled definition)."""
+
+EXACT_UNARY: dict[str, str] = {
+    "arith.negf": "negative",
+    "math.absf": "absolute",
+    "math.sqrt": "sqrt",
+    "math.floor": "floor",
+    "math.ceil": "ceil",
+    "math.trunc": "trunc",
+    "math.roundeven": "rint",
+}
+"""Unary float ops IEEE-754 defines exactly: NumPy's ufunc (by name) is the definition."""
+
+EXACT_BINARY: dict[str, str] = {
+    "arith.addf": "add",
+    "arith.subf": "subtract",
+    "arith.mulf": "multiply",
+    "arith.divf": "divide",
+    "arith.remf": "fmod",
+}
+"""Binary float ops IEEE-754 defines exactly (NumPy's ufunc by name)."""
+
+FLOAT_OPS: frozenset[str] = DEFINED_OPS | frozenset(EXACT_UNARY) | frozenset(EXACT_BINARY)
+"""Every float arithmetic op of the three paths."""
+
+
+def arity(name: str) -> int:
+    if name in _UNARY_DEFS or name in EXACT_UNARY:
+        return 1
+    if name in _BINARY_DEFS or name in EXACT_BINARY:
+        return 2
+    return 3
+
+
+def _definition(name: str) -> Callable[..., Any]:
+    found: Any = _UNARY_DEFS.get(name) or _BINARY_DEFS.get(name) or _TERNARY_DEFS.get(name)
+    if found is None:
+        raise KeyError(name)
+    return found
+
+
+@cache
+def scalar(name: str) -> Any:
+    """The Numba-compiled scalar function of a float op in `DEFINED_OPS` (for kernels)."""
+    return _jit(_definition(name))
+
+
+@cache
+def ufunc(name: str) -> Any:
+    """A ufunc of the same compiled definition, for NumPy arrays and host scalars: built
+    for f32 and f64 (narrow formats are computed in f64, see `narrow`)."""
+    definition = _definition(name)
+    n = arity(name)
+    signatures = [
+        f"float32({', '.join(['float32'] * n)})",
+        f"float64({', '.join(['float64'] * n)})",
+    ]
+    return _vectorize(signatures, cache=True)(definition)
+
+
+def numpy_ufunc(name: str) -> Any:
+    """The ufunc computing a float op on arrays: NumPy's for exactly defined ops, else
+    the compiled definition's."""
+    exact = EXACT_UNARY.get(name) or EXACT_BINARY.get(name)
+    if exact is not None:
+        return getattr(np, exact)
+    return ufunc(name)
+
+
+# ---------------------------------------------------------------- narrow formats
+
+
+FORMATS: dict[str, tuple[int, int, int]] = {"f16": (11, -14, 15), "bf16": (8, -126, 127)}
+"""Narrow float formats: (precision in bits with the implicit one, minimum normal exponent,
+maximum exponent)."""
+
+
+@_jit
+def _round_to_format(x: Any, p: int, emin: int, emax: int) -> Any:
+    """`x` (f64) rounded to nearest, ties to even, to a binary format of precision `p`
+    and exponents `emin..emax` (subnormals and overflow to infinity included)."""
+    if x != x or x == 0 or abs(x) == np.inf:
+        return x
+    _, e = math.frexp(x)  # 2**(e - 1) <= |x| < 2**e
+    q = max(e - 1, emin) - (p - 1)  # exponent of the format's ulp at x
+    y = math.ldexp(np.rint(math.ldexp(x, -q)), q)
+    if abs(y) > math.ldexp(2.0 - math.ldexp(1.0, 1 - p), emax):
+        return math.copysign(np.inf, x)
+    return y
+
+
+def _round_f16(x: Any) -> Any:
+    return _round_to_format(x, 11, -14, 15)
+
+
+def _round_bf16(x: Any) -> Any:
+    return _round_to_format(x, 8, -126, 127)
+
+
+@_jit
+def _bits_to_float(h: Any, mant: int, exp: int) -> Any:
+    """The value (f64) of a 16-bit float's bit pattern `h` with `mant` fraction bits."""
+    h = np.int64(h)
+    sign = -1.0 if (h >> 15) & 1 else 1.0
+    e = (h >> mant) & ((1 << exp) - 1)
+    m = h & ((1 << mant) - 1)
+    bias = (1 << (exp - 1)) - 1
+    if e == (1 << exp) - 1:
+        return sign * np.inf if m == 0 else np.nan
+    if e == 0:
+        return sign * math.ldexp(float(m), 1 - bias - mant)
+    return sign * math.ldexp(float(m + (1 << mant)), int(e) - bias - mant)
+
+
+@_jit
+def _float_to_bits(x: Any, mant: int, exp: int) -> Any:
+    """The bit pattern of `x` (f64, already representable in the format) as a uint16."""
+    top = (1 << exp) - 1
+    if x != x:
+        return np.uint16((top << mant) | (1 << (mant - 1)))
+    sign = 0x8000 if math.copysign(1.0, x) < 0 else 0
+    a = abs(x)
+    bias = (1 << (exp - 1)) - 1
+    if a == np.inf:
+        return np.uint16(sign | (top << mant))
+    if a == 0:
+        return np.uint16(sign)
+    _, e = math.frexp(a)
+    if e - 1 >= 1 - bias:
+        frac = np.int64(math.ldexp(a, mant - (e - 1))) - (1 << mant)
+        return np.uint16(sign | ((e - 1 + bias) << mant) | frac)
+    return np.uint16(sign | np.int64(math.ldexp(a, bias - 1 + mant)))
+
+
+def _f16_from_bits(h: Any) -> Any:
+    return _bits_to_float(h, 10, 5)
+
+
+def _f16_to_bits(x: Any) -> Any:
+    return _float_to_bits(_round_to_format(x, 11, -14, 15), 10, 5)
+
+
+def _bf16_from_bits(h: Any) -> Any:
+    return _bits_to_float(h, 7, 8)
+
+
+def _bf16_to_bits(x: Any) -> Any:
+    return _float_to_bits(_round_to_format(x, 8, -126, 127), 7, 8)
+
+
+round_f16 = _jit(_round_f16)
+round_bf16 = _jit(_round_bf16)
+f16_from_bits = _jit(_f16_from_bits)
+f16_to_bits = _jit(_f16_to_bits)
+bf16_from_bits = _jit(_bf16_from_bits)
+bf16_to_bits = _jit(_bf16_to_bits)
+
+
+@cache
+def narrow_ufuncs(fmt: str) -> tuple[Any, Any, Any]:
+    """(round f64 to the format, bits to f64, f64 to bits) as ufuncs, for `fmt` in FORMATS."""
+    rnd, frm, to = {
+        "f16": (_round_f16, _f16_from_bits, _f16_to_bits),
+        "bf16": (_round_bf16, _bf16_from_bits, _bf16_to_bits),
+    }[fmt]
+    return (
+        _vectorize(["float64(float64)"], cache=True)(rnd),
+        _vectorize(["float64(uint16)"], cache=True)(frm),
+        _vectorize(["uint16(float64)"], cache=True)(to),
+    )
+
+
+# ---------------------------------------------------------------- integer undefined behaviour
+# What the LangRef leaves undefined is an error on every path, worded once here.
+
+SIGNED_OVERFLOW_DIVISIONS = ("divsi", "ceildivsi", "floordivsi")
+"""Signed divisions whose quotient overflows for the minimum value divided by -1
+(`remsi` does not: its result, 0, fits)."""
+
+
+def overflow_flags(op: Any) -> tuple[str, ...]:
+    """The `nsw`/`nuw` flags of an `addi`/`subi`/`muli`/`shli` (sorted), else ()."""
+    attr = op.properties.get("overflowFlags")
+    if attr is None:
+        return ()
+    return tuple(sorted(str(flag.value) for flag in attr.data))
+
+
+def overflow_message(op: str, flag: str, width: int) -> str:
+    kind = "signed" if flag == "nsw" else "unsigned"
+    return (
+        f"'arith.{op}' with the {flag} flag overflows: the result does not fit in a {kind} i{width}"
+    )
+
+
+IPOWI_ZERO_MESSAGE = "'math.ipowi' raises 0 to a negative power (it divides by zero)"
+
+
+def division_overflow_message(op: str, width: int) -> str:
+    return f"'arith.{op}' divides the minimum i{width} value by -1: the quotient overflows"
+
+
+def exact_overflows(op: str, flag: str, x: int, y: int, width: int) -> bool:
+    """Whether `op` (addi, subi, muli, shli) of the integers `x`, `y` (in any reading)
+    breaks its `flag` (nsw: as signed values; nuw: as unsigned values), computed exactly."""
+    mask = (1 << width) - 1
+    if flag == "nsw":
+        half = 1 << (width - 1)
+        a, b = ((x + half) & mask) - half, ((y + half) & mask) - half
+        lo, hi = -half, half - 1
+    else:
+        a, b = x & mask, y & mask
+        lo, hi = 0, mask
+    if op == "shli":
+        b = y & mask
+        if b >= width:
+            return False  # an over-wide shift is reported as such
+        exact = a << b
+    else:
+        exact = {"addi": a + b, "subi": a - b, "muli": a * b}[op]
+    return not lo <= exact <= hi
+
+
+# ---------------------------------------------------------------- integer ops of the kernels
+# Over int64 values holding a `width`-bit integer in signed form (how both kernel backends
+# hold integers); the result is in the same form. Compiled by Numba for both backends:
+# `int_scalar(name)` for the Numba backend, `int_ufunc(name)` for the NumPy backend.
+
+
+def _unsigned_bits(x: Any, width: Any) -> Any:
+    u = np.uint64(x)
+    if width < 64:
+        u &= (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    return u
+
+
+def _to_signed(u: Any, width: Any) -> Any:
+    """The unsigned `width`-bit value `u` (uint64) in signed form (int64)."""
+    if width < 64:
+        u &= (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+        if (u >> np.uint64(width - 1)) & np.uint64(1):
+            return np.int64(u) - (np.int64(1) << np.int64(width))
+    return np.int64(u)
+
+
+def _ctlz(x: Any, width: Any) -> Any:
+    u = _unsigned_bits_jit(x, width)
+    n = 0
+    for i in range(width - 1, -1, -1):
+        if (u >> np.uint64(i)) & np.uint64(1):
+            break
+        n += 1
+    return _to_signed_jit(np.uint64(n), width)
+
+
+def _cttz(x: Any, width: Any) -> Any:
+    u = _unsigned_bits_jit(x, width)
+    n = 0
+    for i in range(width):
+        if (u >> np.uint64(i)) & np.uint64(1):
+            break
+        n += 1
+    return _to_signed_jit(np.uint64(n), width)
+
+
+def _ctpop(x: Any, width: Any) -> Any:
+    u = _unsigned_bits_jit(x, width)
+    n = 0
+    while u:
+        u &= u - np.uint64(1)
+        n += 1
+    return _to_signed_jit(np.uint64(n), width)
+
+
+def _mul_high(x: Any, y: Any, width: Any, signed: Any) -> Any:
+    """The high `width` bits of the double-width product (`mulsi/mului_extended`)."""
+    if width <= 32:
+        if signed:
+            p = np.int64(x) * np.int64(y)  # |p| <= 2**62
+            return _to_signed_jit(np.uint64(p >> np.int64(width)), width)
+        up = _unsigned_bits_jit(x, width) * _unsigned_bits_jit(y, width)  # < 2**64
+        return _to_signed_jit(up >> np.uint64(width), width)
+    # 64 bits: the unsigned 128-bit product from 32-bit halves, then the signed correction
+    ux, uy = np.uint64(x), np.uint64(y)
+    low32 = np.uint64(0xFFFFFFFF)
+    x0, x1 = ux & low32, ux >> np.uint64(32)
+    y0, y1 = uy & low32, uy >> np.uint64(32)
+    p00, p01, p10, p11 = x0 * y0, x0 * y1, x1 * y0, x1 * y1
+    middle = (p00 >> np.uint64(32)) + (p01 & low32) + (p10 & low32)
+    high = p11 + (p01 >> np.uint64(32)) + (p10 >> np.uint64(32)) + (middle >> np.uint64(32))
+    if signed:
+        if np.int64(x) < 0:
+            high -= uy
+        if np.int64(y) < 0:
+            high -= ux
+    return np.int64(high)
+
+
+def _add_carry(x: Any, y: Any, width: Any) -> Any:
+    """Whether the unsigned sum overflows `width` bits (`addui_extended`), as 0 or 1."""
+    ux, uy = _unsigned_bits_jit(x, width), _unsigned_bits_jit(y, width)
+    if width < 64:
+        return np.int64((ux + uy) >> np.uint64(width))
+    return np.int64(ux + uy < ux)
+
+
+def _ipowi(x: Any, n: Any, width: Any) -> Any:
+    """`math.ipowi`, wrapped at `width` bits; for n < 0: 1 / x**-n truncated (x == 0 is
+    checked before: it divides by zero)."""
+    if n < 0:
+        if x == 1:
+            return np.int64(1)
+        if x == -1:
+            return np.int64(-1) if n % 2 else np.int64(1)
+        return np.int64(0)
+    result = np.uint64(1)
+    base = np.uint64(x)
+    e = n
+    while e > 0:
+        if e & 1:
+            result *= base
+        base *= base
+        e >>= 1
+    return _to_signed_jit(result, width)
+
+
+_unsigned_bits_jit = _jit(_unsigned_bits)
+_to_signed_jit = _jit(_to_signed)
+
+_INT_DEFS: dict[str, tuple[Callable[..., Any], str]] = {
+    "math.ctlz": (_ctlz, "int64(int64, int64)"),
+    "math.cttz": (_cttz, "int64(int64, int64)"),
+    "math.ctpop": (_ctpop, "int64(int64, int64)"),
+    "mul_high": (_mul_high, "int64(int64, int64, int64, boolean)"),
+    "add_carry": (_add_carry, "int64(int64, int64, int64)"),
+    "math.ipowi": (_ipowi, "int64(int64, int64, int64)"),
+}
+"""Integer ops of the kernels with their ufunc signature (the bit width is an operand)."""
+
+INT_OPS_WITH_DEFINITIONS = ("math.ctlz", "math.cttz", "math.ctpop", "math.ipowi")
+
+
+@cache
+def int_scalar(name: str) -> Any:
+    """The Numba-compiled scalar function of an integer definition (Numba backend)."""
+    return _jit(_INT_DEFS[name][0])
+
+
+@cache
+def int_ufunc(name: str) -> Any:
+    """A ufunc of the same compiled definition (NumPy backend)."""
+    definition, signature = _INT_DEFS[name]
+    return _vectorize([signature], cache=True)(definition)
+
+
+def bf16_value(x: Any) -> np.float32:
+    """`x` rounded once to bf16, held (exactly) as an f32: how host code holds bf16."""
+    return np.float32(round_bf16(float(x)))
+
+
+def bf16_value_of_bits(bits: Any) -> np.float32:
+    return np.float32(bf16_from_bits(np.uint16(bits)))
+
+
+def bf16_bits_of_value(x: Any) -> np.uint16:
+    return np.uint16(bf16_to_bits(float(x)))
+
+
+# ---------------------------------------------------------------- integers to floats
+
+
+def int_to_float(x: int, dtype: np.dtype[Any], precision: int | None = None) -> Any:
+    """The integer `x` rounded once (to nearest, ties to even) to the float `dtype` (to
+    `precision` bits, held in `dtype`, when given: bf16 is 8 bits held in f32).
+
+    Python's int -> float conversion rounds to f64; rounding that to f32 again would
+    round twice (2**53 + 2**29 + 1 would become 2**53 instead of 2**53 + 2**30)."""
+    p = precision or np.finfo(dtype).nmant + 1
+    n = abs(x).bit_length()
+    if n > p:
+        shift = n - p
+        q, r = divmod(abs(x), 1 << shift)
+        half = 1 << (shift - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+        x = (q << shift) if x >= 0 else -(q << shift)
+    with np.errstate(over="ignore"):
+        return dtype.type(float(x))
+
+
+__all__ = [
+    "DEFINED_OPS",
+    "EXACT_BINARY",
+    "EXACT_UNARY",
+    "FLOAT_OPS",
+    "FORMATS",
+    "INT_OPS_WITH_DEFINITIONS",
+    "IPOWI_ZERO_MESSAGE",
+    "SIGNED_OVERFLOW_DIVISIONS",
+    "arity",
+    "bf16_bits_of_value",
+    "bf16_from_bits",
+    "bf16_to_bits",
+    "bf16_value",
+    "bf16_value_of_bits",
+    "bitcast",
+    "division_overflow_message",
+    "exact_overflows",
+    "f16_from_bits",
+    "f16_to_bits",
+    "int_scalar",
+    "int_to_float",
+    "int_ufunc",
+    "narrow_ufuncs",
+    "numpy_ufunc",
+    "overflow_flags",
+    "overflow_message",
+    "round_bf16",
+    "round_f16",
+    "scalar",
+    "ufunc",
+]
