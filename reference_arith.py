@@ -207,7 +207,7 @@ def decode(fmt: FloatFormat, bits: int) -> Real:
     exponent = (bits >> (fmt.precision - 1)) & ((1 << fmt.exponent_bits) - 1)
     fraction = bits & ((1 << (fmt.precision - 1)) - 1)
     if exponent == (1 << fmt.exponent_bits) - 1:
-        return NAN if fraction else infinity(negative)
+        return Real("nan", negative) if fraction else infinity(negative)
     if exponent == 0:
         magnitude = Fraction(fraction) * Fraction(2) ** (fmt.emin - fmt.precision + 1)
     else:
@@ -293,6 +293,11 @@ def _same_bits(type_: ScalarType, expected: int, got: int) -> bool:
 
 IntOp = Callable[[IntType, Sequence[int]], Expectation]
 FloatOp = Callable[[FloatFormat, Sequence[Real]], Expectation]
+
+
+def _is_signalling(fmt: FloatFormat, bits: int) -> bool:
+    """Whether `bits` is a signalling NaN (quiet bit clear)."""
+    return decode(fmt, bits).is_nan and not bits & (1 << (fmt.precision - 2))
 
 
 def _int(t: IntType, *values: int) -> Exact:
@@ -561,6 +566,7 @@ def _integral(mode: str) -> Callable[[Real], Real]:
 
 
 def _copysign(x: Real, y: Real) -> Real:
+    """x with the sign bit of y (a NaN's sign bit too)."""
     if x.is_nan:
         return NAN
     return Real(x.kind, y.negative, x.magnitude)
@@ -719,8 +725,19 @@ def _mp_value(x: Real) -> object:
 def _to_fraction(value: object) -> Fraction:
     import mpmath
 
-    mantissa, exponent = mpmath.mpf(value).man_exp  # pyright: ignore[reportUnknownMemberType]
-    return Fraction(int(mantissa)) * Fraction(2) ** int(exponent)  # pyright: ignore[reportUnknownArgumentType]
+    sign, mantissa, exponent, size = mpmath.mpf(value)._mpf_  # pyright: ignore[reportUnknownMemberType]
+    # Far outside every format (exp of a huge value), keep a stand-in that rounds the same.
+    if int(exponent) + int(size) > _FAR:  # pyright: ignore[reportUnknownArgumentType]
+        magnitude = Fraction(2) ** _FAR
+    elif int(exponent) + int(size) < -_FAR:  # pyright: ignore[reportUnknownArgumentType]
+        magnitude = Fraction(1, 2**_FAR)
+    else:
+        magnitude = Fraction(int(mantissa)) * Fraction(2) ** int(exponent)  # pyright: ignore[reportUnknownArgumentType]
+    return -magnitude if sign else magnitude
+
+
+_FAR = 1 << 14
+"""log2 of a magnitude beyond every format's range (f64 spans 2**-1074 .. 2**1024)."""
 
 
 def _unary_special(name: str, x: Real) -> Real | None:
@@ -728,6 +745,8 @@ def _unary_special(name: str, x: Real) -> Real | None:
     if x.is_nan:
         return NAN
     if x.is_inf:
+        if name == "atan":
+            return None  # ±pi/2, rounded
         plus, minus = LIMITS_AT_INF[name]
         found = minus if x.negative else plus
         return NAN if found is None else found
@@ -766,6 +785,8 @@ def _unary_special(name: str, x: Real) -> Real | None:
 def _unary_real(name: str, x: Real) -> Fraction:
     import mpmath
 
+    if x.is_inf:  # atan
+        return _to_fraction(-mpmath.pi / 2 if x.negative else mpmath.pi / 2)
     v = _mp_value(x)
     functions: dict[str, Callable[[object], object]] = {
         "exp": mpmath.exp,
@@ -787,7 +808,7 @@ def _unary_real(name: str, x: Real) -> Fraction:
         "asinh": mpmath.asinh,
         "acosh": mpmath.acosh,
         "atanh": mpmath.atanh,
-        "cbrt": mpmath.cbrt,
+        "cbrt": lambda v: mpmath.sign(v) * mpmath.cbrt(abs(v)),
         "erf": mpmath.erf,
         "rsqrt": lambda v: 1 / mpmath.sqrt(v),
     }
@@ -823,7 +844,10 @@ def _pow_special(x: Real, y: Real) -> Real | None:
 def _pow_real(x: Real, y: Real) -> Fraction:
     import mpmath
 
-    return _to_fraction(mpmath.power(_mp_value(x), _mp_value(y)))
+    # A negative base has an integer exponent here (_pow_special): keep the result real.
+    magnitude = mpmath.power(abs(_mp_value(x)), _mp_value(y))
+    negative = x.negative and _is_odd_integer(y.value)
+    return _to_fraction(-magnitude if negative else magnitude)
 
 
 def _atan2_special(y: Real, x: Real) -> Real | None:
@@ -866,10 +890,20 @@ def _near(fmt: FloatFormat, special: Real | None, real: Callable[[], Fraction]) 
     return Near(value, round_to_format(fmt, finite(value)), DEFAULT_ULPS[fmt.name])
 
 
-def _transcendental(op: str, fmt: FloatFormat, args: Sequence[Real], power: int = 0) -> Expectation:
+def _one_or_nan(fmt: FloatFormat) -> Exact:
+    """pow(1, y) and pow(x, 0) are 1 "even for a NaN" (C99 F.9.4.4), but IEEE-754 lets a
+    signalling NaN operand give a quiet NaN instead: either is accepted."""
+    return Exact((round_to_format(fmt, finite(Fraction(1))),), ((fmt.nan_bits,),))
+
+
+def _transcendental(
+    op: str, fmt: FloatFormat, args: Sequence[Real], power: int = 0, signalling: bool = False
+) -> Expectation:
     name = op.removeprefix("math.")
     if op == "math.powf":
         x, y = args
+        if signalling and (x.is_nan or y.is_nan) and _pow_special(x, y) == finite(Fraction(1)):
+            return _one_or_nan(fmt)
         return _near(fmt, _pow_special(x, y), lambda: _pow_real(x, y))
     if op == "math.atan2":
         y, x = args
@@ -877,6 +911,8 @@ def _transcendental(op: str, fmt: FloatFormat, args: Sequence[Real], power: int 
     if op == "math.fpowi":
         exponent = finite(Fraction(power))
         (x,) = args
+        if signalling and power == 0:
+            return _one_or_nan(fmt)
         return _near(fmt, _pow_special(x, exponent), lambda: _pow_real(x, exponent))
     (x,) = args
     return _near(fmt, _unary_special(name, x), lambda: _unary_real(name, x))
@@ -913,7 +949,8 @@ def evaluate(
         fmt, power_type = operand_types
         assert isinstance(fmt, FloatFormat) and isinstance(power_type, IntType)
         power = power_type.signed(operands[1])
-        return _transcendental(op, fmt, [decode(fmt, operands[0])], power)
+        x = decode(fmt, operands[0])
+        return _transcendental(op, fmt, [x], power, _is_signalling(fmt, operands[0]))
     if isinstance(first, IntType):
         if op not in INT_OPS:
             raise Unsupported(f"{op} on {first.name}")
@@ -924,5 +961,6 @@ def evaluate(
     if op in FLOAT_SELECT:
         return FLOAT_SELECT[op](first, args)
     if op in TRANSCENDENTAL:
-        return _transcendental(op, first, args)
+        signalling = any(_is_signalling(first, bits) for bits in operands)
+        return _transcendental(op, first, args, signalling=signalling)
     raise Unsupported(f"{op} on {first.name}")
