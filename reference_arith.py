@@ -28,10 +28,12 @@ bit patterns, the expectation says what the results must be.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 # ----------------------------------------------------------------------------------------
 # Types
@@ -651,7 +653,8 @@ def _convert(op: str, source: ScalarType, target: ScalarType, bits: int) -> Expe
         if not lo <= truncated <= hi:
             return Fault(f"conversion of a value outside the range of {target.name}")
         return _int(target, truncated)
-    assert isinstance(source, FloatFormat) and isinstance(target, FloatFormat)
+    assert isinstance(source, FloatFormat)
+    assert isinstance(target, FloatFormat)
     return _float(target, decode(source, bits))
 
 
@@ -683,7 +686,20 @@ TRANSCENDENTAL_BINARY = ("math.powf", "math.atan2")
 TRANSCENDENTAL = (*TRANSCENDENTAL_UNARY, *TRANSCENDENTAL_BINARY, "math.fpowi")
 
 ODD_AT_ZERO = frozenset(
-    "sin tan asin atan sinh tanh asinh atanh expm1 log1p cbrt erf".split()
+    (
+        "sin",
+        "tan",
+        "asin",
+        "atan",
+        "sinh",
+        "tanh",
+        "asinh",
+        "atanh",
+        "expm1",
+        "log1p",
+        "cbrt",
+        "erf",
+    )
 )
 """Functions with f(±0) = ±0."""
 
@@ -716,28 +732,47 @@ DEFAULT_ULPS = {"f16": 1.0, "bf16": 1.0, "f32": 2.0, "f64": 2.0}
 """The error bound stated for transcendental functions, in units in the last place."""
 
 
-def _mp_value(x: Real) -> object:
-    import mpmath
+def _mpmath() -> Any:
+    """mpmath (a test dependency, untyped), imported when a transcendental is evaluated."""
+    return importlib.import_module("mpmath")
+
+
+def _mp_value(x: Real) -> Any:
+    mpmath = _mpmath()
 
     return mpmath.mpf(x.value.numerator) / x.value.denominator
 
 
-def _to_fraction(value: object) -> Fraction:
-    import mpmath
+def _to_fraction(value: Any) -> Fraction:
+    mpmath = _mpmath()
 
-    sign, mantissa, exponent, size = mpmath.mpf(value)._mpf_  # pyright: ignore[reportUnknownMemberType]
+    sign, mantissa, exponent, size = mpmath.mpf(value)._mpf_
     # Far outside every format (exp of a huge value), keep a stand-in that rounds the same.
-    if int(exponent) + int(size) > _FAR:  # pyright: ignore[reportUnknownArgumentType]
+    if int(exponent) + int(size) > _FAR:
         magnitude = Fraction(2) ** _FAR
-    elif int(exponent) + int(size) < -_FAR:  # pyright: ignore[reportUnknownArgumentType]
+    elif int(exponent) + int(size) < -_FAR:
         magnitude = Fraction(1, 2**_FAR)
     else:
-        magnitude = Fraction(int(mantissa)) * Fraction(2) ** int(exponent)  # pyright: ignore[reportUnknownArgumentType]
+        magnitude = Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
     return -magnitude if sign else magnitude
 
 
 _FAR = 1 << 14
 """log2 of a magnitude beyond every format's range (f64 spans 2**-1074 .. 2**1024)."""
+
+
+DOMAINS: dict[str, Callable[[Fraction], bool]] = {
+    "log": lambda v: v > 0,
+    "log2": lambda v: v > 0,
+    "log10": lambda v: v > 0,
+    "log1p": lambda v: v >= -1,
+    "asin": lambda v: -1 <= v <= 1,
+    "acos": lambda v: -1 <= v <= 1,
+    "acosh": lambda v: v >= 1,
+    "atanh": lambda v: -1 <= v <= 1,
+    "rsqrt": lambda v: v > 0,
+}
+"""Where functions are real (outside: NaN); the others are real everywhere."""
 
 
 def _unary_special(name: str, x: Real) -> Real | None:
@@ -750,28 +785,10 @@ def _unary_special(name: str, x: Real) -> Real | None:
         plus, minus = LIMITS_AT_INF[name]
         found = minus if x.negative else plus
         return NAN if found is None else found
-    v = x.value
     if x.is_zero:
-        if name in ODD_AT_ZERO:
-            return x
-        if name in ("exp", "exp2", "cos", "cosh"):
-            return finite(Fraction(1))
-        if name in ("log", "log2", "log10"):
-            return infinity(True)
-        if name == "rsqrt":
-            return infinity(x.negative)
-    domain: dict[str, Callable[[Fraction], bool]] = {
-        "log": lambda v: v > 0,
-        "log2": lambda v: v > 0,
-        "log10": lambda v: v > 0,
-        "log1p": lambda v: v >= -1,
-        "asin": lambda v: -1 <= v <= 1,
-        "acos": lambda v: -1 <= v <= 1,
-        "acosh": lambda v: v >= 1,
-        "atanh": lambda v: -1 <= v <= 1,
-        "rsqrt": lambda v: v > 0,
-    }
-    if name in domain and not domain[name](v):
+        return _at_zero(name, x)
+    v = x.value
+    if name in DOMAINS and not DOMAINS[name](v):
         return NAN
     if name == "log1p" and v == -1:
         return infinity(True)
@@ -782,13 +799,27 @@ def _unary_special(name: str, x: Real) -> Real | None:
     return None
 
 
+def _at_zero(name: str, zero: Real) -> Real | None:
+    if name in ODD_AT_ZERO:
+        return zero
+    if name in ("exp", "exp2", "cos", "cosh"):
+        return finite(Fraction(1))
+    if name in ("log", "log2", "log10"):
+        return infinity(True)
+    if name == "rsqrt":
+        return infinity(zero.negative)
+    if name == "acosh":
+        return NAN
+    return None
+
+
 def _unary_real(name: str, x: Real) -> Fraction:
-    import mpmath
+    mpmath = _mpmath()
 
     if x.is_inf:  # atan
         return _to_fraction(-mpmath.pi / 2 if x.negative else mpmath.pi / 2)
     v = _mp_value(x)
-    functions: dict[str, Callable[[object], object]] = {
+    functions: dict[str, Callable[[Any], Any]] = {
         "exp": mpmath.exp,
         "exp2": lambda v: mpmath.power(2, v),
         "expm1": mpmath.expm1,
@@ -842,7 +873,7 @@ def _pow_special(x: Real, y: Real) -> Real | None:
 
 
 def _pow_real(x: Real, y: Real) -> Fraction:
-    import mpmath
+    mpmath = _mpmath()
 
     # A negative base has an integer exponent here (_pow_special): keep the result real.
     magnitude = mpmath.power(abs(_mp_value(x)), _mp_value(y))
@@ -862,7 +893,7 @@ def _atan2_special(y: Real, x: Real) -> Real | None:
 
 
 def _atan2_real(y: Real, x: Real) -> Fraction:
-    import mpmath
+    mpmath = _mpmath()
 
     pi = mpmath.pi
     if y.is_inf or x.is_inf:
@@ -883,7 +914,7 @@ def _atan2_real(y: Real, x: Real) -> Fraction:
 def _near(fmt: FloatFormat, special: Real | None, real: Callable[[], Fraction]) -> Expectation:
     if special is not None:
         return _float(fmt, special)
-    import mpmath
+    mpmath = _mpmath()
 
     with mpmath.workprec(256):
         value = real()
@@ -947,7 +978,8 @@ def evaluate(
         return Exact((operands[1] if operands[0] else operands[2],))
     if op == "math.fpowi":
         fmt, power_type = operand_types
-        assert isinstance(fmt, FloatFormat) and isinstance(power_type, IntType)
+        assert isinstance(fmt, FloatFormat)
+        assert isinstance(power_type, IntType)
         power = power_type.signed(operands[1])
         x = decode(fmt, operands[0])
         return _transcendental(op, fmt, [x], power, _is_signalling(fmt, operands[0]))

@@ -146,7 +146,13 @@ FLOAT_BINARY = (
     "arith.minimumf", "arith.maxnumf", "arith.minnumf", "math.copysign",
     *TRANSCENDENTAL_BINARY,
 )  # fmt: skip
-FLOAT_EXTENSIONS = (("f16", "f32"), ("f16", "f64"), ("bf16", "f32"), ("bf16", "f64"), ("f32", "f64"))
+FLOAT_EXTENSIONS = (
+    ("f16", "f32"),
+    ("f16", "f64"),
+    ("bf16", "f32"),
+    ("bf16", "f64"),
+    ("f32", "f64"),
+)
 BITCASTS = (("i16", "f16"), ("i16", "bf16"), ("f16", "bf16"), ("i32", "f32"), ("i64", "f64"))
 
 
@@ -253,7 +259,14 @@ def float_boundaries(f: str, target: str) -> list[int]:
     w = INT_TYPES[target].width
     found: set[int] = set()
     for limit in (Fraction(2) ** (w - 1), Fraction(2) ** w, Fraction(1)):
-        for v in (limit, -limit, limit - 1, -limit - 1, limit - Fraction(1, 2), -limit - Fraction(1, 2)):
+        for v in (
+            limit,
+            -limit,
+            limit - 1,
+            -limit - 1,
+            limit - Fraction(1, 2),
+            -limit - Fraction(1, 2),
+        ):
             b = _float_bits(f, v)
             if decode(fmt, b).kind == "finite":
                 found |= {b, b + 1, max(b - 1, 0) if b & ~fmt.sign_bit else b}
@@ -297,7 +310,8 @@ def operand_tuples(c: Combination) -> list[tuple[int, ...]]:
         powers = [INT_TYPES["i32"].wrap(n) for n in range(-12, 13)]
         bases = float_edges(c.operands[0]) + random_values(c.operands[0], rng, 16)
         return [(b, n) for b in bases for n in powers[::3]] + [
-            (b, powers[int(rng.integers(0, len(powers)))]) for b in random_values(c.operands[0], rng, 64)
+            (b, powers[int(rng.integers(0, len(powers)))])
+            for b in random_values(c.operands[0], rng, 64)
         ]
     if len(c.operands) == 1:
         values = edges(c.operands[0]) + random_values(c.operands[0], rng, RANDOM_VALUES * 2)
@@ -312,7 +326,9 @@ def operand_tuples(c: Combination) -> list[tuple[int, ...]]:
         crossed = [(a, b) for a in columns[0] for b in columns[1]]
     else:
         picks = [rng.integers(0, len(col), 200) for col in columns]
-        crossed = [tuple(col[int(p[i])] for col, p in zip(columns, picks, strict=True)) for i in range(200)]
+        crossed = [
+            tuple(col[int(p[i])] for col, p in zip(columns, picks, strict=True)) for i in range(200)
+        ]
         if c.op == "math.fma" and c.operands[0] == "f64":
             crossed.append(tuple(_float_bits("f64", v) for v in (
                 1 + Fraction(1, 2**30), 1 - Fraction(1, 2**30), Fraction(-1))))  # fmt: skip
@@ -379,7 +395,9 @@ class Batch:
     input_types: list[str] = field(default_factory=list[str])
     output_types: list[str] = field(default_factory=list[str])
     host_lines: dict[Combination, int] = field(default_factory=dict[Combination, int])
-    kernel_lines: dict[tuple[str, Combination], int] = field(default_factory=dict[tuple[str, Combination], int])
+    kernel_lines: dict[tuple[str, Combination], int] = field(
+        default_factory=dict[tuple[str, Combination], int]
+    )
     host_text: str = ""
     kernel_text: str = ""
     compiled: Any = None
@@ -415,7 +433,9 @@ class Batch:
             args: list[str] = []
             for j, (t, row) in enumerate(self.input_rows[k]):
                 args.append(f"%a{k}_{j}")
-                lines.append(f"{indent}%a{k}_{j} = memref.load %in_{t}[%r{row}, %i] : memref<?x?x{t}>")
+                lines.append(
+                    f"{indent}%a{k}_{j} = memref.load %in_{t}[%r{row}, %i] : memref<?x?x{t}>"
+                )
             results = [f"%z{k}_{j}" for j in range(len(c.results))]
             line = len(lines) + 1
             if where == "host":
@@ -424,7 +444,9 @@ class Batch:
                 self.kernel_lines[(where, c)] = line
             lines.append(indent + c.mlir(args, results))
             for j, (t, row) in enumerate(self.output_rows[k]):
-                lines.append(f"{indent}memref.store %z{k}_{j}, %out_{t}[%r{row}, %i] : memref<?x?x{t}>")
+                lines.append(
+                    f"{indent}memref.store %z{k}_{j}, %out_{t}[%r{row}, %i] : memref<?x?x{t}>"
+                )
 
     def _host(self) -> str:
         outs = ", ".join(f"memref<?x?x{t}>" for t in self.output_types)
@@ -469,8 +491,13 @@ class Batch:
         for k, column in enumerate(columns):
             for j, (t, row) in enumerate(self.input_rows[k]):
                 inputs[t][row] = [values[j] for values in column]
-        arrays = [to_array(t, [b for row in inputs[t] for b in row]).reshape(-1, n) for t in self.input_types]
-        arrays += [np.zeros((self.rows[(t, False)], n), dtype=STORAGE[t]) for t in self.output_types]
+        arrays = [
+            to_array(t, [b for row in inputs[t] for b in row]).reshape(-1, n)
+            for t in self.input_types
+        ]
+        arrays += [
+            np.zeros((self.rows[(t, False)], n), dtype=STORAGE[t]) for t in self.output_types
+        ]
         return arrays
 
     def results(self, outputs: Sequence[np.ndarray[Any, Any]], k: int) -> list[list[int]]:
@@ -546,11 +573,15 @@ def batch_without_failures(
             return (b,), unsupported
         except Exception as error:
             text = str(error)
-            lines = b.host_lines if where == "host" else {
-                c: line for (_, c), line in b.kernel_lines.items()
-            }
+            lines = (
+                b.host_lines
+                if where == "host"
+                else {c: line for (_, c), line in b.kernel_lines.items()}
+            )
             place = re.search(r"<string>:(\d+):\d+: error: (.*)", text)
-            culprit = next((c for c, line in lines.items() if place and int(place[1]) == line), None)
+            culprit = next(
+                (c for c, line in lines.items() if place and int(place[1]) == line), None
+            )
             if culprit is not None and place:
                 unsupported[culprit] = place[2]
                 combinations.remove(culprit)
@@ -581,7 +612,9 @@ def compile_batch(b: Batch, where: str) -> None:
 PATHS = ("host", "numpy per_element", "numpy looping", "numba per_element", "numba looping")
 
 
-def run_path(b: Batch, path: str, buffers: list[np.ndarray[Any, Any]]) -> list[np.ndarray[Any, Any]]:
+def run_path(
+    b: Batch, path: str, buffers: list[np.ndarray[Any, Any]]
+) -> list[np.ndarray[Any, Any]]:
     """Run a batch on one path; the output buffers."""
     if path == "host":
         return list(devplan.execute(b.compiled, buffers).outputs)
@@ -652,7 +685,9 @@ def check_group(group: str) -> tuple[list[Disagreement], int]:
         where = path.split()[0]
         group_batches, unsupported = batches(group, where)
         if not path.endswith("looping"):
-            found += [Disagreement(c, where, (), "not supported", why) for c, why in unsupported.items()]
+            found += [
+                Disagreement(c, where, (), "not supported", why) for c, why in unsupported.items()
+            ]
         results[path] = {}
         for b in group_batches:
             found_here, count = run_batch(b, path, results[path])
@@ -665,11 +700,15 @@ def check_group(group: str) -> tuple[list[Disagreement], int]:
     return found, compared
 
 
-def run_batch(b: Batch, path: str, results: dict[Combination, list[list[int]]]) -> tuple[list[Disagreement], int]:
+def run_batch(
+    b: Batch, path: str, results: dict[Combination, list[list[int]]]
+) -> tuple[list[Disagreement], int]:
     """Run every defined case of a batch's ops on one path, recording each op's results."""
     all_cases = [cases(c) for c in b.combinations]
     n = max(len(x.defined) for x in all_cases)
-    columns = [[x.values[i] for i in x.defined] + [x.safe] * (n - len(x.defined)) for x in all_cases]
+    columns = [
+        [x.values[i] for i in x.defined] + [x.safe] * (n - len(x.defined)) for x in all_cases
+    ]
     try:
         outputs = run_path(b, path, b.buffers(columns))
     except Exception as error:  # a crash is a disagreement too: find the ops that crash
@@ -695,22 +734,33 @@ def run_batch(b: Batch, path: str, results: dict[Combination, list[list[int]]]) 
         for i, got in zip(x.defined, got_all, strict=True):
             compared += 1
             if not matches(x.expected[i], result_types, got):
-                found.append(Disagreement(c, path, x.values[i], _shown(c, got), show_expected(c, x.expected[i])))
+                found.append(
+                    Disagreement(
+                        c, path, x.values[i], _shown(c, got), show_expected(c, x.expected[i])
+                    )
+                )
     return found, compared
 
 
-def backends_differ(c: Combination, shape: str, left: list[list[int]], right: list[list[int]]) -> list[Disagreement]:
+def backends_differ(
+    c: Combination, shape: str, left: list[list[int]], right: list[list[int]]
+) -> list[Disagreement]:
     x = cases(c)
     types = [scalar_type(t) for t in c.results]
     found: list[Disagreement] = []
     for i, l_bits, r_bits in zip(x.defined, left, right, strict=True):
         same = all(
-            a == b or (isinstance(ty, FloatFormat) and decode(ty, a).is_nan and decode(ty, b).is_nan)
+            a == b
+            or (isinstance(ty, FloatFormat) and decode(ty, a).is_nan and decode(ty, b).is_nan)
             for ty, a, b in zip(types, l_bits, r_bits, strict=True)
         )
         if not same:
             path = f"numba {shape} vs numpy"
-            found.append(Disagreement(c, path, x.values[i], _shown(c, r_bits), _shown(c, l_bits) + " (numpy)"))
+            found.append(
+                Disagreement(
+                    c, path, x.values[i], _shown(c, r_bits), _shown(c, l_bits) + " (numpy)"
+                )
+            )
     return found
 
 
@@ -731,7 +781,11 @@ def check_faults(group: str) -> tuple[list[Disagreement], int]:
                     checked += 1
                     problem = fault_problem(b, path, b.buffers(columns), line)
                     if problem:
-                        found.append(Disagreement(c, path, x.values[i], problem, show_expected(c, x.expected[i])))
+                        found.append(
+                            Disagreement(
+                                c, path, x.values[i], problem, show_expected(c, x.expected[i])
+                            )
+                        )
     return found, checked
 
 
@@ -804,11 +858,14 @@ def test_the_model_rounds_once_and_keeps_signed_zeros() -> None:
 
 
 XDSL_OPS = frozenset(
-    "arith.addi arith.subi arith.muli arith.andi arith.ori arith.xori arith.shli arith.shrsi "
-    "arith.divsi arith.remsi arith.floordivsi arith.cmpi arith.select arith.index_cast "
-    "arith.addf arith.subf arith.mulf arith.minimumf arith.maximumf arith.cmpf "
-    "math.exp math.log math.sqrt".split()
-)
+    (
+        "arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
+        "arith.shli", "arith.shrsi", "arith.divsi", "arith.remsi", "arith.floordivsi",
+        "arith.cmpi", "arith.select", "arith.index_cast", "arith.addf", "arith.subf",
+        "arith.mulf", "arith.minimumf", "arith.maximumf", "arith.cmpf", "math.exp",
+        "math.log", "math.sqrt",
+    )
+)  # fmt: skip
 """The ops xDSL 0.74's interpreter implements (xdsl.interpreters.arith and .math)."""
 
 
@@ -870,7 +927,11 @@ def check_xdsl(c: Combination) -> tuple[list[Disagreement], list[str], int]:
         compared += 1
         got = [xdsl_bits(c.results[0], value)]
         if not matches(x.expected[i], types, got):
-            found.append(Disagreement(c, "xdsl", x.values[i], _shown(c, got), show_expected(c, x.expected[i])))
+            found.append(
+                Disagreement(
+                    c, "xdsl", x.values[i], _shown(c, got), show_expected(c, x.expected[i])
+                )
+            )
     return found, raised, compared
 
 
@@ -891,7 +952,8 @@ def test_xdsl_interpreter_agrees_where_it_follows_the_langref() -> None:
             compared += n
     assert compared > 10000
     assert all(
-        r.startswith(("math.exp", "math.log", "math.sqrt")) and r.endswith(("OverflowError", "ValueError"))
+        r.startswith(("math.exp", "math.log", "math.sqrt"))
+        and r.endswith(("OverflowError", "ValueError"))
         for r in raised
     ), "\n".join(r for r in raised[:20])
     assert not found, f"{len(found)} disagreements with xDSL's interpreter:\n{_report(found)}"
