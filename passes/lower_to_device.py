@@ -112,7 +112,7 @@ from ..dialects.vdev import (
     value_device,
 )
 from ..runtime.cost import NO_WORK, WORK_ATTR, op_work
-from ..runtime.kernels.common import I1_OPS, SUPPORTED_OPS, dtype_of
+from ..runtime.kernels.common import SUPPORTED_OPS, dtype_of
 
 ELEMENTWISE_BLOCK = 256
 """Threads per block of elementwise and fill kernels (fewer when the target allows fewer)."""
@@ -898,13 +898,6 @@ class Lowering:
         if op.name not in SUPPORTED_OPS:
             raise error_at(
                 op, f"'{op.name}' on tensors: the kernel backends do not support '{op.name}'"
-            )
-        first = _tensor(types[0]).element_type if isa(types[0], TensorType[Attribute]) else types[0]
-        if first == IntegerType(1) and op.name.split(".")[1] not in I1_OPS:
-            raise error_at(
-                op,
-                f"'{op.name}' on i1 tensors: the kernel backends take i1 values in "
-                f"{', '.join(I1_OPS)} only",
             )
         out_type = self.buffer_type(op.results[0].type, device, op)
         out = self.alloc(out_type, self.dynamic_sizes(out_type, shaped))

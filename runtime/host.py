@@ -661,7 +661,8 @@ def _float_to_int(c: Compiler, op: Operation) -> Step:
     def convert(value: Any) -> int | bool:
         x = float(value)
         if not math.isfinite(x) or not lo <= math.trunc(x) <= hi:
-            raise error_at(op, f"'{op.name}' cannot convert {x} to {type_}: out of range")
+            message = semantics.fptoi_message(op.name.split(".")[1], width)
+            raise error_at(op, f"{message} ({x} to {type_})")
         return wrap(math.trunc(x))
 
     return _unary(c, op, convert)

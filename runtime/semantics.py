@@ -152,6 +152,21 @@ def _rsqrt(x: Any) -> Any:
     return 1.0 / np.sqrt(x) if x != 0 else math.copysign(np.inf, x)
 
 
+def _fma_bf16(a: Any, b: Any, c: Any) -> Any:
+    """`math.fma` of bf16 values (given and returned in f64): a * b is exact in f64; the
+    sum is rounded to odd (TwoSum finds what f64 rounding dropped), which makes the one
+    rounding to bf16 after it correct (53 >= 8 + 2 bits)."""
+    p = a * b
+    s = p + c
+    if s - s != 0 or p - p != 0:  # an infinity or NaN: nothing was dropped
+        return _round_to_format(s, 8, -126, 127)
+    bp = s - c
+    err = (p - bp) + (c - (s - bp))
+    if err != 0 and (bitcast(s, np.int64(0)) & 1) == 0:
+        s = np.nextafter(s, np.inf if err > 0 else -np.inf)
+    return _round_to_format(s, 8, -126, 127)
+
+
 _UNARY_DEFS: dict[str, Callable[[Any], Any]] = {
     "math.exp": lambda x: math.exp(x),
     "math.exp2": lambda x: np.exp2(x),
@@ -197,7 +212,10 @@ _BINARY_DEFS: dict[str, Callable[[Any, Any], Any]] = {
     "math.atan2": _atan2,
     "math.copysign": _copysign,
 }
-_TERNARY_DEFS: dict[str, Callable[[Any, Any, Any], Any]] = {"math.fma": _fma}
+_TERNARY_DEFS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "math.fma": _fma,
+    "fma_bf16": _fma_bf16,
+}
 
 DEFINED_OPS: frozenset[str] = frozenset(_UNARY_DEFS) | frozenset(_BINARY_DEFS) | {"math.fma"}
 """Float ops every path computes through `scalar`/`ufunc` (one compiled definition)."""
@@ -253,10 +271,9 @@ def ufunc(name: str) -> Any:
     for f32 and f64 (narrow formats are computed in f64, see `narrow`)."""
     definition = _definition(name)
     n = arity(name)
-    signatures = [
-        f"float32({', '.join(['float32'] * n)})",
-        f"float64({', '.join(['float64'] * n)})",
-    ]
+    signatures = [f"float64({', '.join(['float64'] * n)})"]
+    if name != "fma_bf16":  # that one is over f64 values only
+        signatures.insert(0, f"float32({', '.join(['float32'] * n)})")
     return _vectorize(signatures, cache=True)(definition)
 
 
@@ -393,6 +410,11 @@ def overflow_message(op: str, flag: str, width: int) -> str:
     return (
         f"'arith.{op}' with the {flag} flag overflows: the result does not fit in a {kind} i{width}"
     )
+
+
+def fptoi_message(op: str, width: int) -> str:
+    reading = "the unsigned range" if op == "fptoui" else "the range"
+    return f"'arith.{op}' converts NaN or a value outside {reading} of i{width}"
 
 
 IPOWI_ZERO_MESSAGE = "'math.ipowi' raises 0 to a negative power (it divides by zero)"
@@ -555,6 +577,41 @@ def int_ufunc(name: str) -> Any:
     return _vectorize([signature], cache=True)(definition)
 
 
+def _int_round(x: Any, p: Any, unsigned: Any) -> Any:
+    """The integer `x` (int64; read as unsigned when `unsigned`) rounded once, to nearest
+    and ties to even, to `p` bits, as an f64 (exact): `sitofp`/`uitofp` to bf16."""
+    if unsigned:
+        u = np.uint64(x)
+        negative = False
+    else:
+        negative = x < 0
+        u = np.uint64(-(x + 1)) + np.uint64(1) if negative else np.uint64(x)
+    n = 0
+    v = u
+    while v:
+        v >>= np.uint64(1)
+        n += 1
+    if n > p:
+        shift = np.uint64(n - p)
+        q = u >> shift
+        r = u & ((np.uint64(1) << shift) - np.uint64(1))
+        half = np.uint64(1) << (shift - np.uint64(1))
+        if r > half or (r == half and q & np.uint64(1)):
+            q += np.uint64(1)
+        value = math.ldexp(float(q), int(shift))
+    else:
+        value = float(u)
+    return -value if negative else value
+
+
+int_round = _jit(_int_round)
+
+
+@cache
+def int_round_ufunc() -> Any:
+    return _vectorize(["float64(int64, int64, boolean)"], cache=True)(_int_round)
+
+
 def bf16_value(x: Any) -> np.float32:
     """`x` rounded once to bf16, held (exactly) as an f32: how host code holds bf16."""
     return np.float32(round_bf16(float(x)))
@@ -610,6 +667,7 @@ __all__ = [
     "exact_overflows",
     "f16_from_bits",
     "f16_to_bits",
+    "fptoi_message",
     "int_scalar",
     "int_to_float",
     "int_ufunc",

@@ -37,7 +37,7 @@ def test_demo_plans_lowers_runs_compares_strategies_then_classifies_outlines_and
     assert re.search(r"^  cuda:1 +%w1 %b1 %w2 %e1 %a1 %m1 ", out, re.MULTILINE)
     assert out.count("result matches the oracle") == 2
     assert "@main           multi-device" in out
-    assert "device.target = #target.target<\"cuda\", host = #target.target<\"llvm\">>" in out
+    assert 'device.target = #target.target<"cuda", host = #target.target<"llvm">>' in out
     assert out.count("matches NumPy") == 4
     # @main and 8 device programs (4 per GPU, as dependences allow), 4 of them listed.
     assert "  ... and 5 more device programs" in out

@@ -103,4 +103,3 @@ def test_cuda_api_without_a_gpu_says_so() -> None:
         "cuda:0: no CUDA GPU is available (numba.cuda.is_available() is false); describe the "
         'device with api = "simulated" to run without a GPU'
     )
-

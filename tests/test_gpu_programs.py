@@ -35,7 +35,9 @@ KERNEL_MODULE = """
 """
 
 
-def test_callee_holding_the_launch_before_its_caller_converts_and_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_callee_holding_the_launch_before_its_caller_converts_and_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     source = f"""
 module attributes {{gpu.container_module}} {{
 {KERNEL_MODULE}
@@ -228,7 +230,9 @@ func.func @main() {
   return
 }
 """
-    assert "comes from 'memref.alloc' in host memory, but is used as device memory" in error_of(source)
+    assert "comes from 'memref.alloc' in host memory, but is used as device memory" in error_of(
+        source
+    )
 
 
 def test_printf_with_too_few_arguments_is_refused_at_the_printf() -> None:

@@ -81,9 +81,7 @@ def test_an_unwritable_cache_dir_compiles_in_memory(
     blocker.write_text("not a directory")
     monkeypatch.setenv("DEVPLAN_CACHE_DIR", str(blocker / "cache"))
     assert kernel_cache.module_path("x = 1\n", "test") is None
-    module = devplan.parse(
-        'kernel.module @k target #target.target<"cuda"> {' + SCALE + "}"
-    )
+    module = devplan.parse('kernel.module @k target #target.target<"cuda"> {' + SCALE + "}")
     func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
     x = np.arange(3.0)
     compile_kernel(func, "numba")((1, 1, 1), (3, 1, 1), [x, 3.0])

@@ -1,14 +1,20 @@
 """Each arith/math semantics bug of the op differential test, fixed on every path.
 
-Every test runs one op body over a few values three ways — host code (a loop over
-memrefs), the NumPy kernel backend and the Numba kernel backend (one thread per value) —
-and checks each against the LangRef's result. Bodies name their operands `%a`, `%b`, ...
-and their results `%r0`, `%r1`, ...; each helper compiles a body once for all its values.
+Every finding is one test. To compile little, the findings share two programs, each
+built once for host code (a loop over memrefs) and for a kernel (one thread per value)
+run on both backends:
+
+* `VALUES`: every op whose result a finding is about, each reading its own input
+  buffers and writing its own output buffer; one run, then each test checks its outputs.
+* `FAULTS`: every op whose undefined behaviour must be an error, each under an `scf.if`
+  on a `%which` argument, so each test runs the one program with the op it is about.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -27,38 +33,80 @@ NP = {
     "i64": np.int64,
     "index": np.int64,
     "f16": np.float16,
+    "bf16": np.uint16,  # NumPy has no bf16: memory holds its bit pattern
     "f32": np.float32,
     "f64": np.float64,
 }
 BACKENDS = ("numpy", "numba")
+PATHS = ("host", *BACKENDS)
+N = 4
+"""Values per input: every op runs on N threads (kernels) or N loop iterations (host)."""
 
 
-def _kernel(body: str, ins: list[str], outs: list[str]) -> KernelFuncOp:
-    names = "abcdefgh"
-    params = [f"%A{k}: memref<?x{t}>" for k, t in enumerate(ins)]
-    params += [f"%O{k}: memref<?x{t}>" for k, t in enumerate(outs)]
-    loads = "\n".join(
-        f"      %{names[k]} = memref.load %A{k}[%i] : memref<?x{t}>" for k, t in enumerate(ins)
-    )
-    stores = "\n".join(
-        f"      memref.store %r{k}, %O{k}[%i] : memref<?x{t}>" for k, t in enumerate(outs)
-    )
+def bf16(values: list[float]) -> list[int]:
+    """bf16 bit patterns of values that are exactly bf16."""
+    f32 = np.array(values, np.float32)
+    assert (f32.view(np.uint32) & 0xFFFF == 0).all()
+    return [int(b) for b in (f32.view(np.uint32) >> 16)]
+
+
+SNAN = float(np.array([0x7FA00000], dtype=np.uint32).view(np.float32)[0])
+BELOW_HALF = float(np.nextafter(np.float32(0.5), np.float32(0)))
+E30, E12 = 2.0**-30, 2.0**-12
+
+
+@dataclass
+class Program:
+    """Ops over named input buffers (`%name` in `lines`) defining named results."""
+
+    inputs: dict[str, tuple[str, list[Any]]]
+    lines: list[str]
+    results: dict[str, str]
+    """Result name -> type."""
+
+    def body(self, index: str, indent: str) -> str:
+        loads = [
+            f"%{n} = memref.load %in_{n}[{index}] : memref<?x{t}>"
+            for n, (t, _) in self.inputs.items()
+        ]
+        stores = [
+            f"memref.store %{n}, %out_{n}[{index}] : memref<?x{t}>" for n, t in self.results.items()
+        ]
+        return "\n".join(indent + line for line in (*loads, *self.lines, *stores))
+
+    def params(self) -> str:
+        ins = [f"%in_{n}: memref<?x{t}>" for n, (t, _) in self.inputs.items()]
+        outs = [f"%out_{n}: memref<?x{t}>" for n, t in self.results.items()]
+        return ", ".join(ins + outs)
+
+    def arrays(self) -> list[Any]:
+        ins = [np.array(v, dtype=NP[t]) for t, v in self.inputs.values()]
+        return ins + [np.zeros(N, NP[t]) for t in self.results.values()]
+
+
+def host_module(program: Program, guarded: bool) -> Any:
+    outs = ", ".join(f"memref<?x{t}>" for t in program.results.values())
+    which = "%which: index, " if guarded else ""
+    text = f"""
+func.func @main({which}{program.params()}) -> ({outs}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant {N} : index
+  scf.for %i = %c0 to %n step %c1 {{
+{program.body("%i", "    ")}
+  }}
+  func.return {", ".join(f"%out_{n}" for n in program.results)} : {outs}
+}}"""
+    return devplan.parse(text)
+
+
+def kernel_func(program: Program, guarded: bool) -> KernelFuncOp:
+    which = "%which: index, " if guarded else ""
     text = f"""
 kernel.module @k target #target.target<"cuda"> {{
-  kernel.func @op({", ".join(params)}) {{
-    %c0 = arith.constant 0 : index
+  kernel.func @op({which}{program.params()}) {{
     %tx = kernel.thread_id x
-    %bx = kernel.block_id x
-    %bd = kernel.block_dim x
-    %i0 = arith.muli %bx, %bd : index
-    %i = arith.addi %i0, %tx : index
-    %n = memref.dim %O0, %c0 : memref<?x{outs[0]}>
-    %in = arith.cmpi ult, %i, %n : index
-    scf.if %in {{
-{loads}
-      {body}
-{stores}
-    }}
+{program.body("%tx", "    ")}
     kernel.return
   }}
 }}"""
@@ -66,447 +114,449 @@ kernel.module @k target #target.target<"cuda"> {{
     return next(op for op in module.walk() if isinstance(op, KernelFuncOp))
 
 
-def _host(body: str, ins: list[str], outs: list[str]) -> Any:
-    names = "abcdefgh"
-    params = [f"%A{k}: memref<?x{t}>" for k, t in enumerate(ins)]
-    params += [f"%O{k}: memref<?x{t}>" for k, t in enumerate(outs)]
-    loads = "\n".join(
-        f"    %{names[k]} = memref.load %A{k}[%i] : memref<?x{t}>" for k, t in enumerate(ins)
-    )
-    stores = "\n".join(
-        f"    memref.store %r{k}, %O{k}[%i] : memref<?x{t}>" for k, t in enumerate(outs)
-    )
-    results = ", ".join(f"memref<?x{t}>" for t in outs)
-    text = f"""
-func.func @main({", ".join(params)}) -> ({results}) {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %O0, %c0 : memref<?x{outs[0]}>
-  scf.for %i = %c0 to %n step %c1 {{
-{loads}
-    {body}
-{stores}
-  }}
-  func.return {", ".join(f"%O{k}" for k in range(len(outs)))} : {results}
-}}"""
-    return devplan.parse(text)
+# ---------------------------------------------------------------- the value findings
+
+VALUES = Program(
+    inputs={
+        "p": ("i1", [True, False, True, False]),
+        "q": ("i1", [False, True, True, False]),
+        "fa": ("f64", [1 + E30, 0, 0, 0]),
+        "fb": ("f64", [1 - E30, 0, 0, 0]),
+        "fc": ("f64", [-1.0, 0, 0, 0]),
+        "ga": ("f32", [1 + E12, 0, 0, 0]),
+        "gb": ("f32", [1 - E12, 0, 0, 0]),
+        "gc": ("f32", [-1.0, 0, 0, 0]),
+        "z1": ("f32", [0.0, -0.0, SNAN, SNAN]),
+        "z2": ("f32", [-0.0, 0.0, 2.0, -3.0]),
+        "pb": ("f64", [-math.inf, -0.0, 4.0, -8.0]),
+        "big": ("i64", [2**53 + 2**29 + 1, -(2**53 + 2**29 + 1), 3, 0]),
+        "rd": ("f32", [BELOW_HALF, 0.5, -2.5, 2.5]),
+        "mn": ("i8", [-128, 7, -7, 0]),
+        "m1": ("i8", [-1, 2, 2, 1]),
+        "w1": ("i64", [3, 2**40, 0, -1]),
+        "w2": ("i64", [5, 2, 0, 0]),
+        "tr": ("f32", [-128.5, -1.5, 0.75, 127.9]),
+        "tu": ("f32", [255.5, 0.5, -0.5, 0.0]),
+        "t1": ("f32", [0.5, -1.5, -0.5, -1.0]),
+        "s1": ("i64", [-1, 5, 1, 7]),
+        "s2": ("i64", [63, 1, 0, 2]),
+        "e1": ("f32", [0.5, -1.25, 3.0, 100.0]),
+        "e2": ("f32", [2.5, 0.75, -3.0, 1e-3]),
+        "ua": ("i32", [7, -1, 9, 0]),
+        "ub": ("i32", [2, 2, 3, 5]),
+        "uf": ("f32", [1.5, 4e9, 0.0, 2.0]),
+    },
+    lines=[
+        # i1 is a 1-bit integer: true is -1 read as signed
+        "%slt = arith.cmpi slt, %p, %q : i1",
+        "%sge = arith.cmpi sge, %p, %q : i1",
+        "%sitofp1 = arith.sitofp %p : i1 to f32",
+        "%uitofp1 = arith.uitofp %p : i1 to f32",
+        "%add1 = arith.addi %p, %q : i1",
+        "%mul1 = arith.muli %p, %q : i1",
+        "%maxs1 = arith.maxsi %p, %q : i1",
+        "%maxu1 = arith.maxui %p, %q : i1",
+        "%cast1 = arith.index_cast %p : i1 to index",
+        # fused multiply-add
+        "%fma64 = math.fma %fa, %fb, %fc : f64",
+        "%fma32 = math.fma %ga, %gb, %gc : f32",
+        # signed zeros and NaN operands of the extrema
+        "%maximum = arith.maximumf %z1, %z2 : f32",
+        "%minimum = arith.minimumf %z1, %z2 : f32",
+        "%maxnum = arith.maxnumf %z1, %z2 : f32",
+        "%minnum = arith.minnumf %z2, %z1 : f32",
+        # powf without the square-root shortcut
+        "%half = arith.constant 0.5 : f64",
+        "%pow = math.powf %pb, %half : f64",
+        # integer to float, rounded once
+        "%i2f = arith.sitofp %big : i64 to f32",
+        # round half away from zero, roundeven half to even
+        "%round = math.round %rd : f32",
+        "%roundeven = math.roundeven %rd : f32",
+        # remsi of the minimum by -1 is 0 (not undefined)
+        "%rem = arith.remsi %mn, %m1 : i8",
+        # no-wrap flags that hold
+        "%addw = arith.addi %w1, %w2 overflow<nsw, nuw> : i64",
+        "%mulw = arith.muli %w1, %w2 overflow<nsw> : i64",
+        "%c2 = arith.constant 2 : i64",
+        "%shlw = arith.shli %w1, %c2 overflow<nsw> : i64",
+        # float to integer: the truncation must fit
+        "%f2i8 = arith.fptosi %tr : f32 to i8",
+        "%f2u8 = arith.fptoui %tu : f32 to i8",
+        "%f2i1 = arith.fptosi %t1 : f32 to i1",
+        # i64 shifts by per-thread amounts, of per-thread and uniform values
+        "%m8 = arith.constant -8 : i64",
+        "%shl = arith.shli %s1, %s2 : i64",
+        "%shru = arith.shrui %s1, %s2 : i64",
+        "%shrs = arith.shrsi %m8, %s2 : i64",
+        "%shlc = arith.shli %m8, %s2 : i64",
+        # NaN and infinite constants
+        "%nan = arith.constant 0x7FC00000 : f32",
+        "%inf = arith.constant 0x7F800000 : f32",
+        "%addnan = arith.addf %e1, %nan : f32",
+        "%subinf = arith.subf %e1, %inf : f32",
+        # transcendentals: one definition on every path
+        "%exp = math.exp %e1 : f32",
+        "%sin = math.sin %e1 : f32",
+        "%atan2 = math.atan2 %e1, %e2 : f32",
+        "%powf = math.powf %e1, %e2 : f32",
+        "%erf = math.erf %e1 : f32",
+        "%cbrt = math.cbrt %e2 : f32",
+        # ops kernels lacked
+        "%ceilu = arith.ceildivui %ua, %ub : i32",
+        "%fptoui = arith.fptoui %uf : f32 to i32",
+        "%ctlz = math.ctlz %ua : i32",
+        "%cttz = math.cttz %ua : i32",
+        "%ctpop = math.ctpop %ua : i32",
+        "%ipowi = math.ipowi %ua, %ub : i32",
+        "%fpowi = math.fpowi %uf, %ub : f32, i32",
+        "%bits = arith.bitcast %uf : f32 to i32",
+        "%back = arith.bitcast %bits : i32 to f32",
+        "%lo, %hi = arith.mulsi_extended %w1, %s1 : i64",
+        "%ulo, %uhi = arith.mului_extended %w1, %s1 : i64",
+        "%sum, %carry = arith.addui_extended %s1, %w1 : i64, i1",
+    ],
+    results={
+        **{n: "i1" for n in ("slt", "sge", "add1", "mul1", "maxs1", "maxu1")},
+        "sitofp1": "f32",
+        "uitofp1": "f32",
+        "cast1": "index",
+        "fma64": "f64",
+        "fma32": "f32",
+        **{n: "f32" for n in ("maximum", "minimum", "maxnum", "minnum")},
+        "pow": "f64",
+        "i2f": "f32",
+        "round": "f32",
+        "roundeven": "f32",
+        "rem": "i8",
+        **{n: "i64" for n in ("addw", "mulw", "shlw", "shl", "shru", "shrs", "shlc")},
+        "f2i8": "i8",
+        "f2u8": "i8",
+        "f2i1": "i1",
+        **{n: "f32" for n in ("addnan", "subinf", "exp", "sin", "atan2", "powf", "erf", "cbrt")},
+        **{n: "i32" for n in ("ceilu", "fptoui", "ctlz", "cttz", "ctpop", "ipowi", "bits")},
+        "fpowi": "f32",
+        "back": "f32",
+        **{n: "i64" for n in ("lo", "hi", "ulo", "uhi", "sum")},
+        "carry": "i1",
+    },
+)
 
 
-def run_all(body: str, ins: dict[str, list[Any]], outs: list[str]) -> dict[str, list[Any]]:
-    """The results of `body` on host code and on both kernel backends, by path."""
-    types = list(ins)
-    arrays = [np.array(values, dtype=NP[t.split(":")[0]]) for t, values in ins.items()]
-    types = [t.split(":")[0] for t in types]
-    n = len(arrays[0])
-    results: dict[str, list[Any]] = {}
-    host = devplan.execute(_host(body, types, outs), [*arrays, *(np.zeros(n, NP[t]) for t in outs)])
-    results["host"] = list(host.outputs)
-    func = _kernel(body, types, outs)
+@cache
+def values() -> dict[str, dict[str, Any]]:
+    """Every result of `VALUES` by path and name (host code, then each backend)."""
+    names = list(VALUES.results)
+    out: dict[str, dict[str, Any]] = {}
+    host = devplan.execute(host_module(VALUES, guarded=False), VALUES.arrays())
+    out["host"] = dict(zip(names, host.outputs, strict=True))
+    func = kernel_func(VALUES, guarded=False)
     for backend in BACKENDS:
-        out = [np.zeros(n, NP[t]) for t in outs]
-        compile_kernel(func, backend)(((n + 3) // 4, 1, 1), (4, 1, 1), [*arrays, *out])
-        results[backend] = out
-    return results
-
-
-def errors_of(body: str, ins: dict[str, list[Any]], outs: list[str]) -> dict[str, str]:
-    """The error message of each path running `body` (each must fail)."""
-    types = [t.split(":")[0] for t in ins]
-    arrays = [np.array(v, dtype=NP[t]) for t, v in zip(types, ins.values(), strict=True)]
-    n = len(arrays[0])
-    messages: dict[str, str] = {}
-    with pytest.raises(DevplanError) as host:
-        devplan.execute(_host(body, types, outs), [*arrays, *(np.zeros(n, NP[t]) for t in outs)])
-    messages["host"] = str(host.value)
-    func = _kernel(body, types, outs)
-    for backend in BACKENDS:
-        out = [np.zeros(n, NP[t]) for t in outs]
-        with pytest.raises(KernelError) as kernel:
-            compile_kernel(func, backend)(((n + 3) // 4, 1, 1), (4, 1, 1), [*arrays, *out])
-        messages[backend] = str(kernel.value)
-    return messages
+        arrays = VALUES.arrays()
+        compile_kernel(func, backend)((1, 1, 1), (N, 1, 1), arrays)
+        out[backend] = dict(zip(names, arrays[len(VALUES.inputs) :], strict=True))
+    return out
 
 
 def bits(x: Any) -> Any:
     a = np.asarray(x)
-    return a.view(f"u{a.dtype.itemsize}")
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind != "b" else a
 
 
-def assert_everywhere(results: dict[str, list[Any]], k: int, expected: list[Any]) -> None:
-    """Result `k` of every path is bitwise `expected` (NaNs compare as NaN)."""
-    for path, outs in results.items():
-        got = np.asarray(outs[k])
+def expect(name: str, expected: list[Any]) -> None:
+    """Result `name` is bitwise `expected` on every path (NaNs compare as NaN)."""
+    for path in PATHS:
+        got = np.asarray(values()[path][name])
         want = np.array(expected, dtype=got.dtype)
         same = bits(got) == bits(want)
         if got.dtype.kind == "f":
             same |= np.isnan(got) & np.isnan(want)
-        assert same.all(), f"{path}: {got!r} != {want!r}"
+        assert same.all(), f"%{name} on {path}: {got!r}, expected {want!r}"
 
 
-# ---------------------------------------------------------------- silent wrong values
+def expect_same(name: str) -> None:
+    """Result `name` has the same bits on every path."""
+    host = np.asarray(values()["host"][name])
+    for path in BACKENDS:
+        got = np.asarray(values()[path][name])
+        same = (bits(got) == bits(host)) | (np.isnan(got) & np.isnan(host))
+        assert same.all(), f"%{name}: host {host!r}, {path} {got!r}"
+
+
+def wrap(v: int, width: int) -> int:
+    half = 1 << (width - 1)
+    return ((v + half) % (1 << width)) - half
 
 
 def test_signed_comparison_and_sitofp_read_i1_true_as_minus_one() -> None:
-    body = """%r0 = arith.cmpi slt, %a, %b : i1
-    %r1 = arith.cmpi sge, %a, %b : i1
-    %r2 = arith.sitofp %a : i1 to f32
-    %r3 = arith.uitofp %a : i1 to f32"""
-    results = run_all(
-        body, {"i1": [True, False, True], "i1:b": [False, True, True]}, ["i1", "i1", "f32", "f32"]
-    )
-    assert_everywhere(results, 0, [True, False, False])
-    assert_everywhere(results, 1, [False, True, True])
-    assert_everywhere(results, 2, [-1.0, 0.0, -1.0])
-    assert_everywhere(results, 3, [1.0, 0.0, 1.0])
+    expect("slt", [True, False, False, False])
+    expect("sge", [False, True, True, True])
+    expect("sitofp1", [-1.0, 0.0, -1.0, 0.0])
+    expect("uitofp1", [1.0, 0.0, 1.0, 0.0])
 
 
 def test_i1_arithmetic_wraps_at_one_bit() -> None:
-    body = """%r0 = arith.addi %a, %b : i1
-    %r1 = arith.muli %a, %b : i1
-    %r2 = arith.maxsi %a, %b : i1
-    %r3 = arith.maxui %a, %b : i1
-    %r4 = arith.index_cast %a : i1 to index"""
-    results = run_all(
-        body,
-        {"i1": [True, True, False], "i1:b": [True, False, False]},
-        ["i1", "i1", "i1", "i1", "index"],
-    )
-    assert_everywhere(results, 0, [False, True, False])
-    assert_everywhere(results, 1, [True, False, False])
-    assert_everywhere(results, 2, [True, False, False])  # max(-1, 0) = 0 signed
-    assert_everywhere(results, 3, [True, True, False])
-    assert_everywhere(results, 4, [-1, -1, 0])
+    expect("add1", [True, True, False, False])
+    expect("mul1", [False, False, True, False])
+    expect("maxs1", [False, False, True, False])  # max(-1, 0) is 0 signed
+    expect("maxu1", [True, True, True, False])
+    expect("cast1", [-1, 0, -1, 0])
 
 
 def test_fma_rounds_once() -> None:
-    e30, e12 = 2.0**-30, 2.0**-12
-    results = run_all(
-        "%r0 = math.fma %a, %b, %c : f64",
-        {"f64": [1 + e30], "f64:b": [1 - e30], "f64:c": [-1.0]},
-        ["f64"],
-    )
-    assert_everywhere(results, 0, [-(2.0**-60)])
-    results = run_all(
-        "%r0 = math.fma %a, %b, %c : f32",
-        {"f32": [1 + e12], "f32:b": [1 - e12], "f32:c": [-1.0]},
-        ["f32"],
-    )
-    assert_everywhere(results, 0, [-(2.0**-24)])
+    expect("fma64", [-(2.0**-60), 0.0, 0.0, 0.0])
+    expect("fma32", [-(2.0**-24), 0.0, 0.0, 0.0])
 
 
 def test_maximumf_and_minimumf_order_minus_zero_below_plus_zero() -> None:
-    body = """%r0 = arith.maximumf %a, %b : f32
-    %r1 = arith.minimumf %a, %b : f32
-    %r2 = arith.maxnumf %a, %b : f32
-    %r3 = arith.minnumf %a, %b : f32"""
-    results = run_all(body, {"f32": [0.0, -0.0], "f32:b": [-0.0, 0.0]}, ["f32"] * 4)
-    for k, expected in enumerate(([0.0, 0.0], [-0.0, -0.0], [0.0, 0.0], [-0.0, -0.0])):
-        assert_everywhere(results, k, expected)
+    expect("maximum", [0.0, 0.0, math.nan, math.nan])
+    expect("minimum", [-0.0, -0.0, math.nan, math.nan])
 
 
 def test_maxnumf_with_a_signalling_nan_returns_the_other_operand() -> None:
-    snan = np.array([0x7FA00000], dtype=np.uint32).view(np.float32)[0]
-    body = """%r0 = arith.maxnumf %a, %b : f32
-    %r1 = arith.minnumf %b, %a : f32
-    %r2 = arith.maximumf %a, %b : f32"""
-    results = run_all(body, {"f32": [snan, snan], "f32:b": [2.0, -3.0]}, ["f32"] * 3)
-    assert_everywhere(results, 0, [2.0, -3.0])
-    assert_everywhere(results, 1, [2.0, -3.0])
-    assert_everywhere(results, 2, [math.nan, math.nan])
+    expect("maxnum", [0.0, 0.0, 2.0, -3.0])
+    expect("minnum", [-0.0, -0.0, 2.0, -3.0])
 
 
 def test_powf_has_no_square_root_shortcut() -> None:
-    results = run_all(
-        "%r0 = math.powf %a, %b : f64", {"f64": [-math.inf, -0.0], "f64:b": [0.5, 0.5]}, ["f64"]
-    )
-    assert_everywhere(results, 0, [math.inf, 0.0])
+    expect("pow", [math.inf, 0.0, 2.0, math.nan])
 
 
 def test_i64_to_f32_rounds_once() -> None:
-    x = 2**53 + 2**29 + 1
-    results = run_all(
-        "%r0 = arith.sitofp %a : i64 to f32\n    %r1 = arith.uitofp %a : i64 to f32",
-        {"i64": [x, -x]},
-        ["f32", "f32"],
-    )
-    assert_everywhere(results, 0, [2.0**53 + 2.0**30, -(2.0**53 + 2.0**30)])
+    expect("i2f", [2.0**53 + 2.0**30, -(2.0**53 + 2.0**30), 3.0, 0.0])
 
 
 def test_round_of_the_float_below_one_half_is_zero() -> None:
-    below = np.nextafter(np.float32(0.5), np.float32(0))
-    body = "%r0 = math.round %a : f32\n    %r1 = math.roundeven %a : f32"
-    results = run_all(body, {"f32": [below, 0.5, -2.5, 2.5]}, ["f32", "f32"])
-    assert_everywhere(results, 0, [0.0, 1.0, -3.0, 3.0])
-    assert_everywhere(results, 1, [0.0, 0.0, -2.0, 2.0])
+    expect("round", [0.0, 1.0, -3.0, 3.0])
+    expect("roundeven", [0.0, 0.0, -2.0, 2.0])
+
+
+def test_remsi_of_the_minimum_by_minus_one_is_zero() -> None:
+    expect("rem", [0, 1, -1, 0])
+
+
+def test_ops_with_no_wrap_flags_that_do_not_overflow_give_the_result() -> None:
+    expect("addw", [8, 2**40 + 2, 0, -1])
+    expect("mulw", [15, 2**41, 0, 0])
+    expect("shlw", [12, 2**42, 0, -4])
+
+
+def test_fptosi_keeps_values_whose_truncation_fits() -> None:
+    expect("f2i8", [-128, -1, 0, 127])
+    expect("f2u8", [-1, 0, 0, 0])
+    expect("f2i1", [False, True, False, True])
+
+
+def test_i64_shifts_by_per_thread_amounts() -> None:
+    expect("shl", [-(2**63), 10, 1, 28])
+    expect("shru", [1, 2, 1, 1])
+    expect("shrs", [-1, -4, -8, -2])
+    expect("shlc", [0, -16, -8, -32])
+
+
+def test_nan_and_infinite_constants_compile_on_both_backends() -> None:
+    expect("addnan", [math.nan] * N)
+    expect("subinf", [-math.inf] * N)
+
+
+def test_transcendentals_are_bitwise_equal_on_every_path() -> None:
+    for name in ("exp", "sin", "atan2", "powf", "erf", "cbrt"):
+        expect_same(name)
+
+
+def test_ops_kernels_lacked_run_on_every_path() -> None:
+    expect("ceilu", [4, -(2**31), 3, 0])
+    expect("fptoui", [1, wrap(4_000_000_000, 32), 0, 2])
+    expect("ctlz", [29, 0, 28, 32])
+    expect("cttz", [0, 0, 0, 32])
+    expect("ctpop", [3, 32, 2, 0])
+    expect("ipowi", [49, 1, 729, 0])
+    expect("fpowi", [2.25, 1.6e19, 0.0, 32.0])
+    expect("bits", [0x3FC00000, 0x4F6E6B28, 0, 0x40000000])
+    expect("back", [1.5, 4e9, 0.0, 2.0])
+
+
+def test_extended_arithmetic_gives_both_halves() -> None:
+    w1, s1 = VALUES.inputs["w1"][1], VALUES.inputs["s1"][1]
+    m = 2**64 - 1
+    expect("lo", [wrap(x * y, 64) for x, y in zip(w1, s1, strict=True)])
+    expect("hi", [wrap((x * y) >> 64, 64) for x, y in zip(w1, s1, strict=True)])
+    expect("ulo", [wrap(x * y, 64) for x, y in zip(w1, s1, strict=True)])
+    expect("uhi", [wrap(((x & m) * (y & m)) >> 64, 64) for x, y in zip(w1, s1, strict=True)])
+    expect("sum", [wrap(x + y, 64) for x, y in zip(s1, w1, strict=True)])
+    expect("carry", [(x & m) + (y & m) > m for x, y in zip(s1, w1, strict=True)])
+
+
+# ---------------------------------------------------------------- narrow formats
+
+
+NARROW = Program(
+    inputs={
+        "ha": ("f16", [0.1, 65504.0, 1e-7, -3.0]),
+        "hb": ("f16", [0.2, 65504.0, 1e-7, 0.3333]),
+        "ba": ("bf16", bf16([1.5, 1.0, -2.0, 3.0])),
+        "bb": ("bf16", bf16([1.0078125, 2.0**-8, 0.5, 0.0])),
+        "bc": ("bf16", bf16([2.0**-40, -(2.0**-40), 1.0, -0.0])),
+        "bd": ("f32", [1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, 3.4e38, -1e-45]),
+        "be": ("i64", [2**60 + 2**52 + 1, 255, -257, 0]),
+    },
+    lines=[
+        "%hadd = arith.addf %ha, %hb : f16",
+        "%hmul = arith.mulf %ha, %hb : f16",
+        "%hfma = math.fma %ha, %hb, %ha : f16",
+        "%hext = arith.extf %ha : f16 to f32",
+        "%hexp = math.exp %hb : f16",
+        "%badd = arith.addf %ba, %bb : bf16",
+        "%bmul = arith.mulf %ba, %bb : bf16",
+        "%bfma = math.fma %ba, %bb, %bc : bf16",
+        "%bext = arith.extf %ba : bf16 to f32",
+        "%btrunc = arith.truncf %bd : f32 to bf16",
+        "%bint = arith.sitofp %be : i64 to bf16",
+        "%bexp = math.exp %ba : bf16",
+    ],
+    results={
+        **{n: "f16" for n in ("hadd", "hmul", "hfma", "hexp")},
+        "hext": "f32",
+        **{n: "bf16" for n in ("badd", "bmul", "bfma", "btrunc", "bint", "bexp")},
+        "bext": "f32",
+    },
+)
+
+
+@cache
+def narrow() -> dict[str, dict[str, Any]]:
+    names = list(NARROW.results)
+    out: dict[str, dict[str, Any]] = {}
+    host = devplan.execute(host_module(NARROW, guarded=False), NARROW.arrays())
+    out["host"] = dict(zip(names, host.outputs, strict=True))
+    func = kernel_func(NARROW, guarded=False)
+    for backend in BACKENDS:
+        arrays = NARROW.arrays()
+        compile_kernel(func, backend)((1, 1, 1), (N, 1, 1), arrays)
+        out[backend] = dict(zip(names, arrays[len(NARROW.inputs) :], strict=True))
+    return out
+
+
+def expect_narrow(name: str, expected: Any) -> None:
+    for path in PATHS:
+        got = np.asarray(narrow()[path][name])
+        assert (bits(got) == bits(np.asarray(expected, got.dtype))).all(), (name, path, got)
+
+
+def test_f16_arithmetic_rounds_once_on_every_path() -> None:
+    a = np.array(NARROW.inputs["ha"][1], np.float16).astype(np.float64)
+    b = np.array(NARROW.inputs["hb"][1], np.float16).astype(np.float64)
+    with np.errstate(over="ignore"):
+        expect_narrow("hadd", (a + b).astype(np.float16))
+        expect_narrow("hmul", (a * b).astype(np.float16))
+        expect_narrow("hfma", (a * b + a).astype(np.float16))  # exact in f64 here
+    expect_narrow("hext", a.astype(np.float32))
+    expect_narrow("hexp", narrow()["host"]["hexp"])
+
+
+def test_bf16_arithmetic_rounds_once_on_every_path() -> None:
+    expect_narrow("badd", bf16([2.5, 1.0, -1.5, 3.0]))
+    expect_narrow("bmul", bf16([1.515625, 2.0**-8, -1.0, 0.0]))
+    # 1.5 * 1.0078125 is halfway between two bf16 values: the tiny addend decides
+    expect_narrow("bfma", bf16([1.515625, 2.0**-8, 0.0, 0.0]))
+    expect_narrow("bext", np.array([1.5, 1.0, -2.0, 3.0], np.float32))
+    expect_narrow("btrunc", bf16([1.0, 1.015625, math.inf, -0.0]))
+    expect_narrow("bint", bf16([2.0**60 + 2.0**53, 255.0, -256.0, 0.0]))
+    expect_narrow("bexp", narrow()["host"]["bexp"])
 
 
 # ---------------------------------------------------------------- undefined behaviour
 
 
-@pytest.mark.parametrize("op", ["divsi", "ceildivsi", "floordivsi"])
-def test_signed_division_of_the_minimum_by_minus_one_is_an_error(op: str) -> None:
-    messages = errors_of(
-        f"%r0 = arith.{op} %a, %b : i32", {"i32": [7, -(2**31)], "i32:b": [2, -1]}, ["i32"]
-    )
-    for path, message in messages.items():
-        assert f"'arith.{op}' divides the minimum i32 value by -1" in message, path
-    assert "thread (1, 0, 0)" in messages["numpy"]
-    assert "thread (1, 0, 0)" in messages["numba"]
+FAULT_OPS = {
+    "divsi": ("%r = arith.divsi %ia, %ib : i32", "i32", "divides the minimum i32 value by -1"),
+    "ceildivsi": (
+        "%r = arith.ceildivsi %ia, %ib : i32",
+        "i32",
+        "divides the minimum i32 value by -1",
+    ),
+    "floordivsi": (
+        "%r = arith.floordivsi %ia, %ib : i32",
+        "i32",
+        "divides the minimum i32 value by -1",
+    ),
+    "addi_nsw": ("%r = arith.addi %ic, %id overflow<nsw> : i32", "i32", "nsw flag overflows"),
+    "subi_nuw": ("%r = arith.subi %id, %ic overflow<nuw> : i32", "i32", "nuw flag overflows"),
+    "muli_nsw": ("%r = arith.muli %la, %lb overflow<nsw> : i64", "i64", "nsw flag overflows"),
+    "muli_nuw": ("%r = arith.muli %lc, %lb overflow<nuw> : i64", "i64", "nuw flag overflows"),
+    "shli_nsw": ("%r = arith.shli %sa, %sb overflow<nsw> : i8", "i8", "nsw flag overflows"),
+    "fptosi_i1": ("%r = arith.fptosi %fa : f32 to i1", "i1", "outside the range of i1"),
+    "ipowi": ("%r = math.ipowi %ze, %ne : i16", "i16", "raises 0 to a negative power"),
+}
+"""Each faulting op (on thread 1) and what its message says, on every path."""
 
 
-def test_remsi_of_the_minimum_by_minus_one_is_zero() -> None:
-    results = run_all("%r0 = arith.remsi %a, %b : i8", {"i8": [-128], "i8:b": [-1]}, ["i8"])
-    assert_everywhere(results, 0, [0])
-
-
-@pytest.mark.parametrize(
-    ("line", "values", "flag"),
-    [
-        ("arith.addi %a, %b overflow<nsw> : i32", ([2**31 - 1], [1]), "nsw"),
-        ("arith.subi %a, %b overflow<nuw> : i32", ([1], [2]), "nuw"),
-        ("arith.muli %a, %b overflow<nsw> : i64", ([2**62], [2]), "nsw"),
-        ("arith.muli %a, %b overflow<nuw> : i64", ([-1], [2]), "nuw"),
-        ("arith.shli %a, %b overflow<nsw> : i8", ([64], [1]), "nsw"),
-    ],
-)
-def test_overflow_of_an_op_with_a_no_wrap_flag_is_an_error(
-    line: str, values: tuple[list[int], list[int]], flag: str
-) -> None:
-    type_ = line.rsplit(": ", 1)[1]
-    messages = errors_of(f"%r0 = {line}", {type_: values[0], f"{type_}:b": values[1]}, [type_])
-    for path, message in messages.items():
-        assert f"with the {flag} flag overflows" in message, path
-
-
-def test_ops_with_no_wrap_flags_that_do_not_overflow_give_the_result() -> None:
-    body = """%r0 = arith.addi %a, %b overflow<nsw, nuw> : i64
-    %r1 = arith.muli %a, %b overflow<nsw> : i64
-    %r2 = arith.shli %a, %b overflow<nuw> : i64"""
-    results = run_all(body, {"i64": [3, 2**40], "i64:b": [5, 2]}, ["i64"] * 3)
-    assert_everywhere(results, 0, [8, 2**40 + 2])
-    assert_everywhere(results, 1, [15, 2**41])
-    assert_everywhere(results, 2, [96, 2**42])
-
-
-# ---------------------------------------------------------------- spurious errors
-
-
-def test_fptosi_keeps_values_whose_truncation_fits() -> None:
-    body = """%r0 = arith.fptosi %a : f32 to i8
-    %r1 = arith.fptosi %c : f32 to i1
-    %r2 = arith.fptoui %b : f32 to i8"""
-    results = run_all(
-        body,
-        {"f32": [-128.5, -1.5, 0.75], "f32:b": [255.5, 0.5, -0.5], "f32:c": [0.5, -1.5, -0.5]},
-        ["i8", "i1", "i8"],
-    )
-    assert_everywhere(results, 0, [-128, -1, 0])
-    assert_everywhere(results, 1, [False, True, False])
-    assert_everywhere(results, 2, [-1, 0, 0])
-
-
-def test_fptosi_to_i1_of_one_is_out_of_range() -> None:
-    messages = errors_of("%r0 = arith.fptosi %a : f32 to i1", {"f32": [0.0, 1.0]}, ["i1"])
-    for path in ("numpy", "numba"):
-        assert "'arith.fptosi' converts NaN or a value outside the range of i1" in messages[path]
-
-
-def test_i64_shifts_by_per_thread_amounts() -> None:
-    body = """%m = arith.constant -8 : i64
-    %r0 = arith.shli %a, %b : i64
-    %r1 = arith.shrui %a, %b : i64
-    %r2 = arith.shrsi %m, %b : i64
-    %r3 = arith.shli %m, %b : i64"""
-    results = run_all(body, {"i64": [-1, 5], "i64:b": [63, 1]}, ["i64"] * 4)
-    assert_everywhere(results, 0, [-(2**63), 10])
-    assert_everywhere(results, 1, [1, 2])
-    assert_everywhere(results, 2, [-1, -4])
-    assert_everywhere(results, 3, [0, -16])
-
-
-# ---------------------------------------------------------------- backends agree
-
-
-def test_nan_and_infinite_constants_compile_on_both_backends() -> None:
-    body = """%nan = arith.constant 0x7FC00000 : f32
-    %inf = arith.constant 0x7F800000 : f32
-    %r0 = arith.addf %a, %nan : f32
-    %r1 = arith.subf %a, %inf : f32"""
-    results = run_all(body, {"f32": [1.0]}, ["f32", "f32"])
-    assert_everywhere(results, 0, [math.nan])
-    assert_everywhere(results, 1, [-math.inf])
-
-
-UNARY = [
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "sqrt",
-    "rsqrt",
-    "tanh",
-    "sin",
-    "cos",
-    "tan",
-    "atan",
-    "asin",
-    "acos",
-    "sinh",
-    "cosh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "cbrt",
-    "erf",
-    "floor",
-    "ceil",
-    "trunc",
-    "round",
-    "roundeven",
-    "absf",
-]
-
-
-@pytest.mark.parametrize("type_", ["f32", "f64", "f16"])
-def test_every_float_unary_op_is_bitwise_equal_on_every_path(type_: str) -> None:
-    values = [0.0, -0.0, 0.5, -0.75, 1.0, 1.5, 3.0, -7.25, 100.0, 1e-3, math.inf, -math.inf]
-    values.append(math.nan)
-    values += list(np.random.default_rng(15).uniform(-4, 4, 12))
-    body = "\n    ".join(f"%r{k} = math.{op} %a : {type_}" for k, op in enumerate(UNARY))
-    results = run_all(body, {type_: values}, [type_] * len(UNARY))
-    for k, op in enumerate(UNARY):
-        host, numpy_, numba_ = (np.asarray(results[p][k]) for p in ("host", "numpy", "numba"))
-        for name, got in (("numpy", numpy_), ("numba", numba_)):
-            same = (bits(got) == bits(host)) | (np.isnan(got) & np.isnan(host))
-            assert same.all(), f"math.{op} {type_}: host {host!r} != {name} {got!r}"
-
-
-@pytest.mark.parametrize("type_", ["f32", "f64", "f16"])
-def test_every_float_binary_op_is_bitwise_equal_on_every_path(type_: str) -> None:
-    ops = [
-        "arith.addf",
-        "arith.divf",
-        "arith.subf",
-        "math.powf",
-        "math.atan2",
-        "math.copysign",
-        "arith.maxnumf",
-    ]
-    rng = np.random.default_rng(16)
-    xs = [0.0, -0.0, 2.0, -2.0, math.inf, math.nan, 0.5, *rng.uniform(-3, 3, 9)]
-    ys = [-0.0, 0.0, 0.5, 3.0, -0.5, 1.0, math.inf, *rng.uniform(-3, 3, 9)]
-    body = "\n    ".join(f"%r{k} = {op} %a, %b : {type_}" for k, op in enumerate(ops))
-    results = run_all(body, {type_: xs, f"{type_}:b": ys}, [type_] * len(ops))
-    for k, op in enumerate(ops):
-        host = np.asarray(results["host"][k])
-        for name in BACKENDS:
-            got = np.asarray(results[name][k])
-            same = (bits(got) == bits(host)) | (np.isnan(got) & np.isnan(host))
-            assert same.all(), f"{op} {type_}: host {host!r} != {name} {got!r}"
-
-
-def test_f16_arithmetic_rounds_once_on_every_path() -> None:
-    body = """%r0 = arith.addf %a, %b : f16
-    %r1 = arith.mulf %a, %b : f16
-    %r2 = math.fma %a, %b, %a : f16
-    %r3 = arith.extf %a : f16 to f32"""
-    xs, ys = [0.1, 65504.0, 1e-7, -3.0], [0.2, 65504.0, 1e-7, 0.3333]
-    results = run_all(body, {"f16": xs, "f16:b": ys}, ["f16", "f16", "f16", "f32"])
-    a, b = np.array(xs, np.float16).astype(np.float64), np.array(ys, np.float16).astype(np.float64)
-    assert_everywhere(results, 0, list((a + b).astype(np.float16)))
-    assert_everywhere(results, 1, list((a * b).astype(np.float16)))
-    assert_everywhere(results, 2, list((a * b + a).astype(np.float16)))  # exact in f64 here
-    assert_everywhere(results, 3, list(a.astype(np.float32)))
-
-
-# ---------------------------------------------------------------- ops kernels lacked
-
-
-def test_integer_ops_kernels_lacked_run_on_every_path() -> None:
-    body = """%r0 = arith.ceildivui %a, %b : i32
-    %r1 = arith.fptoui %c : f32 to i32
-    %r2 = arith.divsi %a, %b : i32"""
-    results = run_all(
-        body, {"i32": [7, -1], "i32:b": [2, 2], "f32:c": [1.5, 4e9]}, ["i32", "i32", "i32"]
-    )
-    assert_everywhere(results, 0, [4, -(2**31)])
-    assert_everywhere(results, 1, [1, 4_000_000_000 - 2**32])
-    assert_everywhere(results, 2, [3, 0])
-
-
-def test_bit_counts_and_integer_powers_run_on_every_path() -> None:
-    body = """%r0 = math.ctlz %a : i32
-    %r1 = math.cttz %a : i32
-    %r2 = math.ctpop %a : i32
-    %r3 = math.ipowi %a, %b : i32
-    %r4 = math.ctpop %c : i64"""
-    results = run_all(
-        body,
-        {"i32": [0, 1, -1, 12], "i32:b": [0, -3, 5, 9], "i64:c": [-1, 0, 2**40, 7]},
-        ["i32", "i32", "i32", "i32", "i64"],
-    )
-    assert_everywhere(results, 0, [32, 31, 0, 28])
-    assert_everywhere(results, 1, [32, 0, 0, 2])
-    assert_everywhere(results, 2, [0, 1, 32, 2])
-    assert_everywhere(results, 3, [1, 1, -1, 12**9 % 2**32 - 2**32 * (12**9 % 2**32 >= 2**31)])
-    assert_everywhere(results, 4, [64, 0, 1, 3])
-
-
-def test_zero_to_a_negative_integer_power_is_an_error() -> None:
-    messages = errors_of(
-        "%r0 = math.ipowi %a, %b : i16", {"i16": [2, 0], "i16:b": [2, -1]}, ["i16"]
-    )
-    for path, message in messages.items():
-        assert "'math.ipowi' raises 0 to a negative power" in message, path
-
-
-def test_extended_arithmetic_gives_both_halves() -> None:
-    body = """%r0, %r1 = arith.mulsi_extended %a, %b : i64
-    %r2, %r3 = arith.mului_extended %a, %b : i64
-    %r4, %r5 = arith.addui_extended %a, %b : i64, i1
-    %r6, %r7 = arith.mulsi_extended %c, %c : i8"""
-    a, b = [-(2**63), 3, -1], [-1, 2**62, -1]
-    results = run_all(
-        body,
-        {"i64": a, "i64:b": b, "i8:c": [-128, 11, -3]},
-        ["i64", "i64", "i64", "i64", "i64", "i1", "i8", "i8"],
-    )
-
-    def wrap(v: int, w: int) -> int:
-        return ((v + (1 << (w - 1))) % (1 << w)) - (1 << (w - 1))
-
-    m = 2**64 - 1
-    assert_everywhere(results, 0, [wrap(x * y, 64) for x, y in zip(a, b, strict=True)])
-    assert_everywhere(results, 1, [wrap((x * y) >> 64, 64) for x, y in zip(a, b, strict=True)])
-    assert_everywhere(
-        results, 3, [wrap(((x & m) * (y & m)) >> 64, 64) for x, y in zip(a, b, strict=True)]
-    )
-    assert_everywhere(results, 4, [wrap(x + y, 64) for x, y in zip(a, b, strict=True)])
-    assert_everywhere(results, 5, [(x & m) + (y & m) > m for x, y in zip(a, b, strict=True)])
-    assert_everywhere(results, 7, [64, 0, 0])
-
-
-def test_bitcast_and_fpowi_run_on_every_path() -> None:
-    body = """%r0 = arith.bitcast %a : f32 to i32
-    %r1 = arith.bitcast %r0 : i32 to f32
-    %r2 = arith.bitcast %c : f16 to i16
-    %r3 = math.fpowi %a, %b : f32, i32
-    %r4 = arith.bitcast %d : i64 to f64"""
-    results = run_all(
-        body,
-        {
-            "f32": [1.0, -0.0, 3.5],
-            "i32:b": [3, -1, 2],
-            "f16:c": [1.0, -2.0, 0.5],
-            "i64:d": [0, 1, -1],
+def _faults_program() -> Program:
+    lines: list[str] = []
+    for k, (line, _, _) in enumerate(FAULT_OPS.values()):
+        lines += [
+            f"%k{k} = arith.constant {k} : index",
+            f"%is{k} = arith.cmpi eq, %which, %k{k} : index",
+            f"scf.if %is{k} {{",
+            "  " + line.replace("%r ", f"%r{k} "),
+            "}",
+        ]
+    return Program(
+        inputs={
+            "ia": ("i32", [7, -(2**31), 0, 0]),
+            "ib": ("i32", [2, -1, 1, 1]),
+            "ic": ("i32", [1, 2**31 - 1, 0, 0]),
+            "id": ("i32", [2, 1, 0, 0]),
+            "la": ("i64", [3, 2**62, 0, 0]),
+            "lb": ("i64", [2, 2, 0, 0]),
+            "lc": ("i64", [5, -1, 0, 0]),
+            "sa": ("i8", [1, 64, 0, 0]),
+            "sb": ("i8", [1, 1, 0, 0]),
+            "fa": ("f32", [-0.5, 1.0, 0.0, 0.0]),
+            "ze": ("i16", [2, 0, 1, 1]),
+            "ne": ("i16", [2, -1, 0, 0]),
         },
-        ["i32", "f32", "i16", "f32", "f64"],
+        lines=lines,
+        results={},
     )
-    assert_everywhere(results, 0, [0x3F800000, -(2**31), 0x40600000])
-    assert_everywhere(results, 1, [1.0, -0.0, 3.5])
-    assert_everywhere(results, 2, [0x3C00, -16384, 0x3800])
-    assert_everywhere(results, 3, [1.0, -math.inf, 12.25])
-    assert_everywhere(results, 4, list(np.array([0, 1, -1], np.int64).view(np.float64)))
+
+
+FAULTS = _faults_program()
+
+
+@cache
+def faulting() -> tuple[Any, KernelFuncOp]:
+    return host_module_without_results(FAULTS), kernel_func(FAULTS, guarded=True)
+
+
+def host_module_without_results(program: Program) -> Any:
+    text = f"""
+func.func @main(%which: index, {program.params()}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant {N} : index
+  scf.for %i = %c0 to %n step %c1 {{
+{program.body("%i", "    ")}
+  }}
+  func.return
+}}"""
+    return devplan.parse(text)
+
+
+@pytest.mark.parametrize("case", list(FAULT_OPS))
+def test_undefined_behaviour_is_a_located_error_on_every_path(case: str) -> None:
+    which = list(FAULT_OPS).index(case)
+    line, _, says = FAULT_OPS[case]
+    op = line.split(" = ")[1].split(" ")[0]
+    host, func = faulting()
+    with pytest.raises(DevplanError) as caught:
+        devplan.execute(host, [which, *FAULTS.arrays()])
+    assert f"'{op}'" in str(caught.value)
+    assert says in str(caught.value)
+    for backend in BACKENDS:
+        with pytest.raises(KernelError) as fault:
+            compile_kernel(func, backend)((1, 1, 1), (N, 1, 1), [which, *FAULTS.arrays()])
+        message = str(fault.value)
+        assert f"'{op}'" in message, backend
+        assert says in message, backend
+        assert "thread (1, 0, 0)" in message, backend

@@ -179,7 +179,9 @@ def test_finite_float_argument_beyond_the_type_range_is_an_error() -> None:
 """,
         1e39,
     )
-    assert lines == ["error: argument 0 %x of @main(f32) -> f32 is f32, and 1e+39 does not fit in it"]
+    assert lines == [
+        "error: argument 0 %x of @main(f32) -> f32 is f32, and 1e+39 does not fit in it"
+    ]
 
 
 def test_infinite_float_argument_stays_infinite() -> None:

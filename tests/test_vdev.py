@@ -253,9 +253,7 @@ def test_from_string_reads_type_id_and_scope_and_round_trips(
 def test_from_string_rejects_malformed_text(text: str) -> None:
     with pytest.raises(VirtualDeviceError) as info:
         DeviceAttr.from_string(text)
-    assert str(info.value).startswith(
-        f"invalid device string '{text}': expected TYPE[:ID][/SCOPE]"
-    )
+    assert str(info.value).startswith(f"invalid device string '{text}': expected TYPE[:ID][/SCOPE]")
 
 
 def test_from_string_error_shows_the_form() -> None:
@@ -323,7 +321,7 @@ def test_memory_space_error_inside_an_op_verifier_is_located_at_the_op() -> None
     with pytest.raises(devplan.DevplanError) as located:
         devplan.parse(source)
     assert str(located.value).splitlines()[0] == (
-        "<string>:1:1: error: 'device.alloc' memory space \"gpu\" of memref<4xf32, \"gpu\"> "
+        '<string>:1:1: error: \'device.alloc\' memory space "gpu" of memref<4xf32, "gpu"> '
         "is not a #vdev.device; a memref lives in host memory (no memory space) or on a "
         'device (a #vdev.device memory space such as #vdev.device<"cuda", 0>)'
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -150,7 +151,10 @@ def int_width(type_: Attribute) -> int | None:
 
 
 def dtype_of(type_: Attribute) -> np.dtype[np.generic] | None:
-    """The NumPy dtype holding values of a scalar type, None when unsupported."""
+    """The NumPy dtype of memory holding a scalar type, None when unsupported (bf16, which
+    NumPy lacks, is held as its uint16 bit pattern)."""
+    if isinstance(type_, BFloat16Type):
+        return np.dtype(np.uint16)
     width = int_width(type_)
     if width is not None:
         return INT_DTYPES.get(width)
@@ -163,8 +167,28 @@ def dtype_of(type_: Attribute) -> np.dtype[np.generic] | None:
     return None
 
 
+def value_dtype(type_: Attribute) -> np.dtype[np.generic] | None:
+    """The NumPy dtype of values of a scalar type in the NumPy backend: as `dtype_of`, but
+    a bf16 value is an f32 (which holds every bf16 value exactly)."""
+    if isinstance(type_, BFloat16Type):
+        return np.dtype(np.float32)
+    return dtype_of(type_)
+
+
+def narrow_format(type_: Attribute) -> str | None:
+    """ "f16" or "bf16" for those types (and memrefs of them), else None: their float ops
+    are computed in f64 and rounded once (see `semantics`)."""
+    if isinstance(type_, MemRefType):
+        type_ = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(type_, Float16Type):
+        return "f16"
+    if isinstance(type_, BFloat16Type):
+        return "bf16"
+    return None
+
+
 def is_float(type_: Attribute) -> bool:
-    return isinstance(type_, Float16Type | Float32Type | Float64Type)
+    return isinstance(type_, Float16Type | BFloat16Type | Float32Type | Float64Type)
 
 
 def wrap_int(value: int, width: int) -> int | bool:
@@ -300,7 +324,7 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
                 diagnostic_at(
                     op,
                     f"in kernel @{kernel.name}: values of type {type_} are not supported "
-                    "by the kernel backends (index, i1, i8, i16, i32, i64, f16, f32, f64)",
+                    "by the kernel backends (index, i1, i8, i16, i32, i64, f16, bf16, f32, f64)",
                 )
             )
 
@@ -402,8 +426,7 @@ def fptosi_message(width: int) -> str:
 
 
 def fptoi_message(op: str, width: int) -> str:
-    reading = "the unsigned range" if op == "fptoui" else "the range"
-    return f"'arith.{op}' converts NaN or a value outside {reading} of i{width}"
+    return semantics.fptoi_message(op, width)
 
 
 def dim_message(d: int, rank: int) -> str:

@@ -611,15 +611,51 @@ def bitcast(x: Value, src: np.dtype[Any], dst: np.dtype[Any]) -> Value:
     return np.asarray(x, dtype=src).view(dst)
 
 
-def float_op(fn: Any, narrow: np.dtype[Any] | None, *xs: Value) -> Value:
-    """A float op of `semantics` on lanes; for a narrow format (`narrow`: f16) computed in
-    f64 and rounded once to it."""
+def float_op(fn: Any, narrow: str | None, *xs: Value) -> Value:
+    """A float op of `semantics` on lanes; for a narrow format (`narrow`: "f16", "bf16")
+    computed in f64 and rounded once to it (bf16 values are held in f32)."""
     if narrow is None:
         return fn(*xs)
-    out = fn(*(np.asarray(x, dtype=np.float64) for x in xs))
-    if all(is_uniform(x) for x in xs):
-        return narrow.type(out)
-    return np.asarray(out).astype(narrow)
+    return round_to(narrow, fn(*(np.asarray(x, dtype=np.float64) for x in xs)), xs)
+
+
+def round_to(narrow: str, out: Any, xs: Sequence[Value] = ()) -> Value:
+    """f64 values `out` rounded once to `narrow` ("f16": NumPy's rounding; "bf16":
+    `semantics`', held in f32); uniform when every `xs` is."""
+    uniform = all(is_uniform(x) for x in xs) and np.ndim(out) == 0
+    if narrow == "f16":
+        return np.float16(out) if uniform else np.asarray(out).astype(np.float16)
+    rounded = semantics.narrow_ufuncs("bf16")[0](np.asarray(out, dtype=np.float64))
+    return np.float32(rounded) if uniform else np.asarray(rounded).astype(np.float32)
+
+
+def bf16_values(bits: Value) -> Value:
+    """bf16 values (f32) of bit patterns loaded from memory."""
+    if is_uniform(bits):
+        return np.float32(semantics.bf16_from_bits(np.uint16(bits)))
+    return (np.asarray(bits).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def bf16_bits(x: Value) -> Value:
+    """The bit patterns of bf16 values (f32) to store (NaN as the quiet NaN)."""
+    x = arr(x)
+    if is_uniform(x):
+        return np.uint16(semantics.bf16_to_bits(float(x)))
+    return semantics.narrow_ufuncs("bf16")[2](np.asarray(x, dtype=np.float64))
+
+
+def int_to_bf16(x: Value, src: int, unsigned: bool) -> Value:
+    """`sitofp`/`uitofp` to bf16, rounded once (an f64 first would round twice)."""
+    x = arr(x)
+    if is_uniform(x):
+        v = int(x) & ((1 << src) - 1)
+        if not unsigned and v >> (src - 1):
+            v -= 1 << src
+        return np.float32(semantics.int_to_float(v, np.dtype(np.float32), precision=8))
+    wide = _widen_i1(x, not unsigned) if src == 1 else _unsigned(x, src) if unsigned else x
+    values = np.asarray(wide)
+    values = values.astype(np.uint64).view(np.int64) if unsigned else values.astype(np.int64)
+    return semantics.int_round_ufunc()(values, 8, unsigned and src == 64).astype(np.float32)
 
 
 def float_cast(x: Value, dtype: np.dtype[Any]) -> Value:

@@ -79,6 +79,7 @@ from .common import (
     fptoi_message,
     int_width,
     is_float,
+    narrow_format,
     predicate_of,
     shift_message,
 )
@@ -249,10 +250,10 @@ class NumbaSource(SourceWriter):
         f16 (a value of the format, see `semantics`), else the type itself."""
         dtype = dtype_of(type_)
         assert dtype is not None
+        if narrow_format(type_):
+            return "np.float64"
         if dtype.kind == "i":
             return "np.int64"
-        if dtype == np.float16:
-            return "np.float64"
         return f"np.{dtype.name}"
 
     def defined(self, name: str) -> str:
@@ -342,8 +343,8 @@ class NumbaSource(SourceWriter):
             assert isinstance(type_, MemRefType)
             shape = tuple(type_.get_shape())
             dt = self.dtype_name(type_.element_type)  # pyright: ignore[reportUnknownMemberType]
-            if _is_f16(type_):
-                dt = "np.uint16"  # f16 memory holds bit patterns (see `load`)
+            if narrow_format(type_):
+                dt = "np.uint16"  # f16 and bf16 memory holds bit patterns (see `load`)
             elif dt == "np.int64":
                 dtype = dtype_of(type_.element_type)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
                 assert dtype is not None
@@ -373,7 +374,10 @@ class NumbaSource(SourceWriter):
                 if is_float(type_):
                     dtype = dtype_of(type_)
                     assert dtype is not None
-                    literal = _float_literal(float(dtype.type(value)))
+                    if narrow_format(type_) == "bf16":
+                        literal = _float_literal(float(semantics.bf16_value(value)))
+                    else:
+                        literal = _float_literal(float(dtype.type(value)))
                     self.emit(f"{name} = {self.dtype_name(type_)}({literal})")
                 else:
                     self.emit(f"{name} = {value!r}")
@@ -460,8 +464,10 @@ class NumbaSource(SourceWriter):
         """`memref.atomic_rmw`: threads run one after another, so a read, the combined
         value and a write (through `device_io.atomic_combine`'s rules) are atomic."""
         value, mem, *idx = (self.v(o) for o in op.operands)
-        if _is_f16(op.operands[0].type):
-            raise self.error(op, "'memref.atomic_rmw' on f16 is not supported by the numba backend")
+        if narrow_format(op.operands[0].type):
+            raise self.error(
+                op, "'memref.atomic_rmw' on f16 or bf16 is not supported by the numba backend"
+            )
         self.check_index(op, mem, idx, op.operands[1])
         kind = device_io.atomic_kind(op)
         index = ", ".join(idx) if idx else "()"
@@ -590,16 +596,17 @@ class NumbaSource(SourceWriter):
         value = f"{mem}[{index}]"
         if int_width(op.results[0].type) not in (None, 1):
             value = f"np.int64({value})"
-        elif _is_f16(op.results[0].type):
-            value = f"semantics.f16_from_bits({value})"
+        elif narrow_format(op.results[0].type):
+            value = f"semantics.{narrow_format(op.results[0].type)}_from_bits({value})"
         self.emit(f"{self.v(op.results[0])} = {value}")
 
     def store(self, op: Operation) -> None:
         value, mem, *idx = (self.v(o) for o in op.operands)
         self.check_index(op, mem, idx, op.operands[1])
         index = self.index(idx)
-        if _is_f16(op.operands[0].type):
-            value = f"semantics.f16_to_bits({value})"
+        fmt = narrow_format(op.operands[0].type)
+        if fmt:
+            value = f"semantics.{fmt}_to_bits({value})"
         self.emit(f"{mem}[{index}] = {value}")
 
     def scalar(self, op: Operation) -> None:
@@ -629,10 +636,13 @@ class NumbaSource(SourceWriter):
         """A float op: inline when exactly rounded, else a call of `semantics`' compiled
         definition; f16 (held in f64) rounded once to the format."""
         template = _EXACT_FLOAT.get(op.name)
+        name = op.name
+        if name == "math.fma" and narrow_format(op.results[0].type) == "bf16":
+            name = "fma_bf16"  # rounded to odd in f64 first (see semantics)
         if template is not None:
             expr = template.format(*args)
         else:
-            expr = f"{self.defined(op.name)}({', '.join(args)})"
+            expr = f"{self.defined(name)}({', '.join(args)})"
         return self.as_float(expr, op.results[0].type)
 
     def int_defined(self, name: str) -> str:
@@ -685,20 +695,24 @@ class NumbaSource(SourceWriter):
         sd, dd = dtype_of(src), dtype_of(dst)
         assert sd is not None
         assert dd is not None
+        sf, df = narrow_format(src), narrow_format(dst)
+        if sf and df:
+            return x if sf == df else f"semantics.{df}_from_bits(semantics.{sf}_to_bits({x}))"
+        if sf:
+            return _wrap(f"np.int64(semantics.{sf}_to_bits({x}))", 16)
+        if df:
+            return f"semantics.{df}_from_bits(np.uint16({x} & 0xFFFF))"
         if sd.kind == dd.kind or (sd.kind in "ib" and dd.kind in "ib"):
             return x
-        if sd == np.float16:
-            return _wrap(f"np.int64(semantics.f16_to_bits({x}))", 16)
-        if dd == np.float16:
-            return f"semantics.f16_from_bits(np.uint16({x} & 0xFFFF))"
         if sd.kind == "f":
             return f"np.int64(semantics.bitcast({x}, np.{dd.name}(0)))"
         return f"semantics.bitcast(np.{sd.name}({x}), np.{dd.name}(0))"
 
     def as_float(self, expr: str, type_: Any) -> str:
-        """`expr` as a value of float type `type_` (rounded once to f16 when narrow)."""
-        if dtype_of(type_) == np.float16:
-            return f"semantics.round_f16(np.float64({expr}))"
+        """`expr` as a value of float type `type_` (rounded once when narrow)."""
+        fmt = narrow_format(type_)
+        if fmt:
+            return f"semantics.round_{fmt}(np.float64({expr}))"
         return f"{self.dtype_name(type_)}({expr})"
 
     def check(self, op: Operation, condition: str, message: str) -> None:
@@ -793,6 +807,11 @@ class NumbaSource(SourceWriter):
                     value = f"np.uint64({x})"
                 else:
                     value = x
+                if (
+                    rtype is not None and narrow_format(rtype) == "bf16"
+                ):  # an f64 first would round twice
+                    unsigned = short == "uitofp" and width == 64
+                    return f"semantics.int_round(np.int64({value}), 8, {unsigned})"
                 return self.as_float(value, rtype)
             case "fptosi" | "fptoui":
                 assert dst is not None
@@ -1076,6 +1095,7 @@ def _float_literal(value: float) -> str:
 
 
 def _is_f16(type_: Any) -> bool:
+    """f16 memory is passed to compiled code as its uint16 bit patterns (a view)."""
     if isinstance(type_, MemRefType):
         type_ = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     return isinstance(type_, Float16Type)

@@ -44,7 +44,9 @@ from .common import (
     int_width,
     is_float,
     load_may_alias_later_store,
+    narrow_format,
     predicate_of,
+    value_dtype,
 )
 
 _UFUNCS = {
@@ -99,7 +101,7 @@ class NumpySource(SourceWriter):
         return name
 
     def dtype(self, value: SSAValue) -> str:
-        dtype = dtype_of(value.type)
+        dtype = value_dtype(value.type)
         assert dtype is not None  # checked by Kernel
         return self.const("dt", dtype)
 
@@ -153,7 +155,9 @@ class NumpySource(SourceWriter):
         if name == "arith.constant":
             value = constant_value(op)
             dtype = dtype_of(op.results[0].type)
-            if is_float(op.results[0].type) and dtype is not None:
+            if narrow_format(op.results[0].type) == "bf16":
+                value = semantics.bf16_value(value)
+            elif is_float(op.results[0].type) and dtype is not None:
                 value = dtype.type(value)
             self.kernel.names[op.results[0]] = self.const("c", value)
             return
@@ -192,8 +196,15 @@ class NumpySource(SourceWriter):
         width = int_width(op.operands[0].type)
         results = ", ".join(self.v(r) for r in op.results)
         if name == "arith.bitcast":
-            src, dst = self.dtype(op.operands[0]), self.dtype(op.results[0])
-            self.emit(f"{results} = lanes.bitcast({args[0]}, {src}, {dst})")
+            x = args[0]
+            if narrow_format(op.operands[0].type) == "bf16":
+                x = f"lanes.bf16_bits({x})"
+            src = self.const("dt", dtype_of(op.operands[0].type))
+            dst = self.const("dt", dtype_of(op.results[0].type))
+            cast = f"lanes.bitcast({x}, {src}, {dst})"
+            if narrow_format(op.results[0].type) == "bf16":
+                cast = f"lanes.bf16_values({cast})"
+            self.emit(f"{results} = {cast}")
         elif name in ("arith.mulsi_extended", "arith.mului_extended"):
             high = self.const("U", semantics.int_ufunc("mul_high"))
             signed = name == "arith.mulsi_extended"
@@ -243,6 +254,8 @@ class NumpySource(SourceWriter):
         buffer = op.operands[1]
         if _is_shared(buffer):
             raise self.error(op, "'memref.atomic_rmw' on shared memory is not supported")
+        if narrow_format(buffer.type) == "bf16":
+            raise self.error(op, "'memref.atomic_rmw' on bf16 is not supported")
         kind = device_io.atomic_kind(op)
         value, mem, *idx = args
         self.emit(
@@ -272,6 +285,8 @@ class NumpySource(SourceWriter):
         ufunc = _UFUNCS.get(op.name)
         store = op.next_op
         if ufunc is None or store is None or store.name != "memref.store":
+            return False
+        if narrow_format(store.operands[1].type) == "bf16":
             return False
         if dtype_of(op.results[0].type) != dtype_of(store.operands[0].type):
             return False
@@ -349,11 +364,19 @@ class NumpySource(SourceWriter):
         short = name.split(".", 1)[1]
         faults = f"F{level}"
         dst = int_width(result_type) if result_type is not None else None
+        to_bf16 = result_type is not None and narrow_format(result_type) == "bf16"
         match name:
             case "arith.index_cast" | "arith.extsi" | "arith.trunci":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, False)"
             case "arith.extui" | "arith.index_castui":
                 return f"lanes.int_cast({args[0]}, {width}, {dst}, True)"
+            case "arith.sitofp" | "arith.uitofp" if to_bf16:
+                unsigned = short == "uitofp"
+                return f"lanes.int_to_bf16({args[0]}, {width}, {unsigned})"
+            case "arith.truncf" if to_bf16:
+                return (
+                    f"lanes.round_to('bf16', np.asarray({args[0]}, dtype=np.float64), ({args[0]},))"
+                )
             case "arith.sitofp" | "arith.uitofp":
                 unsigned = short == "uitofp"
                 return (
@@ -371,17 +394,23 @@ class NumpySource(SourceWriter):
                 view_ok = not load_may_alias_later_store(op)
                 idx = "".join(a + ", " for a in args[1:])
                 shared = _is_shared(op.operands[0])
-                return (
+                load = (
                     f"lanes.load({faults}, {site}, {buffer}, {args[0]}, ({idx}), {view_ok}, "
                     f"{shared})"
                 )
+                if narrow_format(op.operands[0].type) == "bf16":
+                    return f"lanes.bf16_values({load})"
+                return load
             case "memref.store":
                 site = self.kernel.site(op)
                 buffer = self.const("B", op.operands[1])
                 idx = "".join(a + ", " for a in args[2:])
                 shared = _is_shared(op.operands[1])
+                value = args[0]
+                if narrow_format(op.operands[1].type) == "bf16":
+                    value = f"lanes.bf16_bits({value})"
                 return (
-                    f"lanes.store({faults}, {site}, {buffer}, {args[1]}, ({idx}), {args[0]}, "
+                    f"lanes.store({faults}, {site}, {buffer}, {args[1]}, ({idx}), {value}, "
                     f"{shared})"
                 )
             case "memref.dim":
@@ -406,11 +435,14 @@ class NumpySource(SourceWriter):
         """A float op through `semantics`' definition (NumPy's ufunc for the exactly
         rounded ops); f16 computed in f64 and rounded once where NumPy would not."""
         name = name or op.name
+        fmt = narrow_format(op.results[0].type)
+        if fmt == "bf16" and name == "math.fma":
+            name = "fma_bf16"  # rounded to odd in f64 first (see semantics)
         fn = self.const("U", semantics.numpy_ufunc(name))
-        narrow = "None"
-        if name in semantics.DEFINED_OPS and dtype_of(op.results[0].type) == np.float16:
-            narrow = self.dtype(op.results[0])
-        return f"lanes.float_op({fn}, {narrow}, {', '.join(args)})"
+        # f16's + - * / sqrt are NumPy's (computed in f32, rounded once: exact)
+        exact = name in semantics.EXACT_BINARY or name in semantics.EXACT_UNARY
+        narrow = fmt if fmt == "bf16" or (fmt == "f16" and not exact) else None
+        return f"lanes.float_op({fn}, {narrow!r}, {', '.join(args)})"
 
     # ------------------------------------------------------------ control flow
 

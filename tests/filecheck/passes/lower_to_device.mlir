@@ -337,14 +337,6 @@ func.func @crossing(%x: tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #tar
 
 // -----
 
-// CHECK: lower_to_device.mlir:[[# @LINE + 2]]:3: error: 'arith.addi' on i1 tensors: the kernel backends take i1 values in andi, ori, xori, cmpi, select, extui, extsi, uitofp, sitofp only
-func.func @bool_add(%x: tensor<4xi1> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
-  %y = arith.addi %x, %x {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<4xi1>
-  func.return
-}
-
-// -----
-
 // CHECK: lower_to_device.mlir:[[# @LINE + 2]]:3: error: 'linalg.matmul' of i1: matmul kernels take integers (i8 to i64, index) and floats
 func.func @bool_matmul(%a: tensor<2x2xi1> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
   %m = linalg.matmul {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} ins(%a, %a : tensor<2x2xi1>, tensor<2x2xi1>) outs(%a : tensor<2x2xi1>) -> tensor<2x2xi1>
