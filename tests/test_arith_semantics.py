@@ -85,6 +85,8 @@ STORAGE: dict[str, Any] = {
 BACKENDS = ("numpy", "numba")
 RANDOM_VALUES = 48
 """Random operand tuples per combination, besides the edge values."""
+TRANSCENDENTAL_VALUES = 256
+"""Random inputs per transcendental function (an ulp bound needs more than exact ops)."""
 FAULTS_PER_COMBINATION = 2
 """Undefined-behaviour cases run alone per combination (one launch each on every path)."""
 
@@ -314,7 +316,8 @@ def operand_tuples(c: Combination) -> list[tuple[int, ...]]:
             for b in random_values(c.operands[0], rng, 64)
         ]
     if len(c.operands) == 1:
-        values = edges(c.operands[0]) + random_values(c.operands[0], rng, RANDOM_VALUES * 2)
+        count = TRANSCENDENTAL_VALUES if c.op in TRANSCENDENTAL_UNARY else RANDOM_VALUES * 2
+        values = edges(c.operands[0]) + random_values(c.operands[0], rng, count)
         s, d = c.operands[0], c.results[0]
         if s in FLOAT_TYPES and d in INT_TYPES:
             values += float_boundaries(s, d)
