@@ -11,6 +11,10 @@ paths:
 * kernels on the `numpy` and the `numba` backend, each launched two ways: one thread
   per element, and one thread looping over every element with `scf.for`.
 
+Numba compiles each op of a kernel for about two seconds cold, so `make test` runs every
+combination on host code and the numpy backend and a sample (`NUMBA_SAMPLE`) on numba;
+`make semantics` (DEVPLAN_SEMANTICS_NUMBA=all) runs every combination on numba too.
+
 To keep compiling cheap, the combinations are batched by the type of their first
 operand: one kernel module (both launch shapes) and one host function per group hold
 every op of the group, each op reading its operands from its own rows of a 2-D input
