@@ -703,8 +703,12 @@ def _bitcast_bf16(c: Compiler, op: Operation) -> Step:
     if isinstance(src, BFloat16Type) and isinstance(dst, BFloat16Type):
         return _unary(c, op, lambda x: x)
     if isinstance(src, BFloat16Type):
+        if isinstance(dst, Float16Type):
+            return _unary(c, op, lambda x: semantics.bf16_bits_of_value(x).view(np.float16))
         wrap = wrapper(dst)
         return _unary(c, op, lambda x: wrap(int(semantics.bf16_bits_of_value(x))))
+    if isinstance(src, Float16Type):
+        return _unary(c, op, lambda x: semantics.bf16_value_of_bits(np.float16(x).view(np.uint16)))
     return _unary(c, op, lambda x: semantics.bf16_value_of_bits(int(x) & 0xFFFF))
 
 

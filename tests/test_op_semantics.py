@@ -13,6 +13,7 @@ run on both backends:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -57,35 +58,70 @@ E30, E12 = 2.0**-30, 2.0**-12
 
 @dataclass
 class Program:
-    """Ops over named input buffers (`%name` in `lines`) defining named results."""
+    """Ops over named inputs (`%name` in `lines`) defining named results. The inputs of
+    one type are the rows of one 2-D buffer, and so are the results (few parameters keep
+    compiling cheap)."""
 
     inputs: dict[str, tuple[str, list[Any]]]
     lines: list[str]
     results: dict[str, str]
     """Result name -> type."""
 
+    @staticmethod
+    def rows(named: dict[str, str]) -> dict[str, tuple[str, int]]:
+        """Each name's (type, row in its type's buffer)."""
+        counts: dict[str, int] = {}
+        placed: dict[str, tuple[str, int]] = {}
+        for name, type_ in named.items():
+            placed[name] = (type_, counts.get(type_, 0))
+            counts[type_] = counts.get(type_, 0) + 1
+        return placed
+
+    def in_types(self) -> list[str]:
+        return list(dict.fromkeys(t for t, _ in self.inputs.values()))
+
+    def out_types(self) -> list[str]:
+        return list(dict.fromkeys(self.results.values()))
+
     def body(self, index: str, indent: str) -> str:
+        ins = self.rows({n: t for n, (t, _) in self.inputs.items()})
+        outs = self.rows(self.results)
+        rows = {r for _, r in (*ins.values(), *outs.values())}
+        consts = [f"%row{r} = arith.constant {r} : index" for r in sorted(rows)]
         loads = [
-            f"%{n} = memref.load %in_{n}[{index}] : memref<?x{t}>"
-            for n, (t, _) in self.inputs.items()
+            f"%{n} = memref.load %in_{t}[%row{r}, {index}] : memref<?x{N}x{t}>"
+            for n, (t, r) in ins.items()
         ]
         stores = [
-            f"memref.store %{n}, %out_{n}[{index}] : memref<?x{t}>" for n, t in self.results.items()
+            f"memref.store %{n}, %out_{t}[%row{r}, {index}] : memref<?x{N}x{t}>"
+            for n, (t, r) in outs.items()
         ]
-        return "\n".join(indent + line for line in (*loads, *self.lines, *stores))
+        return "\n".join(indent + line for line in (*consts, *loads, *self.lines, *stores))
 
     def params(self) -> str:
-        ins = [f"%in_{n}: memref<?x{t}>" for n, (t, _) in self.inputs.items()]
-        outs = [f"%out_{n}: memref<?x{t}>" for n, t in self.results.items()]
+        ins = [f"%in_{t}: memref<?x{N}x{t}>" for t in self.in_types()]
+        outs = [f"%out_{t}: memref<?x{N}x{t}>" for t in self.out_types()]
         return ", ".join(ins + outs)
 
     def arrays(self) -> list[Any]:
-        ins = [np.array(v, dtype=NP[t]) for t, v in self.inputs.values()]
-        return ins + [np.zeros(N, NP[t]) for t in self.results.values()]
+        ins = [
+            np.array([v for u, v in self.inputs.values() if u == t], dtype=NP[t])
+            for t in self.in_types()
+        ]
+        outs = [
+            np.zeros((sum(u == t for u in self.results.values()), N), NP[t])
+            for t in self.out_types()
+        ]
+        return ins + outs
+
+    def read(self, outputs: list[Any]) -> dict[str, Any]:
+        """Each result's values out of the output buffers."""
+        by_type = dict(zip(self.out_types(), outputs, strict=True))
+        return {n: by_type[t][r] for n, (t, r) in self.rows(self.results).items()}
 
 
 def host_module(program: Program, guarded: bool) -> Any:
-    outs = ", ".join(f"memref<?x{t}>" for t in program.results.values())
+    outs = ", ".join(f"memref<?x{N}x{t}>" for t in program.out_types())
     which = "%which: index, " if guarded else ""
     text = f"""
 func.func @main({which}{program.params()}) -> ({outs}) {{
@@ -95,7 +131,7 @@ func.func @main({which}{program.params()}) -> ({outs}) {{
   scf.for %i = %c0 to %n step %c1 {{
 {program.body("%i", "    ")}
   }}
-  func.return {", ".join(f"%out_{n}" for n in program.results)} : {outs}
+  func.return {", ".join(f"%out_{t}" for t in program.out_types())} : {outs}
 }}"""
     return devplan.parse(text)
 
@@ -147,7 +183,7 @@ VALUES = Program(
         "uf": ("f32", [1.5, 4e9, 0.0, 2.0]),
     },
     lines=[
-        # i1 is a 1-bit integer: true is -1 read as signed
+        "# i1 is a 1-bit integer: true is -1 read as signed",
         "%slt = arith.cmpi slt, %p, %q : i1",
         "%sge = arith.cmpi sge, %p, %q : i1",
         "%sitofp1 = arith.sitofp %p : i1 to f32",
@@ -157,59 +193,57 @@ VALUES = Program(
         "%maxs1 = arith.maxsi %p, %q : i1",
         "%maxu1 = arith.maxui %p, %q : i1",
         "%cast1 = arith.index_cast %p : i1 to index",
-        # fused multiply-add
+        "# fused multiply-add; signed zeros and NaN operands of the extrema; powf",
         "%fma64 = math.fma %fa, %fb, %fc : f64",
         "%fma32 = math.fma %ga, %gb, %gc : f32",
-        # signed zeros and NaN operands of the extrema
         "%maximum = arith.maximumf %z1, %z2 : f32",
         "%minimum = arith.minimumf %z1, %z2 : f32",
         "%maxnum = arith.maxnumf %z1, %z2 : f32",
         "%minnum = arith.minnumf %z2, %z1 : f32",
-        # powf without the square-root shortcut
         "%half = arith.constant 0.5 : f64",
         "%pow = math.powf %pb, %half : f64",
-        # integer to float, rounded once
+        "# integer to float rounded once; round half away from zero; remsi of MIN by -1",
         "%i2f = arith.sitofp %big : i64 to f32",
-        # round half away from zero, roundeven half to even
         "%round = math.round %rd : f32",
         "%roundeven = math.roundeven %rd : f32",
-        # remsi of the minimum by -1 is 0 (not undefined)
         "%rem = arith.remsi %mn, %m1 : i8",
-        # no-wrap flags that hold
+        "# no-wrap flags that hold",
         "%addw = arith.addi %w1, %w2 overflow<nsw, nuw> : i64",
         "%mulw = arith.muli %w1, %w2 overflow<nsw> : i64",
         "%c2 = arith.constant 2 : i64",
         "%shlw = arith.shli %w1, %c2 overflow<nsw> : i64",
-        # float to integer: the truncation must fit
+        "# float to integer: the truncation must fit",
         "%f2i8 = arith.fptosi %tr : f32 to i8",
         "%f2u8 = arith.fptoui %tu : f32 to i8",
         "%f2i1 = arith.fptosi %t1 : f32 to i1",
-        # i64 shifts by per-thread amounts, of per-thread and uniform values
+        "# i64 shifts by per-thread amounts, of per-thread and uniform values",
         "%m8 = arith.constant -8 : i64",
         "%shl = arith.shli %s1, %s2 : i64",
         "%shru = arith.shrui %s1, %s2 : i64",
         "%shrs = arith.shrsi %m8, %s2 : i64",
         "%shlc = arith.shli %m8, %s2 : i64",
-        # NaN and infinite constants
+        "# NaN and infinite constants",
         "%nan = arith.constant 0x7FC00000 : f32",
         "%inf = arith.constant 0x7F800000 : f32",
         "%addnan = arith.addf %e1, %nan : f32",
         "%subinf = arith.subf %e1, %inf : f32",
-        # transcendentals: one definition on every path
+        "# transcendentals: one definition on every path",
         "%exp = math.exp %e1 : f32",
         "%sin = math.sin %e1 : f32",
         "%atan2 = math.atan2 %e1, %e2 : f32",
         "%powf = math.powf %e1, %e2 : f32",
         "%erf = math.erf %e1 : f32",
         "%cbrt = math.cbrt %e2 : f32",
-        # ops kernels lacked
+        "# ops kernels lacked",
         "%ceilu = arith.ceildivui %ua, %ub : i32",
         "%fptoui = arith.fptoui %uf : f32 to i32",
+        "# bit counts and integer powers",
         "%ctlz = math.ctlz %ua : i32",
         "%cttz = math.cttz %ua : i32",
         "%ctpop = math.ctpop %ua : i32",
         "%ipowi = math.ipowi %ua, %ub : i32",
         "%fpowi = math.fpowi %uf, %ub : f32, i32",
+        "# bitcasts and extended arithmetic",
         "%bits = arith.bitcast %uf : f32 to i32",
         "%back = arith.bitcast %bits : i32 to f32",
         "%lo, %hi = arith.mulsi_extended %w1, %s1 : i64",
@@ -245,16 +279,42 @@ VALUES = Program(
 
 @cache
 def values() -> dict[str, dict[str, Any]]:
-    """Every result of `VALUES` by path and name (host code, then each backend)."""
-    names = list(VALUES.results)
+    """Every result of `VALUES` by path and name (host code, then each backend). The ops
+    run in groups (separated by comments in `VALUES.lines`), each a program loading only
+    what it reads: Numba's compile time grows faster than the number of accesses."""
+    out: dict[str, dict[str, Any]] = {path: {} for path in PATHS}
+    for group in _groups(VALUES.lines):
+        used = {m for line in group for m in re.findall(r"%(\w+)", line)}
+        defined = {m for line in group for m in re.findall(r"%(\w+)", line.split(" = ")[0])}
+        program = Program(
+            {n: v for n, v in VALUES.inputs.items() if n in used},
+            [line for line in group if not line.startswith("#")],
+            {n: t for n, t in VALUES.results.items() if n in defined},
+        )
+        for path, results in run(program).items():
+            out[path].update(results)
+    return out
+
+
+def _groups(lines: list[str]) -> list[list[str]]:
+    groups: list[list[str]] = []
+    for line in lines:
+        if line.startswith("#") or not groups:
+            groups.append([])
+        groups[-1].append(line)
+    return [g for g in groups if any(not line.startswith("#") for line in g)]
+
+
+def run(program: Program) -> dict[str, dict[str, Any]]:
+    """Every result of `program` by path and name (host code, then each backend)."""
     out: dict[str, dict[str, Any]] = {}
-    host = devplan.execute(host_module(VALUES, guarded=False), VALUES.arrays())
-    out["host"] = dict(zip(names, host.outputs, strict=True))
-    func = kernel_func(VALUES, guarded=False)
+    host = devplan.execute(host_module(program, guarded=False), program.arrays())
+    out["host"] = program.read(list(host.outputs))
+    func = kernel_func(program, guarded=False)
     for backend in BACKENDS:
-        arrays = VALUES.arrays()
+        arrays = program.arrays()
         compile_kernel(func, backend)((1, 1, 1), (N, 1, 1), arrays)
-        out[backend] = dict(zip(names, arrays[len(VALUES.inputs) :], strict=True))
+        out[backend] = program.read(arrays[len(program.in_types()) :])
     return out
 
 
@@ -425,16 +485,7 @@ NARROW = Program(
 
 @cache
 def narrow() -> dict[str, dict[str, Any]]:
-    names = list(NARROW.results)
-    out: dict[str, dict[str, Any]] = {}
-    host = devplan.execute(host_module(NARROW, guarded=False), NARROW.arrays())
-    out["host"] = dict(zip(names, host.outputs, strict=True))
-    func = kernel_func(NARROW, guarded=False)
-    for backend in BACKENDS:
-        arrays = NARROW.arrays()
-        compile_kernel(func, backend)((1, 1, 1), (N, 1, 1), arrays)
-        out[backend] = dict(zip(names, arrays[len(NARROW.inputs) :], strict=True))
-    return out
+    return run(NARROW)
 
 
 def expect_narrow(name: str, expected: Any) -> None:

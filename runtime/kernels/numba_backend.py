@@ -686,6 +686,9 @@ class NumbaSource(SourceWriter):
             self.emit(f"{res[0]} = {self.as_float(power, ftype)}")
         else:
             if name == "math.ipowi":
+                if width == 1:  # i1 operands read as signed: true is -1
+                    args = [f"(0 - {a})" for a in args]
+                    x, y = args
                 self.check(op, f"{x} == 0 and {y} < 0", semantics.IPOWI_ZERO_MESSAGE)
             value = f"{self.int_defined(name)}({', '.join(args)}, {width})"
             self.emit(f"{res[0]} = {_wrap(value, 1) if width == 1 else value}")

@@ -222,6 +222,8 @@ class NumpySource(SourceWriter):
             self.emit(f"{results} = {self.float_op(op, [args[0], exponent], 'math.powf')}")
         else:
             if name == "math.ipowi":
+                if width == 1:  # i1 operands read as signed: true is -1
+                    args = [f"lanes.int_cast({a}, 1, 64, False)" for a in args]
                 site = self.kernel.site(op)
                 self.emit(
                     f"F{level}.check({site}, (np.asarray(lanes.arr({args[0]})) == 0) & "
