@@ -89,7 +89,7 @@ STORAGE: dict[str, Any] = {
 BACKENDS = ("numpy", "numba")
 RANDOM_VALUES = 48
 """Random operand tuples per combination, besides the edge values."""
-TRANSCENDENTAL_VALUES = 256
+TRANSCENDENTAL_VALUES = 160
 """Random inputs per transcendental function (an ulp bound needs more than exact ops)."""
 FAULTS_PER_COMBINATION = 2
 """Undefined-behaviour cases run alone per combination (one launch each on every path)."""
@@ -526,20 +526,16 @@ def _type_order(t: str) -> int:
 NUMBA_SAMPLE = (
     "math.fma : (f64, f64, f64) -> (f64)",
     "arith.maximumf : (f64, f64) -> (f64)",
-    "math.powf : (f32, f32) -> (f32)",
-    "math.exp : (f32) -> (f32)",
+    "math.exp : (f64) -> (f64)",
+    "math.powf : (f64, f64) -> (f64)",
     "arith.minnumf : (f32, f32) -> (f32)",
     "math.round : (f32) -> (f32)",
     "arith.fptosi : (f32) -> (i8)",
     "arith.truncf : (f32) -> (bf16)",
-    "math.sin : (f16) -> (f16)",
-    "arith.addf : (bf16, bf16) -> (bf16)",
     "arith.cmpi slt : (i1, i1) -> (i1)",
     "arith.sitofp : (i1) -> (f32)",
     "arith.divsi : (i64, i64) -> (i64)",
-    "arith.shli : (index, index) -> (index)",
     "arith.sitofp : (i64) -> (f32)",
-    "arith.addi<nsw> : (i32, i32) -> (i32)",
 )
 """The combinations `make test` runs on the numba backend. Numba compiles each op of a
 kernel for seconds (cold), so every combination on numba is `make semantics`
