@@ -325,7 +325,11 @@ def _bits_to_float(h: Any, mant: int, exp: int) -> Any:
     m = h & ((1 << mant) - 1)
     bias = (1 << (exp - 1)) - 1
     if e == (1 << exp) - 1:
-        return sign * np.inf if m == 0 else np.nan
+        if m == 0:
+            return sign * np.inf
+        # a NaN keeps its sign and payload (bitcasts and copies move bits, not values)
+        wide = ((h >> 15) << 63) | (np.int64(0x7FF) << 52) | (m << (52 - mant))
+        return bitcast(np.int64(wide), np.float64(0))
     if e == 0:
         return sign * math.ldexp(float(m), 1 - bias - mant)
     return sign * math.ldexp(float(m + (1 << mant)), int(e) - bias - mant)
@@ -335,8 +339,12 @@ def _bits_to_float(h: Any, mant: int, exp: int) -> Any:
 def _float_to_bits(x: Any, mant: int, exp: int) -> Any:
     """The bit pattern of `x` (f64, already representable in the format) as a uint16."""
     top = (1 << exp) - 1
-    if x != x:
-        return np.uint16((top << mant) | (1 << (mant - 1)))
+    if x != x:  # keep the sign and the top of the payload; quiet if nothing would be left
+        wide = bitcast(np.float64(x), np.int64(0))
+        payload = (wide >> (52 - mant)) & ((1 << mant) - 1)
+        if payload == 0:
+            payload = 1 << (mant - 1)
+        return np.uint16((((wide >> 63) & 1) << 15) | (top << mant) | payload)
     sign = 0x8000 if math.copysign(1.0, x) < 0 else 0
     a = abs(x)
     bias = (1 << (exp - 1)) - 1
@@ -618,11 +626,17 @@ def bf16_value(x: Any) -> np.float32:
 
 
 def bf16_value_of_bits(bits: Any) -> np.float32:
-    return np.float32(bf16_from_bits(np.uint16(bits)))
+    """The f32 holding a bf16 bit pattern (its top half): NaNs keep their bits."""
+    return np.uint32(int(bits) << 16).view(np.float32)
 
 
 def bf16_bits_of_value(x: Any) -> np.uint16:
-    return np.uint16(bf16_to_bits(float(x)))
+    """The bf16 bit pattern of an f32 holding a bf16 value (a NaN whose payload would
+    vanish stays a NaN)."""
+    u = int(np.array(x, dtype=np.float32).view(np.uint32))
+    if math.isnan(x) and (u >> 16) & 0x7F == 0:
+        u |= 0x400000
+    return np.uint16(u >> 16)
 
 
 # ---------------------------------------------------------------- integers to floats

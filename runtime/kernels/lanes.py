@@ -632,7 +632,7 @@ def round_to(narrow: str, out: Any, xs: Sequence[Value] = ()) -> Value:
 def bf16_values(bits: Value) -> Value:
     """bf16 values (f32) of bit patterns loaded from memory."""
     if is_uniform(bits):
-        return np.float32(semantics.bf16_from_bits(np.uint16(bits)))
+        return semantics.bf16_value_of_bits(bits)
     return (np.asarray(bits).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
@@ -640,8 +640,11 @@ def bf16_bits(x: Value) -> Value:
     """The bit patterns of bf16 values (f32) to store (NaN as the quiet NaN)."""
     x = arr(x)
     if is_uniform(x):
-        return np.uint16(semantics.bf16_to_bits(float(x)))
-    return semantics.narrow_ufuncs("bf16")[2](np.asarray(x, dtype=np.float64))
+        return semantics.bf16_bits_of_value(x)
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    top = u >> np.uint32(16)
+    lost = np.isnan(x) & ((top & np.uint32(0x7F)) == 0)  # a payload only in the low half
+    return np.where(lost, top | np.uint32(0x40), top).astype(np.uint16)
 
 
 def int_to_bf16(x: Value, src: int, unsigned: bool) -> Value:
