@@ -697,7 +697,7 @@ def check_group(group: str) -> tuple[list[Disagreement], int]:
             found += found_here
             compared += count
     for shape in ("per_element", "looping"):
-        left, right = results[f"numpy {shape}"], results[f"numba {shape}"]
+        left, right = results.get(f"numpy {shape}", {}), results.get(f"numba {shape}", {})
         for c in left.keys() & right.keys():
             found += backends_differ(c, shape, left[c], right[c])
     return found, compared
