@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.devplan-installed
 
-.PHONY: test demo lint pytest lit bench fuzz clean
+.PHONY: test demo lint pytest lit bench fuzz semantics clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ lit: $(STAMP)
 # (`make test` runs 200 of them).
 fuzz: $(STAMP)
 	DEVPLAN_FUZZ_EXAMPLES=$${DEVPLAN_FUZZ_EXAMPLES:-2000} $(BIN)/pytest -q --rootdir=tests tests/test_differential_fuzz.py
+
+# Every arith/math op x type against the exact LangRef model on the numba backend too
+# (`make test` runs every combination on host code and the numpy backend, a sample on numba).
+semantics: $(STAMP)
+	DEVPLAN_SEMANTICS_NUMBA=all $(BIN)/pytest -q --rootdir=tests tests/test_arith_semantics.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
