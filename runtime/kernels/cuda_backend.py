@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
 from ...diagnostics import DevplanError, diagnostic_at
+from . import numba_backend
 from .common import BARRIER_MESSAGE, Kernel, KernelError, contains_barrier, dtype_of, int_width
 from .numba_backend import NumbaSource, _fault_error, _is_f16  # pyright: ignore[reportPrivateUsage]
 
@@ -241,6 +242,8 @@ def _namespace(cuda: Any) -> dict[str, Any]:
     if not _device_functions:
         for fn in _DEVICE_FUNCTIONS:
             _device_functions[fn.__name__] = cuda.jit(device=True)(fn)
+        for name in ("_ceil_div_u64", "_overflows64"):  # the numba backend's, as Python
+            _device_functions[name] = cuda.jit(device=True)(getattr(numba_backend, name).py_func)
     return {"np": np, "math": math, "cuda": cuda, **_device_functions}
 
 
