@@ -143,6 +143,13 @@ def _minnumf(x: Any, y: Any) -> Any:
 
 
 def _powf(x: Any, y: Any) -> Any:
+    """C's `pow`, with its two NaN-free results made explicit (C99 F.9.4.4): `pow(1, y)`
+    and `pow(x, ±0)` are 1 for every x and y, signalling NaNs too (libm may quiet those
+    instead, and narrow formats reach here with their NaNs already quiet)."""
+    if x == 1:
+        return x
+    if y == 0:
+        return y**y  # 1, in x's type
     return x**y
 
 
@@ -215,6 +222,15 @@ def _maximumf_def(x: Any, y: Any) -> Any:
 
 def _minimumf_def(x: Any, y: Any) -> Any:
     return _minimumf(x, y)
+
+
+for _op, _fn in _UNARY_DEFS.items():
+    if _fn.__name__ != "<lambda>":
+        continue
+    # Each definition its own name: Numba names compiled functions by qualified name and a
+    # per-process counter, so lambdas (all `<lambda>`) could be bound to one another's code
+    # when a kernel compiled in one process is loaded from Numba's cache in another.
+    _fn.__name__ = _fn.__qualname__ = "def_" + _op.replace(".", "_")
 
 
 _BINARY_DEFS: dict[str, Callable[[Any, Any], Any]] = {

@@ -719,7 +719,7 @@ class NumbaSource(SourceWriter):
             signed = name == "arith.mulsi_extended"
             if width == 1:
                 self.emit(f"{res[0]} = {x} and {y}")
-                self.emit(f"{res[1]} = {x} and {y} and {not signed}")
+                self.emit(f"{res[1]} = False")  # the 2-bit product of i1s fits its low bit
                 return
             self.emit(f"{res[0]} = {_wrap(f'{x} * {y}', width) if width < 64 else _mul64(x, y)}")
             high = f"{self.int_defined('mul_high')}({x}, {y}, {width}, {signed})"
