@@ -611,3 +611,13 @@ def test_undefined_behaviour_is_a_located_error_on_every_path(case: str) -> None
         assert f"'{op}'" in message, backend
         assert says in message, backend
         assert "thread (1, 0, 0)" in message, backend
+
+
+def test_every_compiled_definition_has_its_own_name() -> None:
+    """Numba names compiled code by qualified name (and a per-process counter): two
+    definitions sharing a name (as lambdas do) could swap code when a kernel is loaded from
+    Numba's cache in another process."""
+    from devplan.runtime import semantics
+
+    names = [semantics.scalar(op).py_func.__qualname__ for op in sorted(semantics.DEFINED_OPS)]
+    assert len(set(names)) == len(names), sorted(n for n in names if names.count(n) > 1)
