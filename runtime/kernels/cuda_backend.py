@@ -132,62 +132,6 @@ def _record(
                 waiting = False
 
 
-def _maximumf(x: Any, y: Any) -> Any:
-    if x != x:
-        return x
-    if y != y:
-        return y
-    return x if x > y else y
-
-
-def _minimumf(x: Any, y: Any) -> Any:
-    if x != x:
-        return x
-    if y != y:
-        return y
-    return x if x < y else y
-
-
-def _maxnumf(x: Any, y: Any) -> Any:
-    if x != x:
-        return y
-    if y != y:
-        return x
-    return x if x > y else y
-
-
-def _minnumf(x: Any, y: Any) -> Any:
-    if x != x:
-        return y
-    if y != y:
-        return x
-    return x if x < y else y
-
-
-def _trunc_div(x: int, y: int) -> int:
-    if y == -1:
-        return -x
-    q = x // y
-    if q < 0 and q * y != x:
-        q += 1
-    return q
-
-
-def _floor_div(x: int, y: int) -> int:
-    if y == -1:
-        return -x
-    return x // y
-
-
-def _ceil_div(x: int, y: int) -> int:
-    if y == -1:
-        return -x
-    q = x // y
-    if q * y != x:
-        q += 1
-    return q
-
-
 _INTEGRAL = 4503599627370496.0
 """2**52: every float of at least this magnitude is an integer (f32's bound is lower)."""
 
@@ -211,8 +155,7 @@ def _trunc(x: Any) -> Any:
 
 
 _DEVICE_FUNCTIONS: tuple[Callable[..., Any], ...] = (
-    _record, _maximumf, _minimumf, _maxnumf, _minnumf, _trunc_div, _floor_div, _ceil_div,
-    _floor, _ceil, _trunc,
+    _record, _floor, _ceil, _trunc,
 )  # fmt: skip
 
 _GPU_FLOAT_OPS = {
@@ -242,7 +185,7 @@ def _namespace(cuda: Any) -> dict[str, Any]:
     if not _device_functions:
         for fn in _DEVICE_FUNCTIONS:
             _device_functions[fn.__name__] = cuda.jit(device=True)(fn)
-        for name in ("_ceil_div_u64", "_overflows64"):  # the numba backend's, as Python
+        for name in numba_backend.HELPERS:  # the numba backend's, as Python
             _device_functions[name] = cuda.jit(device=True)(getattr(numba_backend, name).py_func)
     return {"np": np, "math": math, "cuda": cuda, **_device_functions}
 

@@ -234,7 +234,7 @@ class NumbaSource(SourceWriter):
 
     def __init__(self, kernel: Kernel) -> None:
         namespace: dict[str, Any] = {"np": np, "semantics": semantics}
-        namespace.update({name: globals()[name] for name in _HELPERS})
+        namespace.update({name: globals()[name] for name in HELPERS})
         super().__init__(kernel, namespace)
         self.messages: dict[int, str] = {}
         """Fixed fault messages by site (sites whose message needs run-time values are absent)."""
@@ -1340,7 +1340,7 @@ PARALLEL_THREADS = 1 << 16
 """Launches of at least this many threads run their blocks in parallel (`prange`), when the
 kernel's blocks are free of races (see `ranges.separating_axes`)."""
 
-_HELPERS = ("_trunc_div", "_floor_div", "_ceil_div", "_ceil_div_u64", "_overflows64")
+HELPERS = ("_trunc_div", "_floor_div", "_ceil_div", "_ceil_div_u64", "_overflows64")
 
 
 def _printer(fmt: str, conversions: list[str]) -> Callable[..., None]:
@@ -1468,7 +1468,7 @@ def _load_cached(
         "import numpy as np\n"
         "from numba import njit, prange\n"
         "from devplan.runtime import semantics\n"
-        f"from devplan.runtime.kernels.numba_backend import {', '.join(_HELPERS)}\n"
+        f"from devplan.runtime.kernels.numba_backend import {', '.join(HELPERS)}\n"
         + "".join(
             f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n" for name in defined_ops
         )
