@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the IR lines of the benchmarked programs)
 """What the benchmark scripts share: the benchmarked kernels and the timing helpers.
 
 Imported by the scripts of this folder as `from _shared import ...` (a script's own
@@ -80,3 +81,29 @@ def random_floats(n: int, count: int) -> list[np.ndarray[Any, Any]]:
     """`count` arrays of `n` standard-normal float32 (seed 0)."""
     rng = np.random.default_rng(0)
     return [rng.standard_normal(n).astype(np.float32) for _ in range(count)]
+
+
+_G = '#vdev.device<"cuda", 0, ?, "global">'
+
+LAUNCH_LOOP = (
+    kernel_module(BUMP_KERNEL)
+    + f"""
+func.func @main(%n: index, %launch: i1) -> memref<1xf32> {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = memref.alloc() : memref<1xf32>
+  %d = device.alloc() : memref<1xf32, {_G}>
+  device.copy %h to %d : memref<1xf32> to memref<1xf32, {_G}>
+  scf.for %i = %c0 to %n step %c1 {{
+    scf.if %launch {{
+      device.launch @k::@bump on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : memref<1xf32, {_G}>
+    }}
+  }}
+  device.copy %d to %h : memref<1xf32, {_G}> to memref<1xf32>
+  device.free %d : memref<1xf32, {_G}>
+  func.return %h : memref<1xf32>
+}}
+"""
+)
+"""`@main(n, launch)`: a host loop of `n` iterations, each launching `@k::@bump` (1 thread)
+when `launch` is true: the per-launch overhead is the difference of the two runs."""

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 
 import numpy as np
-from _shared import BUMP_KERNEL, best, kernel_module
+from _shared import LAUNCH_LOOP, best
 
 import devplan
 from devplan.diagnostics import with_deep_stack
@@ -53,27 +53,6 @@ func.func @main(%n: index, %work: i1) -> index {{
 }}
 """
 
-G = '#vdev.device<"cuda", 0, ?, "global">'
-LAUNCHES = (
-    kernel_module(BUMP_KERNEL)
-    + f"""
-func.func @main(%n: index, %launch: i1) -> memref<1xf32> {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %h = memref.alloc() : memref<1xf32>
-  %d = device.alloc() : memref<1xf32, {G}>
-  device.copy %h to %d : memref<1xf32> to memref<1xf32, {G}>
-  scf.for %i = %c0 to %n step %c1 {{
-    scf.if %launch {{
-      device.launch @k::@bump on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : memref<1xf32, {G}>
-    }}
-  }}
-  device.copy %d to %h : memref<1xf32, {G}> to memref<1xf32>
-  device.free %d : memref<1xf32, {G}>
-  func.return %h : memref<1xf32>
-}}
-"""
-)
 
 
 def per_call(fn: Callable[[], object], calls: int) -> float:
@@ -117,7 +96,7 @@ def host_op() -> float:
 
 
 def launch() -> tuple[float, float]:
-    module = devplan.parse(LAUNCHES)
+    module = devplan.parse(LAUNCH_LOOP)
     devplan.execute(module, [100, True], kernel_backend="numba")
     n = 10_000
     with_launch = best(lambda: devplan.execute(module, [n, True], kernel_backend="numba"), 3)

@@ -37,7 +37,15 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from _shared import ADD_KERNEL, BUMP_KERNEL, best, kernel_module, random_floats, seconds_per_launch
+from _shared import (
+    ADD_KERNEL,
+    BUMP_KERNEL,
+    LAUNCH_LOOP,
+    best,
+    kernel_module,
+    random_floats,
+    seconds_per_launch,
+)
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
@@ -46,29 +54,8 @@ from devplan.runtime.kernels import compile_kernel
 from devplan.runtime.runtime import Runtime
 from devplan.runtime.system import System
 
-G = '#vdev.device<"cuda", 0, ?, "global">'
 SHARED = '#vdev.device<?, ?, ?, "shared">'
 
-LOOP = (
-    kernel_module(BUMP_KERNEL)
-    + f"""
-func.func @main(%n: index, %launch: i1) -> memref<1xf32> {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %h = memref.alloc() : memref<1xf32>
-  %d = device.alloc() : memref<1xf32, {G}>
-  device.copy %h to %d : memref<1xf32> to memref<1xf32, {G}>
-  scf.for %i = %c0 to %n step %c1 {{
-    scf.if %launch {{
-      device.launch @k::@bump on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : memref<1xf32, {G}>
-    }}
-  }}
-  device.copy %d to %h : memref<1xf32, {G}> to memref<1xf32>
-  device.free %d : memref<1xf32, {G}>
-  func.return %h : memref<1xf32>
-}}
-"""
-)
 
 TILE = 16
 MATMUL = f"""
@@ -158,7 +145,7 @@ def launch_alone() -> float:
 
 
 def launch_through_execute() -> float:
-    module = devplan.parse(LOOP)
+    module = devplan.parse(LAUNCH_LOOP)
     devplan.execute(module, [100, True], kernel_backend="numba")
     with_launch = best(lambda: devplan.execute(module, [10_000, True], kernel_backend="numba"), 3)
     without = best(lambda: devplan.execute(module, [10_000, False], kernel_backend="numba"), 3)

@@ -27,7 +27,14 @@ the kernel writes is zeroed first (a fresh buffer reads as zeros). So about 4x t
 from __future__ import annotations
 
 import numpy as np
-from _shared import ADD_KERNEL, BUMP_KERNEL, best, kernel_module, random_floats, seconds_per_launch
+from _shared import (
+    ADD_KERNEL,
+    LAUNCH_LOOP,
+    best,
+    kernel_module,
+    random_floats,
+    seconds_per_launch,
+)
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
@@ -42,26 +49,6 @@ ADD_N = 1 << 24
 
 G = '#vdev.device<"cuda", 0, ?, "global">'
 
-LOOP = (
-    kernel_module(BUMP_KERNEL)
-    + f"""
-func.func @main(%n: index, %launch: i1) -> memref<1xf32> {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %h = memref.alloc() : memref<1xf32>
-  %d = device.alloc() : memref<1xf32, {G}>
-  device.copy %h to %d : memref<1xf32> to memref<1xf32, {G}>
-  scf.for %i = %c0 to %n step %c1 {{
-    scf.if %launch {{
-      device.launch @k::@bump on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : memref<1xf32, {G}>
-    }}
-  }}
-  device.copy %d to %h : memref<1xf32, {G}> to memref<1xf32>
-  device.free %d : memref<1xf32, {G}>
-  func.return %h : memref<1xf32>
-}}
-"""
-)
 
 ADD = (
     kernel_module(ADD_KERNEL)
@@ -96,7 +83,7 @@ def ms(seconds: float) -> int:
 
 
 def launch_overhead() -> None:
-    module = devplan.parse(LOOP)
+    module = devplan.parse(LAUNCH_LOOP)
     result = devplan.execute(module, [LAUNCHES, True])
     assert result.outputs[0][0] == LAUNCHES, result.outputs[0]
     with_launch = best(lambda: devplan.execute(module, [LAUNCHES, True]), 3)
