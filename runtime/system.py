@@ -51,6 +51,7 @@ Every problem raises `SystemDescriptionError` naming the file, the entry and the
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import tomllib
@@ -278,20 +279,20 @@ ScopeRef = tuple[str, str]
 
 
 class System:
-    """A loaded, validated system description (DESIGN §5)."""
+    """A loaded, validated system description (DESIGN §5); it does not change once read."""
 
     def __init__(
         self,
         name: str,
-        devices: list[DeviceSpec],
-        links: list[LinkSpec],
+        devices: Iterable[DeviceSpec],
+        links: Iterable[LinkSpec],
         same_memory: Iterable[Iterable[ScopeRef]],
         host: str,
     ):
         self.name = name
         """Where it came from: a path, `<default system>`, or the name given."""
-        self.devices = devices
-        self.links = links
+        self.devices = tuple(devices)
+        self.links = tuple(links)
         self._by_name = {d.name: d for d in devices}
         self.host = self._by_name[host]
         """The device host code runs on."""
@@ -334,8 +335,9 @@ class System:
 
     @staticmethod
     def default() -> System:
-        """One CPU and two simulated A100-like GPUs (`DEFAULT_SYSTEM_TOML`)."""
-        return System.from_text(DEFAULT_SYSTEM_TOML, "<default system>")
+        """One CPU and two simulated A100-like GPUs (`DEFAULT_SYSTEM_TOML`); one instance per
+        process (a System does not change once read)."""
+        return _default_system()
 
     @staticmethod
     def from_module(module: ModuleOp) -> System | None:
@@ -894,3 +896,8 @@ __all__ = [
     "parse_size",
     "register_api_name",
 ]
+
+
+@functools.cache
+def _default_system() -> System:
+    return System.from_text(DEFAULT_SYSTEM_TOML, "<default system>")

@@ -91,7 +91,7 @@ latency = "10 us"
     assert gpu.target == Target.from_config({"kind": "cuda", "arch": "sm_80"})
     assert gpu.scopes == {"global": 16 * 2**30, "shared": 48 * 1024, "host": 32 * 2**30}
     assert system.host is cpu
-    assert system.links == [LinkSpec("cpu:0", "cuda:0", 24e9, 1e-5)]
+    assert system.links == (LinkSpec("cpu:0", "cuda:0", 24e9, 1e-5),)
     assert system.same_memory(("cpu:0", "global"), ("cuda:0", "host"))
 
 
@@ -630,3 +630,10 @@ def test_resolve_accepts_none_a_path_or_a_system(tmp_path: Path) -> None:
     assert [d.name for d in System.resolve(path).devices] == ["cpu:0"]
     system = System.default()
     assert System.resolve(system) is system
+
+
+def test_default_system_is_read_once_and_cannot_be_changed():
+    system = System.default()
+    assert System.default() is system
+    assert isinstance(system.devices, tuple)
+    assert isinstance(system.links, tuple)
