@@ -272,3 +272,24 @@ def test_bad_device_option_is_a_clear_error(option: str, expected: str) -> None:
     message = error_of(SYNC, f'convert-gpu-to-device{{device="{option}"}}')
     assert message.startswith("error: convert-gpu-to-device: ")
     assert expected in message
+
+
+@pytest.mark.parametrize(
+    ("op", "line"),
+    [
+        ('%t = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index', 3),
+        ('%g = "gpu.global_id"() <{dimension = #gpu<dim y>}> : () -> index', 3),
+        ('"gpu.barrier"() : () -> ()', 3),
+    ],
+)
+def test_kernel_only_gpu_op_in_host_code_is_refused_at_the_op(op: str, line: int) -> None:
+    source = f"""
+func.func @main() {{
+  {op}
+  func.return
+}}
+"""
+    name = op.split('"')[1]
+    assert error_of(source, "convert-gpu-to-device").startswith(
+        f"<string>:{line}:3: error: '{name}' is outside a gpu.func; it can only be converted inside a kernel"
+    )

@@ -6,7 +6,7 @@
 func.func @f() {
   func.return
 }
-// CHECK: duplicate_symbol.mlir:[[# @LINE + 1]]:1: error: 'func.func' redefines symbol @f (first defined at line 6)
+// CHECK: devplan_opt_duplicate_symbol.mlir:[[# @LINE + 1]]:1: error: 'func.func' redefines symbol @f (first defined at line 6)
 func.func @f() {
   func.return
 }
