@@ -14,13 +14,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
 	@touch $(STAMP)
 
+# pytest runs on every core (`-n auto`); work stealing keeps each file's tests together at
+# first, so one process compiles a file's kernels, and evens out the slow files at the end.
+PYTEST_JOBS ?= auto
+
 test: $(STAMP)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/lit --succinct --order=smart tests/filecheck
-	$(BIN)/pytest -q --rootdir=tests tests
+	$(BIN)/pytest -q -n $(PYTEST_JOBS) --dist worksteal --rootdir=tests tests
 
 pytest: $(STAMP)
-	$(BIN)/pytest -q --rootdir=tests tests
+	$(BIN)/pytest -q -n $(PYTEST_JOBS) --dist worksteal --rootdir=tests tests
 
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck
