@@ -2,8 +2,8 @@
 // gpu.known_block_size) become a launch constraint of its kernel.func: a launch with
 // exactly those sizes runs; one whose sizes are known only when it runs and differ is a
 // located error then. Other discardable attributes of the gpu.func stay on the kernel.
+// The executor checks the sizes before a kernel backend runs, so one backend suffices.
 // RUN: devplan-run %s | filecheck %s
-// RUN: devplan-run %s --kernel-backend numba | filecheck %s
 // RUN: not devplan-run %s --entry launch_of_three 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: devplan-opt %s -p convert-gpu-to-device | filecheck %s --check-prefix=IR
 
