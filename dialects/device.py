@@ -74,7 +74,13 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
-from .kernel import KernelFuncOp, KernelModuleOp, OrdersAllMemory
+from .kernel import (
+    KernelFuncOp,
+    KernelModuleOp,
+    OrdersAllMemory,
+    known_sizes,
+    launch_size_conflict,
+)
 from .target import TargetAttr
 from .vdev import (
     KERNEL_PRIVATE_SCOPES,
@@ -517,7 +523,8 @@ class LaunchOp(IRDLOperation):
 
     The sync form returns when the kernel is done; `async [deps]` starts it once the
     dependencies completed and returns a token at once. Memref arguments must live in
-    memory the device's kernels reach; grid and block are three index values each.
+    memory the device's kernels reach; grid and block are three index values each, and
+    must equal the kernel's `known_block_size` / `known_grid_size` when it declares them.
 
     ```mlir
     device.launch @kernels::@add on #vdev.device<"cuda", 0> grid(%g, %c1, %c1)
@@ -728,6 +735,11 @@ class LaunchOp(IRDLOperation):
                         f"{keyword} size along {axis} is {size}; sizes must be at least 1"
                     )
         block = [_constant_index(v) for v in self.block]
+        known = known_sizes(kernel)
+        for keyword, sizes in (("grid", [_constant_index(v) for v in self.grid]), ("block", block)):
+            conflict = launch_size_conflict(f"{self.kernel}", known, keyword, sizes)
+            if conflict is not None:
+                raise VerifyException(conflict)
         target = self._target(kernel)
         limit = target.get_attr("max_num_threads")
         if not isinstance(limit, int) or isinstance(limit, bool) or any(b is None for b in block):

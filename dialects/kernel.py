@@ -29,6 +29,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FunctionType,
     IndexType,
@@ -38,6 +39,7 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     SymbolRefAttr,
     UnregisteredOp,
+    i32,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
@@ -207,6 +209,12 @@ class KernelFuncOp(IRDLOperation):
     """Optional per-parameter attribute dictionaries."""
     body = region_def("single_block")
 
+    # Optional discardable attributes `known_block_size` / `known_grid_size`
+    # (`attributes {known_block_size = array<i32: 128, 1, 1>}`, MLIR's gpu.func hints):
+    # every launch of the kernel must have exactly that block / grid. A launch with
+    # constant sizes that contradict them fails to verify; other launches are checked
+    # when they run (`known_sizes`, `launch_size_conflict`).
+
     traits = traits_def(IsolatedFromAbove(), HasParent(KernelModuleOp), SymbolOpInterface())
 
     def __init__(
@@ -284,6 +292,7 @@ class KernelFuncOp(IRDLOperation):
                     f"{type_.memory_space} is not a #vdev.device; a kernel memref has no "
                     'memory space or a #vdev.device, e.g. memref<4xf32, #vdev.device<"cuda", 0>>'
                 )
+        known_sizes(self)  # raises on a malformed hint
         for op in self.body.walk():
             if op is self:
                 continue
@@ -301,6 +310,52 @@ class KernelFuncOp(IRDLOperation):
                     f"'kernel.alloc_shared' must be in the top-level block of {where}, "
                     "not nested in a loop or branch",
                 )
+
+
+KNOWN_SIZES = {"block": "known_block_size", "grid": "known_grid_size"}
+"""The kernel.func attributes that fix the block / grid of every launch of the kernel."""
+
+
+def known_sizes(kernel: KernelFuncOp) -> dict[str, tuple[int, int, int]]:
+    """The block and grid sizes `kernel` declares (`known_block_size`, `known_grid_size`),
+    by keyword ("block", "grid"); a VerifyException when a hint is not three i32s >= 1."""
+    known: dict[str, tuple[int, int, int]] = {}
+    for keyword, name in KNOWN_SIZES.items():
+        attr = kernel.attributes.get(name)
+        if attr is None:
+            continue
+        values = (
+            attr.get_values()
+            if isa(attr, DenseArrayBase[IntegerType]) and attr.elt_type == i32
+            else ()
+        )
+        if len(values) != 3 or min(values) < 1:
+            raise VerifyException(
+                f"kernel.func @{kernel.sym_name.data}: {name} is {attr}; it must be three "
+                "sizes of at least 1, e.g. array<i32: 128, 1, 1>"
+            )
+        known[keyword] = cast(tuple[int, int, int], tuple(int(v) for v in values))
+    return known
+
+
+def launch_size_conflict(
+    kernel: str, known: dict[str, tuple[int, int, int]], keyword: str, sizes: Sequence[int | None]
+) -> str | None:
+    """The message for a launch of `kernel` whose `keyword` ("block" or "grid") sizes
+    contradict the kernel's `known` sizes, or None when they agree (None in `sizes` is
+    a size not known yet, which agrees)."""
+    fixed = known.get(keyword)
+    if fixed is None:
+        return None
+    for axis, size, want in zip("xyz", sizes, fixed, strict=True):
+        if size is not None and size != want:
+            shown = ", ".join("?" if s is None else str(s) for s in sizes)
+            return (
+                f"{keyword} ({shown}) has {size} along {axis}, but kernel {kernel} declares "
+                f"{KNOWN_SIZES[keyword]} = array<i32: {', '.join(map(str, fixed))}>: every "
+                f"launch of it must have that {keyword}"
+            )
+    return None
 
 
 @irdl_op_definition
@@ -529,6 +584,7 @@ def stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
 __all__ = [
     "DIMENSIONS",
     "KERNEL_BODY_OPS",
+    "KNOWN_SIZES",
     "AllocSharedOp",
     "AssertOp",
     "BarrierOp",
@@ -543,6 +599,8 @@ __all__ = [
     "ReturnOp",
     "ThreadIdOp",
     "is_kernel_param_type",
+    "known_sizes",
+    "launch_size_conflict",
     "lookup_kernel",
     "stored_arguments",
 ]

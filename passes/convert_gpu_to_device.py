@@ -5,6 +5,9 @@ one devplan device chosen by the `device` option (`convert-gpu-to-device{device=
 so devplan can classify, plan and run it.
 
   gpu.module @m, gpu.func @k kernel  ->  kernel.module @m target <device's target>, kernel.func @k
+                                     (its discardable attributes kept; the size hints
+                                     `[gpu.]known_block_size`/`known_grid_size` become
+                                     kernel.func's launch constraint `known_*_size`)
   gpu.thread_id/block_id/block_dim/grid_dim  ->  kernel.thread_id/block_id/block_dim/grid_dim
   gpu.global_id                      ->  block_id * block_dim + thread_id
   gpu.barrier, gpu.return            ->  kernel.barrier, kernel.return
@@ -134,6 +137,36 @@ _CASTS = (memref.CastOp, memref.MemorySpaceCastOp)
 def is_kernel(op: gpu.FuncOp) -> bool:
     """A `gpu.func ... kernel`, or one marked with MLIR's `gpu.kernel` unit attribute."""
     return op.kernel is not None or "gpu.kernel" in op.attributes
+
+
+_GPU_KNOWN_SIZES = {
+    "gpu.known_block_size": kernel.KNOWN_SIZES["block"],
+    "gpu.known_grid_size": kernel.KNOWN_SIZES["grid"],
+}
+"""xDSL's names of the gpu.func size hints -> the kernel.func attributes (MLIR now names
+them without the prefix, as the kernel dialect does)."""
+
+_CONSUMED_FUNC_ATTRIBUTES = frozenset({"sym_name", "gpu.kernel"})
+"""gpu.func attributes the conversion turns into kernel.func's own structure."""
+
+
+def kernel_attributes(op: gpu.FuncOp) -> dict[str, Attribute]:
+    """The discardable attributes of a kernel `gpu.func` that its `kernel.func` keeps:
+    every one but those the conversion consumed, the size hints renamed to
+    `known_block_size` / `known_grid_size` (which every launch must then match)."""
+    kept: dict[str, Attribute] = {}
+    for name, value in op.attributes.items():
+        if name in _CONSUMED_FUNC_ATTRIBUTES:
+            continue
+        name = _GPU_KNOWN_SIZES.get(name, name)
+        if name in kept and kept[name] != value:
+            raise error_at(
+                op,
+                f"gpu.func @{op.sym_name.data} gives {name} twice, as {kept[name]} and "
+                f"{value} (also as gpu.{name}); give it once",
+            )
+        kept[name] = value
+    return kept
 
 
 def _root(value: SSAValue) -> SSAValue:
@@ -495,6 +528,7 @@ class GpuToDevice:
             self.convert_kernel_op(inner)
         new = kernel.KernelFuncOp(op.sym_name.data, [a.type for a in block.args], body)
         new.location = op.location
+        new.attributes.update(kernel_attributes(op))
         Rewriter.erase_op(op)
         return new
 

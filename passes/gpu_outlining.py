@@ -13,6 +13,9 @@ Phases, for each `gpu.launch` in program order:
    arguments (block ids, thread ids, grid sizes, block sizes) are replaced by
    `gpu.block_id`/`thread_id`/`grid_dim`/`block_dim` ops at the top of the entry
    block; each `gpu.terminator` becomes `gpu.return`.
+   When the launch's block (grid) sizes are all constants, the kernel records them as
+   `known_block_size` (`known_grid_size`), as MLIR's outliner does; each outlined kernel
+   has one launch, so the hint holds.
 3. The launch becomes `gpu.launch_func @<module>::@<function>` with the same sizes, async
    dependencies and token, and the captured values as arguments; the module gets
    `gpu.container_module`.
@@ -25,18 +28,22 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     FunctionType,
     IndexType,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
+    i32,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from ..diagnostics import error_at
 from ..dialects import gpu_assembly as ga
+from ..dialects.kernel import KNOWN_SIZES
 
 _ID_OPS = (ga.BlockIdOp, ga.ThreadIdOp, ga.GridDimOp, ga.BlockDimOp)
 """What the launch region's twelve arguments are, three (x, y, z) each, in order."""
@@ -199,11 +206,34 @@ def _add_kernel(
         regions=[region],
     )
     kernel.location = launch.location
+    for keyword, sizes in (
+        ("block", (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)),
+        ("grid", (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ)),
+    ):
+        known = _constant_sizes(sizes)
+        if known is not None:
+            kernel.attributes[KNOWN_SIZES[keyword]] = DenseArrayBase.from_list(i32, known)
     kernel_module = ga.ModuleOp.build(
         properties={"sym_name": StringAttr(module_name)}, regions=[Region(Block([kernel]))]
     )
     kernel_module.location = launch.location
     module.body.block.add_op(kernel_module)
+
+
+def _constant_sizes(sizes: tuple[SSAValue, SSAValue, SSAValue]) -> list[int] | None:
+    """The three sizes when each is an `arith.constant` that an i32 size hint can hold
+    (MLIR's outliner records such sizes as `known_block_size`/`known_grid_size`; sizes
+    below 1 are left to the launch's own check), else None."""
+    known: list[int] = []
+    for size in sizes:
+        owner = size.owner
+        if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, IntegerAttr):
+            return None
+        value = owner.value.value.data
+        if not 1 <= value <= 2**31 - 1:
+            return None
+        known.append(value)
+    return known
 
 
 def _replace_launch(

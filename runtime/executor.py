@@ -70,7 +70,14 @@ from ..diagnostics import (
     with_deep_stack,
 )
 from ..dialects import device as dev
-from ..dialects.kernel import AllocSharedOp, KernelFuncOp, KernelModuleOp, stored_arguments
+from ..dialects.kernel import (
+    AllocSharedOp,
+    KernelFuncOp,
+    KernelModuleOp,
+    known_sizes,
+    launch_size_conflict,
+    stored_arguments,
+)
 from ..dialects.vdev import DeviceAttr, memory_space_of
 from ..pipeline import COMPILED_PROGRAMS_ATTRIBUTE
 from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
@@ -778,7 +785,7 @@ class _LaunchSite:
 
     __slots__ = (
         "api", "block", "cost", "device", "device_name", "ex", "frees", "grid", "host_frees",
-        "kernel", "key", "label", "limit", "located", "model", "name", "now", "op",
+        "kernel", "key", "known", "label", "limit", "located", "model", "name", "now", "op",
         "repeatable", "run", "scheduler", "seconds", "stream", "totals", "views", "writes",
     )  # fmt: skip
 
@@ -820,6 +827,8 @@ class _LaunchSite:
         self.device_name = str(device)
         self.totals = self.scheduler.totals.kernel_totals(self.device_name)
         self.limit = ex.limit(device, self.api)
+        self.known = known_sizes(_lookup_kernel(op))
+        """The block and grid the kernel declares (`known_block_size`/`known_grid_size`)."""
         self.stream = None if blocking else ex.stream(device, "compute", op)
         """The stream of an async launch (None: blocking, on the device's current stream)."""
         self.now: Stream = self.api.get_current_stream(device)
@@ -863,6 +872,11 @@ class _LaunchSite:
             or g[2] > MAX_GRID[2]
         ):
             _reject_launch_sizes(self.ex, self.api, self.device, self.op, g, b)
+        if self.known:
+            for keyword, sizes in (("grid", g), ("block", b)):
+                conflict = launch_size_conflict(self.name, self.known, keyword, sizes)
+                if conflict is not None:
+                    raise error_at(self.op, f"'device.launch' {conflict}")
         self.seconds = self.cost(self.model, self.device_name, g, b)
         self.grid, self.block = g, b
 

@@ -15,7 +15,7 @@
 // SYNTAX:      gpu.barrier memfence []{{$}}
 // SYNTAX:      module(@rotations) function(@rotate_left) {
 
-// IR:      kernel.func @neighbour(%out: memref<4xi32>) {
+// IR:      kernel.func @neighbour(%out: memref<4xi32>) attributes {note = "two attributions"} {
 // IR-NEXT:   %tile = kernel.alloc_shared : memref<4xi32, #vdev.device<?, ?, ?, "shared">>
 // IR-NEXT:   %unused = kernel.alloc_shared : memref<2xi32, #vdev.device<?, ?, ?, "shared">>
 // IR:        kernel.barrier

@@ -1,5 +1,7 @@
 // A gpu.launch with a body is outlined into a kernel; gpu.host_register makes the
 // host allocation the device's host memory, so the kernel writes what the host prints.
+// The launch's constant sizes become the kernel's known_block_size/known_grid_size, as
+// MLIR's outliner records them.
 // RUN: devplan-run %s --entry main | filecheck %s
 // RUN: devplan-run %s --entry main --kernel-backend numba | filecheck %s
 // RUN: devplan-opt %s -p convert-gpu-to-device | filecheck %s --check-prefix=IR
@@ -11,7 +13,7 @@
 // IR:      device.alloc() : memref<2x3xi32, #vdev.device<"cuda", 0, ?, "host">>
 // IR:      device.launch @main_kernel::@main_kernel on #vdev.device<"cuda", 0>
 // IR:      kernel.module @main_kernel
-// IR-NEXT:   kernel.func @main_kernel(%m: memref<2x3xi32>)
+// IR-NEXT:   kernel.func @main_kernel(%m: memref<2x3xi32>) attributes {known_block_size = array<i32: 3, 1, 1>, known_grid_size = array<i32: 2, 1, 1>}
 func.func @main() {
   %m = memref.alloc() : memref<2x3xi32>
   %u = memref.cast %m : memref<2x3xi32> to memref<*xi32>

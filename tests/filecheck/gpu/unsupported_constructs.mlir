@@ -143,3 +143,38 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A launch whose constant sizes contradict the kernel's known_grid_size.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k() kernel attributes {known_grid_size = array<i32: 2, 1, 1>} {
+      gpu.return
+    }
+  }
+  func.func @f() {
+    %c1 = arith.constant 1 : index
+    // CHECK: unsupported_constructs.mlir:[[# @LINE + 1]]:5: error: 'device.launch' grid (1, 1, 1) has 1 along x, but kernel @m::@k declares known_grid_size = array<i32: 2, 1, 1>: every launch of it must have that grid
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    return
+  }
+}
+
+// -----
+
+// CHECK: unsupported_constructs.mlir:[[# @LINE + 2]]:3: error: 'kernel.func' kernel.func @k: known_block_size is array<i32: 4, 1>; it must be three sizes of at least 1, e.g. array<i32: 128, 1, 1>
+gpu.module @m {
+  gpu.func @k() kernel attributes {known_block_size = array<i32: 4, 1>} {
+    gpu.return
+  }
+}
+
+// -----
+
+// CHECK: unsupported_constructs.mlir:[[# @LINE + 2]]:3: error: gpu.func @k gives known_block_size twice, as array<i32: 4, 1, 1> and array<i32: 8, 1, 1> (also as gpu.known_block_size); give it once
+gpu.module @m {
+  gpu.func @k() kernel attributes {known_block_size = array<i32: 4, 1, 1>, gpu.known_block_size = array<i32: 8, 1, 1>} {
+    gpu.return
+  }
+}

@@ -273,6 +273,26 @@ func.func @f() {
 
 // -----
 
+// A kernel that declares its block size takes only launches of that block.
+kernel.module @kernels target #target.target<"cuda"> {
+  kernel.func @k() attributes {known_block_size = array<i32: 32, 1, 1>} {
+    kernel.return
+  }
+}
+
+func.func @f(%n: index) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  // The launch with a size known only at run time is checked when it runs.
+  device.launch @kernels::@k on #vdev.device<"cuda", 0> grid(%n, %c1, %c1) block(%c32, %c1, %c1) args()
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'device.launch' block (64, 1, 1) has 64 along x, but kernel @kernels::@k declares known_block_size = array<i32: 32, 1, 1>: every launch of it must have that block
+  device.launch @kernels::@k on #vdev.device<"cuda", 0> grid(%n, %c1, %c1) block(%c64, %c1, %c1) args()
+  func.return
+}
+
+// -----
+
 // The launch device's own target wins over the kernel.module's.
 kernel.module @kernels target #target.target<"cuda"> {
   kernel.func @k() {

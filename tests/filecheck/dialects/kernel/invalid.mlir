@@ -177,3 +177,12 @@ kernel.module @k target #target.target<"cuda"> {
     "kernel.return"() : () -> ()
   }) : () -> ()
 }
+
+// -----
+
+kernel.module @k target #target.target<"cuda"> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'kernel.func' kernel.func @f: known_grid_size is array<i32: 0, 1, 1>; it must be three sizes of at least 1, e.g. array<i32: 128, 1, 1>
+  kernel.func @f() attributes {known_grid_size = array<i32: 0, 1, 1>} {
+    kernel.return
+  }
+}
