@@ -70,16 +70,17 @@ class BlockRanges:
     """`scf.if` ops with an interval condition: the block-level value the fast path tests."""
     possible: bool = True
     """False when some reachable access can never be proven in bounds."""
-    conditions: int = 0
+    conditions: list[str] = field(default_factory=list[str])
+    """The names of the block-level booleans whose conjunction is `fast`."""
 
     def analyse(self) -> BlockRanges:
-        self.lines.append("fast = True")
         for arg in self.kernel.params:
             width = int_width(arg.type)
             if width is not None:
                 name = self.kernel.name_of(arg)
                 self.exact(arg, f"np.int64({name})" if width == 1 else name, width)
         self.block(self.kernel.func.body.block, "True")
+        self.lines.append(f"fast = {' & '.join(self.conditions) or 'True'}")
         return self
 
     # -- intervals -------------------------------------------------------------------------
@@ -95,18 +96,22 @@ class BlockRanges:
         self.lines.append(f"{self.hi(value)} = {hi}")
         bound = _bound(width)
         if width > 1:
-            self.require(f"{self.lo(value)} >= {-bound} and {self.hi(value)} < {bound}")
+            self.require(f"({self.lo(value)} >= {-bound}) & ({self.hi(value)} < {bound})")
         self.known.add(value)
 
     def exact(self, value: SSAValue, expr: str, width: int) -> None:
         self.define(value, expr, self.lo(value), width)
 
     def require(self, condition: str, reach: str = "True") -> None:
-        self.conditions += 1
+        # Each condition is a boolean of its own, combined with `&` and `|`, never `and`
+        # or `or`: a short-circuit is a branch, and Numba's SSA and liveness passes grow
+        # with branches times variables (a kernel of 12 all-reduces took 80 s to compile).
+        name = f"fc{len(self.conditions)}"
+        self.conditions.append(name)
         if reach == "True":
-            self.lines.append(f"fast = fast and ({condition})")
+            self.lines.append(f"{name} = {condition}")
         else:
-            self.lines.append(f"fast = fast and (not ({reach}) or ({condition}))")
+            self.lines.append(f"{name} = (not ({reach})) | ({condition})")
 
     # -- the walk ----------------------------------------------------------------------------
 
@@ -166,7 +171,7 @@ class BlockRanges:
                     f"({hi[1]} if {lo[1]} >= 0 else ({hi[0]} if {lo[0]} >= 0 else -{_LIMIT}))",
                     width,
                 )
-                self.require(f"{lo[0]} >= 0 or {lo[1]} >= 0")
+                self.require(f"({lo[0]} >= 0) | ({lo[1]} >= 0)")
             case "arith.andi" | "arith.ori":
                 sym = "&" if short == "andi" else "|"
                 self.define(result, f"{lo[0]} {sym} {lo[1]}", f"{hi[0]} {sym} {hi[1]}", 1)
@@ -226,20 +231,22 @@ class BlockRanges:
         pred = predicate_of(op, CMPI_PREDICATES)
         if pred[0] == "u":
             # Unsigned order agrees with signed order on non-negative values.
-            both = f"{lx} >= 0 and {ly} >= 0"
+            both = f"({lx} >= 0) & ({ly} >= 0)"
             pred = "s" + pred[1:]
         else:
             both = "True"
+        one_value = f"({lx} == {hx}) & ({hx} == {ly}) & ({ly} == {hy})"
+        apart = f"({hx} < {ly}) | ({hy} < {lx})"
         true, false = {
-            "eq": (f"{lx} == {hx} == {ly} == {hy}", f"{hx} < {ly} or {hy} < {lx}"),
-            "ne": (f"{hx} < {ly} or {hy} < {lx}", f"{lx} == {hx} == {ly} == {hy}"),
+            "eq": (one_value, apart),
+            "ne": (apart, one_value),
             "slt": (f"{hx} < {ly}", f"{lx} >= {hy}"),
             "sle": (f"{hx} <= {ly}", f"{lx} > {hy}"),
             "sgt": (f"{lx} > {hy}", f"{hx} <= {ly}"),
             "sge": (f"{lx} >= {hy}", f"{hx} < {ly}"),
         }[pred]
-        lo = f"(1 if ({both}) and ({true}) else 0)"
-        hi = f"(0 if ({both}) and ({false}) else 1)"
+        lo = f"int(({both}) & ({true}))"
+        hi = f"(1 - int(({both}) & ({false})))"
         self.define(result, lo, hi, 1)
 
     # -- guards, loops and accesses ---------------------------------------------------------
@@ -248,10 +255,10 @@ class BlockRanges:
         cond = op.operands[0]
         then_reach, else_reach = reach, reach
         if cond in self.known:
-            self.require(f"{self.lo(cond)} == {self.hi(cond)}", reach)
+            self.require(f"({self.lo(cond)} == {self.hi(cond)})", reach)
             self.guards[op] = f"{self.lo(cond)} == 1"
-            then_reach = _conj(reach, f"{self.hi(cond)} == 1")
-            else_reach = _conj(reach, f"{self.lo(cond)} == 0")
+            then_reach = _conj(reach, f"({self.hi(cond)} == 1)")
+            else_reach = _conj(reach, f"({self.lo(cond)} == 0)")
         for region, branch_reach in zip(op.regions, (then_reach, else_reach), strict=False):
             for block in region.blocks:
                 self.block(block, branch_reach)
@@ -270,10 +277,10 @@ class BlockRanges:
                 lb_lo, lb_hi = self.lo(lb), self.hi(lb)
                 last = (
                     f"({lb_lo} + ({last} - {lb_lo}) // {step} * {step} "
-                    f"if {lb_lo} == {lb_hi} and {last} >= {lb_lo} else {last})"
+                    f"if ({lb_lo} == {lb_hi}) & ({last} >= {lb_lo}) else {last})"
                 )
             self.define(iv, self.lo(lb), last, width)
-            reach = _conj(reach, f"{self.lo(lb)} <= {self.hi(ub)} - 1")
+            reach = _conj(reach, f"({self.lo(lb)} <= {self.hi(ub)} - 1)")
         self.block(body, reach)
 
     def access(self, op: Operation, reach: str) -> None:
@@ -288,10 +295,10 @@ class BlockRanges:
             return
         shape = self.shape_of(buffer)
         checks = [
-            f"{self.lo(i)} >= 0 and {self.hi(i)} < {size}"
+            f"({self.lo(i)} >= 0) & ({self.hi(i)} < {size})"
             for i, size in zip(index, shape, strict=True)
         ]
-        self.require(" and ".join(checks), reach)
+        self.require(" & ".join(checks), reach)
 
     def shape_of(self, buffer: SSAValue) -> list[str]:
         type_ = buffer.type
@@ -328,7 +335,7 @@ def _axis(op: Operation) -> str:
 
 
 def _conj(reach: str, condition: str) -> str:
-    return condition if reach == "True" else f"({reach}) and ({condition})"
+    return condition if reach == "True" else f"({reach}) & ({condition})"
 
 
 # -- blocks that never touch one element ------------------------------------------------------
