@@ -26,9 +26,10 @@ Within a block, the shape of the code depends on the kernel:
   other than the one defining it lives in a per-thread array between phases, unless it is
   an index value of pure integer ops over ids, dims and constants: each phase computes
   that again, so that accesses stay affine in the thread x index. On the fast path, a
-  thread-level `scf.for` that is a whole phase, writes no memory and cannot fault runs
-  *interchanged*, with the thread x loop inside it (`find_interchanges`): its body is
-  then vectorised across a row of threads, each thread computing what it did before.
+  thread-level `scf.for` that is a whole phase (after index values only), writes no
+  memory and cannot fault runs *interchanged*, with the thread x loop inside it
+  (`find_interchanges`): its body is then vectorised across a row of threads, each
+  thread computing what it did before.
 
 Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
@@ -995,14 +996,21 @@ class NumbaSource(SourceWriter):
         memory nor can fault on the fast path (`_LOOP_BODY_OPS`, no nested regions).
         With no store in the phase, every thread reads the same memory in either order
         and computes the same values in the same order: results are bitwise those of the
-        thread-by-thread loop, and no fault can move."""
+        thread-by-thread loop, and no fault can move. Index values computed before the
+        loop in its phase (`leading_index_ops`) do not count: they neither touch memory
+        nor fault, so they run in a thread loop of their own before the interchanged
+        loop, as in a kernel that computes a thread's rows and column before its loop
+        over k and stores after a barrier."""
         phases: dict[int, list[Operation]] = {}
         for op, number in self.phase_of.items():
             if op.name not in ("arith.constant", "kernel.return", "kernel.alloc_shared"):
                 phases.setdefault(number, []).append(op)
         for work in phases.values():
-            loop = work[0]
-            if loop.name != "scf.for" or any(op.name != "scf.yield" for op in work[1:]):
+            rest = work[len(self.leading_index_ops(work)) :]
+            if not rest:
+                continue
+            loop = rest[0]
+            if loop.name != "scf.for" or any(op.name != "scf.yield" for op in rest[1:]):
                 continue
             lb, ub, step = loop.operands[:3]
             if not _positive_constant(step):
@@ -1012,6 +1020,16 @@ class NumbaSource(SourceWriter):
             body = [op for op in loop.walk() if op is not loop]
             if all(_cannot_fault_on_the_fast_path(op) for op in body):
                 self.interchanged.add(loop)
+
+    def leading_index_ops(self, work: list[Operation]) -> list[Operation]:
+        """The ops at the start of a phase's `work` that only compute index values
+        (`recomputable`: pure, no memory, no fault)."""
+        count = 0
+        for op in work:
+            if not op.results or not all(self.recomputable(r) for r in op.results):
+                break
+            count += 1
+        return work[:count]
 
     def block_uniform(self, value: SSAValue) -> bool:
         """Whether `value` is the same in every thread of a block by construction."""
@@ -1124,10 +1142,14 @@ class NumbaSource(SourceWriter):
         work = [op for op in ops if op.name not in ("arith.constant", "kernel.return")]
         if not work or all(op.name == "kernel.alloc_shared" for op in work):
             return
-        if self.fast and work[0] in self.interchanged:
-            self.interchange(work[0])
-            if work[1:]:  # the region's scf.yield, reading the loop's results from their arrays
-                self.phase(work[1:], yield_to)
+        lead = self.leading_index_ops(work)
+        rest = work[len(lead) :]
+        if self.fast and rest and rest[0] in self.interchanged:
+            if lead:  # their values, where another phase keeps them (else dead code)
+                self.phase(lead, yield_to)
+            self.interchange(rest[0])
+            if rest[1:]:  # the region's scf.yield, reading the loop's results from their arrays
+                self.phase(rest[1:], yield_to)
             return
         # Nested loops (not one over `lin` with divisions): the thread x loop is innermost.
         for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
