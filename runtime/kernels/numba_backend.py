@@ -684,6 +684,10 @@ class NumbaSource(SourceWriter):
             suffix = "_" if short == "block_dim" else ""
             self.emit(f"{result} = {which}{'xyz'[axis]}{suffix}")
             return
+        resolved = self.ranges.resolved.get(op) if self.fast else None
+        if resolved is not None:  # a clamp the fast path's ranges prove does not bite
+            self.emit(f"{result} = {self.v(resolved)}")
+            return
         self.emit(f"{result} = {self.int_or_cast(op, short, args, width or 64, rtype)}")
 
     def float_op(self, op: Operation, args: list[str]) -> str:
