@@ -96,10 +96,11 @@ from .ranges import BlockRanges, constant_dim, separating_axes, stored_params
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
 _set_chunksize: Callable[[int], int] = numba.set_parallel_chunksize  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
 _BACKEND_VERSION = hashlib.sha256(
-    b"".join(Path(__file__).with_name(n).read_bytes() for n in ("numba_backend.py", "common.py"))
+    b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py")))
     + Path(__file__).parent.with_name("semantics.py").read_bytes()
 ).hexdigest()[:16]
-"""Changes with this backend's source: part of the key of cached kernels."""
+"""Changes with the source of the kernel backends and of `semantics`: part of the key of
+cached kernels (which is the kernel's IR, not the code generated from it)."""
 
 _JIT = "@njit(cache=CACHE, error_model='numpy')"
 _JIT_PARALLEL = "@njit(cache=CACHE, error_model='numpy', parallel=True)"
@@ -1400,21 +1401,24 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
     usable, so that a process running a kernel compiled before loads it instead of
     compiling it; else they are compiled in memory.
     """
-    gen = NumbaSource(kernel)
-    source = gen.generate()
     # printf and assert call back into Python objects made for this compilation: such a
     # kernel is compiled in memory (the cache holds only self-contained modules) and runs
     # its blocks in order (its output and failures follow the order of threads).
-    calls_back = gen.calls_back
-    namespace: dict[str, Any] | None = (
-        None if calls_back else _load_cached(kernel, source, gen.defined_ops, gen.int_defined_ops)
-    )
-    if namespace is None:
+    calls_back = any(isinstance(op, PrintfOp | AssertOp) for op in kernel.func.walk())
+    namespace: dict[str, Any] | None = None if calls_back else _load_cached(kernel)
+    if namespace is not None:
+        messages: dict[int, str] = namespace["MESSAGES"]
+        ops = list(kernel.func.walk())  # the fault sites (when generated in another process)
+        kernel.sites[:] = [ops[i] for i in namespace["SITES"]]
+        source = Path(namespace["__file__"]).read_text()
+    else:
+        gen = NumbaSource(kernel)
+        source = gen.generate()
+        messages = gen.messages
         namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
         exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
     jitted: Callable[..., bool] = namespace["blocks"]
     jitted_par: Callable[..., None] = namespace["run_par"]
-    messages = gen.messages
     axes = None if calls_back else separating_axes(kernel)
     written = [i for i, p in enumerate(kernel.params) if p in stored_params(kernel)]
 
@@ -1485,25 +1489,37 @@ def _aliased(written: list[int], args: list[Any]) -> bool:
     return False
 
 
-def _load_cached(
-    kernel: Kernel, source: str, defined_ops: list[str], int_ops: list[str]
-) -> dict[str, Any] | None:
-    """The namespace of the kernel's module in the on-disk cache (written on first use), or
-    None when the cache directory cannot be written."""
-    header = (
-        "import numpy as np\n"
-        "from numba import njit, prange\n"
-        "from devplan.runtime import semantics\n"
-        f"from devplan.runtime.kernels.numba_backend import {', '.join(HELPERS)}\n"
-        + "".join(
-            f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n" for name in defined_ops
+def _load_cached(kernel: Kernel) -> dict[str, Any] | None:
+    """The namespace of the kernel's module in the on-disk cache, found by the kernel's IR
+    (the module is generated and written on first use: its source, the fault messages by
+    site as `MESSAGES`, and as `SITES` each fault site's op by its place in the kernel's
+    walk), or None when the cache directory cannot be written."""
+
+    def module_text() -> str:
+        gen = NumbaSource(kernel)
+        source = gen.generate()
+        walk_order = {op: i for i, op in enumerate(kernel.func.walk())}
+        header = (
+            "import numpy as np\n"
+            "from numba import njit, prange\n"
+            "from devplan.runtime import semantics\n"
+            f"from devplan.runtime.kernels.numba_backend import {', '.join(HELPERS)}\n"
+            + "".join(
+                f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n"
+                for name in gen.defined_ops
+            )
+            + "".join(
+                f"I_{name.replace('.', '_')} = semantics.int_scalar({name!r})\n"
+                for name in gen.int_defined_ops
+            )
+            + "CACHE = True\n"
+            + f"MESSAGES = {gen.messages!r}\n"
+            + f"SITES = {[walk_order[op] for op in kernel.sites]!r}\n\n"
         )
-        + "".join(
-            f"I_{name.replace('.', '_')} = semantics.int_scalar({name!r})\n" for name in int_ops
-        )
-        + "CACHE = True\n\n"
-    )
-    return kernel_cache.load_module(header + source, _BACKEND_VERSION)
+        return header + source
+
+    key = f"RUN_BLOCKS = {RUN_BLOCKS}\n{kernel.func}"
+    return kernel_cache.load_module(module_text, _BACKEND_VERSION, key=key)
 
 
 def _fault_error(
