@@ -103,7 +103,6 @@ _BACKEND_VERSION = hashlib.sha256(
 cached kernels (which is the kernel's IR, not the code generated from it)."""
 
 _JIT = "@njit(cache=CACHE, error_model='numpy')"
-_JIT_PARALLEL = "@njit(cache=CACHE, error_model='numpy', parallel=True)"
 # Every function of a kernel is compiled with IEEE float division (inf, nan); integer
 # division by zero is checked explicitly.
 
@@ -330,7 +329,7 @@ class NumbaSource(SourceWriter):
         self.emit("return False")
         self.lines += [
             "",
-            _JIT_PARALLEL,
+            "# Compiled with parallel=True at the first parallel launch (`compile_numba`).",
             f"def run_par({dims}, errs, {params}):",
             "    nblocks = gx * gy * gz",
             "    nchunks = errs.shape[0]",
@@ -1418,7 +1417,7 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
         namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
         exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
     jitted: Callable[..., bool] = namespace["blocks"]
-    jitted_par: Callable[..., None] = namespace["run_par"]
+    jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"])
     axes = None if calls_back else separating_axes(kernel)
     written = [i for i, p in enumerate(kernel.params) if p in stored_params(kernel)]
 
@@ -1476,6 +1475,19 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
             raise _fault_error(kernel, messages, fault, args)
 
     return run, source
+
+
+def _compiled_at_first_call(run_par: Callable[..., None], cache: bool) -> Callable[..., None]:
+    """`run_par` compiled with `parallel=True` when first called: a process that never
+    launches the kernel in parallel does not pay for its dispatcher (nor loads its code)."""
+    jitted: list[Callable[..., None]] = []
+
+    def call(*args: Any) -> None:
+        if not jitted:
+            jitted.append(_njit(cache=cache, error_model="numpy", parallel=True)(run_par))
+        jitted[0](*args)
+
+    return call
 
 
 def _aliased(written: list[int], args: list[Any]) -> bool:
