@@ -33,9 +33,11 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
     linear index into one index per dimension with `memref.dim`, so one kernel serves
     every shape, static or dynamic, of a rank);
   * `linalg.fill`: a fill kernel; `linalg.matmul` (result = outs + ins[0] x ins[1]): a
-    tiled kernel (T x T threads per block, T the largest power of two with T*T within
-    `max_num_threads`, at most 16), tiles of both inputs staged in `kernel.alloc_shared`
-    between `kernel.barrier`s, out-of-range tile elements read as zero;
+    kernel where each thread computes `MATMUL_ROWS` (8) rows of one column, summing over
+    k in order, with a 1-D block of `min(256, max_num_threads)` threads (fewer for a
+    narrower result) along the columns; threads past the last row or column read the
+    last one and store nothing, and a `kernel.barrier` parts the loop over k from the
+    stores (so the numba backend vectorises the loop across a block's columns);
   * `tensor.empty`: an allocation (zeroed by every DeviceAPI), or nothing when only
     `linalg.fill`s write over it (each fill allocates its result);
   * `arith.constant dense<...>`: a splat is an allocation plus a fill launch on its
@@ -116,8 +118,8 @@ from ..runtime.kernels.common import SUPPORTED_OPS, dtype_of
 
 ELEMENTWISE_BLOCK = 256
 """Threads per block of elementwise and fill kernels (fewer when the target allows fewer)."""
-MAX_TILE = 16
-"""Largest matmul tile edge (16 x 16 = 256 threads per block)."""
+MATMUL_ROWS = 8
+"""Rows of the result each thread of a matmul kernel computes (one column of them)."""
 
 _SHORT_NAMES = {
     "addf": "add", "addi": "add", "subf": "sub", "subi": "sub", "mulf": "mul",
@@ -459,75 +461,52 @@ def _zero(element: Attribute) -> Operation:
     return arith.ConstantOp(FloatAttr(0.0, cast(Any, element)))
 
 
-def _matmul_kernel(name: str, element: Attribute, tile: int) -> kn.KernelFuncOp:
-    """R = C + A x B, one T x T tile of R per block (see the header)."""
+def _matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
+    """R = C + A x B, `MATMUL_ROWS` rows of one column of R per thread (see the header)."""
     matrix = _dynamic_memref(element, 2)
     kernel = kn.KernelFuncOp(name, [matrix, matrix, matrix, matrix])
     a, b, c, r = kernel.body.block.args
     _name_params(kernel.body.block, ["lhs", "rhs", "acc", "out"])
     k = _KernelBuilder(kernel.body.block)
-    c0, c1, ct = k.index(0), k.index(1), k.index(tile)
+    c0, c1 = k.index(0), k.index(1)
     zero = k.add(_zero(element))
-    tx, ty = k.add(kn.ThreadIdOp("x")), k.add(kn.ThreadIdOp("y"))
-    bx, by = k.add(kn.BlockIdOp("x")), k.add(kn.BlockIdOp("y"))
-    row = k.add(arith.AddiOp(k.add(arith.MuliOp(by, ct)), ty))
-    col = k.add(arith.AddiOp(k.add(arith.MuliOp(bx, ct)), tx))
+    tx, bx, by = k.add(kn.ThreadIdOp("x")), k.add(kn.BlockIdOp("x")), k.add(kn.BlockIdOp("y"))
+    col = k.add(arith.AddiOp(k.add(arith.MuliOp(bx, k.add(kn.BlockDimOp("x")))), tx))
+    first = k.add(arith.MuliOp(by, k.index(MATMUL_ROWS)))
+    rows = [first] + [k.add(arith.AddiOp(first, k.index(i))) for i in range(1, MATMUL_ROWS)]
     m = k.add(memref.DimOp(a, c0))
     depth = k.add(memref.DimOp(a, c1))
     n = k.add(memref.DimOp(b, c1))
-    shared = MemRefType(element, [tile, tile], memory_space=DeviceAttr.make(scope="shared"))
-    a_tile = k.add(kn.AllocSharedOp(shared))
-    b_tile = k.add(kn.AllocSharedOp(shared))
+    # Threads past the last row or column read the last one (and store nothing): every
+    # load is in bounds, so whole blocks run vectorised (a launched block has m, n >= 1).
+    last_col = k.add(arith.MinSIOp(col, k.add(arith.SubiOp(n, c1))))
+    last_row = k.add(arith.SubiOp(m, c1))
+    read_rows = [k.add(arith.MinSIOp(row, last_row)) for row in rows]
 
-    loop = k.nested([IndexType(), element])
-    t, acc = loop.block.args
-    a_col = loop.add(arith.AddiOp(t, tx))
-    b_row = loop.add(arith.AddiOp(t, ty))
-    a_val = _load_or_zero(loop, a, row, m, a_col, depth, element)
-    b_val = _load_or_zero(loop, b, b_row, depth, col, n, element)
-    loop.add(memref.StoreOp.get(a_val, a_tile, [ty, tx]))
-    loop.add(memref.StoreOp.get(b_val, b_tile, [ty, tx]))
-    loop.add(kn.BarrierOp())
-    inner = loop.nested([IndexType(), element])
-    kk, partial = inner.block.args
-    x = inner.add(memref.LoadOp.get(a_tile, [ty, kk]))
-    y = inner.add(memref.LoadOp.get(b_tile, [kk, tx]))
-    product = inner.add(_multiply(element, x, y))
-    inner.add(scf.YieldOp(inner.add(_add(element, partial, product))))
-    summed = loop.add(scf.ForOp(c0, ct, c1, [acc], Region(inner.block)))
-    loop.add(kn.BarrierOp())
-    loop.add(scf.YieldOp(summed))
-    total = k.add(scf.ForOp(c0, depth, ct, [zero], Region(loop.block)))
+    loop = k.nested([IndexType()] + [element] * MATMUL_ROWS)
+    kk, *sums = loop.block.args
+    y = loop.add(memref.LoadOp.get(b, [kk, last_col]))
+    partials: list[SSAValue] = []
+    for row, partial in zip(read_rows, sums, strict=True):
+        x = loop.add(memref.LoadOp.get(a, [row, kk]))
+        partials.append(loop.add(_add(element, partial, loop.add(_multiply(element, x, y)))))
+    loop.add(scf.YieldOp(*partials))
+    products = scf.ForOp(c0, depth, c1, [zero] * MATMUL_ROWS, Region(loop.block))
+    k.add(products)
+    # All reads before any store: the numba backend then runs the loop over k with the
+    # block's threads inside it, vectorised across the columns.
+    k.add(kn.BarrierOp())
 
-    store = k.nested()
-    previous = store.add(memref.LoadOp.get(c, [row, col]))
-    store.add(memref.StoreOp.get(store.add(_add(element, previous, total)), r, [row, col]))
-    store.add(scf.YieldOp())
-    inside = k.add(
-        arith.AndIOp(k.add(arith.CmpiOp(row, m, "ult")), k.add(arith.CmpiOp(col, n, "ult")))
-    )
-    k.add(scf.IfOp(inside, [], Region(store.block)))
+    col_inside = k.add(arith.CmpiOp(col, n, "ult"))
+    for row, product in zip(rows, products.results, strict=True):
+        store = k.nested()
+        previous = store.add(memref.LoadOp.get(c, [row, col]))
+        store.add(memref.StoreOp.get(store.add(_add(element, previous, product)), r, [row, col]))
+        store.add(scf.YieldOp())
+        inside = k.add(arith.AndIOp(k.add(arith.CmpiOp(row, m, "ult")), col_inside))
+        k.add(scf.IfOp(inside, [], Region(store.block)))
     k.add(kn.ReturnOp())
     return kernel
-
-
-def _load_or_zero(
-    k: _KernelBuilder,
-    matrix: SSAValue,
-    i: SSAValue,
-    rows: SSAValue,
-    j: SSAValue,
-    cols: SSAValue,
-    element: Attribute,
-) -> SSAValue:
-    inside = k.add(
-        arith.AndIOp(k.add(arith.CmpiOp(i, rows, "ult")), k.add(arith.CmpiOp(j, cols, "ult")))
-    )
-    then = k.nested()
-    then.add(scf.YieldOp(then.add(memref.LoadOp.get(matrix, [i, j]))))
-    orelse = k.nested()
-    orelse.add(scf.YieldOp(orelse.add(_zero(element))))
-    return k.add(scf.IfOp(inside, [element], Region(then.block), Region(orelse.block)))
 
 
 def _is_int(element: Attribute) -> bool:
@@ -540,14 +519,6 @@ def _multiply(element: Attribute, x: SSAValue, y: SSAValue) -> Operation:
 
 def _add(element: Attribute, x: SSAValue, y: SSAValue) -> Operation:
     return arith.AddiOp(x, y) if _is_int(element) else arith.AddfOp(x, y)
-
-
-def _matmul_tile(target: TargetAttr) -> int:
-    limit = _max_threads(target)
-    tile = MAX_TILE
-    while tile > 1 and tile * tile > limit:
-        tile //= 2
-    return tile
 
 
 def _max_threads(target: TargetAttr) -> int:
@@ -1176,19 +1147,23 @@ def _matmul(low: Lowering, op: Operation) -> None:
             "(i8 to i64, index) and floats",
         )
     target = low.target(device, op)
-    tile = _matmul_tile(target)
-    suffix = "" if tile == MAX_TILE else str(tile)
-    stem = f"matmul_{_type_text(element)}_tiled{suffix}"
+    stem = f"matmul_{_type_text(element)}_rows{MATMUL_ROWS}"
     kernel = low.kernels.kernel(
-        target, stem, f"matmul {_type_text(element)} tile {tile}",
-        lambda name: _matmul_kernel(name, element, tile), op,
+        target, stem, f"matmul {_type_text(element)} rows {MATMUL_ROWS}",
+        lambda name: _matmul_kernel(name, element), op,
     )  # fmt: skip
     out_type = low.buffer_type(op.results[0].type, device, op)
     out = low.alloc(out_type, low.dynamic_sizes(out_type, c))
-    grid_x = low.blocks_for(_extent(low, c, 1), tile)
-    grid_y = low.blocks_for(_extent(low, c, 0), tile)
-    one, t = low.index(1), low.index(tile)
-    low.launch(device, kernel, [grid_x, grid_y, one], [t, t, one], [a, b, c, out], op)
+    columns = _extent(low, c, 1)
+    threads = min(ELEMENTWISE_BLOCK, _max_threads(target))
+    if isinstance(columns, int):
+        threads = max(1, min(threads, columns))  # a narrow result: no idle threads
+    grid_x = low.blocks_for(columns, threads)
+    grid_y = low.blocks_for(_extent(low, c, 0), MATMUL_ROWS)
+    one = low.index(1)
+    low.launch(
+        device, kernel, [grid_x, grid_y, one], [low.index(threads), one, one], [a, b, c, out], op
+    )
     low.map_results(op, [out])
 
 

@@ -31,7 +31,10 @@ import json, sys
 import numpy as np
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import compile_kernel
+from devplan.runtime.kernels import compile_kernel, numba_backend
+generated = []
+original = numba_backend.NumbaSource.generate
+numba_backend.NumbaSource.generate = lambda self: generated.append(1) or original(self)
 module = devplan.parse('kernel.module @k target #target.target<"cuda"> {{' + {SCALE!r} + '}}')
 func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
 x = np.arange(4.0)
@@ -39,7 +42,8 @@ compile_kernel(func, "numba")((1, 1, 1), (4, 1, 1), [x, 2.0])
 assert x.tolist() == [0.0, 2.0, 4.0, 6.0]
 blocks = next(m for n, m in sys.modules.items() if n.startswith("devplan_kernel_")).blocks
 print(json.dumps({{"hits": sum(blocks.stats.cache_hits.values()),
-                  "misses": sum(blocks.stats.cache_misses.values())}}))
+                  "misses": sum(blocks.stats.cache_misses.values()),
+                  "generated": len(generated)}}))
 """
 
 
@@ -53,10 +57,10 @@ def run_in_new_process(cache: Path) -> dict[str, int]:
 
 def test_a_second_process_loads_the_kernel_compiled_by_the_first(tmp_path: Path) -> None:
     first = run_in_new_process(tmp_path)
-    assert first == {"hits": 0, "misses": 1}
+    assert first == {"hits": 0, "misses": 1, "generated": 1}
     assert list(tmp_path.glob("k*.py"))
     second = run_in_new_process(tmp_path)
-    assert second == {"hits": 1, "misses": 0}
+    assert second == {"hits": 1, "misses": 0, "generated": 0}  # found by the kernel's IR
 
 
 def test_cache_dir_follows_devplan_cache_dir_and_clear_empties_it(
@@ -127,3 +131,31 @@ def test_a_damaged_byte_code_file_is_replaced_by_compiling_the_module(
     assert again is not None
     assert again["VALUE"] == "kept"
     assert code_file.read_bytes() != importlib.util.MAGIC_NUMBER + b"\x00garbage"
+
+
+FAULT_ONCE = f"""
+import numpy as np
+import devplan
+from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels import KernelError, compile_kernel
+module = devplan.parse('kernel.module @k target #target.target<"cuda"> {{' + {SCALE!r} + '}}')
+func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
+try:
+    compile_kernel(func, "numba")((1, 1, 1), (5, 1, 1), [np.arange(4.0), 2.0])
+except KernelError as e:
+    print(e)
+"""
+
+
+def test_a_kernel_loaded_by_a_second_process_reports_the_fault_the_first_reported(
+    tmp_path: Path,
+) -> None:
+    env = dict(os.environ, DEVPLAN_CACHE_DIR=str(tmp_path))
+    command = [sys.executable, "-c", FAULT_ONCE]
+    first, second = (
+        subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    )
+    assert "out-of-bounds load" in first
+    assert "thread (4, 0, 0)" in first
+    assert second == first

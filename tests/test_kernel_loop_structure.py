@@ -213,3 +213,68 @@ def test_tiled_matmul_blocks_in_parallel_give_the_buffers_and_first_fault_of_blo
         with monkeypatch.context() as patch:
             patch.setattr(numba_backend, "PARALLEL_THREADS", 0)
             assert_bitwise_equal(in_order, outcome(func, "numba", grid, block, args))
+
+
+ROWS_PER_THREAD = """
+kernel.func @matmul(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %dx = kernel.block_dim x
+  %q0 = arith.muli %bx, %dx : index
+  %col = arith.addi %q0, %tx : index
+  %row0 = arith.muli %by, %c2 : index
+  %row1 = arith.addi %row0, %c1 : index
+  %K = memref.dim %A, %c1 : memref<?x?xf32>
+  %acc:2 = scf.for %k = %c0 to %K step %c1 iter_args(%s0 = %zero, %s1 = %zero) -> (f32, f32) {
+    %b = memref.load %B[%k, %col] : memref<?x?xf32>
+    %a0 = memref.load %A[%row0, %k] : memref<?x?xf32>
+    %a1 = memref.load %A[%row1, %k] : memref<?x?xf32>
+    %p0 = arith.mulf %a0, %b : f32
+    %p1 = arith.mulf %a1, %b : f32
+    %n0 = arith.addf %s0, %p0 : f32
+    %n1 = arith.addf %s1, %p1 : f32
+    scf.yield %n0, %n1 : f32, f32
+  }
+  kernel.barrier
+  memref.store %acc#0, %C[%row0, %col] : memref<?x?xf32>
+  memref.store %acc#1, %C[%row1, %col] : memref<?x?xf32>
+  kernel.return
+}
+"""
+"""`C = A @ B`, each thread two rows of one column of C: its rows and column computed
+before the loop over k, its stores after a barrier (no guard: blocks past the end fault)."""
+
+
+def test_index_values_before_a_store_free_loop_leave_it_interchanged() -> None:
+    lines = [line.strip() for line in fast_path_of(ROWS_PER_THREAD).splitlines()]
+    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
+    assert lines[k_loop + 1] == "for tix in range(bx_):"
+
+
+def test_rows_per_thread_matmul_agrees_with_the_numpy_backend_fast_and_checked() -> None:
+    rng = np.random.default_rng(11)
+
+    def matrix(rows: int, cols: int) -> np.ndarray[Any, Any]:
+        return rng.standard_normal((rows, cols)).astype(np.float32)
+
+    func = parse_kernel(ROWS_PER_THREAD)
+    faults = 0
+    for (m, k, n), shapes in (
+        ((8, 5, 12), None),
+        ((6, 3, 4), None),
+        ((8, 4, 8), ((8, 4), (4, 8), (7, 8))),  # C one row short: a store faults
+        ((8, 4, 8), ((8, 4), (4, 7), (8, 8))),  # B one column short: a load faults
+        ((8, 4, 8), ((7, 4), (4, 8), (8, 8))),  # A one row short: a load faults
+    ):
+        a, b, c = (matrix(*s) for s in (shapes or ((m, k), (k, n), (m, n))))
+        grid, block = (n // 4, m // 2, 1), (4, 1, 1)
+        assert block_is_fast(ROWS_PER_THREAD, (0, 0), grid, block, [a, b, c])
+        expected = outcome(func, "numpy", grid, block, [a, b, c])
+        faults += isinstance(expected, str)
+        assert_bitwise_equal(expected, outcome(func, "numba", grid, block, [a, b, c]))
+    assert faults == 3

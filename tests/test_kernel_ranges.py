@@ -8,8 +8,9 @@ import numpy as np
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels import compile_kernel
 from devplan.runtime.kernels.common import Kernel
-from devplan.runtime.kernels.numba_backend import _floor_div, _trunc_div
+from devplan.runtime.kernels.numba_backend import NumbaSource, _floor_div, _trunc_div
 from devplan.runtime.kernels.ranges import BlockRanges
 
 GUARDED_ADD = """
@@ -153,3 +154,43 @@ def test_a_loop_stepping_by_a_constant_ends_its_range_at_its_last_step() -> None
     assert fast(STRIDED, 0, 16, 1, [np.zeros(48, np.float32), out])
     assert not fast(STRIDED, 0, 16, 1, [np.zeros(40, np.float32), out])
     assert fast(STRIDED, 0, 16, 1, [np.zeros(0, np.float32), out])  # no tile at all
+
+
+CLAMPED_COPY = """
+kernel.func @clamped(%a: memref<?xf32>, %c: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %bd = kernel.block_dim x
+  %i0 = arith.muli %bx, %bd : index
+  %i = arith.addi %i0, %tx : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %last = arith.subi %n, %c1 : index
+  %j = arith.minsi %i, %last : index
+  %x = memref.load %a[%j] : memref<?xf32>
+  memref.store %x, %c[%i] : memref<?xf32>
+  kernel.return
+}
+"""
+"""`c[i] = a[min(i, len(a) - 1)]`: a clamp of the thread's index."""
+
+
+def test_a_clamp_of_a_thread_index_that_bites_makes_the_block_checked() -> None:
+    a, c = np.arange(1000, dtype=np.float32), np.zeros(1024, np.float32)
+    assert [fast(CLAMPED_COPY, b, 256, 4, [a, c]) for b in range(4)] == [True, True, True, False]
+
+
+def test_on_the_fast_path_a_clamp_that_does_not_bite_is_its_thread_index() -> None:
+    kernel, ranges = ranges_of(CLAMPED_COPY)
+    (clamp,) = (op for op in kernel.func.walk() if op.name == "arith.minsi")
+    assert ranges.resolved == {clamp: clamp.operands[0]}
+    source = NumbaSource(kernel).generate()
+    fast_path = source[source.index("if fast:") : source.index("continue")]
+    clamped, index = (kernel.name_of(v) for v in (clamp.results[0], clamp.operands[0]))
+    assert f"{clamped} = {index}\n" in fast_path
+    a, c = np.arange(1000, dtype=np.float32), np.zeros(1024, np.float32)
+    for backend in ("numpy", "numba"):
+        c[:] = 0
+        compile_kernel(kernel.func, backend)((4, 1, 1), (256, 1, 1), [a, c])
+        assert c.tobytes() == np.minimum(np.arange(1024), 999).astype(np.float32).tobytes()

@@ -151,9 +151,15 @@ func.func @main(%a: tensor<{m}x{k}x{t}> {vdev.device = {H}}, %b: tensor<{k}x{n}x
 
 @pytest.mark.parametrize(
     ("m", "k", "n", "element"),
-    [(17, 5, 33, "i32"), (16, 32, 16, "f32"), (1, 40, 3, "i64"), (20, 1, 18, "f64")],
+    [
+        (17, 5, 33, "i32"),
+        (16, 32, 16, "f32"),
+        (1, 40, 3, "i64"),
+        (20, 1, 18, "f64"),
+        (9, 3, 260, "f32"),  # a second block of columns, 4 of its 256 threads storing
+    ],
 )
-def test_tiled_matmul_adds_the_product_to_its_output_for_sizes_off_the_tile(
+def test_matmul_adds_the_product_to_its_output_for_sizes_off_the_rows_and_blocks(
     m: int, k: int, n: int, element: str
 ) -> None:
     text = MATMUL
@@ -229,7 +235,7 @@ def test_launch_blocks_stay_within_the_targets_max_num_threads() -> None:
     for launch in (op for op in module.walk() if isinstance(op, dev.LaunchOp)):
         sizes = [v.owner.value.value.data for v in launch.block]  # pyright: ignore
         threads.append(int(np.prod(sizes)))
-    assert threads == [32, 16]  # tanh: 32 threads; matmul: 4 x 4 tiles
+    assert threads == [32, 32]  # tanh and matmul: 32 threads (1-D blocks)
     rng = np.random.default_rng(4)
     a = rng.standard_normal((100, 9)).astype(np.float32)
     b = rng.standard_normal((9, 100)).astype(np.float32)

@@ -26,9 +26,10 @@ Within a block, the shape of the code depends on the kernel:
   other than the one defining it lives in a per-thread array between phases, unless it is
   an index value of pure integer ops over ids, dims and constants: each phase computes
   that again, so that accesses stay affine in the thread x index. On the fast path, a
-  thread-level `scf.for` that is a whole phase, writes no memory and cannot fault runs
-  *interchanged*, with the thread x loop inside it (`find_interchanges`): its body is
-  then vectorised across a row of threads, each thread computing what it did before.
+  thread-level `scf.for` that is a whole phase (after index values only), writes no
+  memory and cannot fault runs *interchanged*, with the thread x loop inside it
+  (`find_interchanges`): its body is then vectorised across a row of threads, each
+  thread computing what it did before.
 
 Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
@@ -95,13 +96,13 @@ from .ranges import BlockRanges, constant_dim, separating_axes, stored_params
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
 _set_chunksize: Callable[[int], int] = numba.set_parallel_chunksize  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
 _BACKEND_VERSION = hashlib.sha256(
-    b"".join(Path(__file__).with_name(n).read_bytes() for n in ("numba_backend.py", "common.py"))
+    b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py")))
     + Path(__file__).parent.with_name("semantics.py").read_bytes()
 ).hexdigest()[:16]
-"""Changes with this backend's source: part of the key of cached kernels."""
+"""Changes with the source of the kernel backends and of `semantics`: part of the key of
+cached kernels (which is the kernel's IR, not the code generated from it)."""
 
 _JIT = "@njit(cache=CACHE, error_model='numpy')"
-_JIT_PARALLEL = "@njit(cache=CACHE, error_model='numpy', parallel=True)"
 # Every function of a kernel is compiled with IEEE float division (inf, nan); integer
 # division by zero is checked explicitly.
 
@@ -328,7 +329,7 @@ class NumbaSource(SourceWriter):
         self.emit("return False")
         self.lines += [
             "",
-            _JIT_PARALLEL,
+            "# Compiled with parallel=True at the first parallel launch (`compile_numba`).",
             f"def run_par({dims}, errs, {params}):",
             "    nblocks = gx * gy * gz",
             "    nchunks = errs.shape[0]",
@@ -683,6 +684,10 @@ class NumbaSource(SourceWriter):
             suffix = "_" if short == "block_dim" else ""
             self.emit(f"{result} = {which}{'xyz'[axis]}{suffix}")
             return
+        resolved = self.ranges.resolved.get(op) if self.fast else None
+        if resolved is not None:  # a clamp the fast path's ranges prove does not bite
+            self.emit(f"{result} = {self.v(resolved)}")
+            return
         self.emit(f"{result} = {self.int_or_cast(op, short, args, width or 64, rtype)}")
 
     def float_op(self, op: Operation, args: list[str]) -> str:
@@ -995,14 +1000,21 @@ class NumbaSource(SourceWriter):
         memory nor can fault on the fast path (`_LOOP_BODY_OPS`, no nested regions).
         With no store in the phase, every thread reads the same memory in either order
         and computes the same values in the same order: results are bitwise those of the
-        thread-by-thread loop, and no fault can move."""
+        thread-by-thread loop, and no fault can move. Index values computed before the
+        loop in its phase (`leading_index_ops`) do not count: they neither touch memory
+        nor fault, so they run in a thread loop of their own before the interchanged
+        loop, as in a kernel that computes a thread's rows and column before its loop
+        over k and stores after a barrier."""
         phases: dict[int, list[Operation]] = {}
         for op, number in self.phase_of.items():
             if op.name not in ("arith.constant", "kernel.return", "kernel.alloc_shared"):
                 phases.setdefault(number, []).append(op)
         for work in phases.values():
-            loop = work[0]
-            if loop.name != "scf.for" or any(op.name != "scf.yield" for op in work[1:]):
+            rest = work[len(self.leading_index_ops(work)) :]
+            if not rest:
+                continue
+            loop = rest[0]
+            if loop.name != "scf.for" or any(op.name != "scf.yield" for op in rest[1:]):
                 continue
             lb, ub, step = loop.operands[:3]
             if not _positive_constant(step):
@@ -1012,6 +1024,16 @@ class NumbaSource(SourceWriter):
             body = [op for op in loop.walk() if op is not loop]
             if all(_cannot_fault_on_the_fast_path(op) for op in body):
                 self.interchanged.add(loop)
+
+    def leading_index_ops(self, work: list[Operation]) -> list[Operation]:
+        """The ops at the start of a phase's `work` that only compute index values
+        (`recomputable`: pure, no memory, no fault)."""
+        count = 0
+        for op in work:
+            if not op.results or not all(self.recomputable(r) for r in op.results):
+                break
+            count += 1
+        return work[:count]
 
     def block_uniform(self, value: SSAValue) -> bool:
         """Whether `value` is the same in every thread of a block by construction."""
@@ -1124,10 +1146,14 @@ class NumbaSource(SourceWriter):
         work = [op for op in ops if op.name not in ("arith.constant", "kernel.return")]
         if not work or all(op.name == "kernel.alloc_shared" for op in work):
             return
-        if self.fast and work[0] in self.interchanged:
-            self.interchange(work[0])
-            if work[1:]:  # the region's scf.yield, reading the loop's results from their arrays
-                self.phase(work[1:], yield_to)
+        lead = self.leading_index_ops(work)
+        rest = work[len(lead) :]
+        if self.fast and rest and rest[0] in self.interchanged:
+            if lead:  # their values, where another phase keeps them (else dead code)
+                self.phase(lead, yield_to)
+            self.interchange(rest[0])
+            if rest[1:]:  # the region's scf.yield, reading the loop's results from their arrays
+                self.phase(rest[1:], yield_to)
             return
         # Nested loops (not one over `lin` with divisions): the thread x loop is innermost.
         for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
@@ -1374,21 +1400,24 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
     usable, so that a process running a kernel compiled before loads it instead of
     compiling it; else they are compiled in memory.
     """
-    gen = NumbaSource(kernel)
-    source = gen.generate()
     # printf and assert call back into Python objects made for this compilation: such a
     # kernel is compiled in memory (the cache holds only self-contained modules) and runs
     # its blocks in order (its output and failures follow the order of threads).
-    calls_back = gen.calls_back
-    namespace: dict[str, Any] | None = (
-        None if calls_back else _load_cached(kernel, source, gen.defined_ops, gen.int_defined_ops)
-    )
-    if namespace is None:
+    calls_back = any(isinstance(op, PrintfOp | AssertOp) for op in kernel.func.walk())
+    namespace: dict[str, Any] | None = None if calls_back else _load_cached(kernel)
+    if namespace is not None:
+        messages: dict[int, str] = namespace["MESSAGES"]
+        ops = list(kernel.func.walk())  # the fault sites (when generated in another process)
+        kernel.sites[:] = [ops[i] for i in namespace["SITES"]]
+        source = Path(namespace["__file__"]).read_text()
+    else:
+        gen = NumbaSource(kernel)
+        source = gen.generate()
+        messages = gen.messages
         namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
         exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
     jitted: Callable[..., bool] = namespace["blocks"]
-    jitted_par: Callable[..., None] = namespace["run_par"]
-    messages = gen.messages
+    jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"])
     axes = None if calls_back else separating_axes(kernel)
     written = [i for i, p in enumerate(kernel.params) if p in stored_params(kernel)]
 
@@ -1448,6 +1477,19 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
     return run, source
 
 
+def _compiled_at_first_call(run_par: Callable[..., None], cache: bool) -> Callable[..., None]:
+    """`run_par` compiled with `parallel=True` when first called: a process that never
+    launches the kernel in parallel does not pay for its dispatcher (nor loads its code)."""
+    jitted: list[Callable[..., None]] = []
+
+    def call(*args: Any) -> None:
+        if not jitted:
+            jitted.append(_njit(cache=cache, error_model="numpy", parallel=True)(run_par))
+        jitted[0](*args)
+
+    return call
+
+
 def _aliased(written: list[int], args: list[Any]) -> bool:
     """Whether an array the kernel writes may share memory with another array argument."""
     for i in written:
@@ -1459,25 +1501,37 @@ def _aliased(written: list[int], args: list[Any]) -> bool:
     return False
 
 
-def _load_cached(
-    kernel: Kernel, source: str, defined_ops: list[str], int_ops: list[str]
-) -> dict[str, Any] | None:
-    """The namespace of the kernel's module in the on-disk cache (written on first use), or
-    None when the cache directory cannot be written."""
-    header = (
-        "import numpy as np\n"
-        "from numba import njit, prange\n"
-        "from devplan.runtime import semantics\n"
-        f"from devplan.runtime.kernels.numba_backend import {', '.join(HELPERS)}\n"
-        + "".join(
-            f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n" for name in defined_ops
+def _load_cached(kernel: Kernel) -> dict[str, Any] | None:
+    """The namespace of the kernel's module in the on-disk cache, found by the kernel's IR
+    (the module is generated and written on first use: its source, the fault messages by
+    site as `MESSAGES`, and as `SITES` each fault site's op by its place in the kernel's
+    walk), or None when the cache directory cannot be written."""
+
+    def module_text() -> str:
+        gen = NumbaSource(kernel)
+        source = gen.generate()
+        walk_order = {op: i for i, op in enumerate(kernel.func.walk())}
+        header = (
+            "import numpy as np\n"
+            "from numba import njit, prange\n"
+            "from devplan.runtime import semantics\n"
+            f"from devplan.runtime.kernels.numba_backend import {', '.join(HELPERS)}\n"
+            + "".join(
+                f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n"
+                for name in gen.defined_ops
+            )
+            + "".join(
+                f"I_{name.replace('.', '_')} = semantics.int_scalar({name!r})\n"
+                for name in gen.int_defined_ops
+            )
+            + "CACHE = True\n"
+            + f"MESSAGES = {gen.messages!r}\n"
+            + f"SITES = {[walk_order[op] for op in kernel.sites]!r}\n\n"
         )
-        + "".join(
-            f"I_{name.replace('.', '_')} = semantics.int_scalar({name!r})\n" for name in int_ops
-        )
-        + "CACHE = True\n\n"
-    )
-    return kernel_cache.load_module(header + source, _BACKEND_VERSION)
+        return header + source
+
+    key = f"RUN_BLOCKS = {RUN_BLOCKS}\n{kernel.func}"
+    return kernel_cache.load_module(module_text, _BACKEND_VERSION, key=key)
 
 
 def _fault_error(

@@ -72,6 +72,11 @@ class BlockRanges:
     """False when some reachable access can never be proven in bounds."""
     conditions: list[str] = field(default_factory=list[str])
     """The names of the block-level booleans whose conjunction is `fast`."""
+    resolved: dict[Operation, SSAValue] = field(default_factory=dict[Operation, SSAValue])
+    """`minsi`/`maxsi` ops of one thread-dependent operand and one that is not, and that
+    operand: the fast path requires it to be the result in every thread of the run (a
+    clamp that does not bite), so the backend emits the operand itself, affine in the
+    thread id, instead of a select (which LLVM would turn into a gather)."""
 
     def analyse(self) -> BlockRanges:
         for arg in self.kernel.params:
@@ -163,6 +168,15 @@ class BlockRanges:
             case "arith.maxsi" | "arith.minsi":
                 f = "max" if short == "maxsi" else "min"
                 self.define(result, f"{f}({lo[0]}, {lo[1]})", f"{f}({hi[0]}, {hi[1]})", width)
+                varying = [_thread_dependent(o) for o in ops]
+                if varying[0] != varying[1]:
+                    w = 0 if varying[0] else 1
+                    o = 1 - w
+                    if short == "minsi":
+                        self.require(f"{hi[w]} <= {lo[o]}")
+                    else:
+                        self.require(f"{lo[w]} >= {hi[o]}")
+                    self.resolved[op] = ops[w]
             case "arith.andi" if width > 1:
                 # x & y lies in [0, y] for y >= 0 (and in [0, x] for x >= 0).
                 self.define(
@@ -320,6 +334,18 @@ def constant_dim(op: Operation) -> int | None:
         return None
     d = int(constant_value(owner))
     return d if 0 <= d < len(type_.get_shape()) else None
+
+
+def _thread_dependent(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
+    """Whether `value` is computed from a thread id (block arguments count as not)."""
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return False
+    if owner.name == "kernel.thread_id":
+        return True
+    seen = set() if seen is None else seen
+    seen.add(value)
+    return any(o not in seen and _thread_dependent(o, seen) for o in owner.operands)
 
 
 def _constant(value: SSAValue) -> int | None:

@@ -155,25 +155,26 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // -----
 
 // linalg.fill is a fill kernel (a tensor.empty only a fill writes over allocates
-// nothing), tensor.empty an allocation, linalg.matmul a tiled
-// kernel (16 x 16 threads a block) staging tiles in shared memory between barriers.
-// A target that allows fewer threads gets smaller blocks and tiles.
+// nothing), tensor.empty an allocation, linalg.matmul a kernel where each thread
+// computes 8 rows of one column (reads clamped to the last row and column, a barrier
+// before the guarded stores), launched on a 1-D block of min(256, max_num_threads)
+// threads, fewer for a narrow result.
 
 // CHECK-LABEL: kernel.module @cuda_kernels target #target.target<"cuda"> {
 // CHECK:         kernel.func @fill_f32_2d(%out: memref<?x?xf32>, %value: f32) {
 // CHECK:           memref.store %value, %out[
-// CHECK:         kernel.func @matmul_f32_tiled(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
-// CHECK:           %{{.*}} = kernel.alloc_shared : memref<16x16xf32, #vdev.device<?, ?, ?, "shared">>
-// CHECK-NEXT:      %{{.*}} = kernel.alloc_shared : memref<16x16xf32, #vdev.device<?, ?, ?, "shared">>
-// CHECK:           scf.for
-// CHECK:             kernel.barrier
-// CHECK:             scf.for
-// CHECK:               arith.mulf
-// CHECK-NEXT:          arith.addf
-// CHECK:             kernel.barrier
+// CHECK:         kernel.func @matmul_f32_rows8(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// CHECK:           %[[LAST_COL:.*]] = arith.minsi
+// CHECK-COUNT-8:   arith.minsi
+// CHECK-NEXT:      {{(%[0-9]+, ){7}%[0-9]+}} = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-NEXT:        memref.load %rhs[%[[K]], %[[LAST_COL]]]
+// CHECK-NEXT:        memref.load %lhs[%{{.*}}, %[[K]]]
+// CHECK-NEXT:        arith.mulf
+// CHECK-NEXT:        arith.addf
+// CHECK:           kernel.barrier
+// CHECK-COUNT-8:   scf.if
 // CHECK-LABEL: kernel.module @cuda_kernels_1 target #target.target<"cuda", {max_num_threads = 64}> {
-// CHECK:         kernel.func @matmul_i32_tiled8(
-// CHECK:           kernel.alloc_shared : memref<8x8xi32, #vdev.device<?, ?, ?, "shared">>
+// CHECK:         kernel.func @matmul_i32_rows8(
 // CHECK:           arith.muli
 // CHECK-NEXT:      arith.addi
 // CHECK-LABEL: func.func @matmul(
@@ -181,14 +182,14 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // CHECK:         %z = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.launch @cuda_kernels::@fill_f32_2d on #vdev.device<"cuda", 0> grid(%{{.*}}, %{{.*}}, %{{.*}}) block(%{{.*}}, %{{.*}}, %{{.*}}) args(%z, %zero)
 // CHECK-NEXT:    %m = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_tiled on #vdev.device<"cuda", 0> grid(%[[TWO:.*]], %[[THREE:.*]], %[[ONE:.*]]) block(%[[SIXTEEN:.*]], %[[SIXTEEN]], %[[ONE]]) args(%a, %b, %z, %m)
+// CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[ONE:.*]], %[[FIVE:.*]], %[[ONE]]) block(%[[COLUMNS:.*]], %[[ONE]], %[[ONE]]) args(%a, %b, %z, %m)
 // CHECK-NEXT:    device.free %z
 // CHECK-LABEL: func.func @empty_as_accumulator(
 // CHECK:         %e = device.alloc() : memref<2x2xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK:         device.launch @cuda_kernels::@matmul_f32_tiled {{.*}} args(%a, %a, %e, %m)
+// CHECK:         device.launch @cuda_kernels::@matmul_f32_rows8 {{.*}} args(%a, %a, %e, %m)
 // CHECK-NEXT:    device.free %e
 // CHECK-LABEL: func.func @small_blocks(
-// CHECK:         device.launch @cuda_kernels_1::@matmul_i32_tiled8 on #vdev.device<"cuda", 0> grid({{.*}}) block(%[[EIGHT:.*]], %[[EIGHT]], %{{.*}})
+// CHECK:         device.launch @cuda_kernels_1::@matmul_i32_rows8 on #vdev.device<"cuda", 0> grid({{.*}}) block(%[[EIGHT:.*]], %[[ONE:.*]], %[[ONE]])
 func.func @matmul(%a: tensor<40x30xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
                   %b: tensor<30x24xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
     -> (tensor<40x24xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
