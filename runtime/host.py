@@ -9,8 +9,8 @@ before anything runs, so running a program never walks IR:
   compiled program is reused by every run.
 * Each op becomes a *step*, a closure `step(frame) -> None` that reads its operand
   slots and writes its result slots. A block is its list of steps; a region-holding
-  op (`scf.for`, `scf.if`, `scf.while`) is one step whose closure runs the steps of
-  its blocks.
+  op (`scf.for`, `scf.if`, `scf.while`, `scf.index_switch`) is one step whose closure
+  runs the steps of its blocks.
 * Op compilers live in a table keyed by op name (`HOST_OPS`); the executor adds the
   `device` ops to the same table, so host and device ops compile the same way.
 
@@ -901,6 +901,26 @@ def _while(c: Compiler, op: Operation) -> Step:
             run_after(f)
             move(f, yields, before_args)
         move(f, forwarded, results)
+
+    return run
+
+
+@_register("scf.index_switch")
+def _index_switch(c: Compiler, op: Operation) -> Step:
+    """The region of the case equal to the index (the default region for none)."""
+    assert isinstance(op, scf.IndexSwitchOp)
+    results = tuple(c.slot(v) for v in op.output)
+    arg = c.slot(op.arg)
+    default = (c.compile_block(op.default_region.block), terminator_slots(c, op.default_region))
+    cases = {
+        int(value): (c.compile_block(region.block), terminator_slots(c, region))
+        for value, region in zip(op.cases.get_values(), op.case_regions, strict=True)
+    }
+
+    def run(f: Frame) -> None:
+        body, yields = cases.get(f[arg], default)
+        body(f)
+        move(f, yields, results)
 
     return run
 

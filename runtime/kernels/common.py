@@ -97,6 +97,9 @@ OTHER_OPS = (
     "scf.for",
     "scf.if",
     "scf.yield",
+    "scf.while",
+    "scf.condition",
+    "scf.index_switch",
     "kernel.thread_id",
     "kernel.block_id",
     "kernel.block_dim",
@@ -307,6 +310,16 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
     """Raise a located `KernelError` when `op` cannot be compiled."""
     if op is kernel.func:
         return
+    if op.name in ("scf.while", "scf.index_switch") and contains_barrier(op):
+        raise KernelError(
+            diagnostic_at(
+                op,
+                f"in kernel @{kernel.name}: a 'kernel.barrier' inside '{op.name}' is not "
+                "supported by the kernel backends (every thread of a block would have to "
+                "take the same number of iterations or the same case); move the barrier "
+                "out, or write the loop as 'scf.for'",
+            )
+        )
     if op.name not in SUPPORTED_OPS:
         raise KernelError(
             diagnostic_at(
@@ -358,7 +371,7 @@ def load_may_alias_later_store(load: Operation) -> bool:
     last = load
     for use in result.uses:
         user: Operation | None = use.operation
-        if use.operation.name == "scf.yield":
+        if use.operation.name in ("scf.yield", "scf.condition"):
             return True
         while user is not None and user.parent_block() is not block:
             user = user.parent_op()

@@ -748,6 +748,83 @@ class ForLoop:
         return addi(iv, self.step, 64)
 
 
+class WhileLoop:
+    """Iteration of an `scf.while` whose condition may differ between lanes.
+
+    Every active lane runs the `before` region; the lanes whose condition is false leave
+    the loop there, each with the values its `scf.condition` forwards as the loop's
+    results, and the others run the `after` region and come round again. The loop ends
+    when no lane is left. `active` is the mask of the lanes still looping (None: every
+    lane, False: none); a condition the same in every lane keeps values uniform.
+    """
+
+    __slots__ = ("active", "lanes")
+
+    def __init__(self, lanes: Lanes, mask: Array | None) -> None:
+        self.lanes = lanes
+        self.active: Any = mask
+
+    def leave(
+        self, cond: Value, forwarded: Sequence[Value], results: Sequence[Value],
+        dtypes: Sequence[Any],
+    ) -> tuple[Value, ...]:  # fmt: skip
+        """The loop's results once the lanes whose `cond` is false have left with
+        `forwarded` (`results` holds those of the lanes that left before, None for none);
+        `active` becomes the lanes that stay."""
+        cond = arr(cond)
+        active = self.active
+        if is_uniform(cond):
+            if cond:
+                return tuple(results)
+            leaving: Any = active
+            self.active = False
+        else:
+            leaving = _restrict(self.lanes, active, ~cond)
+            self.active = _restrict(self.lanes, active, cond)
+            if leaving is False:
+                return tuple(results)
+        return tuple(
+            new if old is None or leaving is None else _where(leaving, arr(new), arr(old), dt)
+            for new, old, dt in zip(forwarded, results, dtypes, strict=True)
+        )
+
+
+class Switch:
+    """The lanes taking each region of an `scf.index_switch`: `masks[k]` and `runs[k]` for
+    case k, the default region last (a region no lane takes does not run)."""
+
+    __slots__ = ("masks", "picks", "runs")
+
+    def __init__(self, lanes: Lanes, mask: Array | None, x: Value, cases: Sequence[int]) -> None:
+        x = arr(x)
+        if is_uniform(x):
+            k = cases.index(x) if x in cases else len(cases)
+            self.masks: list[Any] = [mask] * (len(cases) + 1)
+            self.runs = [i == k for i in range(len(cases) + 1)]
+            self.picks: list[Any] = [i == k for i in range(len(cases) + 1)]
+            return
+        picks: list[Any] = [x == c for c in cases]
+        rest: Any = np.ones(np.shape(x), dtype=np.bool_)
+        for p in picks:
+            rest = rest & ~p
+        picks.append(rest)
+        self.picks = picks
+        self.masks = [_restrict(lanes, mask, p) for p in picks]
+        self.runs = [m is not False for m in self.masks]
+
+    def merge(self, values: Sequence[Value], dtype: Any) -> Value:
+        """A result: each lane's value from the region it took."""
+        out: Value = None
+        for value, pick, ran in zip(values, self.picks, self.runs, strict=True):
+            if not ran:
+                continue
+            if out is None or (is_uniform(pick) and pick):
+                out = value
+            else:
+                out = _where(pick, arr(value), arr(out), dtype)
+        return out
+
+
 def barrier(f: Faults, site: int, mask: Array | None) -> None:
     """`kernel.barrier`: every lane of the block runs each op together, so a barrier is
     a no-op — unless some threads of the block do not reach it."""

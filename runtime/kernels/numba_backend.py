@@ -59,6 +59,7 @@ from typing import Any, cast
 import numba  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
 from numba.core.errors import NumbaError  # pyright: ignore[reportMissingTypeStubs]
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import Float16Type, MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
@@ -452,16 +453,15 @@ class NumbaSource(SourceWriter):
             return
         if name == "scf.yield":
             raise AssertionError("scf.yield is emitted by its parent")  # pragma: no cover
-        if name == "scf.if":
-            self.thread_if(op)
-        elif name == "scf.for":
-            self.thread_for(op)
-        elif name == "memref.load":
-            self.load(op)
-        elif name == "memref.store":
-            self.store(op)
-        else:
-            self.scalar(op)
+        emit = {
+            "scf.if": self.thread_if,
+            "scf.for": self.thread_for,
+            "scf.while": self.thread_while,
+            "scf.index_switch": self.thread_index_switch,
+            "memref.load": self.load,
+            "memref.store": self.store,
+        }.get(name, self.scalar)
+        emit(op)
         for result in op.results:
             spill = self.spilled.get(result)
             if spill is not None:
@@ -616,6 +616,57 @@ class NumbaSource(SourceWriter):
         for result, value in zip(op.results, yielded, strict=True):
             self.emit(f"{self.v(result)} = {self.v(value)}")
         self.depth -= 1
+
+    def thread_while(self, op: Operation) -> None:
+        """`scf.while` as a Python `while True` whose exit is the `scf.condition`: each
+        thread loops as often as its own condition says."""
+        before, after = op.regions[0].block, op.regions[1].block
+        for result in op.results:
+            self.emit(f"{self.v(result)} = {self.zero(result.type)}")
+        for arg, init in zip(before.args, op.operands, strict=True):
+            self.emit(f"{self.v(arg)} = {self.v(init)}")
+        self.emit("while True:")
+        self.depth += 1
+        ops = list(before.ops)
+        condition = ops.pop()
+        assert condition.name == "scf.condition"
+        self.thread_ops(ops)
+        cond, *forwarded = condition.operands
+        for result, value in zip(op.results, forwarded, strict=True):
+            self.emit(f"{self.v(result)} = {self.v(value)}")
+        self.emit(f"if not {self.v(cond)}:")
+        self.emit("    break")
+        for arg, result in zip(after.args, op.results, strict=True):
+            self.emit(f"{self.v(arg)} = {self.v(result)}")
+        ops, yielded = self.region_ops(after)
+        self.thread_ops(ops)
+        temps = [self.fresh("y") for _ in yielded]
+        for temp, value in zip(temps, yielded, strict=True):
+            self.emit(f"{temp} = {self.v(value)}")
+        for arg, temp in zip(before.args, temps, strict=True):
+            self.emit(f"{self.v(arg)} = {temp}")
+        self.depth -= 1
+
+    def thread_index_switch(self, op: Operation) -> None:
+        """`scf.index_switch` as an `if`/`elif` chain over the case values."""
+        assert isinstance(op, scf.IndexSwitchOp)
+        for result in op.results:
+            self.emit(f"{self.v(result)} = {self.zero(result.type)}")
+        x = self.v(op.arg)
+        cases = [int(c) for c in op.cases.get_values()]
+        regions = [*op.case_regions, op.default_region]
+        for k, region in enumerate(regions):
+            if k == len(cases):
+                self.emit("else:" if cases else "if True:")
+            else:
+                self.emit(f"{'elif' if k else 'if'} {x} == {cases[k]}:")
+            self.depth += 1
+            self.emit("pass")
+            ops, yielded = self.region_ops(region.block)
+            self.thread_ops(ops)
+            for result, value in zip(op.results, yielded, strict=True):
+                self.emit(f"{self.v(result)} = {self.v(value)}")
+            self.depth -= 1
 
     def zero(self, type_: Any) -> str:
         if int_width(type_) == 1:

@@ -120,6 +120,11 @@ class BlockRanges:
             self.scf_if(op, reach)
         elif name == "scf.for":
             self.scf_for(op, reach)
+        elif name in ("scf.while", "scf.index_switch"):
+            # Loop-carried values and results have no interval; every region may run.
+            for region in op.regions:
+                for block in region.blocks:
+                    self.block(block, reach)
         elif name in ("memref.load", "memref.store"):
             self.access(op, reach)
         elif name == "memref.dim":
