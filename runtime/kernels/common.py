@@ -115,17 +115,6 @@ SUPPORTED_OPS: frozenset[str] = frozenset(
 )
 """Every op both backends compile; anything else is a compile-time `KernelError`."""
 
-I1_AS_LOGIC = {
-    "addi": "xori",
-    "subi": "xori",
-    "muli": "andi",
-    "maxsi": "andi",
-    "minsi": "ori",
-    "maxui": "ori",
-    "minui": "andi",
-}
-"""i1 arithmetic as the logic op computing it (i1 is one bit: true is -1 signed, 1
-unsigned, so e.g. `maxsi` is `andi`)."""
 I1_SIGNED_PREDICATES = {"slt": "ugt", "sle": "uge", "sgt": "ult", "sge": "ule"}
 """A signed comparison of i1 values is the reversed unsigned one (true is -1 signed)."""
 
@@ -424,14 +413,6 @@ class SourceWriter:
 
 
 # Fault messages, worded once so both backends say the same thing.
-
-
-def div_zero_message(op: str) -> str:
-    return f"'arith.{op}' divides by zero"
-
-
-def shift_message(op: str, width: int) -> str:
-    return f"'arith.{op}' shifts an i{width} by a negative amount or by {width} bits or more"
 
 
 def fptosi_message(width: int) -> str:

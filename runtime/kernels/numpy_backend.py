@@ -36,7 +36,6 @@ from .common import (
     BIT_OPS,
     CMPF_PREDICATES,
     CMPI_PREDICATES,
-    I1_AS_LOGIC,
     I1_SIGNED_PREDICATES,
     Kernel,
     SourceWriter,
@@ -80,8 +79,6 @@ _CMPF = {
     "une": "np.not_equal({0}, {1})",
     "uno": "np.isnan({0}) | np.isnan({1})",
 }
-_DIVIDE = ("divsi", "divui", "remsi", "remui", "ceildivsi", "ceildivui", "floordivsi")
-_SHIFT = ("shli", "shrsi", "shrui")
 _MINMAX = ("maxsi", "minsi", "maxui", "minui")
 
 
@@ -322,15 +319,13 @@ class NumpySource(SourceWriter):
         width = int_width(op.operands[0].type) if op.operands else None
         if name in semantics.FLOAT_OPS:
             return self.float_op(op, args)
-        flags = semantics.overflow_flags(op)
-        if flags and short != "shli":
+        flags = semantics.flag_bits(semantics.overflow_flags(op))
+        if short in semantics.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli")):
             site = self.kernel.site(op)
-            self.emit(
-                f"lanes.check_overflow({faults}, {site}, {short!r}, {flags!r}, {args[0]}, "
-                f"{args[1]}, {width})"
+            return (
+                f"lanes.checked({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width}, "
+                f"{flags})"
             )
-        if width == 1 and short in I1_AS_LOGIC:
-            short = I1_AS_LOGIC[short]
         match short:
             case "addi":
                 return f"lanes.addi({args[0]}, {args[1]}, {width})"
@@ -339,18 +334,9 @@ class NumpySource(SourceWriter):
             case "muli":
                 return f"lanes.muli({args[0]}, {args[1]}, {width})"
             case "andi" | "ori" | "xori":
-                return f"lanes.bitwise({short[:-1]!r}, {args[0]}, {args[1]})"
+                return f"lanes.bitwise({short[:-1]!r}, {args[0]}, {args[1]}, {width})"
             case _ if short in _MINMAX:
                 return f"lanes.minmax({short!r}, {args[0]}, {args[1]}, {width})"
-            case _ if short in _DIVIDE:
-                site = self.kernel.site(op)
-                return f"lanes.divide({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width})"
-            case _ if short in _SHIFT:
-                site = self.kernel.site(op)
-                return (
-                    f"lanes.shift({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width}, "
-                    f"{flags!r})"
-                )
             case "cmpi":
                 pred = predicate_of(op, CMPI_PREDICATES)
                 if width == 1:
