@@ -9,8 +9,8 @@ before anything runs, so running a program never walks IR:
   compiled program is reused by every run.
 * Each op becomes a *step*, a closure `step(frame) -> None` that reads its operand
   slots and writes its result slots. A block is its list of steps; a region-holding
-  op (`scf.for`, `scf.if`, `scf.while`) is one step whose closure runs the steps of
-  its blocks.
+  op (`scf.for`, `scf.if`, `scf.while`, `scf.index_switch`) is one step whose closure
+  runs the steps of its blocks.
 * Op compilers live in a table keyed by op name (`HOST_OPS`); the executor adds the
   `device` ops to the same table, so host and device ops compile the same way.
 
@@ -385,145 +385,69 @@ def _unary(c: Compiler, op: Operation, fn: Callable[[Any], Any]) -> Step:
     return run
 
 
-def _int_binary(fn: Callable[[int, int], int]) -> OpCompiler:
-    def compile_(c: Compiler, op: Operation) -> Step:
-        wrap = wrapper(op.results[0].type)
-        flags = semantics.overflow_flags(op)
-        if flags:
-            return _flagged(c, op, lambda x, y: wrap(fn(signed(x), signed(y))), flags)
-        return _binary(c, op, lambda x, y: wrap(fn(signed(x), signed(y))))
-
-    return compile_
-
-
-def _flagged(
-    c: Compiler, op: Operation, fn: Callable[[Any, Any], Any], flags: tuple[str, ...]
-) -> Step:
-    """An `addi`/`subi`/`muli`/`shli` whose `nsw`/`nuw` flags make overflow an error."""
-    width = int_width(op.results[0].type)
+def _integer(c: Compiler, op: Operation) -> Step:
+    """A binary integer op: `semantics`' compiled definition (the one every path calls),
+    after its `int_fault` check when the op has undefined behaviour. Host integers are
+    Python ints in signed form already; i1 (a bool) enters as 0 or -1."""
     short = op.name.split(".")[1]
+    fn = semantics.int_scalar(op.name)
+    type_ = op.results[0].type
+    width = int_width(type_)
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
-    messages = {flag: semantics.overflow_message(short, flag, width) for flag in flags}
+    flags = semantics.flag_bits(semantics.overflow_flags(op))
+    faults = short in semantics.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli"))
+    fault, code = _fault_check(short)
+    if width == 1:
 
-    def run(f: Frame) -> None:
-        x, y = signed(f[a]), signed(f[b])
-        for flag in flags:
-            if semantics.exact_overflows(short, flag, x, y, width):
-                raise error_at(op, f"{messages[flag]} ({short} of {x} and {y})")
-        f[r] = fn(f[a], f[b])
+        def run_i1(f: Frame) -> None:
+            x, y = -int(f[a]), -int(f[b])
+            if faults:
+                _raise_fault(op, short, type_, fault(code, flags, x, y, 1), x, y)
+            f[r] = fn(x, y, 1) != 0
 
-    return run
-
-
-def _unsigned_binary(fn: Callable[[int, int], int]) -> OpCompiler:
-    def compile_(c: Compiler, op: Operation) -> Step:
-        wrap = wrapper(op.results[0].type)
-        mask = (1 << int_width(op.results[0].type)) - 1
-        return _binary(c, op, lambda x, y: wrap(fn(int(x) & mask, int(y) & mask)))
-
-    return compile_
-
-
-def _checked_division(fn: Callable[[int, int], int], unsigned: bool) -> OpCompiler:
-    def compile_(c: Compiler, op: Operation) -> Step:
-        wrap = wrapper(op.results[0].type)
-        mask = (1 << int_width(op.results[0].type)) - 1
-        read: Callable[[Any], int] = (lambda x: int(x) & mask) if unsigned else signed
-        a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
-
-        width = int_width(op.results[0].type)
-        short = op.name.split(".")[1]
-        smallest = -(1 << (width - 1))
-        overflows = short in semantics.SIGNED_OVERFLOW_DIVISIONS
+        return run_i1
+    if not faults:
 
         def run(f: Frame) -> None:
-            x, y = read(f[a]), read(f[b])
-            if y == 0:
-                raise error_at(op, f"'{op.name}' divides {x} by zero")
-            if overflows and y == -1 and x == smallest:
-                raise error_at(op, semantics.division_overflow_message(short, width))
-            f[r] = wrap(fn(x, y))
+            f[r] = fn(f[a], f[b], width)
 
         return run
 
-    return compile_
+    def run_checked(f: Frame) -> None:
+        x, y = f[a], f[b]
+        kind = fault(code, flags, x, y, width)
+        if kind:
+            _raise_fault(op, short, type_, kind, x, y)
+        f[r] = fn(x, y, width)
+
+    return run_checked
 
 
-def _trunc_div(x: int, y: int) -> int:
-    q = abs(x) // abs(y)
-    return q if (x < 0) == (y < 0) else -q
+def _fault_check(short: str) -> tuple[Callable[..., int], int]:
+    """`semantics`' compiled `int_fault` and `short`'s number for it (-1 for none)."""
+    code = semantics.fault_code(short) if short in semantics.FAULTING_OPS else -1
+    return semantics.int_scalar("int_fault"), code
 
 
-def _trunc_rem(x: int, y: int) -> int:
-    return x - y * _trunc_div(x, y)
+def _raise_fault(op: Operation, short: str, type_: Attribute, kind: int, x: int, y: int) -> None:
+    """Raise the located error of fault `kind` (from `int_fault`; 0: none), with the
+    operands that caused it."""
+    if not kind:
+        return
+    width = int_width(type_)
+    if kind == semantics.DIVIDES_BY_ZERO:
+        raise error_at(op, f"'{op.name}' divides {x} by zero")
+    if kind == semantics.SHIFT_TOO_WIDE:
+        amount = y & ((1 << width) - 1)
+        raise error_at(op, f"'{op.name}' shifts a {type_} value by {amount} bits")
+    message = semantics.fault_message(kind, short, width)
+    if kind == semantics.QUOTIENT_OVERFLOWS:
+        raise error_at(op, message)
+    raise error_at(op, f"{message} ({short} of {x} and {y})")
 
 
-def _ceil_div(x: int, y: int) -> int:
-    return -((-x) // y)
-
-
-_INT_BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "arith.addi": operator.add,
-    "arith.subi": operator.sub,
-    "arith.muli": operator.mul,
-    "arith.andi": lambda x, y: x & y,
-    "arith.ori": lambda x, y: x | y,
-    "arith.xori": lambda x, y: x ^ y,
-    "arith.maxsi": max,
-    "arith.minsi": min,
-}
-
-for _name, _fn in _INT_BINARY.items():
-    HOST_OPS[_name] = _int_binary(_fn)
-
-for _name, _fn in {"arith.maxui": max, "arith.minui": min}.items():
-    HOST_OPS[_name] = _unsigned_binary(_fn)
-
-_DIVISIONS: dict[str, tuple[Callable[[int, int], int], bool]] = {
-    "arith.divsi": (_trunc_div, False),
-    "arith.remsi": (_trunc_rem, False),
-    "arith.floordivsi": (lambda x, y: x // y, False),
-    "arith.ceildivsi": (_ceil_div, False),
-    "arith.divui": (lambda x, y: x // y, True),
-    "arith.remui": (operator.mod, True),
-    "arith.ceildivui": (_ceil_div, True),
-}
-
-for _name, (_fn, _unsigned) in _DIVISIONS.items():
-    HOST_OPS[_name] = _checked_division(_fn, _unsigned)
-
-
-def _shift(kind: str) -> OpCompiler:
-    def compile_(c: Compiler, op: Operation) -> Step:
-        type_ = op.results[0].type
-        width, wrap = int_width(type_), wrapper(type_)
-        mask = (1 << width) - 1
-        a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
-        flags = semantics.overflow_flags(op)
-
-        def run(f: Frame) -> None:
-            amount = int(f[b]) & mask
-            if amount >= width:
-                raise error_at(op, f"'{op.name}' shifts a {type_} value by {amount} bits")
-            for flag in flags:
-                if semantics.exact_overflows(kind, flag, signed(f[a]), amount, width):
-                    message = semantics.overflow_message(kind, flag, width)
-                    raise error_at(op, f"{message} (shli of {signed(f[a])} by {amount})")
-            x = f[a]
-            if kind == "shli":
-                f[r] = wrap(int(x) << amount)
-            elif kind == "shrsi":
-                f[r] = wrap(signed(x) >> amount)
-            else:
-                f[r] = wrap((int(x) & mask) >> amount)
-
-        return run
-
-    return compile_
-
-
-for _kind in ("shli", "shrsi", "shrui"):
-    HOST_OPS[f"arith.{_kind}"] = _shift(_kind)
+for _name in semantics.INT_BINARY_DEFS:
+    HOST_OPS[_name] = _integer
 
 
 def _float_op(c: Compiler, op: Operation) -> Step:
@@ -901,6 +825,26 @@ def _while(c: Compiler, op: Operation) -> Step:
             run_after(f)
             move(f, yields, before_args)
         move(f, forwarded, results)
+
+    return run
+
+
+@_register("scf.index_switch")
+def _index_switch(c: Compiler, op: Operation) -> Step:
+    """The region of the case equal to the index (the default region for none)."""
+    assert isinstance(op, scf.IndexSwitchOp)
+    results = tuple(c.slot(v) for v in op.output)
+    arg = c.slot(op.arg)
+    default = (c.compile_block(op.default_region.block), terminator_slots(c, op.default_region))
+    cases = {
+        int(value): (c.compile_block(region.block), terminator_slots(c, region))
+        for value, region in zip(op.cases.get_values(), op.case_regions, strict=True)
+    }
+
+    def run(f: Frame) -> None:
+        body, yields = cases.get(f[arg], default)
+        body(f)
+        move(f, yields, results)
 
     return run
 

@@ -1,5 +1,6 @@
-"""The semantics of devplan's `arith` and `math` float ops, defined once for host code and
-both CPU kernel backends.
+"""The semantics of devplan's `arith` and `math` ops, defined once for host code and both
+CPU kernel backends: the float ops below, and the binary integer ops with the test for
+their undefined behaviour (see "integer arithmetic").
 
 Why one definition: an op that is not exactly specified by IEEE-754 (a transcendental such
 as `math.exp`) gives different bits in different libraries — NumPy's SIMD `exp` and the
@@ -497,11 +498,12 @@ def _unsigned_bits(x: Any, width: Any) -> Any:
 
 
 def _to_signed(u: Any, width: Any) -> Any:
-    """The unsigned `width`-bit value `u` (uint64) in signed form (int64)."""
+    """The low `width` bits of `u` (uint64) in signed form (int64): shifted to the top and
+    back arithmetically, which LLVM reads as a sign extension (so a loop of i32 adds
+    stays i32 when vectorised)."""
     if width < 64:
-        u &= (np.uint64(1) << np.uint64(width)) - np.uint64(1)
-        if (u >> np.uint64(width - 1)) & np.uint64(1):
-            return np.int64(u) - (np.int64(1) << np.int64(width))
+        shift = np.uint64(64 - width)
+        return np.int64(u << shift) >> np.int64(shift)
     return np.int64(u)
 
 
@@ -589,7 +591,290 @@ def _ipowi(x: Any, n: Any, width: Any) -> Any:
 _unsigned_bits_jit = _jit(_unsigned_bits)
 _to_signed_jit = _jit(_to_signed)
 
+
+# ---------------------------------------------------------------- integer arithmetic
+# One definition of each binary integer op of `arith`, used by every path: host code and
+# the Numba backend call the compiled scalar function (`int_scalar`), the NumPy backend its
+# ufunc (`int_ufunc`). Operands and result are int64 values holding a `width`-bit integer
+# in signed form (two's complement; i1 true is -1, false 0). The definitions are total:
+# for operands whose behaviour the LangRef leaves undefined (division by zero, the minimum
+# value divided by -1, a shift by the width or more) they return some value, because every
+# path reports those as errors before it uses the result (`int_fault`), and lanes a mask
+# turns off compute on whatever they hold.
+
+
+def _addi(x: Any, y: Any, width: Any) -> Any:
+    return _to_signed_jit(np.uint64(x) + np.uint64(y), width)
+
+
+def _subi(x: Any, y: Any, width: Any) -> Any:
+    return _to_signed_jit(np.uint64(x) - np.uint64(y), width)
+
+
+def _muli(x: Any, y: Any, width: Any) -> Any:
+    return _to_signed_jit(np.uint64(x) * np.uint64(y), width)
+
+
+def _andi(x: Any, y: Any, width: Any) -> Any:
+    return np.int64(x) & np.int64(y)  # of sign-extended values: sign-extended
+
+
+def _ori(x: Any, y: Any, width: Any) -> Any:
+    return np.int64(x) | np.int64(y)
+
+
+def _xori(x: Any, y: Any, width: Any) -> Any:
+    return np.int64(x) ^ np.int64(y)
+
+
+def _maxsi(x: Any, y: Any, width: Any) -> Any:
+    return np.int64(x) if x >= y else np.int64(y)
+
+
+def _minsi(x: Any, y: Any, width: Any) -> Any:
+    return np.int64(x) if x <= y else np.int64(y)
+
+
+def _maxui(x: Any, y: Any, width: Any) -> Any:
+    keep = _unsigned_bits_jit(x, width) >= _unsigned_bits_jit(y, width)
+    return np.int64(x) if keep else np.int64(y)
+
+
+def _minui(x: Any, y: Any, width: Any) -> Any:
+    keep = _unsigned_bits_jit(x, width) <= _unsigned_bits_jit(y, width)
+    return np.int64(x) if keep else np.int64(y)
+
+
+@_jit
+def _negate(x: Any, width: Any) -> Any:
+    """-x wrapped (the quotient of x by -1: the minimum value stays itself)."""
+    return _to_signed_jit(np.uint64(0) - np.uint64(x), width)
+
+
+def _divsi(x: Any, y: Any, width: Any) -> Any:
+    """Truncating division."""
+    if y == 0:
+        return np.int64(0)
+    if y == -1:
+        return _negate(x, width)
+    q = np.int64(x) // np.int64(y)  # floor; one more where inexact with signs differing
+    if q < 0 and q * y != x:
+        q += 1
+    return q
+
+
+def _remsi(x: Any, y: Any, width: Any) -> Any:
+    """The remainder of truncating division (the dividend's sign)."""
+    if y == 0 or y == -1:
+        return np.int64(0)
+    return np.int64(x) - _divsi_jit(x, y, width) * np.int64(y)
+
+
+def _floordivsi(x: Any, y: Any, width: Any) -> Any:
+    if y == 0:
+        return np.int64(0)
+    if y == -1:
+        return _negate(x, width)
+    return np.int64(x) // np.int64(y)
+
+
+def _ceildivsi(x: Any, y: Any, width: Any) -> Any:
+    if y == 0:
+        return np.int64(0)
+    if y == -1:
+        return _negate(x, width)
+    q = np.int64(x) // np.int64(y)
+    if q * y != x:
+        q += 1
+    return q
+
+
+def _divui(x: Any, y: Any, width: Any) -> Any:
+    ux, uy = _unsigned_bits_jit(x, width), _unsigned_bits_jit(y, width)
+    if uy == 0:
+        return np.int64(0)
+    return _to_signed_jit(ux // uy, width)
+
+
+def _remui(x: Any, y: Any, width: Any) -> Any:
+    ux, uy = _unsigned_bits_jit(x, width), _unsigned_bits_jit(y, width)
+    if uy == 0:
+        return np.int64(0)
+    return _to_signed_jit(ux % uy, width)
+
+
+def _ceildivui(x: Any, y: Any, width: Any) -> Any:
+    ux, uy = _unsigned_bits_jit(x, width), _unsigned_bits_jit(y, width)
+    if uy == 0:
+        return np.int64(0)
+    q = ux // uy
+    if q * uy != ux:
+        q += np.uint64(1)
+    return _to_signed_jit(q, width)
+
+
+def _shli(x: Any, y: Any, width: Any) -> Any:
+    if y < 0 or y >= width:
+        return np.int64(0)
+    return _to_signed_jit(np.uint64(x) << np.uint64(y), width)
+
+
+def _shrsi(x: Any, y: Any, width: Any) -> Any:
+    if y < 0 or y >= width:
+        return np.int64(0)
+    return np.int64(x) >> np.int64(y)  # of a sign-extended value: arithmetic
+
+
+def _shrui(x: Any, y: Any, width: Any) -> Any:
+    if y < 0 or y >= width:
+        return np.int64(0)
+    return _to_signed_jit(_unsigned_bits_jit(x, width) >> np.uint64(y), width)
+
+
+_divsi_jit = _jit(_divsi)
+
+INT_BINARY_DEFS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "arith.addi": _addi,
+    "arith.subi": _subi,
+    "arith.muli": _muli,
+    "arith.andi": _andi,
+    "arith.ori": _ori,
+    "arith.xori": _xori,
+    "arith.maxsi": _maxsi,
+    "arith.minsi": _minsi,
+    "arith.maxui": _maxui,
+    "arith.minui": _minui,
+    "arith.divsi": _divsi,
+    "arith.remsi": _remsi,
+    "arith.floordivsi": _floordivsi,
+    "arith.ceildivsi": _ceildivsi,
+    "arith.divui": _divui,
+    "arith.remui": _remui,
+    "arith.ceildivui": _ceildivui,
+    "arith.shli": _shli,
+    "arith.shrsi": _shrsi,
+    "arith.shrui": _shrui,
+}
+"""The binary integer ops of `arith`, each `(x, y, width) -> result` in signed form."""
+
+DIVISIONS = ("divsi", "remsi", "floordivsi", "ceildivsi", "divui", "remui", "ceildivui")
+SHIFTS = ("shli", "shrsi", "shrui")
+_OVERFLOW_OPS = ("addi", "subi", "muli", "shli")
+
+NO_FAULT, DIVIDES_BY_ZERO, QUOTIENT_OVERFLOWS, SHIFT_TOO_WIDE = 0, 1, 2, 3
+NSW_OVERFLOW, NUW_OVERFLOW = 4, 5
+"""What `int_fault` finds: undefined behaviour of an integer op, by kind."""
+
+
+def _overflows64(op: Any, unsigned: Any, x: Any, y: Any) -> Any:
+    """Whether a 64-bit add (0), sub (1) or mul (2) overflows, decided without
+    overflowing (Numba's signed arithmetic lets LLVM assume no overflow)."""
+    if unsigned:
+        ux, uy = np.uint64(x), np.uint64(y)
+        top = np.uint64(0xFFFFFFFFFFFFFFFF)
+        if op == 0:
+            return ux > top - uy
+        if op == 1:
+            return ux < uy
+        return ux != 0 and uy > top // ux
+    i64_max, i64_min = np.int64(0x7FFFFFFFFFFFFFFF), np.int64(-0x8000000000000000)
+    if op == 0:
+        return (y > 0 and x > i64_max - y) or (y < 0 and x < i64_min - y)
+    if op == 1:
+        return (y < 0 and x > i64_max + y) or (y > 0 and x < i64_min + y)
+    if x == -1 or y == -1:  # (i64_max // i64_min is -1: the test below misses -1 * min)
+        return x == i64_min or y == i64_min
+    if x > 0:
+        return (y > 0 and x > i64_max // y) or (y < 0 and y < i64_min // x)
+    if x < 0:
+        return (y > 0 and x < i64_min // y) or (y < 0 and x < i64_max // y)
+    return False
+
+
+def _overflows(op: Any, unsigned: Any, x: Any, y: Any, width: Any) -> Any:
+    """Whether `addi` (0), `subi` (1), `muli` (2) or `shli` (3) of the signed-form `x`
+    and `y` breaks `nuw` (`unsigned`) or `nsw`: its exact result does not fit."""
+    if op == 3:
+        if y < 0 or y >= width:
+            return False  # an over-wide shift is reported as such
+        r = _to_signed_jit(np.uint64(x) << np.uint64(y), width)
+        if unsigned:
+            ur = _unsigned_bits_jit(r, width)
+            return (ur >> np.uint64(y)) != _unsigned_bits_jit(x, width)
+        return (r >> np.int64(y)) != x
+    if width == 64:
+        return _overflows64_jit(op, unsigned, x, y)
+    if unsigned:
+        a, b = np.int64(_unsigned_bits_jit(x, width)), np.int64(_unsigned_bits_jit(y, width))
+        lo, hi = np.int64(0), (np.int64(1) << np.int64(width)) - 1
+    else:
+        a, b = np.int64(x), np.int64(y)
+        lo = -(np.int64(1) << np.int64(width - 1))
+        hi = -lo - 1
+    if op == 0:
+        exact = a + b  # |a|, |b| < 2**32: exact in int64
+    elif op == 1:
+        exact = a - b
+    else:
+        exact = a * b
+    return exact < lo or exact > hi
+
+
+def _int_fault(op: Any, flags: Any, x: Any, y: Any, width: Any) -> Any:
+    """The undefined behaviour of integer op `op` (an index into `FAULTING_OPS`) on the
+    signed-form `x`, `y`: a fault kind above, NO_FAULT for none. `flags` is 1 for nsw,
+    2 for nuw, 3 for both."""
+    if op < 7:  # the divisions, in DIVISIONS' order
+        if y == 0:
+            return DIVIDES_BY_ZERO
+        if op < 4 and op != 1 and y == -1 and x == -(np.int64(1) << np.int64(width - 1)):
+            return QUOTIENT_OVERFLOWS  # divsi, floordivsi, ceildivsi (not remsi)
+        return NO_FAULT
+    if op < 10 and (y < 0 or y >= width):  # the shifts
+        return SHIFT_TOO_WIDE
+    code = 3 if op == 7 else op - 10  # shli, else addi, subi, muli
+    if op >= 10 or op == 7:
+        if flags & 1 and _overflows_jit(code, False, x, y, width):
+            return NSW_OVERFLOW
+        if flags & 2 and _overflows_jit(code, True, x, y, width):
+            return NUW_OVERFLOW
+    return NO_FAULT
+
+
+_overflows64_jit = _jit(_overflows64)
+_overflows_jit = _jit(_overflows)
+
+FAULTING_OPS = (*DIVISIONS, *SHIFTS, "addi", "subi", "muli")
+"""The integer ops with undefined behaviour, numbered for `int_fault`."""
+
+
+def fault_code(op: str) -> int:
+    """`op`'s number for `int_fault` (`op` without its dialect: `divsi`)."""
+    return FAULTING_OPS.index(op)
+
+
+def flag_bits(flags: tuple[str, ...]) -> int:
+    """The `flags` operand of `int_fault`."""
+    return (1 if "nsw" in flags else 0) | (2 if "nuw" in flags else 0)
+
+
+def fault_message(kind: int, op: str, width: int) -> str:
+    """The message of fault `kind` (from `int_fault`) of `op` (`divsi`) on i`width`."""
+    if kind == DIVIDES_BY_ZERO:
+        return f"'arith.{op}' divides by zero"
+    if kind == QUOTIENT_OVERFLOWS:
+        return division_overflow_message(op, width)
+    if kind == SHIFT_TOO_WIDE:
+        return shift_message(op, width)
+    return overflow_message(op, "nsw" if kind == NSW_OVERFLOW else "nuw", width)
+
+
+def shift_message(op: str, width: int) -> str:
+    return f"'arith.{op}' shifts an i{width} by a negative amount or by {width} bits or more"
+
 _INT_DEFS: dict[str, tuple[Callable[..., Any], str]] = {
+    **{name: (fn, "int64(int64, int64, int64)") for name, fn in INT_BINARY_DEFS.items()},
+    "int_fault": (_int_fault, "int64(int64, int64, int64, int64, int64)"),
     "math.ctlz": (_ctlz, "int64(int64, int64)"),
     "math.cttz": (_cttz, "int64(int64, int64)"),
     "math.ctpop": (_ctpop, "int64(int64, int64)"),
@@ -610,8 +895,12 @@ def int_scalar(name: str) -> Any:
 
 @cache
 def int_ufunc(name: str) -> Any:
-    """A ufunc of the same compiled definition (NumPy backend)."""
+    """A ufunc of the same compiled definition (NumPy backend); the binary arithmetic
+    ops have a loop per integer storage type, so arrays keep their dtype."""
     definition, signature = _INT_DEFS[name]
+    if name in INT_BINARY_DEFS:
+        types = ("int8", "int16", "int32", "int64")
+        return _vectorize([f"{t}({t}, {t}, int64)" for t in types], cache=True)(definition)
     return _vectorize([signature], cache=True)(definition)
 
 

@@ -83,6 +83,14 @@ def test_thread_and_block_ids_and_dims_on_three_axes(simulated: dict[str, Any]) 
     )
 
 
+def test_while_loops_and_index_switches_agree_with_the_numpy_backend(
+    simulated: dict[str, Any],
+) -> None:
+    assert_outputs_agree(simulated["while_switch"])
+    _, out = simulated["while_switch"]["numba-cuda"]["outputs"]
+    assert out == [-1, 1, 1, 333, 6, 20, 2, -1]
+
+
 def test_atomics_agree_with_the_numpy_backend(simulated: dict[str, Any]) -> None:
     assert_outputs_agree(simulated["atomics"])
     f, i, l_ = simulated["atomics"]["numba-cuda"]["outputs"]

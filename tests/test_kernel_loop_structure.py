@@ -17,9 +17,10 @@ import pytest
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime import semantics
 from devplan.runtime.kernels import KernelError, compile_kernel, numba_backend
 from devplan.runtime.kernels.common import Kernel
-from devplan.runtime.kernels.numba_backend import NumbaSource, _floor_div, _trunc_div
+from devplan.runtime.kernels.numba_backend import NumbaSource
 from devplan.runtime.kernels.ranges import BlockRanges
 
 SHARED = '#vdev.device<?, ?, ?, "shared">'
@@ -179,7 +180,9 @@ def block_is_fast(text: str, block_id: tuple[int, int], grid: Any, block: Any, a
     """Whether block `block_id` (x, y) of a launch runs the fast path."""
     kernel = Kernel(parse_kernel(text))
     ranges = BlockRanges(kernel).analyse()
-    env: dict[str, Any] = {"np": np, "_trunc_div": _trunc_div, "_floor_div": _floor_div}
+    env: dict[str, Any] = {"np": np}
+    env |= {"I_arith_divsi": semantics.int_scalar("arith.divsi")}
+    env |= {"I_arith_floordivsi": semantics.int_scalar("arith.floordivsi")}
     x, y = block_id
     env |= {"bix_lo": x, "bix_hi": x, "biy": y, "biz": 0}
     env |= dict(zip(("gx", "gy", "gz", "bx_", "by_", "bz_"), (*grid, *block), strict=True))

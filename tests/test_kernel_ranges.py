@@ -8,9 +8,10 @@ import numpy as np
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime import semantics
 from devplan.runtime.kernels import compile_kernel
 from devplan.runtime.kernels.common import Kernel
-from devplan.runtime.kernels.numba_backend import NumbaSource, _floor_div, _trunc_div
+from devplan.runtime.kernels.numba_backend import NumbaSource
 from devplan.runtime.kernels.ranges import BlockRanges
 
 GUARDED_ADD = """
@@ -77,7 +78,9 @@ def fast(
     `last_block_id`, whether the run of blocks `block_id` to `last_block_id` would."""
     kernel, ranges = ranges_of(text)
     assert ranges.possible
-    env: dict[str, Any] = {"np": np, "_trunc_div": _trunc_div, "_floor_div": _floor_div}
+    env: dict[str, Any] = {"np": np}
+    env |= {"I_arith_divsi": semantics.int_scalar("arith.divsi")}
+    env |= {"I_arith_floordivsi": semantics.int_scalar("arith.floordivsi")}
     last = block_id if last_block_id is None else last_block_id
     env |= {"bix_lo": block_id, "bix_hi": last, "biy": 0, "biz": 0}
     env |= {"bx_": block_dim, "by_": 1, "bz_": 1}

@@ -23,7 +23,8 @@ a block reaches — are `KernelError`s placed at the op that names the kernel, t
 and thread, and the buffer; nothing is clamped or wrapped around.
 
 Integer semantics: `index` and `i64` are 64-bit two's complement and `i32` wraps at 32
-bits, as in hardware; conversions of NaN or out-of-range floats to integers are errors.
+bits, as in hardware (every path computes the binary integer ops with `semantics`' one
+definition); conversions of NaN or out-of-range floats to integers are errors.
 """
 
 from __future__ import annotations

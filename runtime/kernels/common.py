@@ -97,6 +97,9 @@ OTHER_OPS = (
     "scf.for",
     "scf.if",
     "scf.yield",
+    "scf.while",
+    "scf.condition",
+    "scf.index_switch",
     "kernel.thread_id",
     "kernel.block_id",
     "kernel.block_dim",
@@ -112,17 +115,6 @@ SUPPORTED_OPS: frozenset[str] = frozenset(
 )
 """Every op both backends compile; anything else is a compile-time `KernelError`."""
 
-I1_AS_LOGIC = {
-    "addi": "xori",
-    "subi": "xori",
-    "muli": "andi",
-    "maxsi": "andi",
-    "minsi": "ori",
-    "maxui": "ori",
-    "minui": "andi",
-}
-"""i1 arithmetic as the logic op computing it (i1 is one bit: true is -1 signed, 1
-unsigned, so e.g. `maxsi` is `andi`)."""
 I1_SIGNED_PREDICATES = {"slt": "ugt", "sle": "uge", "sgt": "ult", "sge": "ule"}
 """A signed comparison of i1 values is the reversed unsigned one (true is -1 signed)."""
 
@@ -307,6 +299,16 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
     """Raise a located `KernelError` when `op` cannot be compiled."""
     if op is kernel.func:
         return
+    if op.name in ("scf.while", "scf.index_switch") and contains_barrier(op):
+        raise KernelError(
+            diagnostic_at(
+                op,
+                f"in kernel @{kernel.name}: a 'kernel.barrier' inside '{op.name}' is not "
+                "supported by the kernel backends (every thread of a block would have to "
+                "take the same number of iterations or the same case); move the barrier "
+                "out, or write the loop as 'scf.for'",
+            )
+        )
     if op.name not in SUPPORTED_OPS:
         raise KernelError(
             diagnostic_at(
@@ -358,7 +360,7 @@ def load_may_alias_later_store(load: Operation) -> bool:
     last = load
     for use in result.uses:
         user: Operation | None = use.operation
-        if use.operation.name == "scf.yield":
+        if use.operation.name in ("scf.yield", "scf.condition"):
             return True
         while user is not None and user.parent_block() is not block:
             user = user.parent_op()
@@ -411,14 +413,6 @@ class SourceWriter:
 
 
 # Fault messages, worded once so both backends say the same thing.
-
-
-def div_zero_message(op: str) -> str:
-    return f"'arith.{op}' divides by zero"
-
-
-def shift_message(op: str, width: int) -> str:
-    return f"'arith.{op}' shifts an i{width} by a negative amount or by {width} bits or more"
 
 
 def fptosi_message(width: int) -> str:

@@ -18,8 +18,9 @@ load or store whose indices are all affine becomes a strided *view* of the buffe
 index array at all. That is what keeps an elementwise kernel within a small factor of
 `numpy.add`.
 
-Integer semantics: `index` and `i64` are 64-bit two's complement, `i32` wraps as NumPy
-int32 does (uniform values are Python ints wrapped explicitly to their width). Division by
+Integer semantics: the binary integer ops are `semantics`' definitions (its ufuncs on
+arrays held in their width's dtype, its compiled scalars on uniform values), except index
+arithmetic affine in the lanes, kept exact and symbolic (`Affine`, 64 bits). Division by
 zero, shifts by the width or more, and float-to-int conversions of NaN or out-of-range
 values are errors, not garbage. Lanes a mask turns off never touch memory and never fault.
 """
@@ -40,9 +41,7 @@ from .common import (
     STEP_MESSAGE,
     Kernel,
     dim_message,
-    div_zero_message,
     fptoi_message,
-    shift_message,
     wrap_int,
 )
 
@@ -209,9 +208,9 @@ def _affine_parts(x: Value) -> tuple[tuple[int, ...] | None, int] | None:
 
 
 def addi(x: Value, y: Value, width: int, sign: int = 1) -> Value:
-    """`arith.addi` (sign=1) and `arith.subi` (sign=-1)."""
-    if type(x) is int and type(y) is int:
-        return wrap_int(x + sign * y, width)
+    """`arith.addi` (sign=1) and `arith.subi` (sign=-1): exact affine arithmetic on
+    index values affine in the lanes (`Affine`, wrapped at 64 bits like the definition),
+    else `semantics`' definition."""
     if width == 64 and (isinstance(x, Affine) or isinstance(y, Affine)):
         px, py = _affine_parts(x), _affine_parts(y)
         if px is not None and py is not None:
@@ -220,19 +219,18 @@ def addi(x: Value, y: Value, width: int, sign: int = 1) -> Value:
             cx, cy = px[0] or zero, py[0] or zero
             coeffs = [a + sign * b for a, b in zip(cx, cy, strict=True)]
             return _affine(lanes, coeffs, px[1] + sign * py[1])
-    x, y = arr(x), arr(y)
-    return np.add(x, y) if sign == 1 else np.subtract(x, y)
+    return integer("arith.addi" if sign == 1 else "arith.subi", x, y, width)
 
 
 def muli(x: Value, y: Value, width: int) -> Value:
-    if type(x) is int and type(y) is int:
-        return wrap_int(x * y, width)
+    """`arith.muli`: exact affine arithmetic on `Affine` index values (as `addi`), else
+    `semantics`' definition."""
     if width == 64:
         if isinstance(x, Affine) and type(y) is int:
             return _affine(x.lanes, [c * y for c in x.coeffs], x.offset * y)
         if isinstance(y, Affine) and type(x) is int:
             return _affine(y.lanes, [c * x for c in y.coeffs], y.offset * x)
-    return np.multiply(arr(x), arr(y))
+    return integer("arith.muli", x, y, width)
 
 
 def _unsigned(x: Value, width: int) -> Value:
@@ -242,33 +240,55 @@ def _unsigned(x: Value, width: int) -> Value:
     return out
 
 
-def _signed(x: Value, width: int) -> Value:
+_SIGNED_FORM = {1: np.dtype(np.int8), 8: np.dtype(np.int8), 16: np.dtype(np.int16),
+                32: np.dtype(np.int32), 64: np.dtype(np.int64)}  # fmt: skip
+"""The dtype holding `width`-bit lanes in signed form (i1 true as -1) for `semantics`."""
+
+
+def _signed_form(x: Value, width: int) -> Value:
+    """Lane values as `semantics`' integer definitions take them: uniform ones as Python
+    ints, arrays in their width's dtype; i1 true is -1."""
+    x = arr(x)
     if is_uniform(x):
-        return wrap_int(int(x), width)
-    out: Value = x.astype(f"i{width // 8}") if width > 1 else x
-    return out
+        return -int(bool(x)) if width == 1 else int(x)
+    if width == 1:
+        return np.negative(np.asarray(x, dtype=np.int8))
+    return np.asarray(x, dtype=_SIGNED_FORM[width])
 
 
-def bitwise(op: str, x: Value, y: Value) -> Value:
+def _from_signed_form(out: Value, width: int, uniform: bool) -> Value:
+    if uniform:
+        return int(out) != 0 if width == 1 else int(out)
+    return out != 0 if width == 1 else out
+
+
+def integer(name: str, x: Value, y: Value, width: int) -> Value:
+    """The binary integer op `name` of `semantics` (its one definition) on lanes."""
+    a, b = _signed_form(x, width), _signed_form(y, width)
+    uniform = is_uniform(a) and is_uniform(b)
+    if uniform:
+        out = semantics.int_scalar(name)(a, b, width)
+    else:
+        out = semantics.int_ufunc(name)(a, b, width, dtype=_SIGNED_FORM[width])
+    return _from_signed_form(out, width, uniform)
+
+
+def bitwise(op: str, x: Value, y: Value, width: int) -> Value:
     """`arith.andi/ori/xori` (also on i1)."""
-    x, y = arr(x), arr(y)
-    if is_uniform(x) and is_uniform(y):
-        if type(x) in (bool, np.bool_):
-            return bool(x and y) if op == "and" else bool(x or y) if op == "or" else x != y
-        return {"and": x & y, "or": x | y, "xor": x ^ y}[op]
-    fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
-    return fn(x, y)
+    return integer(f"arith.{op}i", x, y, width)
 
 
 def minmax(op: str, x: Value, y: Value, width: int) -> Value:
     """`arith.maxsi/minsi/maxui/minui`."""
-    x, y = arr(x), arr(y)
-    unsigned = op.endswith("ui")
-    ux, uy = (_unsigned(x, width), _unsigned(y, width)) if unsigned else (x, y)
-    take_x = (ux >= uy) if op.startswith("max") else (ux <= uy)
-    if is_uniform(take_x):
-        return x if take_x else y
-    return _where(take_x, x, y, None)
+    return integer(f"arith.{op}", x, y, width)
+
+
+def _widen_i1(x: Value, signed: bool) -> Value:
+    """An i1 value as a wider integer: -1 for true when read as signed, else 1."""
+    if is_uniform(x):
+        return -int(bool(x)) if signed else int(bool(x))
+    wide = x.astype(np.int8)
+    return -wide if signed else wide
 
 
 class Faults:
@@ -280,6 +300,19 @@ class Faults:
         self.kernel = kernel
         self.lanes = lanes
         self.mask = mask
+
+    def check_kinds(self, site: int, kinds: Array, op: str, width: int) -> None:
+        """Raise the message of the fault kind (`semantics.int_fault`'s) of integer op
+        `op` for the first active lane whose kind is not 0."""
+        bad = kinds != 0
+        if self.mask is not None:
+            bad = bad & self.mask
+        if bad.any():
+            first = _first_true(bad)
+            kind = int(np.broadcast_to(kinds, bad.shape)[first])
+            block, thread = self.lanes.locate(_pad(first, self.lanes.ndim))
+            message = semantics.fault_message(kind, op, width)
+            raise self.kernel.error(site, message, block, thread)
 
     def check(self, site: int, bad: Value, message: str) -> None:
         """Raise when `bad` (per lane or uniform) holds for an active lane."""
@@ -296,163 +329,22 @@ class Faults:
             raise self.kernel.error(site, message, block, thread)
 
 
-def divide(f: Faults, site: int, op: str, x: Value, y: Value, width: int) -> Value:
-    """Integer division and remainder (`divsi`, `remui`, `ceildivsi`, ...); zero divisors
-    and signed quotients that overflow (the minimum value by -1) on active lanes are
-    errors."""
-    x, y = arr(x), arr(y)
-    f.check(site, y == 0, div_zero_message(op))
-    signed = not op.endswith("ui")
-    if width == 1:  # i1: the values are 0 and -1 (signed) or 0 and 1 (unsigned)
-        x, y = _widen_i1(x, signed), _widen_i1(y, signed)
-    if signed and op in semantics.SIGNED_OVERFLOW_DIVISIONS:
-        smallest = -(1 << (width - 1))
-        f.check(site, (x == smallest) & (y == -1), semantics.division_overflow_message(op, width))
-    if op.endswith("ui") and width > 1:
-        x, y = _unsigned(x, width), _unsigned(y, width)
-    if is_uniform(x) and is_uniform(y):
-        return _divide_scalar(op, int(x), int(y), width)
-    res = _divide_arrays(op, x, y, signed)
-    if width == 1:
-        return (res & 1) != 0
-    return _signed(res, width) if op.endswith("ui") else res
-
-
-def _widen_i1(x: Value, signed: bool) -> Value:
-    """An i1 value as a wider integer: -1 for true when read as signed, else 1."""
-    if is_uniform(x):
-        return -int(bool(x)) if signed else int(bool(x))
-    wide = x.astype(np.int8)
-    return -wide if signed else wide
-
-
-def _divide_arrays(op: str, x: Value, y: Value, signed: bool) -> Value:
-    minus_one = (y == -1) if signed else False
-    if not is_uniform(y):
-        # masked-off lanes: any divisor will do; -1 is done by negation below (the minimum
-        # value by -1, an error on active lanes, would overflow)
-        y = np.where((y == 0) | (y == -1), 1, y) if signed else np.where(y == 0, 1, y)
-    elif minus_one:
-        y = 1
-    q = np.floor_divide(x, y)
-    r = x - q * y
-    if op in ("divsi", "remsi", "ceildivsi", "ceildivui"):
-        # floor -> truncation (divsi/remsi) or ceiling (ceildiv) where inexact
-        inexact = r != 0
-        fix = inexact if op.startswith("ceildiv") else inexact & ((x < 0) != (y < 0))
-        q = q + fix.astype(q.dtype)
-    res = x - q * y if op in ("remsi", "remui") else q
-    if signed and not (minus_one is False or (is_uniform(minus_one) and not minus_one)):
-        res = np.where(minus_one, 0 if op == "remsi" else np.negative(x), res)
-    return res
-
-
-def _divide_scalar(op: str, x: int, y: int, width: int) -> int | bool:
-    q = abs(x) // abs(y)
-    if (x < 0) != (y < 0):
-        q = -q
-    if op in ("divsi", "divui"):
-        return wrap_int(q, width)
-    if op in ("remsi", "remui"):
-        return wrap_int(x - q * y, width)
-    if op == "floordivsi":
-        return wrap_int(x // y, width)
-    return wrap_int(-(-x // y), width)  # ceildivsi, ceildivui
-
-
-def shift(
-    f: Faults, site: int, op: str, x: Value, y: Value, width: int, flags: tuple[str, ...] = ()
+def checked(
+    f: Faults, site: int, op: str, x: Value, y: Value, width: int, flags: int = 0
 ) -> Value:
-    """`arith.shli/shrsi/shrui`; a shift by the width or more (or negative) is an error,
-    and so is a `shli` breaking its `nsw`/`nuw` flag."""
-    x, y = arr(x), arr(y)
-    f.check(site, (y < 0) | (y >= width), shift_message(op, width))
-    if width == 1:
-        return x  # the only valid amount is 0
-    if is_uniform(x) and is_uniform(y):
-        ix, iy = int(x), int(y)
-        for flag in flags:
-            if semantics.exact_overflows(op, flag, ix, iy, width):
-                f.check(site, True, semantics.overflow_message(op, flag, width))
-        if op == "shli":
-            return wrap_int(ix << iy, width)
-        if op == "shrsi":
-            return wrap_int(ix >> iy, width)
-        return wrap_int((ix & ((1 << width) - 1)) >> iy, width)
-    sdt, udt = np.dtype(f"i{width // 8}"), np.dtype(f"u{width // 8}")
-    xs = np.asarray(x, dtype=sdt)
-    xu = xs.view(udt)
-    amount = np.where((y < 0) | (y >= width), 0, y).astype(udt)
-    if op == "shli":
-        ru = np.left_shift(xu, amount)
-        rs = ru.view(sdt)
-        if "nsw" in flags:
-            bad = np.right_shift(rs, amount.astype(sdt)) != xs
-            f.check(site, bad, semantics.overflow_message(op, "nsw", width))
-        if "nuw" in flags:
-            bad = np.right_shift(ru, amount) != xu
-            f.check(site, bad, semantics.overflow_message(op, "nuw", width))
-        return rs
-    if op == "shrsi":
-        return np.right_shift(xs, amount.astype(sdt))
-    return np.right_shift(xu, amount).view(sdt)
-
-
-def check_overflow(
-    f: Faults, site: int, op: str, flags: tuple[str, ...], x: Value, y: Value, width: int
-) -> None:
-    """Raise when `addi`/`subi`/`muli` of `x` and `y` breaks its `nsw`/`nuw` flag on an
-    active lane."""
-    x, y = arr(x), arr(y)
-    for flag in flags:
-        if is_uniform(x) and is_uniform(y):
-            bad: Value = semantics.exact_overflows(op, flag, int(x), int(y), width)
-        elif width < 64:
-            bad = _overflows_narrow(op, flag, x, y, width)
-        else:
-            bad = _overflows_64(op, flag, x, y)
-        f.check(site, bad, semantics.overflow_message(op, flag, width))
-
-
-def _overflows_narrow(op: str, flag: str, x: Value, y: Value, width: int) -> Value:
-    """Overflow of an op on integers narrower than 64 bits, computed exactly in 64 bits
-    (signed) or unsigned 64 bits (a product of two 32-bit unsigned values fits)."""
-    if width == 1:
-        x, y = _widen_i1(x, flag == "nsw"), _widen_i1(y, flag == "nsw")
-        lo, hi = (-1, 0) if flag == "nsw" else (0, 1)
-    elif flag == "nsw":
-        lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    """A binary integer op with undefined behaviour (a division, a shift, an op with
+    `nsw`/`nuw` flags, `flags` as `semantics.flag_bits`): the first active lane for which
+    `semantics`' `int_fault` finds some is a located error, else the op's result."""
+    a, b = _signed_form(x, width), _signed_form(y, width)
+    code = semantics.fault_code(op)
+    if is_uniform(a) and is_uniform(b):
+        kind = semantics.int_scalar("int_fault")(code, flags, a, b, width)
+        if kind:
+            f.check(site, True, semantics.fault_message(kind, op, width))
     else:
-        x, y = _unsigned(x, width), _unsigned(y, width)
-        lo, hi = 0, (1 << width) - 1
-    wide = np.dtype(np.int64) if flag == "nsw" or op == "subi" else np.dtype(np.uint64)
-    a, b = np.asarray(x).astype(wide), np.asarray(y).astype(wide)
-    exact = {"addi": np.add, "subi": np.subtract, "muli": np.multiply}[op](a, b)
-    return (exact < lo) | (exact > hi)
-
-
-def _overflows_64(op: str, flag: str, x: Value, y: Value) -> Value:
-    """Overflow of a 64-bit op, from the wrapped result."""
-    if flag == "nsw":
-        a, b = np.asarray(x, np.int64), np.asarray(y, np.int64)
-        if op == "addi":
-            r = a + b
-            return ((a ^ r) & (b ^ r)) < 0
-        if op == "subi":
-            r = a - b
-            return ((a ^ b) & (a ^ r)) < 0
-        r = a * b
-        safe = np.where(a == 0, 1, a)
-        smallest = np.int64(-(1 << 63))
-        return (a != 0) & ((np.floor_divide(r, safe) != b) | ((a == -1) & (b == smallest)))
-    a, b = np.asarray(x, np.int64).view(np.uint64), np.asarray(y, np.int64).view(np.uint64)
-    if op == "addi":
-        return (a + b) < a
-    if op == "subi":
-        return a < b
-    r = a * b
-    safe = np.where(a == 0, np.uint64(1), a)
-    return (a != 0) & (np.floor_divide(r, safe) != b)
+        kinds = semantics.int_ufunc("int_fault")(code, flags, a, b, width)
+        f.check_kinds(site, kinds, op, width)
+    return integer(f"arith.{op}", x, y, width)
 
 
 _CMP = {
@@ -589,15 +481,15 @@ def int_op(fn: Any, width: int, xs: Sequence[Value], *extra: Any) -> Value:
 
 def mul_extended(high: Any, x: Value, y: Value, width: int, signed: bool) -> tuple[Value, Value]:
     """`arith.mulsi_extended` / `mului_extended`: the low and high halves of the product."""
-    low = muli(x, y, width) if width > 1 else bitwise("and", x, y)
+    low = muli(x, y, width)
     return low, int_op(high, width, (x, y), signed)
 
 
 def add_extended(carry: Any, x: Value, y: Value, width: int) -> tuple[Value, Value]:
     """`arith.addui_extended`: the wrapped sum and whether the unsigned sum overflowed."""
-    total = addi(x, y, width) if width > 1 else bitwise("xor", x, y)
+    total = addi(x, y, width)
     if width == 1:
-        return total, bitwise("and", x, y)
+        return total, bitwise("and", x, y, 1)
     c = int_op(carry, width, (x, y))
     return total, (c != 0) if not is_uniform(c) else bool(c)
 
@@ -746,6 +638,83 @@ class ForLoop:
         if self.uniform:
             return iv + self.step
         return addi(iv, self.step, 64)
+
+
+class WhileLoop:
+    """Iteration of an `scf.while` whose condition may differ between lanes.
+
+    Every active lane runs the `before` region; the lanes whose condition is false leave
+    the loop there, each with the values its `scf.condition` forwards as the loop's
+    results, and the others run the `after` region and come round again. The loop ends
+    when no lane is left. `active` is the mask of the lanes still looping (None: every
+    lane, False: none); a condition the same in every lane keeps values uniform.
+    """
+
+    __slots__ = ("active", "lanes")
+
+    def __init__(self, lanes: Lanes, mask: Array | None) -> None:
+        self.lanes = lanes
+        self.active: Any = mask
+
+    def leave(
+        self, cond: Value, forwarded: Sequence[Value], results: Sequence[Value],
+        dtypes: Sequence[Any],
+    ) -> tuple[Value, ...]:  # fmt: skip
+        """The loop's results once the lanes whose `cond` is false have left with
+        `forwarded` (`results` holds those of the lanes that left before, None for none);
+        `active` becomes the lanes that stay."""
+        cond = arr(cond)
+        active = self.active
+        if is_uniform(cond):
+            if cond:
+                return tuple(results)
+            leaving: Any = active
+            self.active = False
+        else:
+            leaving = _restrict(self.lanes, active, ~cond)
+            self.active = _restrict(self.lanes, active, cond)
+            if leaving is False:
+                return tuple(results)
+        return tuple(
+            new if old is None or leaving is None else _where(leaving, arr(new), arr(old), dt)
+            for new, old, dt in zip(forwarded, results, dtypes, strict=True)
+        )
+
+
+class Switch:
+    """The lanes taking each region of an `scf.index_switch`: `masks[k]` and `runs[k]` for
+    case k, the default region last (a region no lane takes does not run)."""
+
+    __slots__ = ("masks", "picks", "runs")
+
+    def __init__(self, lanes: Lanes, mask: Array | None, x: Value, cases: Sequence[int]) -> None:
+        x = arr(x)
+        if is_uniform(x):
+            k = cases.index(x) if x in cases else len(cases)
+            self.masks: list[Any] = [mask] * (len(cases) + 1)
+            self.runs = [i == k for i in range(len(cases) + 1)]
+            self.picks: list[Any] = [i == k for i in range(len(cases) + 1)]
+            return
+        picks: list[Any] = [x == c for c in cases]
+        rest: Any = np.ones(np.shape(x), dtype=np.bool_)
+        for p in picks:
+            rest = rest & ~p
+        picks.append(rest)
+        self.picks = picks
+        self.masks = [_restrict(lanes, mask, p) for p in picks]
+        self.runs = [m is not False for m in self.masks]
+
+    def merge(self, values: Sequence[Value], dtype: Any) -> Value:
+        """A result: each lane's value from the region it took."""
+        out: Value = None
+        for value, pick, ran in zip(values, self.picks, self.runs, strict=True):
+            if not ran:
+                continue
+            if out is None or (is_uniform(pick) and pick):
+                out = value
+            else:
+                out = _where(pick, arr(value), arr(out), dtype)
+        return out
 
 
 def barrier(f: Faults, site: int, mask: Array | None) -> None:

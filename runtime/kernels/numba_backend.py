@@ -44,9 +44,11 @@ New ops get a case in `NumbaSource.thread_op`/`scalar` (and, when their result i
 integer function of thread ids that bounds accesses, in `BlockRanges.interval`).
 
 Integers are int64 in the generated code, wrapped to their width after every operation
-(so `i32` wraps at 32 bits). A fault (out-of-bounds access, division by zero, ...) writes
-its site, the block and thread, and the index into an error vector and returns; the
-launcher turns that into the same `KernelError` the NumPy backend raises.
+(so `i32` wraps at 32 bits); the binary integer ops call `semantics`' compiled definitions
+(`I_arith_addi(x, y, width)`, ...), which LLVM inlines. A fault (out-of-bounds access,
+division by zero, ...) writes its site, the block and thread, and the index into an error
+vector and returns; the launcher turns that into the same `KernelError` the NumPy backend
+raises.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from typing import Any, cast
 import numba  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
 from numba.core.errors import NumbaError  # pyright: ignore[reportMissingTypeStubs]
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import Float16Type, MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
@@ -73,7 +76,6 @@ from .common import (
     CMPF_PREDICATES,
     CMPI_PREDICATES,
     FLOAT_ARITH_OPS,
-    I1_AS_LOGIC,
     I1_SIGNED_PREDICATES,
     STEP_MESSAGE,
     Kernel,
@@ -82,16 +84,14 @@ from .common import (
     constant_value,
     contains_barrier,
     dim_message,
-    div_zero_message,
     dtype_of,
     fptoi_message,
     int_width,
     is_float,
     narrow_format,
     predicate_of,
-    shift_message,
 )
-from .ranges import BlockRanges, constant_dim, separating_axes, stored_params
+from .ranges import DIVISIONS, BlockRanges, constant_dim, separating_axes, stored_params
 
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
 _set_chunksize: Callable[[int], int] = numba.set_parallel_chunksize  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
@@ -143,74 +143,6 @@ _CMPF = {
     "uno": "({0} != {0} or {1} != {1})",
 }
 _CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
-
-# Signed division helpers (y != 0 and MIN / -1 are checked before).
-
-
-@_njit(cache=False)
-def _trunc_div(x: int, y: int) -> int:
-    if y == -1:
-        return -x
-    q = x // y
-    if q < 0 and q * y != x:
-        q += 1
-    return q
-
-
-@_njit(cache=False)
-def _floor_div(x: int, y: int) -> int:
-    if y == -1:
-        return -x
-    return x // y
-
-
-@_njit(cache=False)
-def _ceil_div(x: int, y: int) -> int:
-    if y == -1:
-        return -x
-    q = x // y
-    if q * y != x:
-        q += 1
-    return q
-
-
-@_njit(cache=False)
-def _ceil_div_u64(x: int, y: int) -> Any:
-    ux, uy = np.uint64(x), np.uint64(y)
-    q = ux // uy
-    if q * uy != ux:
-        q += np.uint64(1)
-    return np.int64(q)
-
-
-# Overflow of 64-bit ops (the `nsw`/`nuw` flags), decided without overflowing: Numba's
-# signed arithmetic lets LLVM assume no overflow, so a check reading a wrapped result
-# could be folded away.
-
-_I64_MAX = (1 << 63) - 1
-_I64_MIN = -(1 << 63)
-
-
-@_njit(cache=False)
-def _overflows64(op: int, unsigned: bool, x: int, y: int) -> Any:
-    if unsigned:
-        ux, uy = np.uint64(x), np.uint64(y)
-        top = np.uint64(0xFFFFFFFFFFFFFFFF)
-        if op == 0:
-            return ux > top - uy
-        if op == 1:
-            return ux < uy
-        return ux != 0 and uy > top // ux
-    if op == 0:
-        return (y > 0 and x > _I64_MAX - y) or (y < 0 and x < _I64_MIN - y)
-    if op == 1:
-        return (y < 0 and x > _I64_MAX + y) or (y > 0 and x < _I64_MIN + y)
-    if x > 0:
-        return (y > 0 and x > _I64_MAX // y) or (y < 0 and y < _I64_MIN // x)
-    if x < 0:
-        return (y > 0 and x < _I64_MIN // y) or (y < 0 and x < _I64_MAX // y)
-    return False
 
 
 def _wrap(expr: str, width: int) -> str:
@@ -317,6 +249,9 @@ class NumbaSource(SourceWriter):
         self.shared_memory()
         self.hoist_constants(body)
         self.ranges.analyse()
+        for op_name, ident in DIVISIONS.items():
+            if any(ident in line for line in self.ranges.lines):
+                self.int_defined(op_name)
         if self.ranges.possible:
             self.runs_of_blocks()
         else:
@@ -453,16 +388,15 @@ class NumbaSource(SourceWriter):
             return
         if name == "scf.yield":
             raise AssertionError("scf.yield is emitted by its parent")  # pragma: no cover
-        if name == "scf.if":
-            self.thread_if(op)
-        elif name == "scf.for":
-            self.thread_for(op)
-        elif name == "memref.load":
-            self.load(op)
-        elif name == "memref.store":
-            self.store(op)
-        else:
-            self.scalar(op)
+        emit = {
+            "scf.if": self.thread_if,
+            "scf.for": self.thread_for,
+            "scf.while": self.thread_while,
+            "scf.index_switch": self.thread_index_switch,
+            "memref.load": self.load,
+            "memref.store": self.store,
+        }.get(name, self.scalar)
+        emit(op)
         for result in op.results:
             spill = self.spilled.get(result)
             if spill is not None:
@@ -618,6 +552,57 @@ class NumbaSource(SourceWriter):
             self.emit(f"{self.v(result)} = {self.v(value)}")
         self.depth -= 1
 
+    def thread_while(self, op: Operation) -> None:
+        """`scf.while` as a Python `while True` whose exit is the `scf.condition`: each
+        thread loops as often as its own condition says."""
+        before, after = op.regions[0].block, op.regions[1].block
+        for result in op.results:
+            self.emit(f"{self.v(result)} = {self.zero(result.type)}")
+        for arg, init in zip(before.args, op.operands, strict=True):
+            self.emit(f"{self.v(arg)} = {self.v(init)}")
+        self.emit("while True:")
+        self.depth += 1
+        ops = list(before.ops)
+        condition = ops.pop()
+        assert condition.name == "scf.condition"
+        self.thread_ops(ops)
+        cond, *forwarded = condition.operands
+        for result, value in zip(op.results, forwarded, strict=True):
+            self.emit(f"{self.v(result)} = {self.v(value)}")
+        self.emit(f"if not {self.v(cond)}:")
+        self.emit("    break")
+        for arg, result in zip(after.args, op.results, strict=True):
+            self.emit(f"{self.v(arg)} = {self.v(result)}")
+        ops, yielded = self.region_ops(after)
+        self.thread_ops(ops)
+        temps = [self.fresh("y") for _ in yielded]
+        for temp, value in zip(temps, yielded, strict=True):
+            self.emit(f"{temp} = {self.v(value)}")
+        for arg, temp in zip(before.args, temps, strict=True):
+            self.emit(f"{self.v(arg)} = {temp}")
+        self.depth -= 1
+
+    def thread_index_switch(self, op: Operation) -> None:
+        """`scf.index_switch` as an `if`/`elif` chain over the case values."""
+        assert isinstance(op, scf.IndexSwitchOp)
+        for result in op.results:
+            self.emit(f"{self.v(result)} = {self.zero(result.type)}")
+        x = self.v(op.arg)
+        cases = [int(c) for c in op.cases.get_values()]
+        regions = [*op.case_regions, op.default_region]
+        for k, region in enumerate(regions):
+            if k == len(cases):
+                self.emit("else:" if cases else "if True:")
+            else:
+                self.emit(f"{'elif' if k else 'if'} {x} == {cases[k]}:")
+            self.depth += 1
+            self.emit("pass")
+            ops, yielded = self.region_ops(region.block)
+            self.thread_ops(ops)
+            for result, value in zip(op.results, yielded, strict=True):
+                self.emit(f"{self.v(result)} = {self.v(value)}")
+            self.depth -= 1
+
     def zero(self, type_: Any) -> str:
         if int_width(type_) == 1:
             return "False"
@@ -726,7 +711,7 @@ class NumbaSource(SourceWriter):
                 self.emit(f"{res[0]} = {x} and {y}")
                 self.emit(f"{res[1]} = False")  # the 2-bit product of i1s fits its low bit
                 return
-            self.emit(f"{res[0]} = {_wrap(f'{x} * {y}', width) if width < 64 else _mul64(x, y)}")
+            self.emit(f"{res[0]} = {self.int_defined('arith.muli')}({x}, {y}, {width})")
             high = f"{self.int_defined('mul_high')}({x}, {y}, {width}, {signed})"
             self.emit(f"{res[1]} = {high}")
         elif name == "arith.addui_extended":
@@ -734,8 +719,7 @@ class NumbaSource(SourceWriter):
                 self.emit(f"{res[0]} = {x} != {y}")
                 self.emit(f"{res[1]} = {x} and {y}")
                 return
-            total = _wrap(f"{x} + {y}", width) if width < 64 else _add64(x, y)
-            self.emit(f"{res[0]} = {total}")
+            self.emit(f"{res[0]} = {self.int_defined('arith.addi')}({x}, {y}, {width})")
             self.emit(f"{res[1]} = {self.int_defined('add_carry')}({x}, {y}, {width}) != 0")
         elif name == "math.fpowi":
             ftype = op.results[0].type
@@ -785,57 +769,15 @@ class NumbaSource(SourceWriter):
         self.fault(site)
         self.depth -= 1
 
-    def check_overflow(self, op: Operation, short: str, x: str, y: str, width: int) -> None:
-        """Emit the checks of an `addi`/`subi`/`muli`'s `nsw`/`nuw` flags."""
-        sym = {"addi": "+", "subi": "-", "muli": "*"}[short]
-        for flag in semantics.overflow_flags(op):
-            message = semantics.overflow_message(short, flag, width)
-            if width == 64:
-                code = ("addi", "subi", "muli").index(short)
-                cond = f"_overflows64({code}, {flag == 'nuw'}, {x}, {y})"
-            elif flag == "nsw":
-                a, b = (f"(0 - {x})", f"(0 - {y})") if width == 1 else (x, y)
-                lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
-                exact = self.fresh("ov")
-                self.emit(f"{exact} = {a} {sym} {b}")
-                cond = f"{exact} < {lo} or {exact} > {hi}"
-            else:  # unsigned 64-bit arithmetic of narrower values cannot wrap
-                mask = (1 << width) - 1
-                if short == "subi":
-                    cond = f"({x} & {mask}) < ({y} & {mask})"
-                else:
-                    exact = self.fresh("ov")
-                    self.emit(f"{exact} = np.uint64({x} & {mask}) {sym} np.uint64({y} & {mask})")
-                    cond = f"{exact} > np.uint64({mask})"
-            self.check(op, cond, message)
-
     def int_or_cast(  # noqa: C901
         self, op: Operation, short: str, args: list[str], width: int, rtype: Any
     ) -> str:
         x = args[0]
         y = args[1] if len(args) > 1 else ""
         dst = int_width(rtype) if rtype is not None else None
-        if short in ("addi", "subi", "muli"):
-            self.check_overflow(op, short, x, y, width)
-        if width == 1 and short in I1_AS_LOGIC:
-            short = I1_AS_LOGIC[short]
+        if op.name in semantics.INT_BINARY_DEFS:
+            return self.integer(op, short, x, y, width)
         match short:
-            case "addi" | "subi" | "muli":
-                sym = {"addi": "+", "subi": "-", "muli": "*"}[short]
-                return _wrap(f"{x} {sym} {y}", width)
-            case "andi" | "ori" | "xori":
-                sym = {"andi": "&", "ori": "|", "xori": "^"}[short]
-                return f"({x} {sym} {y})"
-            case "maxsi" | "minsi":
-                sym = ">=" if short == "maxsi" else "<="
-                return f"({x} if {x} {sym} {y} else {y})"
-            case "maxui" | "minui":
-                sym = ">=" if short == "maxui" else "<="
-                return f"({x} if {_unsigned(x, width)} {sym} {_unsigned(y, width)} else {y})"
-            case "divsi" | "divui" | "remsi" | "remui" | "ceildivsi" | "ceildivui" | "floordivsi":
-                return self.divide(op, short, x, y, width)
-            case "shli" | "shrsi" | "shrui":
-                return self.shift(op, short, x, y, width)
             case "cmpi":
                 pred = predicate_of(op, CMPI_PREDICATES)
                 if width == 1:
@@ -900,77 +842,26 @@ class NumbaSource(SourceWriter):
             case _:  # pragma: no cover - Kernel rejects unsupported ops first
                 raise self.error(op, f"'{op.name}' is not supported")
 
-    def divide(self, op: Operation, short: str, x: str, y: str, width: int) -> str:
-        site = self.site(op)
-        self.messages[site] = div_zero_message(short)
-        self.emit(f"if {y} == 0:")
-        self.depth += 1
-        self.fault(site)
-        self.depth -= 1
-        if width == 1:  # i1: 0 and -1 signed, 0 and 1 unsigned
-            sign = "-" if not short.endswith("ui") else "+"
-            x, y = f"(0 {sign} {x})", f"(0 {sign} {y})"
-        if short in semantics.SIGNED_OVERFLOW_DIVISIONS:
-            smallest = -(1 << (width - 1))
-            self.check(
-                op,
-                f"{x} == {smallest} and {y} == -1",
-                semantics.division_overflow_message(short, width),
-            )
-        if short.endswith("ui"):
-            if width >= 64:
-                if short == "ceildivui":
-                    return f"_ceil_div_u64({x}, {y})"
-                ux, uy = f"np.uint64({x})", f"np.uint64({y})"
-                sym = "//" if short == "divui" else "%"
-                return f"np.int64({ux} {sym} {uy})"
-            m = (1 << width) - 1
-            if short == "ceildivui":
-                return _wrap(f"_ceil_div({x} & {m}, {y} & {m})", width)
-            sym = "//" if short == "divui" else "%"
-            return _wrap(f"({x} & {m}) {sym} ({y} & {m})", width)
-        if short == "divsi":
-            return _wrap(f"_trunc_div({x}, {y})", width)
-        if short == "remsi":
-            return _wrap(f"{x} - _trunc_div({x}, {y}) * {y}", width)
-        if short == "floordivsi":
-            return _wrap(f"_floor_div({x}, {y})", width)
-        return _wrap(f"_ceil_div({x}, {y})", width)  # ceildivsi
-
-    def shift(self, op: Operation, short: str, x: str, y: str, width: int) -> str:
-        site = self.site(op)
-        self.messages[site] = shift_message(short, width)
-        self.emit(f"if {y} < 0 or {y} >= {width}:")
-        self.depth += 1
-        self.fault(site)
-        self.depth -= 1
-        if width == 1:
-            return x  # the only valid amount is 0
-        if short == "shli":
-            if width >= 64:
-                shifted = f"np.int64(np.uint64({x}) << np.uint64({y}))"
-            else:
-                shifted = _wrap(f"{x} << {y}", width)
-            flags = semantics.overflow_flags(op)
-            if not flags:
-                return shifted
-            r = self.fresh("sh")
-            self.emit(f"{r} = {shifted}")
-            for flag in flags:
-                if flag == "nsw":
-                    cond = f"({r} >> {y}) != {x}"
-                elif width >= 64:
-                    cond = f"(np.uint64({r}) >> np.uint64({y})) != np.uint64({x})"
-                else:
-                    m = (1 << width) - 1
-                    cond = f"(({r} & {m}) >> {y}) != ({x} & {m})"
-                self.check(op, cond, semantics.overflow_message(short, flag, width))
-            return r
-        if short == "shrsi":
-            return f"({x} >> {y})"
-        if width >= 64:
-            return f"np.int64(np.uint64({x}) >> np.uint64({y}))"
-        return _wrap(f"({x} & {(1 << width) - 1}) >> {y}", width)
+    def integer(self, op: Operation, short: str, x: str, y: str, width: int) -> str:
+        """A binary integer op: `semantics`' definition, after its `int_fault` check when
+        the op has undefined behaviour (each fault kind the op can have is one site)."""
+        if width == 1:  # i1 in signed form: true is -1
+            x, y = f"(-np.int64({x}))", f"(-np.int64({y}))"
+        flags = semantics.flag_bits(semantics.overflow_flags(op))
+        if short in semantics.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli")):
+            kind = self.fresh("ub")
+            code = semantics.fault_code(short)
+            fault = self.int_defined("int_fault")
+            self.emit(f"{kind} = {fault}({code}, {flags}, {x}, {y}, {width})")
+            self.emit(f"if {kind} != 0:")
+            self.depth += 1
+            for k in _FAULT_KINDS[short]:
+                if k in (semantics.NSW_OVERFLOW, semantics.NUW_OVERFLOW) and not flags:
+                    continue
+                self.check(op, f"{kind} == {k}", semantics.fault_message(k, short, width))
+            self.depth -= 1
+        value = f"{self.int_defined(op.name)}({x}, {y}, {width})"
+        return f"({value} != 0)" if width == 1 else value
 
     # ------------------------------------------------------------ per-block kernels
 
@@ -1300,6 +1191,15 @@ class NumbaSource(SourceWriter):
             self.block_level(list(block.ops), targets)
 
 
+_FAULT_KINDS: dict[str, tuple[int, ...]] = {
+    **{op: (semantics.DIVIDES_BY_ZERO, semantics.QUOTIENT_OVERFLOWS) for op in semantics.DIVISIONS},
+    **{op: (semantics.SHIFT_TOO_WIDE,) for op in semantics.SHIFTS},
+}
+"""The kinds of undefined behaviour `semantics.int_fault` finds per op (and, with flags,
+the overflows)."""
+for _op in ("addi", "subi", "muli", "shli"):
+    _FAULT_KINDS[_op] = (*_FAULT_KINDS.get(_op, ()), semantics.NSW_OVERFLOW, semantics.NUW_OVERFLOW)
+
 _RECOMPUTABLE = frozenset({
     "kernel.thread_id", "kernel.block_id", "kernel.block_dim", "kernel.grid_dim",
     "arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi",
@@ -1334,15 +1234,6 @@ def _positive_constant(value: SSAValue) -> bool:
         and owner.name == "arith.constant"
         and constant_value(owner) > 0
     )
-def _mul64(x: str, y: str) -> str:
-    """A 64-bit product that wraps (in unsigned arithmetic, which may wrap)."""
-    return f"np.int64(np.uint64({x}) * np.uint64({y}))"
-
-
-def _add64(x: str, y: str) -> str:
-    return f"np.int64(np.uint64({x}) + np.uint64({y}))"
-
-
 def _float_literal(value: float) -> str:
     """A float as Python source Numba compiles (NaN and infinities have no literal)."""
     if math.isnan(value):
@@ -1366,7 +1257,8 @@ PARALLEL_THREADS = 1 << 16
 """Launches of at least this many threads run their blocks in parallel (`prange`), when the
 kernel's blocks are free of races (see `ranges.separating_axes`)."""
 
-HELPERS = ("_trunc_div", "_floor_div", "_ceil_div", "_ceil_div_u64", "_overflows64")
+HELPERS: tuple[str, ...] = ()
+"""Functions of this module generated kernels call (the integer ops are `semantics`')."""
 
 
 def _printer(fmt: str, conversions: list[str]) -> Callable[..., None]:
@@ -1515,7 +1407,7 @@ def _load_cached(kernel: Kernel) -> dict[str, Any] | None:
             "import numpy as np\n"
             "from numba import njit, prange\n"
             "from devplan.runtime import semantics\n"
-            f"from devplan.runtime.kernels.numba_backend import {', '.join(HELPERS)}\n"
+            + "".join(f"from devplan.runtime.kernels.numba_backend import {h}\n" for h in HELPERS)
             + "".join(
                 f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n"
                 for name in gen.defined_ops

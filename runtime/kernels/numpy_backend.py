@@ -25,6 +25,7 @@ import math
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -35,7 +36,6 @@ from .common import (
     BIT_OPS,
     CMPF_PREDICATES,
     CMPI_PREDICATES,
-    I1_AS_LOGIC,
     I1_SIGNED_PREDICATES,
     Kernel,
     SourceWriter,
@@ -79,8 +79,6 @@ _CMPF = {
     "une": "np.not_equal({0}, {1})",
     "uno": "np.isnan({0}) | np.isnan({1})",
 }
-_DIVIDE = ("divsi", "divui", "remsi", "remui", "ceildivsi", "ceildivui", "floordivsi")
-_SHIFT = ("shli", "shrsi", "shrui")
 _MINMAX = ("maxsi", "minsi", "maxui", "minui")
 
 
@@ -163,7 +161,7 @@ class NumpySource(SourceWriter):
             return
         if name in ("kernel.return", "kernel.alloc_shared"):
             return
-        if name == "scf.yield":
+        if name in ("scf.yield", "scf.condition"):
             for target, arg in zip(self.yield_to[-1], args, strict=True):
                 self.emit(f"{target} = {arg}")
             return
@@ -172,6 +170,12 @@ class NumpySource(SourceWriter):
             return
         if name == "scf.for":
             self.scf_for(op, level)
+            return
+        if name == "scf.while":
+            self.scf_while(op, level)
+            return
+        if name == "scf.index_switch":
+            self.scf_index_switch(op, level)
             return
         if name in ("kernel.printf", "kernel.assert"):
             self.device_io(op, args, level)
@@ -315,15 +319,13 @@ class NumpySource(SourceWriter):
         width = int_width(op.operands[0].type) if op.operands else None
         if name in semantics.FLOAT_OPS:
             return self.float_op(op, args)
-        flags = semantics.overflow_flags(op)
-        if flags and short != "shli":
+        flags = semantics.flag_bits(semantics.overflow_flags(op))
+        if short in semantics.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli")):
             site = self.kernel.site(op)
-            self.emit(
-                f"lanes.check_overflow({faults}, {site}, {short!r}, {flags!r}, {args[0]}, "
-                f"{args[1]}, {width})"
+            return (
+                f"lanes.checked({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width}, "
+                f"{flags})"
             )
-        if width == 1 and short in I1_AS_LOGIC:
-            short = I1_AS_LOGIC[short]
         match short:
             case "addi":
                 return f"lanes.addi({args[0]}, {args[1]}, {width})"
@@ -332,18 +334,9 @@ class NumpySource(SourceWriter):
             case "muli":
                 return f"lanes.muli({args[0]}, {args[1]}, {width})"
             case "andi" | "ori" | "xori":
-                return f"lanes.bitwise({short[:-1]!r}, {args[0]}, {args[1]})"
+                return f"lanes.bitwise({short[:-1]!r}, {args[0]}, {args[1]}, {width})"
             case _ if short in _MINMAX:
                 return f"lanes.minmax({short!r}, {args[0]}, {args[1]}, {width})"
-            case _ if short in _DIVIDE:
-                site = self.kernel.site(op)
-                return f"lanes.divide({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width})"
-            case _ if short in _SHIFT:
-                site = self.kernel.site(op)
-                return (
-                    f"lanes.shift({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width}, "
-                    f"{flags!r})"
-                )
             case "cmpi":
                 pred = predicate_of(op, CMPI_PREDICATES)
                 if width == 1:
@@ -506,6 +499,65 @@ class NumpySource(SourceWriter):
         self.depth -= 1
         for result, name in zip(op.results, carried, strict=True):
             self.kernel.names[result] = name
+
+    def scf_while(self, op: Operation, level: str) -> None:
+        """`scf.while`: every lane still looping runs the `before` region; the lanes
+        whose condition is false leave with the values `scf.condition` forwards, the
+        others run the `after` region (see `lanes.WhileLoop`)."""
+        before, after = op.regions[0].block, op.regions[1].block
+        loop = self.fresh("wloop")
+        self.emit(f"{loop} = lanes.WhileLoop(L, m{level})")
+        for arg, init in zip(before.args, op.operands, strict=True):
+            self.emit(f"{self.v(arg)} = {self.v(init)}")
+        results = [self.v(r) for r in op.results]
+        for name in results:
+            self.emit(f"{name} = None")
+        self.emit("while True:")
+        self.depth += 1
+        cond = self.fresh("cond")
+        forwarded = [self.fresh("w") for _ in op.results]
+        self.region_body(before, f"{loop}.active", self.fresh(""), level, [cond, *forwarded])
+        dtypes = "".join(self.dtype(r) + ", " for r in op.results)
+        if results:
+            self.emit(
+                f"({''.join(r + ', ' for r in results)}) = {loop}.leave({cond}, "
+                f"({''.join(w + ', ' for w in forwarded)}), "
+                f"({''.join(r + ', ' for r in results)}), ({dtypes}))"
+            )
+        else:
+            self.emit(f"{loop}.leave({cond}, (), (), ())")
+        self.emit(f"if {loop}.active is False:")
+        self.emit("    break")
+        for arg, value in zip(after.args, forwarded, strict=True):
+            self.emit(f"{self.v(arg)} = {value}")
+        yielded = [self.fresh("y") for _ in before.args]
+        self.region_body(after, f"{loop}.active", self.fresh(""), level, yielded)
+        for arg, value in zip(before.args, yielded, strict=True):
+            self.emit(f"{self.v(arg)} = {value}")
+        self.depth -= 1
+
+    def scf_index_switch(self, op: Operation, level: str) -> None:
+        """`scf.index_switch`: each region runs under the mask of the lanes whose value
+        selects it (a region no lane selects is skipped); results merge per lane."""
+        assert isinstance(op, scf.IndexSwitchOp)
+        cases = [int(c) for c in op.cases.get_values()]
+        switch = self.fresh("switch")
+        x = self.v(op.arg)
+        self.emit(f"{switch} = lanes.Switch(L, m{level}, {x}, {cases!r})")
+        regions = [*op.case_regions, op.default_region]
+        values = [[self.fresh("s") for _ in op.results] for _ in regions]
+        for names in values:
+            for name in names:
+                self.emit(f"{name} = None")
+        for k, (region, names) in enumerate(zip(regions, values, strict=True)):
+            self.emit(f"if {switch}.runs[{k}]:")
+            self.depth += 1
+            self.emit("pass")
+            self.region_body(region.block, f"{switch}.masks[{k}]", self.fresh(""), level, names)
+            self.depth -= 1
+        for i, result in enumerate(op.results):
+            merged = ", ".join(names[i] for names in values)
+            self.emit(f"{self.v(result)} = {switch}.merge(({merged},), {self.dtype(result)})")
 
 
 def _is_shared(buffer: SSAValue) -> bool:

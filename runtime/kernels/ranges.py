@@ -51,6 +51,10 @@ from .common import CMPI_PREDICATES, Kernel, constant_value, int_width, predicat
 
 _LIMIT = 1 << 31
 
+DIVISIONS = {"arith.divsi": "I_arith_divsi", "arith.floordivsi": "I_arith_floordivsi"}
+"""The divisions whose intervals the emitted code computes, with the name it calls
+`semantics.int_scalar` of the op by (the code generator binds it)."""
+
 
 def _bound(width: int) -> int:
     """The magnitude an interval of a `width`-bit value must stay within."""
@@ -130,6 +134,11 @@ class BlockRanges:
             self.scf_if(op, reach)
         elif name == "scf.for":
             self.scf_for(op, reach)
+        elif name in ("scf.while", "scf.index_switch"):
+            # Loop-carried values and results have no interval; every region may run.
+            for region in op.regions:
+                for block in region.blocks:
+                    self.block(block, reach)
         elif name in ("memref.load", "memref.store"):
             self.access(op, reach)
         elif name == "memref.dim":
@@ -235,8 +244,8 @@ class BlockRanges:
         # extremes lie at the corners. The divisor is clamped to 1 so that the interval
         # code itself never divides by zero (the block is then not fast anyway).
         self.require(f"{ly} > 0")
-        div = "_trunc_div" if op.name == "arith.divsi" else "_floor_div"
-        corners = [f"{div}({a}, max({b}, 1))" for a in (lx, hx) for b in (ly, hy)]
+        div = DIVISIONS[op.name]
+        corners = [f"{div}({a}, max({b}, 1), 64)" for a in (lx, hx) for b in (ly, hy)]
         self.define(result, f"min({', '.join(corners)})", f"max({', '.join(corners)})", width)
 
     def compare(self, op: Operation, result: SSAValue) -> None:
