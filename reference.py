@@ -118,6 +118,8 @@ class _Evaluator:
         rule = _RULES.get(op.name)
         if rule is None:
             raise error_at(op, f"'{op.name}' is not in the level-1 op set the oracle evaluates")
+        if op.name.startswith(("arith.", "math.")):
+            _check_same_shapes(op, args)
         with np.errstate(all="ignore"):
             return [rule(op, args)]
 
@@ -138,6 +140,24 @@ class _Evaluator:
 
 Rule = Callable[[Operation, list[Value]], Value]
 _RULES: dict[str, Rule] = {}
+
+
+def _check_same_shapes(op: Operation, args: list[Value]) -> None:
+    """Elementwise operands of dynamic shape agree at run time (NumPy would broadcast a
+    size-1 dimension, or fail with an unlocated error)."""
+    shaped: list[tuple[int, tuple[int, ...]]] = [
+        (i, cast(np.ndarray[Any, Any], a).shape)
+        for i, a in enumerate(args)
+        if isinstance(a, np.ndarray)
+    ]
+    for i, shape in shaped[1:]:
+        first, expected = shaped[0]
+        if shape != expected:
+            raise error_at(
+                op,
+                f"'{op.name}' on tensors of different shapes: operand {i} is "
+                f"{'x'.join(map(str, shape))}, operand {first} {'x'.join(map(str, expected))}",
+            )
 
 
 def _rule(*names: str) -> Callable[[Rule], Rule]:

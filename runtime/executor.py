@@ -301,7 +301,7 @@ class Program:
                 op,
                 f"'{op.name}' is not supported by the executor in host code; it runs func, "
                 "arith, math, scf (for, if, while), memref (alloc, alloca, dealloc, load, "
-                "store, dim, cast, memory_space_cast) and device ops",
+                "store, dim, cast, memory_space_cast), cf.assert and device ops",
             )
         return compile_(self, op)
 

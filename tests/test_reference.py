@@ -147,3 +147,19 @@ def test_tensor_casts_truncate_extend_and_convert_as_mlir_does() -> None:
     np.testing.assert_array_equal(unsigned, [255, 44, 127, 7])
     np.testing.assert_array_equal(signed, [-1, 44, 127, 7])
     np.testing.assert_array_equal(floats, [2.0**32 - 1, 300.0, 2.0**32 - 129, 7.0])
+
+
+@pytest.mark.parametrize("sizes", [(3, 4), (1, 4)])
+def test_elementwise_operands_of_different_dynamic_sizes_are_an_error_at_the_op_not_broadcast(
+    sizes: tuple[int, int],
+) -> None:
+    a, b = (np.ones(n, np.float32) for n in sizes)
+    with pytest.raises(
+        devplan.DevplanError,
+        match=rf"<string>:2:3: error: 'arith.addf' on tensors of different shapes: operand 1 is {sizes[1]}, operand 0 {sizes[0]}",
+    ):
+        run(
+            "  %c = arith.addf %a, %b : tensor<?xf32>\n  func.return %c : tensor<?xf32>",
+            "(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32>",
+            [a, b],
+        )
