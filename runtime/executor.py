@@ -1209,7 +1209,7 @@ def random_inputs(
             nbytes = math.prod(shape) * dtype.itemsize
             # A tensor argument (level 1) is given as host memory, as every input is.
             space = memory_space_of(memref_type) if isinstance(type_, MemRefType) else None
-            _check_fits(systems[0], space, nbytes, what)
+            _check_fits(systems[0], space, nbytes, what, function)
             try:
                 inputs.append(_random_array(rng, tuple(shape), dtype))
             except MemoryError:
@@ -1227,8 +1227,11 @@ def random_inputs(
     return inputs
 
 
-def _check_fits(system: System, space: DeviceAttr | None, nbytes: int, what: str) -> None:
-    """An error when `nbytes` exceed the capacity of the memory `space` names."""
+def _check_fits(
+    system: System, space: DeviceAttr | None, nbytes: int, what: str, function: func.FuncOp
+) -> None:
+    """An error when `nbytes` exceed the capacity of the memory `space` names, or at
+    `function` when the system has no such device."""
     if space is None:
         capacity = host_capacity(system)
         if nbytes > capacity:
@@ -1237,7 +1240,12 @@ def _check_fits(system: System, space: DeviceAttr | None, nbytes: int, what: str
                 f"(the host holds {capacity} bytes)"
             )
         return
-    device, scope = system.device_for(space), space.scope or "global"
+    try:
+        device = system.device_for(space)
+    except DevplanError as e:
+        reason = str(e).removeprefix("error: ")
+        raise error_at(function, f"{what} lives in {space}: {reason}") from None
+    scope = space.scope or "global"
     capacity = device.scopes.get(scope)
     if capacity is not None and nbytes > capacity:
         raise DevplanError(
