@@ -81,6 +81,29 @@ def _signed(x: Value, dtype: np.dtype[Any]) -> Value:
     return np.asarray(x).astype(dtype) if dtype == np.bool_ else np.asarray(x).view(dtype)
 
 
+def _bits(dtype: np.dtype[Any]) -> int:
+    """The width of an integer type held as `dtype` (`i1` is held as NumPy's bool)."""
+    return 1 if dtype == np.bool_ else dtype.itemsize * 8
+
+
+def _signed_value(x: Value) -> Value:
+    """`x` as the signed integers it holds: an `i1` true is -1 in two's complement, not
+    NumPy's 1 (so `maxsi(true, false)` is false, `extsi` of true is -1)."""
+    array = np.asarray(x)
+    return np.where(array, -1, 0).astype(np.int8) if array.dtype == np.bool_ else array
+
+
+def _integer(fn: Callable[..., Value]) -> Callable[..., Value]:
+    """`fn` on integers of any width; on `i1`, on their signed values, wrapped to one bit."""
+
+    def apply(*args: Value) -> Value:
+        if np.asarray(args[0]).dtype != np.bool_:
+            return fn(*args)
+        return np.asarray(fn(*(_signed_value(a) for a in args))) & 1
+
+    return apply
+
+
 class _Evaluator:
     def __init__(self, module: ModuleOp) -> None:
         self.functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
@@ -244,10 +267,11 @@ _ELEMENTWISE: dict[str, Callable[..., Value]] = {
     "math.atan": np.arctan, "math.absf": np.abs, "math.floor": np.floor,
     "math.ceil": np.ceil, "math.trunc": np.trunc,
     "math.fma": _fma,
-    "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
-    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
-    "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
-    "math.absi": np.abs,
+    "arith.addi": _integer(np.add), "arith.subi": _integer(np.subtract),
+    "arith.muli": _integer(np.multiply), "arith.andi": np.bitwise_and,
+    "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
+    "arith.maxsi": _integer(np.maximum), "arith.minsi": _integer(np.minimum),
+    "math.absi": _integer(np.abs),
 }  # fmt: skip
 for _name, _fn in _ELEMENTWISE.items():
     _RULES[_name] = _elementwise(_fn)
@@ -262,18 +286,28 @@ def _unsigned_minmax(op: Operation, args: list[Value]) -> Value:
 
 @_rule(
     "arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.ceildivsi",
-    "arith.floordivsi",
+    "arith.floordivsi", "arith.ceildivui",
 )  # fmt: skip
 def _divide(op: Operation, args: list[Value]) -> Value:
     x, y = (np.asarray(a) for a in args)
     if np.any(y == 0):
         raise error_at(op, f"'{op.name}' divides by zero")
     dtype = _result_dtype(op)
-    if op.name in ("arith.divui", "arith.remui"):
-        ux, uy = _unsigned(x), _unsigned(y)
-        result = ux // uy if op.name == "arith.divui" else ux % uy
-        return _cast(op, _signed(result, dtype))
-    wide_x, wide_y = x.astype(object), y.astype(object)
+    if op.name in ("arith.divui", "arith.remui", "arith.ceildivui"):
+        ux, uy = _unsigned(x).astype(object), _unsigned(y).astype(object)
+        if op.name == "arith.ceildivui":
+            result = -(-ux // uy)
+        else:
+            result = ux // uy if op.name == "arith.divui" else ux % uy
+        return _cast(op, _wrap(result, dtype))
+    bits = _bits(dtype)
+    signed_x, signed_y = _signed_value(x), _signed_value(y)
+    if op.name != "arith.remsi" and np.any((signed_x == -(1 << (bits - 1))) & (signed_y == -1)):
+        raise error_at(
+            op, f"'{op.name}' divides the minimum i{bits} value by -1: the quotient overflows"
+        )
+    wide_x: np.ndarray[Any, Any] = np.asarray(signed_x).astype(object)
+    wide_y: np.ndarray[Any, Any] = np.asarray(signed_y).astype(object)
     floor = np.floor_divide(wide_x, wide_y)
     exact = floor * wide_y == wide_x
     if op.name == "arith.floordivsi":
@@ -288,7 +322,7 @@ def _divide(op: Operation, args: list[Value]) -> Value:
 
 def _wrap(values: Value, dtype: np.dtype[Any]) -> Value:
     """Python ints (an object array) reduced to `dtype`'s width, two's complement."""
-    bits = dtype.itemsize * 8
+    bits = _bits(dtype)
     half = 1 << (bits - 1)
     wrapped = (np.asarray(values, dtype=object) + half) % (half << 1) - half
     return np.asarray(wrapped.astype(np.int64)).astype(dtype)
@@ -298,8 +332,8 @@ def _wrap(values: Value, dtype: np.dtype[Any]) -> Value:
 def _shift(op: Operation, args: list[Value]) -> Value:
     x, y = (np.asarray(a) for a in args)
     dtype = _result_dtype(op)
-    bits = dtype.itemsize * 8
-    if np.any((y < 0) | (y >= bits)):
+    bits = _bits(dtype)
+    if np.any(_unsigned(y) >= bits):
         raise error_at(
             op, f"'{op.name}' shifts an i{bits} by a negative amount or by {bits} bits or more"
         )
@@ -307,7 +341,7 @@ def _shift(op: Operation, args: list[Value]) -> Value:
         return _cast(op, _signed(np.left_shift(_unsigned(x), _unsigned(y)), dtype))
     if op.name == "arith.shrui":
         return _cast(op, _signed(np.right_shift(_unsigned(x), _unsigned(y)), dtype))
-    return _cast(op, np.right_shift(x, y))
+    return _cast(op, np.right_shift(_signed_value(x), _unsigned(y)))
 
 
 _CMPI: dict[str, Callable[[Value, Value], Value]] = {
@@ -328,6 +362,8 @@ def _cmpi(op: Operation, args: list[Value]) -> Value:
     if predicate.startswith("u"):
         x, y = _unsigned(x), _unsigned(y)
         predicate = {"ult": "slt", "ule": "sle", "ugt": "sgt", "uge": "sge"}[predicate]
+    else:
+        x, y = _signed_value(x), _signed_value(y)
     return _cast(op, _CMPI[predicate](x, y))
 
 
@@ -362,7 +398,7 @@ def _select(op: Operation, args: list[Value]) -> Value:
 
 @_rule("arith.index_cast", "arith.extsi", "arith.trunci")
 def _int_cast(op: Operation, args: list[Value]) -> Value:
-    x = np.asarray(args[0])
+    x = _signed_value(args[0])
     if _result_dtype(op) == np.bool_:
         return _cast(op, (x & 1).astype(np.bool_))
     return _cast(op, x.astype(np.int64).astype(_result_dtype(op)))
@@ -375,7 +411,7 @@ def _extui(op: Operation, args: list[Value]) -> Value:
 
 @_rule("arith.sitofp", "arith.extf", "arith.truncf")
 def _to_float(op: Operation, args: list[Value]) -> Value:
-    return _cast(op, np.asarray(args[0]).astype(_result_dtype(op)))
+    return _cast(op, _signed_value(args[0]).astype(_result_dtype(op)))
 
 
 @_rule("arith.uitofp")
@@ -387,7 +423,7 @@ def _uitofp(op: Operation, args: list[Value]) -> Value:
 def _fptosi(op: Operation, args: list[Value]) -> Value:
     x = np.asarray(args[0]).astype(np.float64)
     dtype = _result_dtype(op)
-    bits = dtype.itemsize * 8
+    bits = _bits(dtype)
     truncated = np.trunc(x)
     bad = np.isnan(x) | (truncated < -(2.0 ** (bits - 1))) | (truncated >= 2.0 ** (bits - 1))
     if np.any(bad):

@@ -163,3 +163,49 @@ def test_elementwise_operands_of_different_dynamic_sizes_are_an_error_at_the_op_
             "(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32>",
             [a, b],
         )
+
+
+def test_i1_is_a_one_bit_twos_complement_integer_whose_true_is_minus_one() -> None:
+    t = "tensor<4xi1>"
+    body = f"""
+  %add = arith.addi %a, %b : {t}
+  %sub = arith.subi %a, %b : {t}
+  %max = arith.maxsi %a, %b : {t}
+  %min = arith.minsi %a, %b : {t}
+  %lt = arith.cmpi slt, %a, %b : {t}
+  %ext = arith.extsi %a : {t} to tensor<4xi32>
+  %float = arith.sitofp %a : {t} to tensor<4xf32>
+  func.return %add, %sub, %max, %min, %lt, %ext, %float : {t}, {t}, {t}, {t}, {t}, tensor<4xi32>, tensor<4xf32>"""
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    results = run(
+        body,
+        f"(%a: {t}, %b: {t}) -> ({t}, {t}, {t}, {t}, {t}, tensor<4xi32>, tensor<4xf32>)",
+        [a, b],
+    )
+    expected = [
+        [False, True, True, False],  # addi wraps: true + true is -2, which is 0 in one bit
+        [False, True, True, False],
+        [True, False, False, False],  # maxsi: -1 < 0
+        [True, True, True, False],
+        [False, True, False, False],  # slt: -1 < 0
+        [-1, -1, 0, 0],
+        [-1.0, -1.0, 0.0, 0.0],
+    ]
+    for got, want in zip(results, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_signed_division_of_the_minimum_by_minus_one_is_an_error_at_the_op() -> None:
+    for t, minimum in (("i1", True), ("i32", -(2**31))):
+        dtype = np.bool_ if t == "i1" else np.int32
+        minus_one = True if t == "i1" else -1
+        with pytest.raises(
+            devplan.DevplanError,
+            match=rf"<string>:2:3: error: 'arith.divsi' divides the minimum {t} value by -1",
+        ):
+            run(
+                f"  %q = arith.divsi %a, %b : tensor<1x{t}>\n  func.return %q : tensor<1x{t}>",
+                f"(%a: tensor<1x{t}>, %b: tensor<1x{t}>) -> tensor<1x{t}>",
+                [np.array([minimum], dtype), np.array([minus_one], dtype)],
+            )
