@@ -327,3 +327,16 @@ def test_matmul_of_agreeing_dynamic_shapes_matches_the_oracle() -> None:
     assert_matches_oracle(DYNAMIC_MATMUL, inputs)
     inputs = [rng.standard_normal(shape).astype(np.float32) for shape in ((3, 5), (5, 2), (3, 2))]
     assert_matches_oracle(DYNAMIC_MATMUL, inputs)
+
+
+def test_a_constant_with_no_elements_lowers_to_an_empty_buffer() -> None:
+    # xDSL's DenseIntOrFPElementsAttr.is_splat() raised IndexError on no data: exit 2.
+    text = """
+func.func @main() -> (tensor<0x3xf32> {vdev.device = {G0}}, tensor<2x0xi32> {vdev.device = {H}}) {
+  %k = arith.constant {vdev.device = {G0}} dense<1.5> : tensor<0x3xf32>
+  %m = arith.constant {vdev.device = {H}} dense<7> : tensor<2x0xi32>
+  func.return %k, %m : tensor<0x3xf32>, tensor<2x0xi32>
+}
+"""
+    result = assert_matches_oracle(text, [])
+    assert [o.shape for o in result.outputs] == [(0, 3), (2, 0)]
