@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     MemRefType,
@@ -91,6 +92,7 @@ from .host import (
     to_numpy_scalar,
     wrapper,
 )
+from .semantics import narrow_ufuncs
 from .system import System
 
 if TYPE_CHECKING:
@@ -1176,7 +1178,8 @@ def random_inputs(
 ) -> list[object]:
     """Inputs for `@entry` made from its argument types (those after `given`).
 
-    Float memrefs (and tensors, in a level-1 program) get standard-normal values,
+    Float memrefs (and tensors, in a level-1 program) get standard-normal values
+    (bf16 as the bit patterns of those values rounded to bf16),
     integer memrefs integers in [0, 100), `i1` memrefs random booleans; float scalars a
     standard-normal value, integer and index scalars an integer in [1, 16], `i1` scalars
     a random boolean. Memrefs with a dynamic (`?`) dimension cannot be made: pass them
@@ -1211,14 +1214,14 @@ def random_inputs(
             space = memory_space_of(memref_type) if isinstance(type_, MemRefType) else None
             _check_fits(systems[0], space, nbytes, what, function)
             try:
-                inputs.append(_random_array(rng, tuple(shape), dtype))
+                inputs.append(_random_array(rng, tuple(shape), dtype, element_type(memref_type)))
             except MemoryError:
                 raise DevplanError(
                     f"error: {what} needs {nbytes} bytes: out of host memory"
                 ) from None
         else:
             dtype = numpy_dtype(type_)
-            if dtype.kind == "f":
+            if dtype.kind == "f" or isinstance(type_, BFloat16Type):
                 inputs.append(float(rng.standard_normal()))
             elif dtype.kind == "b":
                 inputs.append(bool(rng.integers(0, 2)))
@@ -1263,8 +1266,11 @@ def host_capacity(system: System) -> int:
 
 
 def _random_array(
-    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[Any]
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[Any], element: Attribute
 ) -> np.ndarray[Any, Any]:
+    if isinstance(element, BFloat16Type):  # held as its bit pattern: round, keep the top half
+        values = narrow_ufuncs("bf16")[0](rng.standard_normal(shape))
+        return (np.asarray(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
     if dtype.kind == "b":

@@ -475,6 +475,18 @@ def test_random_inputs_follow_the_argument_types() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+def test_random_bf16_inputs_are_standard_normal_values_as_bit_patterns() -> None:
+    # They were integers in [0, 100) taken as bit patterns: denormals below 1e-37.
+    module = devplan.parse("func.func @main(%a: tensor<1000xbf16>, %k: bf16) {\n  func.return\n}\n")
+    a, k = random_inputs(module, "main", seed=0)
+    assert isinstance(a, np.ndarray)
+    assert a.dtype == np.dtype(np.uint16)
+    values = (a.astype(np.uint32) << 16).view(np.float32)
+    assert 0.8 < float(np.std(values)) < 1.2
+    assert abs(float(np.mean(values))) < 0.1
+    assert isinstance(k, float)
+
+
 def test_random_inputs_of_a_level_1_program_are_host_arrays_of_the_tensor_types() -> None:
     module = devplan.parse(
         'func.func @main(%a: tensor<2x3xi32> {vdev.device = #vdev.device<"cuda", 0>}) {\n'
