@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    FunctionType,
     MemRefType,
     ModuleOp,
     TensorType,
@@ -1011,10 +1012,22 @@ def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
     raise DevplanError(f"error: no function @{entry} to run (functions: {known})")
 
 
+_SOURCE_TYPE = "_devplan_level_1_type"
+"""Where a function lowered from level 1 by `lower_level_1` keeps its level-1 type (in
+the op object, not the IR), so messages about inputs speak of the tensors the user wrote."""
+
+
+def source_type(function: func.FuncOp) -> FunctionType:
+    """The type the user wrote: the level-1 one for a function `lower_level_1` lowered."""
+    written: FunctionType | None = vars(function).get(_SOURCE_TYPE)
+    return written if written is not None else function.function_type
+
+
 def signature(function: func.FuncOp) -> str:
-    """`@main(memref<4xf32>, f32) -> memref<4xf32>`, for messages."""
-    inputs = ", ".join(str(t) for t in function.function_type.inputs)
-    outputs = [str(t) for t in function.function_type.outputs]
+    """`@main(memref<4xf32>, f32) -> memref<4xf32>`, for messages (the level-1 types of
+    a function `lower_level_1` lowered: `@main(tensor<4xf32>) -> tensor<4xf32>`)."""
+    inputs = ", ".join(str(t) for t in source_type(function).inputs)
+    outputs = [str(t) for t in source_type(function).outputs]
     result = (
         ""
         if not outputs
@@ -1040,10 +1053,11 @@ def _bind_inputs(
     args: list[Any] = []
     owned: list[Buffer] = []
     read_only, names = ex.program.entry_facts(function)
+    written = source_type(function).inputs.data
     for i, (type_, value) in enumerate(zip(types, inputs, strict=True)):
         what = names[i]
         if isinstance(type_, MemRefType):
-            array = _checked_array(type_, value, what)  # pyright: ignore[reportUnknownArgumentType]
+            array = _checked_array(type_, value, what, written[i])  # pyright: ignore[reportUnknownArgumentType]
             space = memory_space_of(type_)  # pyright: ignore[reportUnknownArgumentType]
             if space is None and read_only[i] and array.flags.c_contiguous:
                 # Host code only reads it: a read-only view of the caller's array serves
@@ -1083,10 +1097,14 @@ def _only_read(function: func.FuncOp) -> tuple[bool, ...]:
     return tuple(only_read(arg) for arg in function.body.block.args)
 
 
-def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any, Any]:
+def _checked_array(
+    type_: Attribute, value: object, what: str, written: Attribute
+) -> np.ndarray[Any, Any]:
+    """`value` as an input of memref type `type_` (`written` in messages: the type the
+    user wrote, a tensor at level 1)."""
     if not isinstance(value, np.ndarray):
         raise DevplanError(
-            f"error: {what} is {type_} and needs a NumPy array, got {type(value).__name__}"
+            f"error: {what} is {written} and needs a NumPy array, got {type(value).__name__}"
         )
     array: np.ndarray[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
     memref_type = _type_as_memref(type_)
@@ -1096,13 +1114,13 @@ def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any
     got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
     if array.dtype != expected:
         raise DevplanError(
-            f"error: {what} is {type_} and needs dtype {expected}, got {got} "
+            f"error: {what} is {written} and needs dtype {expected}, got {got} "
             "(convert it with .astype)"
         )
     if array.ndim != len(shape) or any(
         d >= 0 and d != n for d, n in zip(shape, array.shape, strict=False)
     ):
-        raise DevplanError(f"error: {what} is {type_} and needs shape {shape_text}, got {got}")
+        raise DevplanError(f"error: {what} is {written} and needs shape {shape_text}, got {got}")
     return array
 
 
@@ -1337,6 +1355,10 @@ def lower_level_1(module: ModuleOp) -> ModuleOp:
 
     lowered = module.clone()
     apply(lowered, DefaultPipelinePass.name)
+    written = {f.sym_name.data: f.function_type for f in module.ops if isinstance(f, func.FuncOp)}
+    for function in lowered.ops:
+        if isinstance(function, func.FuncOp) and function.sym_name.data in written:
+            vars(function)[_SOURCE_TYPE] = written[function.sym_name.data]
     return lowered
 
 

@@ -487,6 +487,25 @@ def test_random_bf16_inputs_are_standard_normal_values_as_bit_patterns() -> None
     assert isinstance(k, float)
 
 
+def test_a_bad_input_to_a_level_1_program_is_named_with_the_types_the_user_wrote() -> None:
+    # The messages spoke of the lowered signature: memref<4xf32, #vdev.device<"cuda", ...>>.
+    module = devplan.parse(
+        "func.func @main(%a: tensor<4xf32>, %n: index) -> tensor<4xf32> {\n"
+        "  %b = arith.addf %a, %a : tensor<4xf32>\n"
+        '  %c = vdev.on_device %b to #vdev.device<"cuda", 0> : tensor<4xf32>\n'
+        "  func.return %c : tensor<4xf32>\n}\n"
+    )
+    main = "@main(tensor<4xf32>, index) -> tensor<4xf32>"
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.execute(module, [np.ones(5, np.float32), 1])
+    assert str(info.value) == (
+        f"error: argument 0 %a of {main} is tensor<4xf32> and needs shape 4, got 5 of float32"
+    )
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.execute(module, [np.ones(4, np.float32)])
+    assert str(info.value) == f"error: {main} takes 2 argument(s), got 1"
+
+
 def test_random_inputs_of_a_level_1_program_are_host_arrays_of_the_tensor_types() -> None:
     module = devplan.parse(
         'func.func @main(%a: tensor<2x3xi32> {vdev.device = #vdev.device<"cuda", 0>}) {\n'
