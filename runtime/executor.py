@@ -401,7 +401,10 @@ def _global_data(op: memref.GlobalOp) -> np.ndarray[Any, Any]:
         )
     dtype = numpy_dtype(element_type(type_))
     shape = tuple(d.data for d in type_.shape)
-    values = list(value.get_values())
+    values: list[Any] = list(value.get_values())
+    if isinstance(element_type(type_), BFloat16Type):
+        # Memory holds bf16 bit patterns: round each value once to them (uint16(1.5) was 1).
+        values = list(narrow_ufuncs("bf16")[2](np.array(values, np.float64)))
     data = (
         np.full(shape, values[0], dtype)
         if len(values) == 1

@@ -714,3 +714,21 @@ def test_apply_drops_the_programs_compiled_from_the_module_it_changes() -> None:
     devplan.apply(module, "canonicalize")  # folds the add: new IR, the same result
     assert compile_program(module, "numpy") is not before
     assert devplan.execute(module, []).outputs == [2]
+
+
+def test_bf16_constants_and_fill_values_reach_memory_as_their_bit_patterns() -> None:
+    # A memref.global of bf16 took its values as uint16 integers (1.5 -> 1), and a bf16
+    # scalar kernel argument was converted the same way (fill with 1.5 wrote 1.0).
+    module = devplan.parse(
+        "func.func @main() -> (tensor<3xbf16>, tensor<2xbf16>) {\n"
+        "  %k = arith.constant dense<[1.5, -0.25, 0.1]> : tensor<3xbf16>\n"
+        '  %d = vdev.on_device %k to #vdev.device<"cuda", 0> : tensor<3xbf16>\n'
+        "  %s = arith.constant 1.5 : bf16\n"
+        "  %e = tensor.empty() : tensor<2xbf16>\n"
+        "  %f = linalg.fill ins(%s : bf16) outs(%e : tensor<2xbf16>) -> tensor<2xbf16>\n"
+        "  func.return %d, %f : tensor<3xbf16>, tensor<2xbf16>\n}\n"
+    )
+    for backend in ("numpy", "numba"):
+        constant, filled = devplan.execute(module, [], kernel_backend=backend).outputs
+        assert [hex(b) for b in constant] == ["0x3fc0", "0xbe80", "0x3dcd"]  # 0.1 rounds up
+        assert [hex(b) for b in filled] == ["0x3fc0", "0x3fc0"]
