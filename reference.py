@@ -14,6 +14,10 @@ tensors and scalars, `linalg.fill`, `linalg.matmul` (outs + ins[0] x ins[1]),
 `devplan.execute` after `default-pipeline` must give the same results (bitwise for
 integers, close for floats, whose order of summation differs in a matmul).
 
+bf16 values are held in f64 and each result rounded once to bf16 (ties to even, by
+the oracle's own rounding); bf16 arrays come in and go out as their bit patterns
+(uint16), as `devplan.execute` takes and gives them.
+
 Integers are two's complement of their width (`index` is 64 bits) and wrap; a division
 by zero, a shift by the width or more, and a float-to-integer conversion of NaN or an
 out-of-range value are errors (`ReferenceError`, placed at the op), as in the kernels.
@@ -27,6 +31,7 @@ from typing import Any, cast
 import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -65,9 +70,41 @@ def dtype_of(type_: Attribute) -> np.dtype[Any]:
         return np.dtype(np.float16)
     if isinstance(type_, Float32Type):
         return np.dtype(np.float32)
-    if isinstance(type_, Float64Type):
+    if isinstance(type_, Float64Type | BFloat16Type):  # bf16: its values, in f64
         return np.dtype(np.float64)
     raise ReferenceError(f"error: the oracle has no NumPy type for {type_}")
+
+
+def _is_bf16(type_: Attribute) -> bool:
+    element = (
+        cast(TensorType[Attribute], type_).element_type if isinstance(type_, TensorType) else type_
+    )
+    return isinstance(element, BFloat16Type)
+
+
+_BF16_MAX = (2 - 2.0**-7) * 2.0**127
+
+
+def _round_bf16(x: Value) -> Value:
+    """`x` (f64) rounded once to the nearest bf16, ties to even (8 significant bits,
+    f32's exponent range; subnormals below 2^-126 in steps of 2^-133)."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        _, e = np.frexp(x)
+        e = np.maximum(e, -125)
+        rounded = np.ldexp(np.rint(np.ldexp(x, 8 - e)), e - 8)
+        overflow = np.abs(rounded) > _BF16_MAX
+        return cast(Value, np.where(overflow, np.copysign(np.inf, x), rounded))
+
+
+def _bf16_values(bits: np.ndarray[Any, Any]) -> Value:
+    """The values (f64) of bf16 bit patterns, as memory and `devplan.execute` hold bf16."""
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+
+
+def _bf16_bits(values: Value) -> np.ndarray[Any, Any]:
+    """The bit patterns of bf16 values (exact in f32, whose top half they are)."""
+    return (np.asarray(values, np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
 
 
 def _unsigned(x: Value) -> Value:
@@ -197,8 +234,11 @@ def _result_dtype(op: Operation) -> np.dtype[Any]:
 
 
 def _cast(op: Operation, value: Value) -> Value:
-    """`value` as the op's result type: an array for a tensor, a scalar otherwise."""
+    """`value` as the op's result type: an array for a tensor, a scalar otherwise (a bf16
+    result rounded once, from f64, to bf16)."""
     dtype = _result_dtype(op)
+    if _is_bf16(op.results[0].type):
+        value = _round_bf16(value)
     if isinstance(op.results[0].type, TensorType):
         return np.asarray(value).astype(dtype, copy=False)
     return dtype.type(np.asarray(value).astype(dtype))
@@ -212,13 +252,13 @@ def _constant(op: Operation, args: list[Value]) -> Value:
         shape = tuple(cast(TensorType[Attribute], op.results[0].type).get_shape())
         values = list(value.get_values())
         if len(values) == 1:
-            return np.full(shape, values[0], dtype)
-        return np.array(values, dtype).reshape(shape)
+            return _cast(op, np.full(shape, values[0], dtype))
+        return _cast(op, np.array(values, dtype).reshape(shape))
     if isinstance(value, IntegerAttr | FloatAttr):
         raw = cast(Any, value).value.data
         if dtype.kind in "iu":
             return np.array(int(raw)).astype(np.int64).astype(dtype)[()]
-        return dtype.type(raw)
+        return _cast(op, dtype.type(raw))
     raise error_at(op, f"'arith.constant' of {value} is not evaluated by the oracle")
 
 
@@ -433,6 +473,8 @@ def _fptosi(op: Operation, args: list[Value]) -> Value:
 
 def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
     dtype = dtype_of(type_)
+    bf16 = _is_bf16(type_)
+    held = np.dtype(np.uint16) if bf16 else dtype  # bf16 arrays: bit patterns
     what = f"argument {index} of @{name}"
     if isinstance(type_, TensorType):
         if not isinstance(value, np.ndarray):
@@ -440,14 +482,17 @@ def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
         array = cast(np.ndarray[Any, Any], value)
         shape = cast(TensorType[Attribute], type_).get_shape()
         if (
-            array.dtype != dtype
+            array.dtype != held
             or array.ndim != len(shape)
             or any(d >= 0 and d != n for d, n in zip(shape, array.shape, strict=True))
         ):
             raise ReferenceError(
                 f"error: {what} is {type_}, got an array of {array.dtype} with shape {array.shape}"
             )
-        return array.copy()
+        return _bf16_values(array) if bf16 else array.copy()
+    if bf16:
+        rounded: float = float(_round_bf16(float(cast(Any, value))))
+        return dtype.type(rounded)
     return dtype.type(cast(Any, value))
 
 
@@ -466,7 +511,16 @@ def evaluate(module: ModuleOp, inputs: Sequence[object], entry: str = "main") ->
     if len(inputs) != len(types):
         raise ReferenceError(f"error: @{entry} takes {len(types)} argument(s), got {len(inputs)}")
     args = [_input(t, v, i, entry) for i, (t, v) in enumerate(zip(types, inputs, strict=True))]
-    return evaluator.call(entry, args, None)
+    results = evaluator.call(entry, args, None)
+    return [_output(t, v) for t, v in zip(function.function_type.outputs, results, strict=True)]
+
+
+def _output(type_: Attribute, value: Value) -> Value:
+    """A result as `devplan.execute` gives it: a bf16 array as its bit patterns, a bf16
+    scalar as the f32 of its value."""
+    if not _is_bf16(type_):
+        return value
+    return _bf16_bits(value) if isinstance(type_, TensorType) else np.float32(value)
 
 
 __all__ = ["ReferenceError", "dtype_of", "evaluate"]

@@ -4,7 +4,7 @@ Each example is a random program: a DAG of elementwise ops (arithmetic, comparis
 feeding selects or casts of their `i1` results, casts to another element type and back)
 and matmuls over two shape classes (`R x C` values and `C x C` weights, R and C from 0
 to 5; R dynamic, `?`, in half the programs, then an `index` argument %rows) of one
-element type (f16, f32, f64, i1, i8, i32, i64), constants, calls to
+element type (f16, bf16, f32, f64, i1, i8, i32, i64), constants, calls to
 helper functions (one helper is called from two device contexts, so plan-devices may
 specialise it), `scf.if` on an `i1` argument, `scf.for` carrying a tensor (its body a
 call, a pinned op, an `scf.if` or another loop, up to three deep; a branch may hold a
@@ -76,6 +76,7 @@ CASTS_THERE_AND_BACK: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
     "i1": (("arith.extsi", "i8", "arith.trunci"), ("arith.extui", "i32", "arith.trunci")),
     "f16": (("arith.extf", "f32", "arith.truncf"), ("arith.extf", "f64", "arith.truncf")),
+    "bf16": (("arith.extf", "f32", "arith.truncf"), ("arith.extf", "f64", "arith.truncf")),
 }
 """Per element type: (cast, intermediate element type, cast back), all defined everywhere."""
 
@@ -109,7 +110,7 @@ class Program:
 
     @property
     def is_float(self) -> bool:
-        return self.element.startswith("f")
+        return self.element.startswith(("f", "bf"))
 
     def fresh(self) -> str:
         self.count += 1
@@ -376,10 +377,16 @@ def programs(draw: Any) -> Drawn:
 
 
 STEPS = ("elementwise", "matmul", "constant", "hint", "call", "branch", "loop", "copy")
-ELEMENTS = ("f32", "i32", "i64", "f64", "i8", "i1", "f16")
-TOLERANCE = {"float16": 4e-3, "float32": 1e-4, "float64": 1e-4}
+ELEMENTS = ("f32", "i32", "i64", "f64", "i8", "i1", "f16", "bf16")
+TOLERANCE = {"float16": 4e-3, "bfloat16": 3e-2, "float32": 1e-4, "float64": 1e-4}
 """Relative tolerance per float type (f16 kernels round each op; the oracle's NumPy
-may compute an f16 transcendental in f32 first: a few f16 ulps apart)."""
+may compute an f16 transcendental in f32 first: a few f16 ulps apart; bf16 matmuls
+round each step in the kernels and once in the oracle)."""
+
+
+def bf16_values(bits: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """bf16 results come as bit patterns (uint16; no program here has ui16)."""
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
 def inputs_for(module: Any, drawn: Drawn) -> list[object]:
@@ -420,9 +427,12 @@ def check(drawn: Drawn | str, strategy: str = "default") -> None:
     result = devplan.execute(lowered, inputs, strict=True)
     for got, want in zip(result.outputs, expected, strict=True):
         assert got.dtype == want.dtype
+        name = want.dtype.name
+        if want.dtype == np.uint16:
+            got, want, name = bf16_values(got), bf16_values(want), "bfloat16"
         if want.dtype.kind == "f":
             scale = float(np.max(np.abs(want[np.isfinite(want)]), initial=1.0))
-            rtol = TOLERANCE[want.dtype.name]
+            rtol = TOLERANCE[name]
             np.testing.assert_allclose(
                 got, want, rtol=rtol, atol=rtol * 0.1 * scale, equal_nan=True
             )

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -209,3 +211,16 @@ def test_signed_division_of_the_minimum_by_minus_one_is_an_error_at_the_op() -> 
                 f"(%a: tensor<1x{t}>, %b: tensor<1x{t}>) -> tensor<1x{t}>",
                 [np.array([minimum], dtype), np.array([minus_one], dtype)],
             )
+
+
+def test_bf16_is_computed_in_f64_rounded_once_and_given_as_bit_patterns() -> None:
+    # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to even, 1; 1 + 3 * 2^-8 rounds up.
+    def bits(values: list[float]) -> np.ndarray[Any, Any]:  # of values exact in bf16
+        return (np.array(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+    (result,) = run(
+        "  %c = arith.addf %a, %b : tensor<3xbf16>\n  func.return %c : tensor<3xbf16>",
+        "(%a: tensor<3xbf16>, %b: tensor<3xbf16>) -> tensor<3xbf16>",
+        [bits([1.0, 1.0, 3.0e38]), bits([2.0**-8, 3 * 2.0**-8, 3.0e38])],
+    )
+    assert [hex(b) for b in result] == ["0x3f80", "0x3f82", "0x7f80"]  # 1, 1 + 2^-6, inf
