@@ -24,7 +24,7 @@ uses, so a failure is reproduced by pasting the printed program into a file and 
 `devplan-run FILE --random-args 0` (a program with dynamic rows: `inputs_for`, as the
 failure's note says).
 
-`make test` runs `DEVPLAN_FUZZ_EXAMPLES` examples (default 140, numpy kernels, shapes up to
+`make test` runs `DEVPLAN_FUZZ_EXAMPLES` examples (default 160, numpy kernels, shapes up to
 5 x 5); `make fuzz` runs 2,000.
 """
 
@@ -43,9 +43,9 @@ from devplan.passes.default_pipeline import DEFAULT_PIPELINE
 from devplan.reference import evaluate
 from devplan.runtime.executor import random_inputs
 
-EXAMPLES = int(os.environ.get("DEVPLAN_FUZZ_EXAMPLES", "140"))
+EXAMPLES = int(os.environ.get("DEVPLAN_FUZZ_EXAMPLES", "160"))
 RANDOM = "DEVPLAN_FUZZ_EXAMPLES" in os.environ
-"""`make test` draws the same 140 programs every run (derandomized: reproducible);
+"""`make test` draws the same 160 programs every run (derandomized: reproducible);
 `make fuzz` (which sets DEVPLAN_FUZZ_EXAMPLES) draws new ones each run."""
 
 DEVICES = ('#vdev.device<"cpu", 0>', '#vdev.device<"cuda", 0>', '#vdev.device<"cuda", 1>')
