@@ -14,6 +14,10 @@ tensors and scalars, `linalg.fill`, `linalg.matmul` (outs + ins[0] x ins[1]),
 `devplan.execute` after `default-pipeline` must give the same results (bitwise for
 integers, close for floats, whose order of summation differs in a matmul).
 
+bf16 values are held in f64 and each result rounded once to bf16 (ties to even, by
+the oracle's own rounding); bf16 arrays come in and go out as their bit patterns
+(uint16), as `devplan.execute` takes and gives them.
+
 Integers are two's complement of their width (`index` is 64 bits) and wrap; a division
 by zero, a shift by the width or more, and a float-to-integer conversion of NaN or an
 out-of-range value are errors (`ReferenceError`, placed at the op), as in the kernels.
@@ -27,6 +31,7 @@ from typing import Any, cast
 import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -65,9 +70,41 @@ def dtype_of(type_: Attribute) -> np.dtype[Any]:
         return np.dtype(np.float16)
     if isinstance(type_, Float32Type):
         return np.dtype(np.float32)
-    if isinstance(type_, Float64Type):
+    if isinstance(type_, Float64Type | BFloat16Type):  # bf16: its values, in f64
         return np.dtype(np.float64)
     raise ReferenceError(f"error: the oracle has no NumPy type for {type_}")
+
+
+def _is_bf16(type_: Attribute) -> bool:
+    element = (
+        cast(TensorType[Attribute], type_).element_type if isinstance(type_, TensorType) else type_
+    )
+    return isinstance(element, BFloat16Type)
+
+
+_BF16_MAX = (2 - 2.0**-7) * 2.0**127
+
+
+def _round_bf16(x: Value) -> Value:
+    """`x` (f64) rounded once to the nearest bf16, ties to even (8 significant bits,
+    f32's exponent range; subnormals below 2^-126 in steps of 2^-133)."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        _, e = np.frexp(x)
+        e = np.maximum(e, -125)
+        rounded = np.ldexp(np.rint(np.ldexp(x, 8 - e)), e - 8)
+        overflow = np.abs(rounded) > _BF16_MAX
+        return cast(Value, np.where(overflow, np.copysign(np.inf, x), rounded))
+
+
+def _bf16_values(bits: np.ndarray[Any, Any]) -> Value:
+    """The values (f64) of bf16 bit patterns, as memory and `devplan.execute` hold bf16."""
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+
+
+def _bf16_bits(values: Value) -> np.ndarray[Any, Any]:
+    """The bit patterns of bf16 values (exact in f32, whose top half they are)."""
+    return (np.asarray(values, np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
 
 
 def _unsigned(x: Value) -> Value:
@@ -79,6 +116,29 @@ def _unsigned(x: Value) -> Value:
 
 def _signed(x: Value, dtype: np.dtype[Any]) -> Value:
     return np.asarray(x).astype(dtype) if dtype == np.bool_ else np.asarray(x).view(dtype)
+
+
+def _bits(dtype: np.dtype[Any]) -> int:
+    """The width of an integer type held as `dtype` (`i1` is held as NumPy's bool)."""
+    return 1 if dtype == np.bool_ else dtype.itemsize * 8
+
+
+def _signed_value(x: Value) -> Value:
+    """`x` as the signed integers it holds: an `i1` true is -1 in two's complement, not
+    NumPy's 1 (so `maxsi(true, false)` is false, `extsi` of true is -1)."""
+    array = np.asarray(x)
+    return np.where(array, -1, 0).astype(np.int8) if array.dtype == np.bool_ else array
+
+
+def _integer(fn: Callable[..., Value]) -> Callable[..., Value]:
+    """`fn` on integers of any width; on `i1`, on their signed values, wrapped to one bit."""
+
+    def apply(*args: Value) -> Value:
+        if np.asarray(args[0]).dtype != np.bool_:
+            return fn(*args)
+        return np.asarray(fn(*(_signed_value(a) for a in args))) & 1
+
+    return apply
 
 
 class _Evaluator:
@@ -118,6 +178,8 @@ class _Evaluator:
         rule = _RULES.get(op.name)
         if rule is None:
             raise error_at(op, f"'{op.name}' is not in the level-1 op set the oracle evaluates")
+        if op.name.startswith(("arith.", "math.")):
+            _check_same_shapes(op, args)
         with np.errstate(all="ignore"):
             return [rule(op, args)]
 
@@ -140,6 +202,24 @@ Rule = Callable[[Operation, list[Value]], Value]
 _RULES: dict[str, Rule] = {}
 
 
+def _check_same_shapes(op: Operation, args: list[Value]) -> None:
+    """Elementwise operands of dynamic shape agree at run time (NumPy would broadcast a
+    size-1 dimension, or fail with an unlocated error)."""
+    shaped: list[tuple[int, tuple[int, ...]]] = [
+        (i, cast(np.ndarray[Any, Any], a).shape)
+        for i, a in enumerate(args)
+        if isinstance(a, np.ndarray)
+    ]
+    for i, shape in shaped[1:]:
+        first, expected = shaped[0]
+        if shape != expected:
+            raise error_at(
+                op,
+                f"'{op.name}' on tensors of different shapes: operand {i} is "
+                f"{'x'.join(map(str, shape))}, operand {first} {'x'.join(map(str, expected))}",
+            )
+
+
 def _rule(*names: str) -> Callable[[Rule], Rule]:
     def register(fn: Rule) -> Rule:
         for name in names:
@@ -154,8 +234,11 @@ def _result_dtype(op: Operation) -> np.dtype[Any]:
 
 
 def _cast(op: Operation, value: Value) -> Value:
-    """`value` as the op's result type: an array for a tensor, a scalar otherwise."""
+    """`value` as the op's result type: an array for a tensor, a scalar otherwise (a bf16
+    result rounded once, from f64, to bf16)."""
     dtype = _result_dtype(op)
+    if _is_bf16(op.results[0].type):
+        value = _round_bf16(value)
     if isinstance(op.results[0].type, TensorType):
         return np.asarray(value).astype(dtype, copy=False)
     return dtype.type(np.asarray(value).astype(dtype))
@@ -169,13 +252,13 @@ def _constant(op: Operation, args: list[Value]) -> Value:
         shape = tuple(cast(TensorType[Attribute], op.results[0].type).get_shape())
         values = list(value.get_values())
         if len(values) == 1:
-            return np.full(shape, values[0], dtype)
-        return np.array(values, dtype).reshape(shape)
+            return _cast(op, np.full(shape, values[0], dtype))
+        return _cast(op, np.array(values, dtype).reshape(shape))
     if isinstance(value, IntegerAttr | FloatAttr):
         raw = cast(Any, value).value.data
         if dtype.kind in "iu":
             return np.array(int(raw)).astype(np.int64).astype(dtype)[()]
-        return dtype.type(raw)
+        return _cast(op, dtype.type(raw))
     raise error_at(op, f"'arith.constant' of {value} is not evaluated by the oracle")
 
 
@@ -224,10 +307,11 @@ _ELEMENTWISE: dict[str, Callable[..., Value]] = {
     "math.atan": np.arctan, "math.absf": np.abs, "math.floor": np.floor,
     "math.ceil": np.ceil, "math.trunc": np.trunc,
     "math.fma": _fma,
-    "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
-    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
-    "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
-    "math.absi": np.abs,
+    "arith.addi": _integer(np.add), "arith.subi": _integer(np.subtract),
+    "arith.muli": _integer(np.multiply), "arith.andi": np.bitwise_and,
+    "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
+    "arith.maxsi": _integer(np.maximum), "arith.minsi": _integer(np.minimum),
+    "math.absi": _integer(np.abs),
 }  # fmt: skip
 for _name, _fn in _ELEMENTWISE.items():
     _RULES[_name] = _elementwise(_fn)
@@ -242,18 +326,28 @@ def _unsigned_minmax(op: Operation, args: list[Value]) -> Value:
 
 @_rule(
     "arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.ceildivsi",
-    "arith.floordivsi",
+    "arith.floordivsi", "arith.ceildivui",
 )  # fmt: skip
 def _divide(op: Operation, args: list[Value]) -> Value:
     x, y = (np.asarray(a) for a in args)
     if np.any(y == 0):
         raise error_at(op, f"'{op.name}' divides by zero")
     dtype = _result_dtype(op)
-    if op.name in ("arith.divui", "arith.remui"):
-        ux, uy = _unsigned(x), _unsigned(y)
-        result = ux // uy if op.name == "arith.divui" else ux % uy
-        return _cast(op, _signed(result, dtype))
-    wide_x, wide_y = x.astype(object), y.astype(object)
+    if op.name in ("arith.divui", "arith.remui", "arith.ceildivui"):
+        ux, uy = _unsigned(x).astype(object), _unsigned(y).astype(object)
+        if op.name == "arith.ceildivui":
+            result = -(-ux // uy)
+        else:
+            result = ux // uy if op.name == "arith.divui" else ux % uy
+        return _cast(op, _wrap(result, dtype))
+    bits = _bits(dtype)
+    signed_x, signed_y = _signed_value(x), _signed_value(y)
+    if op.name != "arith.remsi" and np.any((signed_x == -(1 << (bits - 1))) & (signed_y == -1)):
+        raise error_at(
+            op, f"'{op.name}' divides the minimum i{bits} value by -1: the quotient overflows"
+        )
+    wide_x: np.ndarray[Any, Any] = np.asarray(signed_x).astype(object)
+    wide_y: np.ndarray[Any, Any] = np.asarray(signed_y).astype(object)
     floor = np.floor_divide(wide_x, wide_y)
     exact = floor * wide_y == wide_x
     if op.name == "arith.floordivsi":
@@ -268,7 +362,7 @@ def _divide(op: Operation, args: list[Value]) -> Value:
 
 def _wrap(values: Value, dtype: np.dtype[Any]) -> Value:
     """Python ints (an object array) reduced to `dtype`'s width, two's complement."""
-    bits = dtype.itemsize * 8
+    bits = _bits(dtype)
     half = 1 << (bits - 1)
     wrapped = (np.asarray(values, dtype=object) + half) % (half << 1) - half
     return np.asarray(wrapped.astype(np.int64)).astype(dtype)
@@ -278,8 +372,8 @@ def _wrap(values: Value, dtype: np.dtype[Any]) -> Value:
 def _shift(op: Operation, args: list[Value]) -> Value:
     x, y = (np.asarray(a) for a in args)
     dtype = _result_dtype(op)
-    bits = dtype.itemsize * 8
-    if np.any((y < 0) | (y >= bits)):
+    bits = _bits(dtype)
+    if np.any(_unsigned(y) >= bits):
         raise error_at(
             op, f"'{op.name}' shifts an i{bits} by a negative amount or by {bits} bits or more"
         )
@@ -287,7 +381,7 @@ def _shift(op: Operation, args: list[Value]) -> Value:
         return _cast(op, _signed(np.left_shift(_unsigned(x), _unsigned(y)), dtype))
     if op.name == "arith.shrui":
         return _cast(op, _signed(np.right_shift(_unsigned(x), _unsigned(y)), dtype))
-    return _cast(op, np.right_shift(x, y))
+    return _cast(op, np.right_shift(_signed_value(x), _unsigned(y)))
 
 
 _CMPI: dict[str, Callable[[Value, Value], Value]] = {
@@ -308,6 +402,8 @@ def _cmpi(op: Operation, args: list[Value]) -> Value:
     if predicate.startswith("u"):
         x, y = _unsigned(x), _unsigned(y)
         predicate = {"ult": "slt", "ule": "sle", "ugt": "sgt", "uge": "sge"}[predicate]
+    else:
+        x, y = _signed_value(x), _signed_value(y)
     return _cast(op, _CMPI[predicate](x, y))
 
 
@@ -342,7 +438,7 @@ def _select(op: Operation, args: list[Value]) -> Value:
 
 @_rule("arith.index_cast", "arith.extsi", "arith.trunci")
 def _int_cast(op: Operation, args: list[Value]) -> Value:
-    x = np.asarray(args[0])
+    x = _signed_value(args[0])
     if _result_dtype(op) == np.bool_:
         return _cast(op, (x & 1).astype(np.bool_))
     return _cast(op, x.astype(np.int64).astype(_result_dtype(op)))
@@ -355,7 +451,7 @@ def _extui(op: Operation, args: list[Value]) -> Value:
 
 @_rule("arith.sitofp", "arith.extf", "arith.truncf")
 def _to_float(op: Operation, args: list[Value]) -> Value:
-    return _cast(op, np.asarray(args[0]).astype(_result_dtype(op)))
+    return _cast(op, _signed_value(args[0]).astype(_result_dtype(op)))
 
 
 @_rule("arith.uitofp")
@@ -367,7 +463,7 @@ def _uitofp(op: Operation, args: list[Value]) -> Value:
 def _fptosi(op: Operation, args: list[Value]) -> Value:
     x = np.asarray(args[0]).astype(np.float64)
     dtype = _result_dtype(op)
-    bits = dtype.itemsize * 8
+    bits = _bits(dtype)
     truncated = np.trunc(x)
     bad = np.isnan(x) | (truncated < -(2.0 ** (bits - 1))) | (truncated >= 2.0 ** (bits - 1))
     if np.any(bad):
@@ -377,6 +473,8 @@ def _fptosi(op: Operation, args: list[Value]) -> Value:
 
 def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
     dtype = dtype_of(type_)
+    bf16 = _is_bf16(type_)
+    held = np.dtype(np.uint16) if bf16 else dtype  # bf16 arrays: bit patterns
     what = f"argument {index} of @{name}"
     if isinstance(type_, TensorType):
         if not isinstance(value, np.ndarray):
@@ -384,14 +482,17 @@ def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
         array = cast(np.ndarray[Any, Any], value)
         shape = cast(TensorType[Attribute], type_).get_shape()
         if (
-            array.dtype != dtype
+            array.dtype != held
             or array.ndim != len(shape)
             or any(d >= 0 and d != n for d, n in zip(shape, array.shape, strict=True))
         ):
             raise ReferenceError(
                 f"error: {what} is {type_}, got an array of {array.dtype} with shape {array.shape}"
             )
-        return array.copy()
+        return _bf16_values(array) if bf16 else array.copy()
+    if bf16:
+        rounded: float = float(_round_bf16(float(cast(Any, value))))
+        return dtype.type(rounded)
     return dtype.type(cast(Any, value))
 
 
@@ -410,7 +511,16 @@ def evaluate(module: ModuleOp, inputs: Sequence[object], entry: str = "main") ->
     if len(inputs) != len(types):
         raise ReferenceError(f"error: @{entry} takes {len(types)} argument(s), got {len(inputs)}")
     args = [_input(t, v, i, entry) for i, (t, v) in enumerate(zip(types, inputs, strict=True))]
-    return evaluator.call(entry, args, None)
+    results = evaluator.call(entry, args, None)
+    return [_output(t, v) for t, v in zip(function.function_type.outputs, results, strict=True)]
+
+
+def _output(type_: Attribute, value: Value) -> Value:
+    """A result as `devplan.execute` gives it: a bf16 array as its bit patterns, a bf16
+    scalar as the f32 of its value."""
+    if not _is_bf16(type_):
+        return value
+    return _bf16_bits(value) if isinstance(type_, TensorType) else np.float32(value)
 
 
 __all__ = ["ReferenceError", "dtype_of", "evaluate"]

@@ -65,6 +65,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -204,6 +205,10 @@ class RegionAnalysis:
             f.sym_name.data: f for f in module.body.ops if isinstance(f, func.FuncOp)
         }
         self.summaries: dict[str, Footprint] = {name: NEUTRAL for name in self.functions}
+        # Per function, read once: a chain of device programs asks each for its callees
+        # and its devices again for every caller above it.
+        self._callees: dict[str, list[str]] = {}
+        self._devices: dict[func.FuncOp, list[tuple[DeviceAttr, Operation]]] = {}
         self._solve()
 
     # ---- phase 1 ------------------------------------------------------------------
@@ -336,12 +341,14 @@ class RegionAnalysis:
 
     def callees(self, name: str) -> list[str]:
         """Functions of this module that `name` calls, in program order."""
-        found: list[str] = []
-        for op in self.functions[name].body.walk():
-            if isinstance(op, func.CallOp):
-                callee = op.callee.root_reference.data
-                if callee in self.functions and callee not in found:
-                    found.append(callee)
+        found = self._callees.get(name)
+        if found is None:
+            found = self._callees[name] = []
+            for op in self.functions[name].body.walk():
+                if isinstance(op, func.CallOp):
+                    callee = op.callee.root_reference.data
+                    if callee in self.functions and callee not in found:
+                        found.append(callee)
         return found
 
     # ---- phase 3 ------------------------------------------------------------------
@@ -393,26 +400,36 @@ class RegionAnalysis:
     def _device_programs(self, function: func.FuncOp) -> list[func.FuncOp]:
         """`function` and the device programs it calls, transitively."""
         found = [function]
+        seen = {function}
         index = 0
         while index < len(found):
             for callee in self.callees(found[index].sym_name.data):
                 f = self.functions[callee]
-                if f not in found and self.region_class(f) == "device":
+                if f not in seen and self.region_class(f) == "device":
                     found.append(f)
+                    seen.add(f)
             index += 1
+        return found
+
+    def _named_devices(self, function: func.FuncOp) -> list[tuple[DeviceAttr, Operation]]:
+        """Every `#vdev.device` with a target that `function`'s ops name, with the op."""
+        found = self._devices.get(function)
+        if found is None:
+            found = self._devices[function] = [
+                (device, op)
+                for op in function.body.walk()
+                for device in _device_attrs(op)
+                if device.target_value is not None
+            ]
         return found
 
     def _written_target(self, function: func.FuncOp, key: DeviceKey) -> TargetAttr | None:
         seen: dict[TargetAttr, Operation] = {}
         for f in self._device_programs(function):
-            for op in f.body.walk():
-                for device in _device_attrs(op):
-                    if (
-                        device.target_value is not None
-                        and device.type_name == key[0]
-                        and device.device_id in (None, key[1])
-                    ):
-                        seen.setdefault(device.target_value, op)
+            for device, op in self._named_devices(f):
+                if device.type_name == key[0] and device.device_id in (None, key[1]):
+                    assert device.target_value is not None
+                    seen.setdefault(device.target_value, op)
         if len(seen) > 1:
             (first, _), (second, op) = list(seen.items())[:2]
             raise error_at(
@@ -473,7 +490,10 @@ def _values(op: Operation) -> Iterable[SSAValue]:
 
 
 def _memref_types(values: Iterable[SSAValue]) -> list[MemRefType[Attribute]]:
-    return [v.type for v in values if isa(v.type, MemRefType[Attribute])]
+    # isinstance, not isa(..., MemRefType[Attribute]): this runs for every operand of
+    # every op, and the generic check was most of the pass's time on long call chains.
+    types: list[Attribute] = [v.type for v in values]
+    return [cast(MemRefType[Attribute], t) for t in types if isinstance(t, MemRefType)]
 
 
 def _device_attrs(op: Operation) -> Iterator[DeviceAttr]:

@@ -32,6 +32,10 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
     block `min(256, max_num_threads)` of the device's target; the kernel turns its
     linear index into one index per dimension with `memref.dim`, so one kernel serves
     every shape, static or dynamic, of a rank);
+  * dynamic shapes: where an op needs two buffers to agree in a dimension that is
+    dynamic in one of them (elementwise operands; matmul's M, N and K), a `cf.assert`
+    checks it at run time before the launch, so a mismatch is a located error, not a
+    kernel sized by one operand that cuts another short or reads past its end;
   * `linalg.fill`: a fill kernel; `linalg.matmul` (result = outs + ins[0] x ins[1]): a
     kernel where each thread computes `MATMUL_ROWS` (8) rows of one column, summing over
     k in order, with a 1-D block of `min(256, max_num_threads)` threads (fewer for a
@@ -71,7 +75,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, cf, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -680,6 +684,20 @@ class Lowering:
         shape = _memref(type_).get_shape()
         return [self.dim(like, d) for d, n in enumerate(shape) if n == DYNAMIC_INDEX]
 
+    def require_same_extent(self, a: SSAValue, da: int, b: SSAValue, db: int, what: str) -> None:
+        """Dimension `da` of buffer `a` equals dimension `db` of `b`: checked here when
+        both are static, else at run time by a `cf.assert` saying `what` (a kernel
+        sized by one operand would otherwise read past, or silently short of, another)."""
+        na, nb = _memref(a.type).get_shape()[da], _memref(b.type).get_shape()[db]
+        if na != DYNAMIC_INDEX and nb != DYNAMIC_INDEX:
+            if na != nb:
+                raise error_at(self.source, f"{what} ({na} and {nb})")
+            return
+        x = self.index(na) if na != DYNAMIC_INDEX else self.dim(a, da)
+        y = self.index(nb) if nb != DYNAMIC_INDEX else self.dim(b, db)
+        same = self.emit(arith.CmpiOp(x, y, "eq")).results[0]
+        self.emit(cf.AssertOp(same, what))
+
     def alloc(self, type_: Attribute, sizes: Sequence[SSAValue]) -> SSAValue:
         mtype = _memref(type_)
         if memory_of(mtype) is None:
@@ -860,7 +878,9 @@ class Lowering:
         device = self.op_device(op)
         operands = [self.operand(op, i, device) for i in range(len(op.operands))]
         types = [o.type for o in op.operands]
-        shaped = next(v for v in operands if isinstance(v.type, MemRefType))
+        first, shaped = next(
+            (i, v) for i, v in enumerate(operands) if isinstance(v.type, MemRefType)
+        )
         rank = _memref(shaped.type).get_num_dims()
         for t in (*types, op.results[0].type):
             element = _tensor(t).element_type if isa(t, TensorType[Attribute]) else t
@@ -870,6 +890,14 @@ class Lowering:
             raise error_at(
                 op, f"'{op.name}' on tensors: the kernel backends do not support '{op.name}'"
             )
+        for i, other in enumerate(operands[first + 1 :], first + 1):
+            if isinstance(other.type, MemRefType):
+                for d in range(rank):
+                    self.require_same_extent(
+                        shaped, d, other, d,
+                        f"'{op.name}' on tensors of different shapes: dimension {d} of "
+                        f"operand {i} differs from dimension {d} of operand {first}",
+                    )  # fmt: skip
         out_type = self.buffer_type(op.results[0].type, device, op)
         out = self.alloc(out_type, self.dynamic_sizes(out_type, shaped))
         stem = _elementwise_stem(op, types, rank)
@@ -1048,7 +1076,9 @@ def _constant(low: Lowering, op: arith.ConstantOp) -> None:
     if not _kernel_element(element):
         raise error_at(op, f"'arith.constant' of {_type_text(op.result.type)}: {_ELEMENTS}")
     out = low.alloc(out_type, [])
-    if value.is_splat():
+    if 0 in _tensor(op.result.type).get_shape():
+        pass  # no element to write (and xDSL's is_splat fails on no data)
+    elif value.is_splat():
         scalar = low.emit(arith.ConstantOp(next(iter(value.iter_attrs())))).results[0]
         _fill(low, device, out, scalar, op)
     else:
@@ -1152,6 +1182,12 @@ def _matmul(low: Lowering, op: Operation) -> None:
         target, stem, f"matmul {_type_text(element)} rows {MATMUL_ROWS}",
         lambda name: _matmul_kernel(name, element), op,
     )  # fmt: skip
+    mismatch = "'linalg.matmul' of mismatched shapes: dimension"
+    low.require_same_extent(
+        a, 1, b, 0, f"{mismatch} 1 of ins[0] differs from dimension 0 of ins[1]"
+    )
+    low.require_same_extent(c, 0, a, 0, f"{mismatch} 0 of outs differs from dimension 0 of ins[0]")
+    low.require_same_extent(c, 1, b, 1, f"{mismatch} 1 of outs differs from dimension 1 of ins[1]")
     out_type = low.buffer_type(op.results[0].type, device, op)
     out = low.alloc(out_type, low.dynamic_sizes(out_type, c))
     columns = _extent(low, c, 1)

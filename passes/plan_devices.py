@@ -29,6 +29,8 @@ result does not depend on the order of functions in the module), ops in program 
   * `vdev.device_copy %x from S to D`: `%x`'s domain joins S, the result's joins D.
   * `vdev.device` argument and result attributes of functions; `vdev.device` already
     on an op (a planned module plans to itself).
+  * `vdev.on_device` or `vdev.device_copy` of a scalar is an error: scalars live on
+    the host device, and a placement that cannot hold is not dropped silently.
   Two constraints that do not join are an error at the later one with a note at the
   earlier one.
 
@@ -216,6 +218,15 @@ class Domains:
 
 
 # --- helpers ---------------------------------------------------------------------------
+
+
+def _not_a_tensor(op: OnDeviceOp | DeviceCopyOp) -> Exception:
+    """Placement of a scalar, which plan-devices does not place: an error, not ignored."""
+    return error_at(
+        op,
+        f"'{op.name}' of {ir_text(op.input.type)}: plan-devices places tensors; scalars "
+        "live on the host device (place the tensor op that uses the scalar instead)",
+    )
 
 
 def _is_tensor(value: SSAValue) -> bool:
@@ -496,7 +507,7 @@ class Planner:
         x, y = op.input, op.result
         device = op.device
         if not _is_tensor(x):
-            return
+            raise _not_a_tensor(op)
         what = f"the '{op.name}' hint"
         if op.constrain_body:
             self.pin(self.node(x), device, Origin(op, what), _name(x))
@@ -511,7 +522,7 @@ class Planner:
     def _device_copy(self, op: DeviceCopyOp) -> None:
         self.copies.append(op)
         if not _is_tensor(op.input):
-            return
+            raise _not_a_tensor(op)
         x = self.node(op.input)
         self.pin(x, op.src_device, Origin(op, f"the 'from' device of '{op.name}'"), _name(op.input))
         self.pin(

@@ -825,7 +825,19 @@ class DeviceAPI(ABC):
         )  # fmt: skip
         storage = STORAGE_CACHE.take(nbytes, alignment) if self._reuses_storage else None
         if storage is None:
-            storage = self._allocate_storage(nbytes, alignment)
+            try:
+                storage = self._allocate_storage(nbytes, alignment)
+            except MemoryError:
+                # Within the scope's capacity, but this device's memory is the
+                # machine's (cpu, simulated), and the machine has less.
+                stats.in_use -= nbytes
+                stats.allocations -= 1
+                stats.buffers -= 1
+                raise OutOfDeviceMemoryError(
+                    f"out of host memory: {label} on {self.device} requests {nbytes} bytes, "
+                    f"which this machine cannot give ({self.device} keeps its memory in "
+                    "host memory)"
+                ) from None
         else:
             self._unzeroed.add(buffer.id)
         self._storage[buffer.id] = storage

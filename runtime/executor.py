@@ -51,8 +51,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    FunctionType,
     MemRefType,
     ModuleOp,
     TensorType,
@@ -98,6 +100,7 @@ from .host import (
     to_numpy_scalar,
     wrapper,
 )
+from .semantics import narrow_ufuncs
 from .system import System
 
 if TYPE_CHECKING:
@@ -308,7 +311,7 @@ class Program:
                 op,
                 f"'{op.name}' is not supported by the executor in host code; it runs func, "
                 "arith, math, scf (for, if, while), memref (alloc, alloca, dealloc, load, "
-                "store, dim, cast, memory_space_cast) and device ops",
+                "store, dim, cast, memory_space_cast), cf.assert and device ops",
             )
         return compile_(self, op)
 
@@ -405,7 +408,10 @@ def _global_data(op: memref.GlobalOp) -> np.ndarray[Any, Any]:
         )
     dtype = numpy_dtype(element_type(type_))
     shape = tuple(d.data for d in type_.shape)
-    values = list(value.get_values())
+    values: list[Any] = list(value.get_values())
+    if isinstance(element_type(type_), BFloat16Type):
+        # Memory holds bf16 bit patterns: round each value once to them (uint16(1.5) was 1).
+        values = list(narrow_ufuncs("bf16")[2](np.array(values, np.float64)))
     data = (
         np.full(shape, values[0], dtype)
         if len(values) == 1
@@ -1023,10 +1029,22 @@ def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
     raise DevplanError(f"error: no function @{entry} to run (functions: {known})")
 
 
+_SOURCE_TYPE = "_devplan_level_1_type"
+"""Where a function lowered from level 1 by `lower_level_1` keeps its level-1 type (in
+the op object, not the IR), so messages about inputs speak of the tensors the user wrote."""
+
+
+def source_type(function: func.FuncOp) -> FunctionType:
+    """The type the user wrote: the level-1 one for a function `lower_level_1` lowered."""
+    written: FunctionType | None = vars(function).get(_SOURCE_TYPE)
+    return written if written is not None else function.function_type
+
+
 def signature(function: func.FuncOp) -> str:
-    """`@main(memref<4xf32>, f32) -> memref<4xf32>`, for messages."""
-    inputs = ", ".join(str(t) for t in function.function_type.inputs)
-    outputs = [str(t) for t in function.function_type.outputs]
+    """`@main(memref<4xf32>, f32) -> memref<4xf32>`, for messages (the level-1 types of
+    a function `lower_level_1` lowered: `@main(tensor<4xf32>) -> tensor<4xf32>`)."""
+    inputs = ", ".join(str(t) for t in source_type(function).inputs)
+    outputs = [str(t) for t in source_type(function).outputs]
     result = (
         ""
         if not outputs
@@ -1052,10 +1070,11 @@ def _bind_inputs(
     args: list[Any] = []
     owned: list[Buffer] = []
     read_only, names = ex.program.entry_facts(function)
+    written = source_type(function).inputs.data
     for i, (type_, value) in enumerate(zip(types, inputs, strict=True)):
         what = names[i]
         if isinstance(type_, MemRefType):
-            array = _checked_array(type_, value, what)  # pyright: ignore[reportUnknownArgumentType]
+            array = _checked_array(type_, value, what, written[i])  # pyright: ignore[reportUnknownArgumentType]
             space = memory_space_of(type_)  # pyright: ignore[reportUnknownArgumentType]
             if space is None and read_only[i] and array.flags.c_contiguous:
                 # Host code only reads it: a read-only view of the caller's array serves
@@ -1095,10 +1114,14 @@ def _only_read(function: func.FuncOp) -> tuple[bool, ...]:
     return tuple(only_read(arg) for arg in function.body.block.args)
 
 
-def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any, Any]:
+def _checked_array(
+    type_: Attribute, value: object, what: str, written: Attribute
+) -> np.ndarray[Any, Any]:
+    """`value` as an input of memref type `type_` (`written` in messages: the type the
+    user wrote, a tensor at level 1)."""
     if not isinstance(value, np.ndarray):
         raise DevplanError(
-            f"error: {what} is {type_} and needs a NumPy array, got {type(value).__name__}"
+            f"error: {what} is {written} and needs a NumPy array, got {type(value).__name__}"
         )
     array: np.ndarray[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
     memref_type = _type_as_memref(type_)
@@ -1108,13 +1131,13 @@ def _checked_array(type_: Attribute, value: object, what: str) -> np.ndarray[Any
     got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
     if array.dtype != expected:
         raise DevplanError(
-            f"error: {what} is {type_} and needs dtype {expected}, got {got} "
+            f"error: {what} is {written} and needs dtype {expected}, got {got} "
             "(convert it with .astype)"
         )
     if array.ndim != len(shape) or any(
         d >= 0 and d != n for d, n in zip(shape, array.shape, strict=False)
     ):
-        raise DevplanError(f"error: {what} is {type_} and needs shape {shape_text}, got {got}")
+        raise DevplanError(f"error: {what} is {written} and needs shape {shape_text}, got {got}")
     return array
 
 
@@ -1190,7 +1213,8 @@ def random_inputs(
 ) -> list[object]:
     """Inputs for `@entry` made from its argument types (those after `given`).
 
-    Float memrefs (and tensors, in a level-1 program) get standard-normal values,
+    Float memrefs (and tensors, in a level-1 program) get standard-normal values
+    (bf16 as the bit patterns of those values rounded to bf16),
     integer memrefs integers in [0, 100), `i1` memrefs random booleans; float scalars a
     standard-normal value, integer and index scalars an integer in [1, 16], `i1` scalars
     a random boolean. Memrefs with a dynamic (`?`) dimension cannot be made: pass them
@@ -1223,16 +1247,16 @@ def random_inputs(
             nbytes = math.prod(shape) * dtype.itemsize
             # A tensor argument (level 1) is given as host memory, as every input is.
             space = memory_space_of(memref_type) if isinstance(type_, MemRefType) else None
-            _check_fits(systems[0], space, nbytes, what)
+            _check_fits(systems[0], space, nbytes, what, function)
             try:
-                inputs.append(_random_array(rng, tuple(shape), dtype))
+                inputs.append(_random_array(rng, tuple(shape), dtype, element_type(memref_type)))
             except MemoryError:
                 raise DevplanError(
                     f"error: {what} needs {nbytes} bytes: out of host memory"
                 ) from None
         else:
             dtype = numpy_dtype(type_)
-            if dtype.kind == "f":
+            if dtype.kind == "f" or isinstance(type_, BFloat16Type):
                 inputs.append(float(rng.standard_normal()))
             elif dtype.kind == "b":
                 inputs.append(bool(rng.integers(0, 2)))
@@ -1241,8 +1265,11 @@ def random_inputs(
     return inputs
 
 
-def _check_fits(system: System, space: DeviceAttr | None, nbytes: int, what: str) -> None:
-    """An error when `nbytes` exceed the capacity of the memory `space` names."""
+def _check_fits(
+    system: System, space: DeviceAttr | None, nbytes: int, what: str, function: func.FuncOp
+) -> None:
+    """An error when `nbytes` exceed the capacity of the memory `space` names, or at
+    `function` when the system has no such device."""
     if space is None:
         capacity = host_capacity(system)
         if nbytes > capacity:
@@ -1251,7 +1278,12 @@ def _check_fits(system: System, space: DeviceAttr | None, nbytes: int, what: str
                 f"(the host holds {capacity} bytes)"
             )
         return
-    device, scope = system.device_for(space), space.scope or "global"
+    try:
+        device = system.device_for(space)
+    except DevplanError as e:
+        reason = str(e).removeprefix("error: ")
+        raise error_at(function, f"{what} lives in {space}: {reason}") from None
+    scope = space.scope or "global"
     capacity = device.scopes.get(scope)
     if capacity is not None and nbytes > capacity:
         raise DevplanError(
@@ -1269,8 +1301,11 @@ def host_capacity(system: System) -> int:
 
 
 def _random_array(
-    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[Any]
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[Any], element: Attribute
 ) -> np.ndarray[Any, Any]:
+    if isinstance(element, BFloat16Type):  # held as its bit pattern: round, keep the top half
+        values = narrow_ufuncs("bf16")[0](rng.standard_normal(shape))
+        return (np.asarray(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
     if dtype.kind == "b":
@@ -1337,6 +1372,10 @@ def lower_level_1(module: ModuleOp) -> ModuleOp:
 
     lowered = module.clone()
     apply(lowered, DefaultPipelinePass.name)
+    written = {f.sym_name.data: f.function_type for f in module.ops if isinstance(f, func.FuncOp)}
+    for function in lowered.ops:
+        if isinstance(function, func.FuncOp) and function.sym_name.data in written:
+            vars(function)[_SOURCE_TYPE] = written[function.sym_name.data]
     return lowered
 
 

@@ -1,4 +1,4 @@
-"""Host code compiled to Python closures: `func`, `arith`, `math`, `scf`, and `memref`.
+"""Host code compiled to Python closures: `func`, `arith`, `math`, `scf`, `memref` and `cf.assert`.
 
 The executor turns every function of a level-2 module into Python callables once,
 before anything runs, so running a program never walks IR:
@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     NoneAttr,
+    StringAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
@@ -771,6 +772,22 @@ def _for(c: Compiler, op: Operation) -> Step:
             body(f)
             move(f, yields, carried)
         move(f, carried, results)
+
+    return run
+
+
+@_register("cf.assert")
+def _assert(c: Compiler, op: Operation) -> Step:
+    """MLIR's `cf.assert`: a false condition ends the run with the op's message, at the op
+    (lower-to-device checks with it that dynamic shapes agree)."""
+    cond = c.slot(op.operands[0])
+    message = op.properties["msg"]
+    assert isinstance(message, StringAttr)
+    text = message.data
+
+    def run(f: Frame) -> None:
+        if not f[cond]:
+            raise error_at(op, f"assertion failed: {text}")
 
     return run
 

@@ -475,6 +475,37 @@ def test_random_inputs_follow_the_argument_types() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+def test_random_bf16_inputs_are_standard_normal_values_as_bit_patterns() -> None:
+    # They were integers in [0, 100) taken as bit patterns: denormals below 1e-37.
+    module = devplan.parse("func.func @main(%a: tensor<1000xbf16>, %k: bf16) {\n  func.return\n}\n")
+    a, k = random_inputs(module, "main", seed=0)
+    assert isinstance(a, np.ndarray)
+    assert a.dtype == np.dtype(np.uint16)
+    values = (a.astype(np.uint32) << 16).view(np.float32)
+    assert 0.8 < float(np.std(values)) < 1.2
+    assert abs(float(np.mean(values))) < 0.1
+    assert isinstance(k, float)
+
+
+def test_a_bad_input_to_a_level_1_program_is_named_with_the_types_the_user_wrote() -> None:
+    # The messages spoke of the lowered signature: memref<4xf32, #vdev.device<"cuda", ...>>.
+    module = devplan.parse(
+        "func.func @main(%a: tensor<4xf32>, %n: index) -> tensor<4xf32> {\n"
+        "  %b = arith.addf %a, %a : tensor<4xf32>\n"
+        '  %c = vdev.on_device %b to #vdev.device<"cuda", 0> : tensor<4xf32>\n'
+        "  func.return %c : tensor<4xf32>\n}\n"
+    )
+    main = "@main(tensor<4xf32>, index) -> tensor<4xf32>"
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.execute(module, [np.ones(5, np.float32), 1])
+    assert str(info.value) == (
+        f"error: argument 0 %a of {main} is tensor<4xf32> and needs shape 4, got 5 of float32"
+    )
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.execute(module, [np.ones(4, np.float32)])
+    assert str(info.value) == f"error: {main} takes 2 argument(s), got 1"
+
+
 def test_random_inputs_of_a_level_1_program_are_host_arrays_of_the_tensor_types() -> None:
     module = devplan.parse(
         'func.func @main(%a: tensor<2x3xi32> {vdev.device = #vdev.device<"cuda", 0>}) {\n'
@@ -683,3 +714,21 @@ def test_apply_drops_the_programs_compiled_from_the_module_it_changes() -> None:
     devplan.apply(module, "canonicalize")  # folds the add: new IR, the same result
     assert compile_program(module, "numpy") is not before
     assert devplan.execute(module, []).outputs == [2]
+
+
+def test_bf16_constants_and_fill_values_reach_memory_as_their_bit_patterns() -> None:
+    # A memref.global of bf16 took its values as uint16 integers (1.5 -> 1), and a bf16
+    # scalar kernel argument was converted the same way (fill with 1.5 wrote 1.0).
+    module = devplan.parse(
+        "func.func @main() -> (tensor<3xbf16>, tensor<2xbf16>) {\n"
+        "  %k = arith.constant dense<[1.5, -0.25, 0.1]> : tensor<3xbf16>\n"
+        '  %d = vdev.on_device %k to #vdev.device<"cuda", 0> : tensor<3xbf16>\n'
+        "  %s = arith.constant 1.5 : bf16\n"
+        "  %e = tensor.empty() : tensor<2xbf16>\n"
+        "  %f = linalg.fill ins(%s : bf16) outs(%e : tensor<2xbf16>) -> tensor<2xbf16>\n"
+        "  func.return %d, %f : tensor<3xbf16>, tensor<2xbf16>\n}\n"
+    )
+    for backend in ("numpy", "numba"):
+        constant, filled = devplan.execute(module, [], kernel_backend=backend).outputs
+        assert [hex(b) for b in constant] == ["0x3fc0", "0xbe80", "0x3dcd"]  # 0.1 rounds up
+        assert [hex(b) for b in filled] == ["0x3fc0", "0x3fc0"]

@@ -209,6 +209,28 @@ def test_out_of_device_memory_names_device_scope_capacity_request_and_use(
     )
 
 
+def test_a_simulated_allocation_the_machine_cannot_hold_is_out_of_host_memory_at_the_op(
+    simulated_system: Callable[..., System],
+) -> None:
+    # Within the scope's declared 2,000,000 TiB, but 1 EiB exceeds any machine's address
+    # space; NumPy's MemoryError was reported unlocated, as a large *input* to the run.
+    big = f"memref<268435456x1073741824xf32, {G}>"
+    lines = failure(
+        f"""func.func @main() {{
+  %big = device.alloc() : {big}
+  device.free %big : {big}
+  func.return
+}}
+""",
+        system=simulated_system({"cuda:0": {"global": "2000000 TiB"}}),
+    )
+    assert lines[0] == (
+        "<string>:2:3: error: 'device.alloc' out of host memory: %big at <string>:2:3 on "
+        f"cuda:0 requests {2**60} bytes, which this machine cannot give (cuda:0 keeps its "
+        "memory in host memory)"
+    )
+
+
 def test_host_read_of_a_pending_async_write_before_waiting() -> None:
     lines = failure(
         f"""func.func @main(%h: memref<4xf32>) -> f32 {{

@@ -268,3 +268,81 @@ def test_an_unplanned_module_is_refused_at_the_first_unplaced_op() -> None:
     )
     with pytest.raises(devplan.DevplanError, match="has no placement; lower-to-device lowers"):
         devplan.apply(module, "lower-to-device")
+
+
+DYNAMIC_ADD = """
+func.func @main(%a: tensor<?xf32> {vdev.device = {G0}}, %b: tensor<?xf32> {vdev.device = {G0}})
+    -> (tensor<?xf32> {vdev.device = {G0}}) {
+  %c = arith.addf %a, %b {vdev.device = {G0}} : tensor<?xf32>
+  func.return %c : tensor<?xf32>
+}
+"""
+
+
+def test_elementwise_operands_of_different_dynamic_sizes_fail_at_the_op_instead_of_being_cut() -> (
+    None
+):
+    module = lowered(DYNAMIC_ADD)
+    assert "cf.assert" in str(module)
+    for sizes in ((3, 4), (4, 3)):  # the kernel ran over operand 0: 3 results, or a fault
+        a, b = (np.ones(n, np.float32) for n in sizes)
+        with pytest.raises(
+            devplan.DevplanError,
+            match=r"<string>:4:3: error: assertion failed: 'arith.addf' on tensors of different "
+            r"shapes: dimension 0 of operand 1 differs from dimension 0 of operand 0",
+        ):
+            devplan.execute(module, [a, b])
+    assert_matches_oracle(DYNAMIC_ADD, [np.arange(5, dtype=np.float32)] * 2)
+
+
+DYNAMIC_MATMUL = """
+func.func @main(%a: tensor<?x?xf32> {vdev.device = {G0}}, %b: tensor<?x?xf32> {vdev.device = {G0}},
+                %c: tensor<?x?xf32> {vdev.device = {G0}}) -> (tensor<?x?xf32> {vdev.device = {G0}}) {
+  %m = linalg.matmul {vdev.device = {G0}} ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  func.return %m : tensor<?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("shapes", "mismatch"),
+    [
+        (
+            ((2, 3), (4, 5), (2, 5)),
+            "dimension 1 of ins\\[0\\] differs from dimension 0 of ins\\[1\\]",
+        ),
+        (((2, 3), (3, 5), (3, 5)), "dimension 0 of outs differs from dimension 0 of ins\\[0\\]"),
+        (((2, 3), (3, 5), (2, 4)), "dimension 1 of outs differs from dimension 1 of ins\\[1\\]"),
+    ],
+)
+def test_matmul_of_mismatched_dynamic_shapes_fails_at_the_op_instead_of_reading_zeros(
+    shapes: tuple[tuple[int, int], ...], mismatch: str
+) -> None:
+    module = lowered(DYNAMIC_MATMUL)
+    inputs = [np.ones(shape, np.float32) for shape in shapes]
+    with pytest.raises(
+        devplan.DevplanError,
+        match=rf"<string>:4:3: error: assertion failed: 'linalg.matmul' of mismatched shapes: {mismatch}",
+    ):
+        devplan.execute(module, inputs)
+
+
+def test_matmul_of_agreeing_dynamic_shapes_matches_the_oracle() -> None:
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(shape).astype(np.float32) for shape in ((3, 0), (0, 2), (3, 2))]
+    assert_matches_oracle(DYNAMIC_MATMUL, inputs)
+    inputs = [rng.standard_normal(shape).astype(np.float32) for shape in ((3, 5), (5, 2), (3, 2))]
+    assert_matches_oracle(DYNAMIC_MATMUL, inputs)
+
+
+def test_a_constant_with_no_elements_lowers_to_an_empty_buffer() -> None:
+    # xDSL's DenseIntOrFPElementsAttr.is_splat() raised IndexError on no data: exit 2.
+    text = """
+func.func @main() -> (tensor<0x3xf32> {vdev.device = {G0}}, tensor<2x0xi32> {vdev.device = {H}}) {
+  %k = arith.constant {vdev.device = {G0}} dense<1.5> : tensor<0x3xf32>
+  %m = arith.constant {vdev.device = {H}} dense<7> : tensor<2x0xi32>
+  func.return %k, %m : tensor<0x3xf32>, tensor<2x0xi32>
+}
+"""
+    result = assert_matches_oracle(text, [])
+    assert [o.shape for o in result.outputs] == [(0, 3), (2, 0)]

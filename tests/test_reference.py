@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -147,3 +149,78 @@ def test_tensor_casts_truncate_extend_and_convert_as_mlir_does() -> None:
     np.testing.assert_array_equal(unsigned, [255, 44, 127, 7])
     np.testing.assert_array_equal(signed, [-1, 44, 127, 7])
     np.testing.assert_array_equal(floats, [2.0**32 - 1, 300.0, 2.0**32 - 129, 7.0])
+
+
+@pytest.mark.parametrize("sizes", [(3, 4), (1, 4)])
+def test_elementwise_operands_of_different_dynamic_sizes_are_an_error_at_the_op_not_broadcast(
+    sizes: tuple[int, int],
+) -> None:
+    a, b = (np.ones(n, np.float32) for n in sizes)
+    with pytest.raises(
+        devplan.DevplanError,
+        match=rf"<string>:2:3: error: 'arith.addf' on tensors of different shapes: operand 1 is {sizes[1]}, operand 0 {sizes[0]}",
+    ):
+        run(
+            "  %c = arith.addf %a, %b : tensor<?xf32>\n  func.return %c : tensor<?xf32>",
+            "(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32>",
+            [a, b],
+        )
+
+
+def test_i1_is_a_one_bit_twos_complement_integer_whose_true_is_minus_one() -> None:
+    t = "tensor<4xi1>"
+    body = f"""
+  %add = arith.addi %a, %b : {t}
+  %sub = arith.subi %a, %b : {t}
+  %max = arith.maxsi %a, %b : {t}
+  %min = arith.minsi %a, %b : {t}
+  %lt = arith.cmpi slt, %a, %b : {t}
+  %ext = arith.extsi %a : {t} to tensor<4xi32>
+  %float = arith.sitofp %a : {t} to tensor<4xf32>
+  func.return %add, %sub, %max, %min, %lt, %ext, %float : {t}, {t}, {t}, {t}, {t}, tensor<4xi32>, tensor<4xf32>"""
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    results = run(
+        body,
+        f"(%a: {t}, %b: {t}) -> ({t}, {t}, {t}, {t}, {t}, tensor<4xi32>, tensor<4xf32>)",
+        [a, b],
+    )
+    expected = [
+        [False, True, True, False],  # addi wraps: true + true is -2, which is 0 in one bit
+        [False, True, True, False],
+        [True, False, False, False],  # maxsi: -1 < 0
+        [True, True, True, False],
+        [False, True, False, False],  # slt: -1 < 0
+        [-1, -1, 0, 0],
+        [-1.0, -1.0, 0.0, 0.0],
+    ]
+    for got, want in zip(results, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_signed_division_of_the_minimum_by_minus_one_is_an_error_at_the_op() -> None:
+    for t, minimum in (("i1", True), ("i32", -(2**31))):
+        dtype = np.bool_ if t == "i1" else np.int32
+        minus_one = True if t == "i1" else -1
+        with pytest.raises(
+            devplan.DevplanError,
+            match=rf"<string>:2:3: error: 'arith.divsi' divides the minimum {t} value by -1",
+        ):
+            run(
+                f"  %q = arith.divsi %a, %b : tensor<1x{t}>\n  func.return %q : tensor<1x{t}>",
+                f"(%a: tensor<1x{t}>, %b: tensor<1x{t}>) -> tensor<1x{t}>",
+                [np.array([minimum], dtype), np.array([minus_one], dtype)],
+            )
+
+
+def test_bf16_is_computed_in_f64_rounded_once_and_given_as_bit_patterns() -> None:
+    # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to even, 1; 1 + 3 * 2^-8 rounds up.
+    def bits(values: list[float]) -> np.ndarray[Any, Any]:  # of values exact in bf16
+        return (np.array(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+    (result,) = run(
+        "  %c = arith.addf %a, %b : tensor<3xbf16>\n  func.return %c : tensor<3xbf16>",
+        "(%a: tensor<3xbf16>, %b: tensor<3xbf16>) -> tensor<3xbf16>",
+        [bits([1.0, 1.0, 3.0e38]), bits([2.0**-8, 3 * 2.0**-8, 3.0e38])],
+    )
+    assert [hex(b) for b in result] == ["0x3f80", "0x3f82", "0x7f80"]  # 1, 1 + 2^-6, inf

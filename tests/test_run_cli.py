@@ -207,3 +207,41 @@ def test_pipeline_runs_before_the_program(
     )
     assert code == 0
     assert out.startswith("result 0: float32[3]")
+
+
+def test_random_args_for_a_device_the_system_lacks_is_located_at_the_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "absent.mlir"
+    program.write_text(
+        "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %b = arith.addf %a, %a : tensor<4xf32>\n"
+        '  %c = vdev.on_device %b to #vdev.device<"cuda", 7> : tensor<4xf32>\n'
+        "  func.return %c : tensor<4xf32>\n"
+        "}\n"
+    )
+    code, _, err = run_cli([str(program), "--random-args", "0"], capsys)
+    assert code == 1
+    assert err.startswith(f"{program}:1:1: error: argument 0 %a of @main(")
+    assert "no device 'cuda:7' in system <default system> (devices: cpu:0, cuda:0, cuda:1)" in err
+    assert err.count("error:") == 1
+    assert "Traceback" not in err
+
+
+def test_a_bf16_result_is_printed_by_its_values_not_its_bit_patterns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "bf16.mlir"
+    program.write_text(
+        "func.func @main() -> tensor<2xbf16> {\n"
+        "  %k = arith.constant dense<[1.5, -0.25]> : tensor<2xbf16>\n"
+        '  %c = vdev.on_device %k to #vdev.device<"cuda", 0> : tensor<2xbf16>\n'
+        "  func.return %c : tensor<2xbf16>\n"
+        "}\n"
+    )
+    code, out, _ = run_cli([str(program)], capsys)
+    assert code == 0
+    assert out.splitlines() == [  # was uint16[2] (min 48768, max 16320, ...) [16320, 48768]
+        "result 0: bf16[2]  (min -0.25, max 1.5, mean 0.625)",
+        "[ 1.5 , -0.25]",
+    ]

@@ -146,10 +146,14 @@ def _load_arg(text: str) -> Any:
     return _scalar_literal(text)
 
 
-def format_output(index: int, value: Any, full: bool) -> str:
-    """One line (or block) describing an output: dtype, shape, summary and values."""
+def format_output(index: int, value: Any, full: bool, bf16: bool = False) -> str:
+    """One line (or block) describing an output: dtype, shape, summary and values. A
+    `bf16` array (NumPy has no bf16: its bit patterns, uint16) is shown by its values."""
     array = np.asarray(value)
-    kind = f"{array.dtype}[{'x'.join(map(str, array.shape))}]" if array.ndim else str(array.dtype)
+    dtype = str(array.dtype)
+    if bf16 and array.dtype == np.uint16:
+        array, dtype = (array.astype(np.uint32) << 16).view(np.float32), "bf16"
+    kind = f"{dtype}[{'x'.join(map(str, array.shape))}]" if array.ndim else dtype
     if array.ndim == 0:
         return f"result {index}: {kind} = {array.item()!r}"
     summary = ""
@@ -211,6 +215,8 @@ def _count_trailing_last(position: Sequence[Any], shape: Sequence[int]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from xdsl.dialects.builtin import BFloat16Type
+
     from .. import apply, parse
     from ..diagnostics import DevplanError
     from ..runtime.executor import (
@@ -219,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
         find_entry,
         random_inputs,
         signature,
+        source_type,
     )
 
     module = parse(Path(args.file))
@@ -254,8 +261,10 @@ def run(args: argparse.Namespace) -> int:
         kernel_backend=args.kernel_backend,
         strict=args.strict,
     )
-    for i, value in enumerate(result.outputs):
-        print(format_output(i, value, args.print_full))
+    results = source_type(find_entry(program.module, args.entry)).outputs.data
+    for i, (value, type_) in enumerate(zip(result.outputs, results, strict=True)):
+        element = getattr(type_, "element_type", type_)
+        print(format_output(i, value, args.print_full, isinstance(element, BFloat16Type)))
     if args.stats:
         print(result.report.format())
     if args.trace:

@@ -35,10 +35,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import BFloat16Type, MemRefType
 
 from ...diagnostics import DevplanError
 from ...dialects.kernel import KernelFuncOp
+from ..semantics import bf16_value
 from .common import SUPPORTED_OPS, Kernel, KernelError, dtype_of, int_width, is_float
 
 BACKENDS = ("numpy", "numba")
@@ -228,6 +229,10 @@ def _check_scalar(where: str, what: str, arg: object, type_: Any) -> Any:
         and isinstance(arg, int | float | np.floating | np.integer)
         and not isinstance(arg, bool)
     ):
+        if isinstance(type_, BFloat16Type):
+            # A bf16 value is an f32 in kernels; dtype_of is its memory's uint16 bit
+            # pattern, and uint16(1.5) was 1.
+            return bf16_value(arg)
         return dtype.type(arg)
     raise DevplanError(f"error: {where}: {what} must be a scalar of type {type_}, got {arg!r}")
 

@@ -84,3 +84,24 @@ func.func @copy_from_elsewhere(%x: tensor<4xf32> {vdev.device = #vdev.device<"cu
 
 // CHECK:      plan_devices_invalid.mlir:[[# @LINE - 4]]:3: error: conflicting placement: the 'from' device of 'vdev.device_copy' places %x on #vdev.device<"cpu">, but it is already placed on #vdev.device<"cuda", 0>
 // CHECK:      plan_devices_invalid.mlir:[[# @LINE - 6]]:1: note: the vdev.device attribute of argument 0 of @copy_from_elsewhere places it on #vdev.device<"cuda", 0>
+
+// -----
+
+// A hint on a scalar: scalars live on the host; the hint was silently dropped before.
+func.func @scalar_hint(%x: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
+  %t = vdev.on_device %s to #vdev.device<"cuda", 0> {constrain_result} : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%t : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  func.return %f : tensor<4xf32>
+}
+
+// CHECK:      plan_devices_invalid.mlir:[[# @LINE - 6]]:3: error: 'vdev.on_device' of f32: plan-devices places tensors; scalars live on the host device (place the tensor op that uses the scalar instead)
+
+// -----
+
+func.func @scalar_copy(%n: index) -> index {
+  %m = vdev.device_copy %n from #vdev.device<"cpu", 0> to #vdev.device<"cuda", 0> : index
+  func.return %m : index
+}
+
+// CHECK:      plan_devices_invalid.mlir:[[# @LINE - 4]]:3: error: 'vdev.device_copy' of index: plan-devices places tensors; scalars live on the host device (place the tensor op that uses the scalar instead)
