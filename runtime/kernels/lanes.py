@@ -706,6 +706,23 @@ def merge(cond: Value, ran_then: bool, ran_else: bool, x: Value, y: Value, dtype
     return _where(cond, arr(x), arr(y), dtype)
 
 
+def while_step(lanes: Lanes, active: Array | None, cond: Value) -> tuple[Any, Any]:
+    """After the condition of an `scf.while`: (lanes leaving the loop, lanes staying),
+    each None for every lane and False for none."""
+    if is_uniform(cond):
+        return (False, active) if cond else (active, False)
+    return _restrict(lanes, active, ~cond), _restrict(lanes, active, cond)
+
+
+def while_exit(result: Value | None, value: Value, leaving: Any, dtype: Any) -> Value | None:
+    """An `scf.while` result after an iteration: `value` in the lanes leaving now."""
+    if leaving is False:
+        return result
+    if result is None or leaving is None:
+        return value
+    return _where(leaving, arr(value), arr(result), dtype)
+
+
 class ForLoop:
     """Iteration of an `scf.for` whose bounds may differ between lanes.
 

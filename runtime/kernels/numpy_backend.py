@@ -30,7 +30,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects.kernel import AllocSharedOp, AssertOp, PrintfOp
 from .. import semantics
-from . import device_io, lanes
+from . import device_io, lanes, watchdog
 from .common import (
     BIT_OPS,
     CMPF_PREDICATES,
@@ -134,6 +134,11 @@ class NumpySource(SourceWriter):
             # more lanes than one box holds runs a box at a time (bounded memory).
             self.emit("for L in lanes.boxes(grid, block, 0):")
             self.depth += 1
+        if kernel.has_while:
+            # Every launch of a kernel that may loop forever runs under the watchdog.
+            self.namespace["watchdog"] = watchdog
+            self.emit("with watchdog.watching() as W:")
+            self.depth += 1
         self.emit("m0 = None")
         self.emit("F0 = lanes.Faults(K, L, None)")
         self.block(kernel.func.body.block, "0")
@@ -163,7 +168,7 @@ class NumpySource(SourceWriter):
             return
         if name in ("kernel.return", "kernel.alloc_shared"):
             return
-        if name == "scf.yield":
+        if name in ("scf.yield", "scf.condition"):
             for target, arg in zip(self.yield_to[-1], args, strict=True):
                 self.emit(f"{target} = {arg}")
             return
@@ -172,6 +177,9 @@ class NumpySource(SourceWriter):
             return
         if name == "scf.for":
             self.scf_for(op, level)
+            return
+        if name == "scf.while":
+            self.scf_while(op, level)
             return
         if name in ("kernel.printf", "kernel.assert"):
             self.device_io(op, args, level)
@@ -506,6 +514,50 @@ class NumpySource(SourceWriter):
         self.depth -= 1
         for result, name in zip(op.results, carried, strict=True):
             self.kernel.names[result] = name
+
+    def scf_while(self, op: Operation, level: str) -> None:
+        """`scf.while` under masks: each iteration runs the condition region for the lanes
+        still looping; lanes whose condition is false leave with the forwarded values as
+        results, the rest run the body. The loop ends when no lane is left. Before each run
+        of the body it reads the watchdog's flag (`watchdog.py`)."""
+        before, after = op.regions[0].block, op.regions[1].block
+        site = self.kernel.site(op)
+        active = self.fresh("act")
+        self.emit(f"{active} = m{level}")
+        carried: list[str] = []
+        for arg, init in zip(before.args, op.operands, strict=True):
+            name = self.fresh("wa")
+            self.kernel.names[arg] = name
+            carried.append(name)
+            self.emit(f"{name} = {self.v(init)}")
+        results = [self.fresh("wr") for _ in op.results]
+        for result in results:
+            self.emit(f"{result} = None")
+        stopping = self.fresh("stopping")
+        self.emit(f"{stopping} = False")
+        self.emit("while True:")
+        self.depth += 1
+        cond = self.fresh("wc")
+        forwarded = [self.fresh("wf") for _ in op.results]
+        self.region_body(before, active, self.fresh(""), level, [cond, *forwarded])
+        leaving = self.fresh("lv")
+        self.emit(f"{leaving}, {active} = lanes.while_step(L, {active}, {cond})")
+        for result, value, res in zip(op.results, forwarded, results, strict=True):
+            self.emit(f"{res} = lanes.while_exit({res}, {value}, {leaving}, {self.dtype(result)})")
+        self.emit(f"if {active} is False:")
+        self.emit("    break")
+        # Polled when going round again; stops only when it still goes round after
+        # seeing the flag (see `NumbaSource.thread_while`).
+        self.emit("if W.flag[0]:")
+        self.emit(f"    if {stopping}:")
+        self.emit(f"        raise W.error(K, {site}, *L.first_lane({active}))")
+        self.emit(f"    {stopping} = True")
+        for arg, value in zip(after.args, forwarded, strict=True):
+            self.kernel.names[arg] = value
+        self.region_body(after, active, self.fresh(""), level, carried)
+        self.depth -= 1
+        for result, res in zip(op.results, results, strict=True):
+            self.kernel.names[result] = res
 
 
 def _is_shared(buffer: SSAValue) -> bool:

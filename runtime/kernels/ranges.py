@@ -120,6 +120,9 @@ class BlockRanges:
             self.scf_if(op, reach)
         elif name == "scf.for":
             self.scf_for(op, reach)
+        elif name == "scf.while":
+            # Its accesses are not analysed: a block that reaches it takes the checked path.
+            self.require("False", reach)
         elif name in ("memref.load", "memref.store"):
             self.access(op, reach)
         elif name == "memref.dim":
