@@ -462,6 +462,30 @@ def kernels() -> dict[str, Any]:
     return results
 
 
+WHILE = program(
+    """
+  kernel.func @count() {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %n = scf.while (%i = %c0) : (index) -> index {
+      %more = arith.cmpi ult, %i, %c3 : index
+      scf.condition(%more) %i : index
+    } do {
+    ^bb0(%j: index):
+      %next = arith.addi %j, %c1 : index
+      scf.yield %next : index
+    }
+    kernel.return
+  }""",
+    "",
+    """  device.launch @kernels::@count on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c2, %c1, %c1) args()
+  %r = arith.constant 0 : index
+  func.return %r : index""",
+    "",
+    "index",
+)
+
 CASES = {
     "reverse": (REVERSE, [np.arange(16, dtype=np.int32)]),
     "faults": (FAULTS, []),
@@ -470,6 +494,7 @@ CASES = {
         np.array([1.0], np.float32), np.array([0, 1, 0, 7], np.int32), np.array([-5, 1], np.int64)
     ]),
     "printf": (PRINTF, []),
+    "while": (WHILE, []),
 }  # fmt: skip
 
 
