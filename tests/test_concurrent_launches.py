@@ -218,3 +218,49 @@ module attributes {gpu.container_module} {
     n, out = devplan.execute(module, [], entry="main", kernel_backend="numba").outputs
     assert n[0] == 512 * 256
     assert np.array_equal(np.sort(out), np.arange(512 * 256))
+
+
+BARRIER_AND_WHILE = """
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @halve(%out: memref<4xi32>) kernel {
+      %t = gpu.thread_id x
+      %c1 = arith.constant 1 : i32
+      %c40 = arith.constant 40 : i32
+      gpu.barrier
+      %n = scf.while (%v = %c40) : (i32) -> i32 {
+        %big = arith.cmpi sgt, %v, %c1 : i32
+        scf.condition(%big) %v : i32
+      } do {
+      ^bb0(%w: i32):
+        %half = arith.shrsi %w, %c1 : i32
+        scf.yield %half : i32
+      }
+      memref.store %n, %out[%t] : memref<4xi32>
+      gpu.return
+    }
+  }
+  func.func @main() -> memref<4xi32> {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %out = memref.alloc() : memref<4xi32>
+    %d = gpu.alloc () : memref<4xi32>
+    gpu.launch_func @k::@halve blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%d : memref<4xi32>)
+    gpu.memcpy %out, %d : memref<4xi32>, memref<4xi32>
+    gpu.dealloc %d : memref<4xi32>
+    return %out : memref<4xi32>
+  }
+}
+"""
+
+
+def test_scf_while_in_a_kernel_with_barriers_runs_on_numpy_and_is_refused_on_numba() -> None:
+    module = devplan.parse(BARRIER_AND_WHILE)
+    devplan.apply(module, "convert-gpu-to-device")
+    (out,) = devplan.execute(module, [], entry="main", kernel_backend="numpy").outputs
+    assert out.tolist() == [1, 1, 1, 1]
+    with pytest.raises(KernelError) as e:
+        run(BARRIER_AND_WHILE, [], "numba")
+    first = str(e.value).splitlines()[0]
+    assert f":{line_of(BARRIER_AND_WHILE, 'scf.while')}:7: error: in kernel @halve:" in first
+    assert "'scf.while' in a kernel with barriers or shared memory is not supported by the numba backend (use --kernel-backend numpy)" in first

@@ -112,6 +112,12 @@ class NumpySource(SourceWriter):
         params = [self.v(p) for p in kernel.params]
         self.lines.append("def run(grid, block, args):")
         self.emit(f"({''.join(p + ', ' for p in params)}) = args")
+        if kernel.has_while:
+            # Every launch of a kernel that may loop forever runs under the watchdog (one
+            # limit for the launch, whatever its number of boxes).
+            self.namespace["watchdog"] = watchdog
+            self.emit("with watchdog.watching() as W:")
+            self.depth += 1
         if kernel.per_block:
             shared_bytes = 0
             for alloc in kernel.shared:
@@ -133,11 +139,6 @@ class NumpySource(SourceWriter):
             # Blocks without shared memory or barriers are independent too: a grid of
             # more lanes than one box holds runs a box at a time (bounded memory).
             self.emit("for L in lanes.boxes(grid, block, 0):")
-            self.depth += 1
-        if kernel.has_while:
-            # Every launch of a kernel that may loop forever runs under the watchdog.
-            self.namespace["watchdog"] = watchdog
-            self.emit("with watchdog.watching() as W:")
             self.depth += 1
         self.emit("m0 = None")
         self.emit("F0 = lanes.Faults(K, L, None)")

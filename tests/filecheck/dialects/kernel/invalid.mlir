@@ -29,7 +29,7 @@ kernel.module @k target #target.target<"cuda"> {
 
 kernel.module @k target #target.target<"cuda"> {
   kernel.func @f(%n: index) {
-    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'memref.alloc' is not allowed in kernel.func @f; kernel bodies may use arith.*, math.*, memref.load, memref.store, memref.dim, memref.atomic_rmw, scf.for, scf.if, scf.yield, kernel.return, kernel.thread_id, kernel.block_id, kernel.block_dim, kernel.grid_dim, kernel.barrier, kernel.alloc_shared, kernel.printf, kernel.assert
+    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'memref.alloc' is not allowed in kernel.func @f; kernel bodies may use arith.*, math.*, memref.load, memref.store, memref.dim, memref.atomic_rmw, scf.for, scf.if, scf.while, scf.condition, scf.yield, kernel.return, kernel.thread_id, kernel.block_id, kernel.block_dim, kernel.grid_dim, kernel.barrier, kernel.alloc_shared, kernel.printf, kernel.assert
     %m = memref.alloc() : memref<4xf32>
     kernel.return
   }
