@@ -5,8 +5,8 @@ of its own launch) changes. devplan runs the threads of a launch in an order of 
 choosing, and runs two launches at once only when they meet through atomics (see
 `streams.Scheduler`), so such a wait can be one that never ends. As GPU drivers do, a
 watchdog then stops the kernel: every launch of a kernel with an `scf.while` runs under
-a `Watch`, whose timer raises its flag after `DEVPLAN_KERNEL_TIMEOUT` seconds (default
-`DEFAULT_TIMEOUT`); each iteration of a loop reads the flag, and a loop that sees it
+a `Watch`, whose flag one monitor thread raises after `DEVPLAN_KERNEL_TIMEOUT` seconds
+(default `DEFAULT_TIMEOUT`); each iteration of a loop reads the flag, and a loop that sees it
 raised stops its kernel, which then fails with a located error at the loop
 (`timeout_error`). Launches that run together share one `Watch`: the scheduler raises
 its flag when one of them faults, so that the others, which may be waiting for the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -60,11 +61,9 @@ class Watch:
         self.flag = np.zeros(1, dtype=np.int64)
         """Non-zero: stop. Compiled loops read it atomically (`atomics.atomic_cas`)."""
         self.expired = False
-        """Whether the timer raised the flag (else a fault of another launch did)."""
+        """Whether the time ran out (else a fault of another launch raised the flag)."""
         self._flags: list[tuple[np.ndarray[Any, Any], int]] = [(self.flag, 0)]
         self._lock = threading.Lock()
-        self._timer = threading.Timer(self.timeout, self._expire)
-        self._timer.daemon = True
 
     def attach(self, array: np.ndarray[Any, Any], index: int) -> None:
         """Raise `array[index]` too when the flag is raised (a compiled kernel's flag)."""
@@ -73,7 +72,8 @@ class Watch:
             if self.flag[0]:
                 array[index] = 1
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
+        """The time is up: raise the flag as a timeout."""
         self.expired = True
         self.stop()
 
@@ -88,11 +88,11 @@ class Watch:
         return bool(self.flag[0])
 
     def __enter__(self) -> Watch:
-        self._timer.start()
+        _MONITOR.add(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
+        _MONITOR.remove(self)
 
     def error(
         self, kernel: Kernel, site: int, block: Sequence[int], thread: Sequence[int]
@@ -101,6 +101,49 @@ class Watch:
         if not self.expired:
             return StoppedError(f"kernel @{kernel.name} stopped: a launch running with it faulted")
         return timeout_error(kernel, site, self.timeout, block, thread)
+
+
+class _Monitor:
+    """One thread for every `Watch` of the process: it raises the flag of each watch
+    whose time is up. (A `threading.Timer` per launch costs a thread start, about 0.2 ms;
+    registering here costs a lock.)"""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._deadlines: dict[Watch, float] = {}
+        self._until: float | None = None
+        """The time the thread sleeps until (None: until woken)."""
+        self._thread: threading.Thread | None = None
+
+    def add(self, watch: Watch) -> None:
+        deadline = time.monotonic() + watch.timeout
+        with self._cond:
+            self._deadlines[watch] = deadline
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="devplan kernel watchdog", daemon=True
+                )
+                self._thread.start()
+            elif self._until is None or deadline < self._until:
+                self._cond.notify()
+
+    def remove(self, watch: Watch) -> None:
+        with self._cond:
+            self._deadlines.pop(watch, None)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                for watch, deadline in list(self._deadlines.items()):
+                    if deadline <= now:
+                        del self._deadlines[watch]
+                        watch.expire()
+                self._until = min(self._deadlines.values(), default=None)
+                self._cond.wait(None if self._until is None else self._until - now)
+
+
+_MONITOR = _Monitor()
 
 
 def timeout_error(
@@ -138,7 +181,7 @@ def shared(watch: Watch) -> Generator[Watch]:
 
 @contextmanager
 def watching() -> Generator[Watch]:
-    """The `Watch` of one launch: the shared one, else a new one with its timer running."""
+    """The `Watch` of one launch: the shared one, else a new one, watched."""
     watch = current()
     if watch is not None:
         yield watch
