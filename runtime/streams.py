@@ -600,6 +600,8 @@ class Scheduler:
     def _execute(self, token: Token, queued: bool = True) -> None:
         if queued and token.atomics:
             partners = self._atomic_partners(token)
+            if token.done:
+                return  # a partner's predecessor ran with it
             if partners:
                 self._execute_together([token, *partners])
                 return
@@ -663,8 +665,12 @@ class Scheduler:
             for memory in member.atomics:
                 for queue in list(self._pending.get(_key(memory), {}).values()):
                     for other, _ in list(queue):
-                        if other in group or other.done or memory not in other.atomics:
-                            continue
+                        if (
+                            other.done
+                            or any(other is m for m in group)
+                            or not any(memory is m for m in other.atomics)
+                        ):
+                            continue  # (memory may be an array: compared by identity)
                         if any(self._ordered(m, other) or self._ordered(other, m) for m in group):
                             continue
                         group.append(other)

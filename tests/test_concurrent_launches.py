@@ -264,3 +264,20 @@ def test_scf_while_in_a_kernel_with_barriers_runs_on_numpy_and_is_refused_on_num
     first = str(e.value).splitlines()[0]
     assert f":{line_of(BARRIER_AND_WHILE, 'scf.while')}:7: error: in kernel @halve:" in first
     assert "'scf.while' in a kernel with barriers or shared memory is not supported by the numba backend (use --kernel-backend numpy)" in first
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_launches_meeting_in_registered_host_memory_run_at_once(
+    backend: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The counter is a host array (gpu.host_register) rather than a device buffer.
+    source = PROGRAM.replace(
+        "%turn = gpu.alloc host_shared () : memref<i32>",
+        "%turn = memref.alloc() : memref<i32>\n"
+        "    %cast = memref.cast %turn : memref<i32> to memref<*xi32>\n"
+        "    gpu.host_register %cast : memref<*xi32>",
+    ).replace("gpu.dealloc %turn : memref<i32>", "memref.dealloc %turn : memref<i32>")
+    assert "gpu.host_register" in source
+    assert "memref.dealloc %turn" in source
+    run(source, [0, 2, 1, 2], backend)
+    assert capsys.readouterr().out == "2\n"
