@@ -281,3 +281,56 @@ def test_launches_meeting_in_registered_host_memory_run_at_once(
     assert "memref.dealloc %turn" in source
     run(source, [0, 2, 1, 2], backend)
     assert capsys.readouterr().out == "2\n"
+
+
+# Thread 0 waits for a flag thread 1 sets before its own wait: the threads of one launch.
+SAME_LAUNCH = """
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @wait_for_neighbour(%flag: memref<i32>) kernel {
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : i32
+      %zero = arith.constant 0 : i32
+      %second = arith.cmpi ne, %t, %c0 : index
+      scf.if %second {
+        %old = memref.atomic_rmw assign %c1, %flag[] : (i32, memref<i32>) -> i32
+      }
+      scf.while : () -> () {
+        %now = memref.atomic_rmw addi %zero, %flag[] : (i32, memref<i32>) -> i32
+        %waiting = arith.cmpi eq, %now, %zero : i32
+        scf.condition(%waiting)
+      } do {
+        scf.yield
+      }
+      gpu.return
+    }
+  }
+  func.func @main() {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %flag = gpu.alloc host_shared () : memref<i32>
+    memref.store %c0, %flag[] : memref<i32>
+    gpu.launch_func @k::@wait_for_neighbour blocks in (%c1, %c1, %c1) threads in (%c2, %c1, %c1) args(%flag : memref<i32>)
+    gpu.dealloc %flag : memref<i32>
+    return
+  }
+}
+"""
+
+
+def test_a_thread_waiting_for_a_later_thread_of_its_launch_ends_only_in_lockstep(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The NumPy backend runs the lanes op by op (thread 1's store comes before either
+    # wait); the Numba backend runs thread 0 to its end first, so it waits forever and
+    # the watchdog names it.
+    monkeypatch.setenv("DEVPLAN_KERNEL_TIMEOUT", "0.3")
+    run(SAME_LAUNCH, [], "numpy")
+    with pytest.raises(KernelError) as e:
+        run(SAME_LAUNCH, [], "numba")
+    first = str(e.value).splitlines()[0]
+    assert f":{line_of(SAME_LAUNCH, 'scf.while')}:7: error: in kernel @wait_for_neighbour:" in first
+    assert "was still looping after 0.3 s" in first
+    assert first.endswith("(block (0, 0, 0), thread (0, 0, 0))")
