@@ -570,7 +570,8 @@ def lookup_kernel(op: Operation, symbol_ref: SymbolRefAttr) -> KernelFuncOp | No
 
 
 def stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
-    """Indices of the kernel's memref parameters that some `memref.store` writes.
+    """Indices of the kernel's memref parameters that some `memref.store` or
+    `memref.atomic_rmw` writes.
 
     What a launch of `kernel` may write: the executor orders launches by it and
     `elide-copies` reads it as the launch's write effects (kernel bodies reach memory
@@ -579,9 +580,29 @@ def stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
     params: dict[SSAValue, int] = {arg: i for i, arg in enumerate(kernel.body.block.args)}
     stored: set[int] = set()
     for op in kernel.walk():
-        if isinstance(op, memref.StoreOp) and op.memref in params:
+        if isinstance(op, memref.StoreOp | memref.AtomicRMWOp) and op.memref in params:
             stored.add(params[op.memref])
     return tuple(sorted(stored))
+
+
+def atomic_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
+    """Indices of the memref parameters the kernel touches only through
+    `memref.atomic_rmw` (and `memref.dim`): two unordered launches that meet only in
+    such memory do not race, and the executor may run them at once."""
+    params: dict[SSAValue, int] = {arg: i for i, arg in enumerate(kernel.body.block.args)}
+    atomic: set[int] = set()
+    other: set[int] = set()
+    for op in kernel.walk():
+        if isinstance(op, memref.AtomicRMWOp):
+            if op.memref in params:
+                atomic.add(params[op.memref])
+            used = [o for o in op.operands if o is not op.memref]
+        elif isinstance(op, memref.DimOp):
+            used = [o for o in op.operands if o is not op.source]
+        else:
+            used = list(op.operands)
+        other.update(params[o] for o in used if o in params)
+    return tuple(sorted(atomic - other))
 
 
 __all__ = [
@@ -601,12 +622,14 @@ __all__ = [
     "PrintfOp",
     "ReturnOp",
     "ThreadIdOp",
+    "atomic_arguments",
     "is_kernel_param_type",
     "known_sizes",
     "launch_size_conflict",
     "lookup_kernel",
     "stored_arguments",
 ]
+
 
 @irdl_op_definition
 class PrintfOp(IRDLOperation):

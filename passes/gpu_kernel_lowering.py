@@ -28,9 +28,10 @@ Invariant: every op added is an `arith`/`memref`/`scf` op or a `gpu` index query
 barrier, which the rest of the conversion maps to the kernel dialect.
 
 Unhandled (a located error): a `gpu.subgroup_reduce` with a cluster stride, a
-reduction region of several blocks, unstructured control flow (above), and a spin-wait
-(an `scf.while` that carries no values and has an empty body: it waits for another
-thread or kernel to make progress, which devplan does not promise).
+reduction region of several blocks and unstructured control flow (above). An `scf.while`
+that waits for memory another kernel changes (a spin-wait) is converted: the scheduler
+runs unordered launches that meet through atomics at once, and the kernels' watchdog
+(`runtime/kernels/watchdog.py`) stops a wait that does not end.
 """
 
 from __future__ import annotations
@@ -466,32 +467,10 @@ def lower_side_effects(body: Region, function: str) -> None:
         Rewriter.replace_op(op, new)
 
 
-def refuse_spin_waits(body: Region) -> None:
-    """A loop that carries no values and does nothing in its body but test memory
-    (`scf.while : () -> () {... scf.condition} do { scf.yield }`) waits for another
-    thread or kernel to change that memory. devplan runs launches one after another
-    and runs the threads of a launch in an order of its choosing, so such a loop might
-    never end: refuse it here, with that reason, rather than as just another op the
-    backends lack."""
-    for op in body.walk():
-        if not isinstance(op, scf.WhileOp) or op.arguments or op.res:
-            continue
-        after = op.after_region.blocks.first
-        if after is not None and all(isinstance(o, scf.YieldOp) for o in after.ops):
-            raise error_at(
-                op,
-                "this scf.while waits for memory that another thread or kernel changes "
-                "(it carries no values and its body does nothing); devplan runs launches "
-                "one after another and does not promise that threads make progress "
-                "independently, so the wait might never end",
-            )
-
-
 def lower_kernel_body(
     func: Operation, body: Region, name: str, max_threads: int, warp_size: int
 ) -> None:
     """Phases 1-3 on the body of the kernel `name`."""
-    refuse_spin_waits(body)
     structurize(body, func)
     entry = body.blocks.first
     assert entry is not None
@@ -508,4 +487,4 @@ def lower_kernel_body(
     lower_side_effects(body, name)
 
 
-__all__ = ["assertion_origin", "lower_kernel_body", "refuse_spin_waits", "structurize"]
+__all__ = ["assertion_origin", "lower_kernel_body", "structurize"]

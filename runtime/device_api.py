@@ -556,11 +556,14 @@ class DeviceAPI(ABC):
         stream: Stream | None = None,
         wait_for: Sequence[Token] = (),
         writes: Iterable[int] | None = None,
+        atomics: Iterable[int] = (),
     ) -> Token:
         """Queue `kernel(views)` on a stream of `device`; `seconds` is its cost-model time.
 
         Buffer arguments become device views when the kernel runs; `writes` are the
-        indices of the arguments it may write (all buffer arguments when None).
+        indices of the arguments it may write (all buffer arguments when None), `atomics`
+        of those it touches only through atomic read-modify-writes (launches meeting
+        only there do not race, and run at once: see `Scheduler`).
         """
         if device is not self.device and device != self.device:
             self._check_device(device, f"launch of {name}")
@@ -577,6 +580,8 @@ class DeviceAPI(ABC):
         )
         reads: list[tuple[object, Name]] = []
         write_set: list[tuple[object, Name]] = []
+        atomic_set = set(atomics)
+        atomic: list[object] = []
         for i, arg in enumerate(args):
             if isinstance(arg, Buffer):
                 if arg.freed_at is not None:
@@ -599,6 +604,8 @@ class DeviceAPI(ABC):
             reads.append(access)
             if written is None or i in written:
                 write_set.append(access)
+            if i in atomic_set:
+                atomic.append(access[0])
 
         def effect() -> None:
             # The arguments were checked at submission, and a buffer is freed only after
@@ -609,7 +616,7 @@ class DeviceAPI(ABC):
         return self.scheduler.submit(
             self._stream_for(stream, f"launch of {name}"), "kernel", name, effect,
             reads=reads, writes=write_set, wait_for=wait_for, seconds=seconds,
-            blocking=stream is None,
+            blocking=stream is None, atomics=atomic,
         )  # fmt: skip
 
     def kernel_views(self, name: str, args: Sequence[KernelArg]) -> list[Any]:

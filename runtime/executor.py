@@ -76,6 +76,7 @@ from ..dialects.kernel import (
     AllocSharedOp,
     KernelFuncOp,
     KernelModuleOp,
+    atomic_arguments,
     known_sizes,
     launch_size_conflict,
     stored_arguments,
@@ -100,6 +101,7 @@ from .host import (
     to_numpy_scalar,
     wrapper,
 )
+from .kernels.watchdog import StoppedError
 from .semantics import narrow_ufuncs
 from .system import System
 
@@ -142,6 +144,9 @@ class Execution:
         self.system = system
         self.apis: dict[Device, DeviceAPI] = {}
         self.streams: dict[tuple[Device, str], Stream] = {}
+        self.atomic_streams: dict[Device, list[Stream]] = {}
+        """Per device, the streams of async launches of kernels with atomics
+        (`unordered_stream`)."""
         self.freed_host: dict[int, tuple[np.ndarray[Any, Any], str]] = {}
         """Host arrays freed by memref.dealloc (kept alive so their ids stay unique)."""
         self.max_threads: dict[Device, float] = {}
@@ -177,6 +182,21 @@ class Execution:
         if stream is None:
             stream = self.api(device, op).create_stream(device)
             self.streams[(device, purpose)] = stream
+        return stream
+
+    def unordered_stream(self, device: Device, wait_for: Sequence[Token], op: Operation) -> Stream:
+        """A stream for an async launch of a kernel with atomic arguments, which orders it
+        after nothing but `wait_for` (MLIR's `gpu.launch_func async` is ordered only by
+        its tokens): a stream whose last operation has run or is waited for, else a new
+        one. Launches that meet only through atomics can then run at once (see
+        `Scheduler`); other async launches share one stream per device, as before."""
+        pool = self.atomic_streams.setdefault(device, [])
+        for stream in pool:
+            last = stream.last
+            if last is None or last.done or any(last is t for t in wait_for):
+                return stream
+        stream = self.api(device, op).create_stream(device)
+        pool.append(stream)
         return stream
 
 
@@ -315,9 +335,9 @@ class Program:
             )
         return compile_(self, op)
 
-    def kernel(self, op: dev.LaunchOp) -> tuple[CompiledKernel, tuple[int, ...]]:
-        """The launch's kernel compiled for this program's backend, and the indices of
-        the arguments it stores to."""
+    def kernel(self, op: dev.LaunchOp) -> tuple[CompiledKernel, tuple[int, ...], tuple[int, ...]]:
+        """The launch's kernel compiled for this program's backend, the indices of the
+        arguments it writes, and of those it touches only through atomics."""
         from .kernels import compile_kernel
 
         key = str(op.kernel)
@@ -325,7 +345,7 @@ class Program:
         compiled = self.kernels.get(key)
         if compiled is None:
             compiled = self.kernels[key] = compile_kernel(found, self.kernel_backend)
-        return compiled, stored_arguments(found)
+        return compiled, stored_arguments(found), atomic_arguments(found)
 
     def entry_facts(self, function: func.FuncOp) -> tuple[tuple[bool, ...], tuple[str, ...]]:
         """Per argument of the entry `function`: whether host code only reads it
@@ -790,9 +810,34 @@ class _LaunchSite:
     same arguments reuses while no buffer of the device is freed."""
 
     __slots__ = (
-        "api", "block", "cost", "device", "device_name", "ex", "frees", "grid", "host_frees",
-        "kernel", "key", "known", "label", "limit", "located", "model", "name", "now", "op",
-        "repeatable", "run", "scheduler", "seconds", "stream", "totals", "views", "writes",
+        "api",
+        "atomics",
+        "block",
+        "cost",
+        "device",
+        "device_name",
+        "ex",
+        "frees",
+        "grid",
+        "host_frees",
+        "kernel",
+        "key",
+        "known",
+        "label",
+        "limit",
+        "located",
+        "model",
+        "name",
+        "now",
+        "op",
+        "repeatable",
+        "run",
+        "scheduler",
+        "seconds",
+        "stream",
+        "totals",
+        "views",
+        "writes",
     )  # fmt: skip
 
     def __init__(
@@ -815,7 +860,7 @@ class _LaunchSite:
         self.label = label
         self.cost = cost
         self.located = located
-        self.kernel, self.writes = p.kernel(op)
+        self.kernel, self.writes, self.atomics = p.kernel(op)
         self.run = self.kernel.run_unchecked
         self.api = ex.api(device, op)
         backend = ex.program.kernel_backend
@@ -902,11 +947,17 @@ class _LaunchSite:
                 # The run holds np.errstate(all="ignore") until its teardown, the last
                 # moment a kernel can run, so the kernel need not enter it again.
                 kernel.launch(g, b, views)
+            except StoppedError:
+                raise  # not a fault of its own: the scheduler reports the one that was
             except DevplanError as e:
                 raise located(e) from None
 
         api = self.api
         immediate = self.stream is None and not self.scheduler.queued
+        wait_for: Sequence[Token] = [f[d] for d in deps] if deps else ()
+        stream = self.stream
+        if stream is not None and self.atomics:
+            stream = ex.unordered_stream(self.device, wait_for, op)
         try:
             token = api.launch(
                 self.device,
@@ -914,9 +965,10 @@ class _LaunchSite:
                 values,
                 name=self.label,
                 seconds=self.seconds,
-                stream=self.stream,
-                wait_for=[f[d] for d in deps] if deps else (),
+                stream=stream,
+                wait_for=wait_for,
                 writes=self.writes,
+                atomics=self.atomics,
             )
         except DevplanError as e:
             raise _at(op, e) from None

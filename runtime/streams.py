@@ -20,6 +20,16 @@ write against its reads, any access against its writes) must be ordered after it
 otherwise the two are a race and `RaceError` names both. Happens-before is decided
 by vector clocks (one entry per stream), so the check costs O(streams) per buffer.
 
+Launches that run at once: a kernel token may name memory it touches only through
+atomic read-modify-writes (`atomics`). Two unordered tokens that meet only in such memory
+do not race; either may wait for the other there (a spin-wait on a counter), so neither
+may run to completion first. When such a token is to run, the scheduler gathers the
+pending tokens unordered with it that share such memory with it (and theirs, in turn),
+runs their predecessors, and runs them all at once, one OS thread each, joining all of
+them (`_execute_together`) under one watchdog (`kernels/watchdog.py`): when one faults,
+the loops of the others stop, and the fault of the first in program order is raised.
+Every other token runs alone, in the deterministic order above, with its race checks.
+
 Cost: most operations of a program are blocking ones on an idle stream (nothing they
 wait for is pending). Such a token runs at once, without entering the pending tables;
 when nothing at all is pending (`Scheduler.queued == 0`) its race check and the host's
@@ -46,6 +56,7 @@ kernel time is given by the caller (the executor asks the same `CostModel`).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -124,8 +135,8 @@ class Token:
     """One queued operation; waiting on it waits for it and everything ordered before it."""
 
     __slots__ = (
-        "_label", "_slices", "clock", "done", "effect", "end", "hops", "id", "kind", "nbytes",
-        "preds", "reads", "seq", "spans", "start", "stream", "wall_seconds", "writes",
+        "_label", "_slices", "atomics", "clock", "done", "effect", "end", "hops", "id", "kind",
+        "nbytes", "preds", "reads", "seq", "spans", "start", "stream", "wall_seconds", "writes",
     )  # fmt: skip
 
     def __init__(
@@ -142,6 +153,7 @@ class Token:
         effect: Callable[[], None] | None,
         nbytes: int = 0,
         hops: tuple[Hop, ...] = (),
+        atomics: tuple[object, ...] = (),
     ) -> None:
         self.id = id
         self.kind: TokenKind = kind
@@ -156,6 +168,8 @@ class Token:
         self.preds = preds
         self.reads = reads
         self.writes = writes
+        self.atomics = atomics
+        """Memory among `reads`/`writes` it touches only through atomic read-modify-writes."""
         self.effect = effect
         self.start = 0.0
         self.end = 0.0
@@ -378,10 +392,12 @@ class Scheduler:
         hops: Sequence[Hop] = (),
         nbytes: int = 0,
         blocking: bool = False,
+        atomics: Sequence[object] = (),
     ) -> Token:
         """Queue an operation; with `blocking`, run it (and what it needs) before returning.
 
-        Each memory in `reads`/`writes` comes with its `Name` for race messages.
+        Each memory in `reads`/`writes` comes with its `Name` for race messages; `atomics`
+        are those of them it touches only through atomic read-modify-writes.
         """
         if stream.freed:
             raise StreamError(f"stream {stream.name} was freed; create a new stream")
@@ -404,6 +420,7 @@ class Scheduler:
         token = Token(
             self.submitted, kind, label, stream, seq, clock, preds,
             tuple(m for m, _ in reads), tuple(m for m, _ in writes), effect, nbytes, tuple(hops),
+            tuple(atomics),
         )  # fmt: skip
         self._schedule(token, stream, wait_for, seconds, hops)
         self._keep(token)
@@ -581,6 +598,13 @@ class Scheduler:
             self.wait(token)
 
     def _execute(self, token: Token, queued: bool = True) -> None:
+        if queued and token.atomics:
+            partners = self._atomic_partners(token)
+            if token.done:
+                return  # a partner's predecessor ran with it
+            if partners:
+                self._execute_together([token, *partners])
+                return
         if queued:
             head = token.stream.queue.popleft()
             assert head is token, "a stream's tokens run in order"
@@ -594,41 +618,139 @@ class Scheduler:
         finally:
             self.current = None
             token.wall_seconds = time.perf_counter() - began
-            token.done = True
-            self.totals.ran(token)
-            if queued:
-                self.queued -= 1
-                for key in {_key(m) for m in (*token.reads, *token.writes)}:
-                    queues = self._pending[key]
-                    queue = queues[token.stream]
-                    # Tokens of one stream run in order, so this one is at the front.
-                    if queue and queue[0][0] is token:
-                        queue.popleft()
-                    if not queue:
-                        # Nothing pending touches it on this stream (or at all): its
-                        # entries go, so a long run keeps none for memory it is done with.
-                        del queues[token.stream]
-                        if not queues:
-                            del self._pending[key]
-                            self._names.pop(key, None)
-            # A finished token is kept for the report only: what it ran, what it waited
-            # for and touched, and its clock (see `_pending_predecessors`) are no longer
-            # needed. Dropping them keeps a long run's tokens small and cheap for the
-            # garbage collector to scan.
-            token.effect = None
-            token.preds = _NOTHING
-            token.reads = token.writes = ()
-            token.clock = _NO_CLOCK
+            self._finish(token, queued)
+
+    def _finish(self, token: Token, queued: bool) -> None:
+        token.done = True
+        self.totals.ran(token)
+        if queued:
+            self.queued -= 1
+            for key in {_key(m) for m in (*token.reads, *token.writes)}:
+                queues = self._pending[key]
+                queue = queues[token.stream]
+                # Tokens of one stream run in order, so this one is at the front.
+                if queue and queue[0][0] is token:
+                    queue.popleft()
+                if not queue:
+                    # Nothing pending touches it on this stream (or at all): its
+                    # entries go, so a long run keeps none for memory it is done with.
+                    del queues[token.stream]
+                    if not queues:
+                        del self._pending[key]
+                        self._names.pop(key, None)
+        # A finished token is kept for the report only: what it ran, what it waited
+        # for and touched, and its clock (see `_pending_predecessors`) are no longer
+        # needed. Dropping them keeps a long run's tokens small and cheap for the
+        # garbage collector to scan.
+        token.effect = None
+        token.preds = _NOTHING
+        token.reads = token.writes = token.atomics = ()
+        token.clock = _NO_CLOCK
+
+    # -- launches that run at once -------------------------------------------------------
+
+    def _atomic_partners(self, token: Token) -> list[Token]:
+        """The pending tokens that must run at the same time as `token`: those not ordered
+        with it that touch some memory it touches only atomically, and only atomically
+        too (and, in turn, their partners). Either may wait for the other through that
+        memory (a spin-wait on a counter), so neither may run to completion first. Each
+        partner's predecessors are run first (none is ordered after `token`, or the
+        partner would be too)."""
+        group = [token]
+        found: list[Token] = []
+        i = 0
+        while i < len(group):
+            member = group[i]
+            i += 1
+            for memory in member.atomics:
+                for queue in list(self._pending.get(_key(memory), {}).values()):
+                    for other, _ in list(queue):
+                        if (
+                            other.done
+                            or any(other is m for m in group)
+                            or not any(memory is m for m in other.atomics)
+                        ):
+                            continue  # (memory may be an array: compared by identity)
+                        if any(self._ordered(m, other) or self._ordered(other, m) for m in group):
+                            continue
+                        group.append(other)
+                        found.append(other)
+        for other in found:
+            for pred in other.preds:
+                if not pred.done:
+                    self.wait(pred)
+        return [t for t in found if not t.done]
+
+    def _execute_together(self, tokens: list[Token]) -> None:
+        """Run the effects of `tokens` at once, one OS thread each, under one watchdog
+        (`kernels/watchdog.py`): a fault of one stops the others' loops. After all have
+        ended, the fault of the first in program order is raised (a kernel the watchdog
+        stopped because another faulted reports nothing of its own)."""
+        from .kernels import watchdog
+
+        tokens = sorted(tokens, key=lambda t: t.id)
+        for token in tokens:
+            head = token.stream.queue.popleft()
+            assert head is token, "a stream's tokens run in order"
+        for token in tokens:
+            self._check_race(token)
+        errors: list[BaseException | None] = [None] * len(tokens)
+        watch = watchdog.Watch()
+
+        def run(i: int, token: Token) -> None:
+            began = time.perf_counter()
+            with watchdog.shared(watch):
+                try:
+                    if token.effect is not None:
+                        token.effect()
+                except BaseException as e:  # reported below, on the scheduler's thread
+                    errors[i] = e
+                    if not isinstance(e, watchdog.StoppedError):
+                        watch.stop()
+                finally:
+                    token.wall_seconds = time.perf_counter() - began
+
+        self.current = tokens[0]
+        threads = [
+            threading.Thread(target=run, args=(i, t), name=f"devplan {t.label}", daemon=True)
+            for i, t in enumerate(tokens)
+        ]
+        try:
+            with watch:
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+        finally:
+            self.current = None
+            for token in tokens:
+                self._finish(token, True)
+        faults = [e for e in errors if e is not None]
+        first = next((e for e in faults if not isinstance(e, watchdog.StoppedError)), None)
+        if first is not None:
+            raise first
+        if faults:
+            raise faults[0]
 
     def _check_race(self, token: Token) -> None:
         written = {_key(m) for m in token.writes}
+        atomic = {_key(m) for m in token.atomics}
         for key in {_key(m) for m in (*token.reads, *token.writes)}:
             token_writes = key in written
             for stream, queue in self._pending.get(key, {}).items():
                 if stream is token.stream:
                     continue  # later tokens of its own stream are ordered after it
                 # The first conflicting token of a stream decides: the rest follow it.
-                found = next(((t, w) for t, w in queue if w or token_writes), None)
+                # Atomic updates on both sides do not conflict.
+                found = next(
+                    (
+                        (t, w)
+                        for t, w in queue
+                        if (w or token_writes)
+                        and not (key in atomic and any(_key(m) == key for m in t.atomics))
+                    ),
+                    None,
+                )
                 if found is not None and not self._ordered(token, found[0]):
                     other, both = found[0], token_writes and found[1]
                     name = self._names.get(key)

@@ -25,7 +25,7 @@ EXAMPLES = sorted(
     p.stem for p in (TESTS.parent / "examples").glob("*.mlir") if "func.func @main" in p.read_text()
 )
 CASES = [
-    "reverse", "faults", "divergent", "atomics", "printf", "cpu-backend-on-gpu", "ops",
+    "reverse", "faults", "divergent", "atomics", "printf", "while", "cpu-backend-on-gpu", "ops",
     "ops-gpu-spellings", "kernels", "fresh-memory",
 ]
 
@@ -83,12 +83,10 @@ def test_thread_and_block_ids_and_dims_on_three_axes(simulated: dict[str, Any]) 
     )
 
 
-def test_while_loops_and_index_switches_agree_with_the_numpy_backend(
-    simulated: dict[str, Any],
-) -> None:
-    assert_outputs_agree(simulated["while_switch"])
-    _, out = simulated["while_switch"]["numba-cuda"]["outputs"]
-    assert out == [-1, 1, 1, 333, 6, 20, 2, -1]
+def test_index_switches_agree_with_the_numpy_backend(simulated: dict[str, Any]) -> None:
+    assert_outputs_agree(simulated["index_switch"])
+    _, out = simulated["index_switch"]["numba-cuda"]["outputs"]
+    assert out == [1, 2, 333, 8, -1, 1 << 20, 7, -1]
 
 
 def test_atomics_agree_with_the_numpy_backend(simulated: dict[str, Any]) -> None:
@@ -125,6 +123,14 @@ def test_printf_is_a_located_refusal(simulated: dict[str, Any]) -> None:
         "KernelError: <string>:6:5: error: in kernel @hello: 'kernel.printf' is not "
         "supported by the numba-cuda backend"
     )
+
+
+def test_scf_while_is_a_located_refusal(simulated: dict[str, Any]) -> None:
+    assert simulated["while"]["numba-cuda"]["error"].startswith(
+        "KernelError: <string>:8:5: error: in kernel @count: 'scf.while' is not "
+        "supported by the numba-cuda backend"
+    )
+    assert "error" not in simulated["while"]["numpy"]
 
 
 def test_cpu_backend_on_memory_of_the_cuda_device_api_is_a_located_error(

@@ -96,6 +96,8 @@ OTHER_OPS = (
     "memref.atomic_rmw",
     "scf.for",
     "scf.if",
+    "scf.while",
+    "scf.condition",
     "scf.yield",
     "scf.while",
     "scf.condition",
@@ -216,6 +218,9 @@ class Kernel:
     name: str = ""
     names: dict[SSAValue, str] = field(default_factory=dict[SSAValue, str])
     has_barrier: bool = False
+    has_while: bool = False
+    """Whether it holds an `scf.while` (a loop that may not end: see `watchdog.py`)."""
+    has_atomics: bool = False
     shared: list[AllocSharedOp] = field(default_factory=list[AllocSharedOp])
     sites: list[Operation] = field(default_factory=list[Operation])
     """Ops that can fault at run time, indexed by the site number generated code passes."""
@@ -226,6 +231,10 @@ class Kernel:
             check_supported(self, op)
             if isinstance(op, BarrierOp):
                 self.has_barrier = True
+            elif op.name == "scf.while":
+                self.has_while = True
+            elif op.name == "memref.atomic_rmw":
+                self.has_atomics = True
             elif isinstance(op, AllocSharedOp):
                 self.shared.append(op)
 

@@ -28,10 +28,11 @@ the per-thread code; what differs on a GPU is the scaffolding around it, overrid
   the kind and type, else a compare-and-swap loop on 32/64-bit integers.
 
 Not handled (a located error when compiling): `kernel.printf` and `kernel.assert` (CUDA
-Python has no formatted printf and compiles `assert` only in debug builds), f16, atomics
-on i1/i8/i16 and float atomics other than addf, maxnumf and minnumf. The fault reported for
-a kernel whose threads fault at different barrier phases of one block may differ from the
-CPU backends' (they run phase by phase; a GPU reports the lowest faulting thread).
+Python has no formatted printf and compiles `assert` only in debug builds), `scf.while`,
+f16, atomics on i1/i8/i16 and float atomics other than addf, maxnumf and minnumf. The
+fault reported for a kernel whose threads fault at different barrier phases of one block
+may differ from the CPU backends' (they run phase by phase; a GPU reports the lowest
+faulting thread).
 
 Kernels launch on whatever arrays they get: `numba.cuda` device arrays (the memory of a
 device whose DeviceAPI is `cuda`), or NumPy arrays, which numba copies to the GPU and back
@@ -294,6 +295,12 @@ class CudaSource(NumbaSource):
                 f"'{op.name}' is not supported by the numba-cuda backend (CUDA Python has "
                 "no formatted printf and keeps assert only in debug builds); use the numpy "
                 "or numba backend",
+            )
+        if op.name == "scf.while":
+            raise self.error(
+                op,
+                "'scf.while' is not supported by the numba-cuda backend (its watchdog and "
+                "stop flag are the CPU backends'); use the numpy or numba backend",
             )
         if op.name in ("scf.if", "scf.for") and contains_barrier(op):
             self.check_uniform(op)

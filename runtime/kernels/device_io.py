@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -171,7 +172,7 @@ def atomic_rmw_lanes(
 ) -> Any:
     """`memref.atomic_rmw` over a box of lanes: one lane after another in lane order,
     each reading the value the previous one left; each lane gets the value it read."""
-    from .lanes import _report_oob, arr  # pyright: ignore[reportPrivateUsage]
+    from .lanes import arr  # pyright: ignore[reportPrivateUsage]
 
     lanes, mask = faults.lanes, faults.mask
     shape = lanes.shape
@@ -179,6 +180,23 @@ def atomic_rmw_lanes(
     values = np.broadcast_to(np.asarray(arr(value)), shape)
     active = np.ones(shape, bool) if mask is None else np.broadcast_to(np.asarray(mask), shape)
     out = np.zeros(shape, mem.dtype)
+    with ATOMIC_LOCK:  # launches running at once (Python threads) update it in turn
+        _atomic_lanes(faults, site, buffer, mem, indices, values, active, out, kind)
+    return out
+
+
+ATOMIC_LOCK = threading.Lock()
+"""Held by each `atomic_rmw_lanes`: the GIL lets two launches' Python threads interleave
+between a lane's read and its write."""
+
+
+def _atomic_lanes(
+    faults: Any, site: int, buffer: Any, mem: Any, indices: Any, values: Any, active: Any,
+    out: Any, kind: str,
+) -> None:  # fmt: skip
+    from .lanes import _report_oob  # pyright: ignore[reportPrivateUsage]
+
+    lanes, shape = faults.lanes, faults.lanes.shape
     for pos in np.argwhere(active):
         lane = tuple(pos)
         at = tuple(int(i[lane]) for i in indices)
@@ -188,7 +206,6 @@ def atomic_rmw_lanes(
             )
         out[lane] = mem[at]
         mem[at] = atomic_combine(kind, mem[at], values[lane], mem.dtype)
-    return out
 
 
 def _only(shape: tuple[int, ...], lane: tuple[int, ...]) -> Any:

@@ -69,7 +69,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from ...diagnostics import diagnostic_at
 from ...dialects.kernel import AssertOp, PrintfOp
 from .. import semantics
-from . import device_io, kernel_cache
+from . import device_io, kernel_cache, watchdog
+from .atomics import atomic_cas
 from .common import (
     BARRIER_MESSAGE,
     BIT_OPS,
@@ -102,12 +103,15 @@ _BACKEND_VERSION = hashlib.sha256(
 """Changes with the source of the kernel backends and of `semantics`: part of the key of
 cached kernels (which is the kernel's IR, not the code generated from it)."""
 
-_JIT = "@njit(cache=CACHE, error_model='numpy')"
+_JIT = "@njit(cache=CACHE, error_model='numpy', nogil=True)"
 # Every function of a kernel is compiled with IEEE float division (inf, nan); integer
-# division by zero is checked explicitly.
+# division by zero is checked explicitly. Without the GIL, launches the scheduler runs at
+# once really run at once, and the watchdog's timer thread runs while a kernel loops.
 
-_FAULT, _OOB = 1, 2
-_ERR_SIZE = 16  # kind, site, block xyz, thread xyz, then up to 8 index/detail values
+_FAULT, _OOB, _STOP = 1, 2, 3
+_ERR_SIZE = 17  # kind, site, block xyz, thread xyz, up to 8 index/detail values, stop flag
+_STOP_FLAG = 16
+"""The slot of the error vector the watchdog raises (`watchdog.Watch.attach`)."""
 
 _EXACT_FLOAT = {
     "arith.addf": "{0} + {1}",
@@ -386,8 +390,8 @@ class NumbaSource(SourceWriter):
         if name == "memref.atomic_rmw":
             self.atomic_rmw(op)
             return
-        if name == "scf.yield":
-            raise AssertionError("scf.yield is emitted by its parent")  # pragma: no cover
+        if name in ("scf.yield", "scf.condition"):
+            raise AssertionError(f"{name} is emitted by its parent")  # pragma: no cover
         emit = {
             "scf.if": self.thread_if,
             "scf.for": self.thread_for,
@@ -448,21 +452,22 @@ class NumbaSource(SourceWriter):
         self.depth -= 1
 
     def atomic_rmw(self, op: Operation) -> None:
-        """`memref.atomic_rmw`: threads run one after another, so a read, the combined
-        value and a write (through `device_io.atomic_combine`'s rules) are atomic."""
+        """`memref.atomic_rmw`: read, combine (through `device_io.atomic_combine`'s rules)
+        and swap in with a hardware compare-and-swap (`atomics.atomic_cas`), again until
+        no other thread wrote the element in between: blocks running in parallel and
+        launches running at once update it atomically."""
         value, mem, *idx = (self.v(o) for o in op.operands)
         if narrow_format(op.operands[0].type):
             raise self.error(
                 op, "'memref.atomic_rmw' on f16 or bf16 is not supported by the numba backend"
             )
         self.check_index(op, mem, idx, op.operands[1])
+        self.namespace["atomic_cas"] = atomic_cas
         kind = device_io.atomic_kind(op)
         index = ", ".join(idx) if idx else "()"
         old = self.v(op.results[0])
+        raw = self.fresh("raw")
         width = int_width(op.results[0].type)
-        self.emit(f"{old} = {mem}[{index}]")
-        if width not in (None, 1):
-            self.emit(f"{old} = np.int64({old})")
         combined = {
             "addf": f"{old} + {value}",
             "addi": f"{old} + {value}",
@@ -484,7 +489,14 @@ class NumbaSource(SourceWriter):
             )
         if width is not None and width > 1:
             combined = _wrap(combined, width)
-        self.emit(f"{mem}[{index}] = {combined}")
+        self.emit("while True:")
+        self.depth += 1
+        self.emit(f"{raw} = {mem}[{index}]")
+        self.emit(f"{old} = np.int64({raw})" if width not in (None, 1) else f"{old} = {raw}")
+        at = f"({index}{',' if len(idx) == 1 else ''})"
+        self.emit(f"if atomic_cas({mem}, {at}, {raw}, {combined}):")
+        self.emit("    break")
+        self.depth -= 1
 
     @property
     def calls_back(self) -> bool:
@@ -554,12 +566,18 @@ class NumbaSource(SourceWriter):
 
     def thread_while(self, op: Operation) -> None:
         """`scf.while` as a Python `while True` whose exit is the `scf.condition`: each
-        thread loops as often as its own condition says."""
+        thread loops as often as its own condition says. Before each run of the body, the
+        thread reads the watchdog's flag (`watchdog.py`): raised, it stops the kernel at
+        the loop."""
+        self.namespace["atomic_cas"] = atomic_cas
+        site = self.site(op)
         before, after = op.regions[0].block, op.regions[1].block
         for result in op.results:
             self.emit(f"{self.v(result)} = {self.zero(result.type)}")
         for arg, init in zip(before.args, op.operands, strict=True):
             self.emit(f"{self.v(arg)} = {self.v(init)}")
+        stopping = self.fresh("stopping")
+        self.emit(f"{stopping} = False")
         self.emit("while True:")
         self.depth += 1
         ops = list(before.ops)
@@ -571,6 +589,18 @@ class NumbaSource(SourceWriter):
             self.emit(f"{self.v(result)} = {self.v(value)}")
         self.emit(f"if not {self.v(cond)}:")
         self.emit("    break")
+        # Polled when the loop goes round again; the loop stops only if it still goes
+        # round once it has seen the flag: it then has seen every write the launch that
+        # faulted made before its fault, so whether it leaves (and meets faults of its
+        # own) does not depend on how the launches interleave.
+        self.emit(f"if not atomic_cas(err, ({_STOP_FLAG},), 0, 0):")
+        self.depth += 1
+        self.emit(f"if {stopping}:")
+        self.depth += 1
+        self.fault(site, _STOP)
+        self.depth -= 1
+        self.emit(f"{stopping} = True")
+        self.depth -= 1
         for arg, result in zip(after.args, op.results, strict=True):
             self.emit(f"{self.v(arg)} = {self.v(result)}")
         ops, yielded = self.region_ops(after)
@@ -1285,7 +1315,7 @@ def _reporter(failures: list[str], op: Operation, kernel: str) -> Callable[[], N
     return report
 
 
-def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
+def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:  # noqa: C901
     """A run(grid, block, args) launcher of `kernel` compiled with Numba, and its source.
 
     The functions are loaded from the on-disk kernel cache (`kernel_cache`) when it is
@@ -1310,7 +1340,11 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
         exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
     jitted: Callable[..., bool] = namespace["blocks"]
     jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"])
-    axes = None if calls_back else separating_axes(kernel)
+    loops = kernel.has_while
+    axes = None if calls_back or loops else separating_axes(kernel)
+    own_errors = loops or kernel.has_atomics
+    """Whether each run needs its own error vector: launches of a kernel with atomics
+    may run at once (see `streams.Scheduler`), and a loop polls the vector's stop flag."""
     written = [i for i, p in enumerate(kernel.params) if p in stored_params(kernel)]
 
     def parallel(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> int:
@@ -1350,8 +1384,15 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:
                 # first faulting chunk holds the fault a run of the blocks in order meets.
                 faulted = np.flatnonzero(errs[:, 0])
                 err = errs[faulted[0]] if faulted.size else errs[0]
+            elif loops:
+                err = np.zeros(_ERR_SIZE, dtype=np.int64)
+                with watchdog.watching() as watch:
+                    watch.attach(err, _STOP_FLAG)
+                    jitted(0, grid[0] * grid[1] * grid[2], *grid, *block, err, *args)
+                if err[0] == _STOP:
+                    raise watch.error(kernel, int(err[1]), err[2:5].tolist(), err[5:8].tolist())
             else:
-                err = no_fault
+                err = np.zeros(_ERR_SIZE, dtype=np.int64) if own_errors else no_fault
                 jitted(0, grid[0] * grid[1] * grid[2], *grid, *block, err, *args)
         except NumbaError as e:  # a gap in this backend, reported at the kernel
             raise KernelError(
@@ -1376,7 +1417,9 @@ def _compiled_at_first_call(run_par: Callable[..., None], cache: bool) -> Callab
 
     def call(*args: Any) -> None:
         if not jitted:
-            jitted.append(_njit(cache=cache, error_model="numpy", parallel=True)(run_par))
+            jitted.append(
+                _njit(cache=cache, error_model="numpy", parallel=True, nogil=True)(run_par)
+            )
         jitted[0](*args)
 
     return call
@@ -1407,6 +1450,7 @@ def _load_cached(kernel: Kernel) -> dict[str, Any] | None:
             "import numpy as np\n"
             "from numba import njit, prange\n"
             "from devplan.runtime import semantics\n"
+            "from devplan.runtime.kernels.atomics import atomic_cas\n"
             + "".join(f"from devplan.runtime.kernels.numba_backend import {h}\n" for h in HELPERS)
             + "".join(
                 f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n"

@@ -31,7 +31,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects.kernel import AllocSharedOp, AssertOp, PrintfOp
 from .. import semantics
-from . import device_io, lanes
+from . import device_io, lanes, watchdog
 from .common import (
     BIT_OPS,
     CMPF_PREDICATES,
@@ -110,6 +110,12 @@ class NumpySource(SourceWriter):
         params = [self.v(p) for p in kernel.params]
         self.lines.append("def run(grid, block, args):")
         self.emit(f"({''.join(p + ', ' for p in params)}) = args")
+        if kernel.has_while:
+            # Every launch of a kernel that may loop forever runs under the watchdog (one
+            # limit for the launch, whatever its number of boxes).
+            self.namespace["watchdog"] = watchdog
+            self.emit("with watchdog.watching() as W:")
+            self.depth += 1
         if kernel.per_block:
             shared_bytes = 0
             for alloc in kernel.shared:
@@ -503,8 +509,11 @@ class NumpySource(SourceWriter):
     def scf_while(self, op: Operation, level: str) -> None:
         """`scf.while`: every lane still looping runs the `before` region; the lanes
         whose condition is false leave with the values `scf.condition` forwards, the
-        others run the `after` region (see `lanes.WhileLoop`)."""
+        others run the `after` region (see `lanes.WhileLoop`). Before each run of the body
+        it reads the watchdog's flag (`watchdog.py`)."""
         before, after = op.regions[0].block, op.regions[1].block
+        site = self.kernel.site(op)
+        stopping = self.fresh("stopping")
         loop = self.fresh("wloop")
         self.emit(f"{loop} = lanes.WhileLoop(L, m{level})")
         for arg, init in zip(before.args, op.operands, strict=True):
@@ -512,6 +521,7 @@ class NumpySource(SourceWriter):
         results = [self.v(r) for r in op.results]
         for name in results:
             self.emit(f"{name} = None")
+        self.emit(f"{stopping} = False")
         self.emit("while True:")
         self.depth += 1
         cond = self.fresh("cond")
@@ -528,6 +538,12 @@ class NumpySource(SourceWriter):
             self.emit(f"{loop}.leave({cond}, (), (), ())")
         self.emit(f"if {loop}.active is False:")
         self.emit("    break")
+        # Polled when going round again; stops only when it still goes round after
+        # seeing the flag (see `NumbaSource.thread_while`).
+        self.emit("if W.flag[0]:")
+        self.emit(f"    if {stopping}:")
+        self.emit(f"        raise W.error(K, {site}, *L.first_lane({loop}.active))")
+        self.emit(f"    {stopping} = True")
         for arg, value in zip(after.args, forwarded, strict=True):
             self.emit(f"{self.v(arg)} = {value}")
         yielded = [self.fresh("y") for _ in before.args]
