@@ -482,10 +482,14 @@ def _matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
     depth = k.add(memref.DimOp(a, c1))
     n = k.add(memref.DimOp(b, c1))
     # Threads past the last row or column read the last one (and store nothing): every
-    # load is in bounds, so whole blocks run vectorised (a launched block has m, n >= 1).
+    # load is in bounds, so whole blocks run vectorised. A result with no rows or no
+    # columns has no last one to read: the loop over k then runs no step.
     last_col = k.add(arith.MinSIOp(col, k.add(arith.SubiOp(n, c1))))
     last_row = k.add(arith.SubiOp(m, c1))
     read_rows = [k.add(arith.MinSIOp(row, last_row)) for row in rows]
+    no_rows = k.add(arith.CmpiOp(m, c0, "eq"))
+    empty = k.add(arith.OrIOp(no_rows, k.add(arith.CmpiOp(n, c0, "eq"))))
+    steps = k.add(arith.SelectOp(empty, c0, depth))
 
     loop = k.nested([IndexType()] + [element] * MATMUL_ROWS)
     kk, *sums = loop.block.args
@@ -495,7 +499,7 @@ def _matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
         x = loop.add(memref.LoadOp.get(a, [row, kk]))
         partials.append(loop.add(_add(element, partial, loop.add(_multiply(element, x, y)))))
     loop.add(scf.YieldOp(*partials))
-    products = scf.ForOp(c0, depth, c1, [zero] * MATMUL_ROWS, Region(loop.block))
+    products = scf.ForOp(c0, steps, c1, [zero] * MATMUL_ROWS, Region(loop.block))
     k.add(products)
     # All reads before any store: the numba backend then runs the loop over k with the
     # block's threads inside it, vectorised across the columns.

@@ -157,6 +157,10 @@ func.func @main(%a: tensor<{m}x{k}x{t}> {vdev.device = {H}}, %b: tensor<{k}x{n}x
         (1, 40, 3, "i64"),
         (20, 1, 18, "f64"),
         (9, 3, 260, "f32"),  # a second block of columns, 4 of its 256 threads storing
+        (0, 1, 1, "f32"),  # no rows (or columns) to read: the loop over k runs no step
+        (1, 1, 0, "f32"),
+        (0, 3, 0, "i32"),
+        (2, 0, 3, "f32"),
     ],
 )
 def test_matmul_adds_the_product_to_its_output_for_sizes_off_the_rows_and_blocks(

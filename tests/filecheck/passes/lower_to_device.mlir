@@ -159,8 +159,8 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 
 // linalg.fill is a fill kernel (a tensor.empty only a fill writes over allocates
 // nothing), tensor.empty an allocation, linalg.matmul a kernel where each thread
-// computes 8 rows of one column (reads clamped to the last row and column, a barrier
-// before the guarded stores), launched on a 1-D block of min(256, max_num_threads)
+// computes 8 rows of one column (reads clamped to the last row and column, no step over
+// k for a result with no rows or columns, a barrier before the guarded stores), launched on a 1-D block of min(256, max_num_threads)
 // threads, fewer for a narrow result.
 
 // CHECK-LABEL: kernel.module @cuda_kernels target #target.target<"cuda"> {
@@ -169,7 +169,11 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // CHECK:         kernel.func @matmul_f32_rows8(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
 // CHECK:           %[[LAST_COL:.*]] = arith.minsi
 // CHECK-COUNT-8:   arith.minsi
-// CHECK-NEXT:      {{(%[0-9]+, ){7}%[0-9]+}} = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-NEXT:      %[[NO_ROWS:.*]] = arith.cmpi eq, %{{.*}}, %[[C0:.*]] : index
+// CHECK-NEXT:      %[[NO_COLS:.*]] = arith.cmpi eq, %{{.*}}, %[[C0]] : index
+// CHECK-NEXT:      %[[EMPTY:.*]] = arith.ori %[[NO_ROWS]], %[[NO_COLS]] : i1
+// CHECK-NEXT:      %[[STEPS:.*]] = arith.select %[[EMPTY]], %[[C0]], %{{.*}} : index
+// CHECK-NEXT:      {{(%[0-9]+, ){7}%[0-9]+}} = scf.for %[[K:.*]] = %[[C0]] to %[[STEPS]] step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK-NEXT:        memref.load %rhs[%[[K]], %[[LAST_COL]]]
 // CHECK-NEXT:        memref.load %lhs[%{{.*}}, %[[K]]]
 // CHECK-NEXT:        arith.mulf
