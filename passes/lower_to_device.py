@@ -52,7 +52,7 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
   * values on a CPU device run there too: its kernels launch through the `cpu`
     DeviceAPI, so a plan that splits work between CPU and GPUs runs as planned.
   Kernels live in one `kernel.module` per target (`@cuda_kernels`, `@cpu_kernels`),
-  are named for what they compute (`@add_f32`, `@cmpf_olt_f32_2d`, `@matmul_f32_tiled`)
+  are named for what they compute (`@add_f32`, `@cmpf_olt_f32_2d`, `@matmul_f32_rows8`)
   and are generated once per module however often they are launched.
 
 Invariants of the output: it verifies; every buffer the program allocates is freed on
