@@ -4,6 +4,9 @@ ends; when launches running at once fault, the first in program order is reporte
 # ruff: noqa: E501  (IR lines in test programs are long)
 from __future__ import annotations
 
+import os
+import select
+import signal
 import time
 
 import numpy as np
@@ -103,6 +106,35 @@ def test_launches_that_wait_for_each_other_through_atomics_run_at_once(
 ) -> None:
     run(PROGRAM, [0, 2, 1, 2], backend)
     assert capsys.readouterr().out == "2\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_watchdog_of_a_forked_child_stops_a_wait_that_never_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The parent's run starts the watchdog's monitor thread, which a forked child lacks.
+    monkeypatch.setenv("DEVPLAN_KERNEL_TIMEOUT", "0.3")
+    with pytest.raises(KernelError):
+        run(ALONE, [], "numpy")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its outcome through the pipe, never return to pytest
+        outcome = b"no error"
+        try:
+            run(ALONE, [], "numpy")
+        except KernelError as e:
+            outcome = str(e).splitlines()[0].encode()
+        finally:
+            os.write(write_end, outcome)
+            os._exit(0)
+    os.close(write_end)
+    ready, _, _ = select.select([read_end], [], [], 30)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    assert ready, "the forked child's wait was never stopped"
+    assert b"this scf.while was still looping after 0.3 s" in os.read(read_end, 4096)
+    os.close(read_end)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -115,6 +115,11 @@ class _Monitor:
         """The time the thread sleeps until (None: until woken)."""
         self._thread: threading.Thread | None = None
 
+    def forget_after_fork(self) -> None:
+        """In a forked child: none of the parent's threads runs there, and the lock may
+        have been held at the fork, so the child starts a monitor of its own when needed."""
+        self.__init__()
+
     def add(self, watch: Watch) -> None:
         deadline = time.monotonic() + watch.timeout
         with self._cond:
@@ -144,6 +149,9 @@ class _Monitor:
 
 
 _MONITOR = _Monitor()
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_MONITOR.forget_after_fork)
 
 
 def timeout_error(
