@@ -759,7 +759,6 @@ INT_BINARY_DEFS: dict[str, Callable[[Any, Any, Any], Any]] = {
 
 DIVISIONS = ("divsi", "remsi", "floordivsi", "ceildivsi", "divui", "remui", "ceildivui")
 SHIFTS = ("shli", "shrsi", "shrui")
-_OVERFLOW_OPS = ("addi", "subi", "muli", "shli")
 
 NO_FAULT, DIVIDES_BY_ZERO, QUOTIENT_OVERFLOWS, SHIFT_TOO_WIDE = 0, 1, 2, 3
 NSW_OVERFLOW, NUW_OVERFLOW = 4, 5

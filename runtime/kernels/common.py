@@ -387,15 +387,6 @@ def load_may_alias_later_store(load: Operation) -> bool:
     return False
 
 
-def memref_params(kernel: Kernel) -> list[tuple[int, MemRefType]]:
-    """The kernel's memref parameters with their positions."""
-    found: list[tuple[int, MemRefType]] = []
-    for i, type_ in enumerate(kernel.func.param_types):
-        if isinstance(type_, MemRefType):
-            found.append((i, type_))  # pyright: ignore[reportUnknownArgumentType]
-    return found
-
-
 class SourceWriter:
     """The bookkeeping both backends' source generators share: the emitted lines at the
     current indentation, the namespace the source runs in, fresh names and errors."""
@@ -422,10 +413,6 @@ class SourceWriter:
 
 
 # Fault messages, worded once so both backends say the same thing.
-
-
-def fptosi_message(width: int) -> str:
-    return fptoi_message("fptosi", width)
 
 
 def fptoi_message(op: str, width: int) -> str:
