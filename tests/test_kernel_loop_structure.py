@@ -10,7 +10,11 @@ One kernel text per test: each is one Numba compilation.
 
 from __future__ import annotations
 
-from typing import Any
+import ast
+import inspect
+import sys
+from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -18,7 +22,7 @@ import pytest
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
 from devplan.runtime import semantics
-from devplan.runtime.kernels import KernelError, compile_kernel, numba_backend
+from devplan.runtime.kernels import KernelError, compile_kernel, numba_backend, ranges
 from devplan.runtime.kernels.common import Kernel
 from devplan.runtime.kernels.numba_backend import NumbaSource
 from devplan.runtime.kernels.ranges import BlockRanges
@@ -107,6 +111,34 @@ def fast_path_of(text: str) -> str:
     source = NumbaSource(Kernel(parse_kernel(text))).generate()
     start = source.index("if fast:")
     return source[start : source.index("continue", start)]
+
+
+def assigned_names(nodes: list[ast.stmt]) -> set[str]:
+    return {
+        target.id
+        for node in nodes
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Assign | ast.For)
+        for target in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
+        if isinstance(target, ast.Name)
+    }
+
+
+def test_the_fast_and_checked_paths_assign_no_value_name_in_common_and_branch_only_on_ifs() -> None:
+    """A name both paths assign is one variable assigned twice, and a short-circuit
+    `or` is a branch: Numba's SSA pass grows with both (compile time, not results)."""
+    source = NumbaSource(Kernel(parse_kernel(matmul_text("f32")))).generate()
+    tree = ast.parse(source)
+    loop = next(n for n in ast.walk(tree) if isinstance(n, ast.While))
+    at = next(
+        i for i, n in enumerate(loop.body)
+        if isinstance(n, ast.If) and isinstance(n.test, ast.Name) and n.test.id == "fast"
+    )  # fmt: skip
+    fast_path = cast(ast.If, loop.body[at]).body
+    checked_path = loop.body[at + 1 :]
+    values = {n for n in assigned_names(fast_path) & assigned_names(checked_path) if n[0] in "fv"}
+    assert not values, values
+    assert not any(isinstance(n, ast.BoolOp) for n in ast.walk(tree))
 
 
 def test_a_store_free_inner_loop_runs_with_the_thread_x_loop_inside() -> None:
@@ -281,3 +313,64 @@ def test_rows_per_thread_matmul_agrees_with_the_numpy_backend_fast_and_checked()
         faults += isinstance(expected, str)
         assert_bitwise_equal(expected, outcome(func, "numba", grid, block, [a, b, c]))
     assert faults == 3
+
+
+def test_the_fast_path_test_of_thousands_of_accesses_compiles() -> None:
+    """Python's compiler recurses once per term of an `&` chain: the test is built of
+    chains of at most `ranges.CHAIN` terms."""
+    source = NumbaSource(Kernel(parse_kernel(long_chain_kernel(1500)))).generate()
+    compile(source, "<kernel>", "exec")
+    tests = [line for line in source.splitlines() if line.lstrip().startswith("fast")]
+    chains = [line.count(" & ") + 1 for line in tests]
+    assert max(chains) <= ranges.CHAIN
+
+
+def long_chain_kernel(loads: int) -> str:
+    """A loop-carried sum, then `loads` more loads added to it one by one: on the checked
+    path each load is a branch, and the sum is used below all of them."""
+    lines = [
+        "kernel.func @chain(%a: memref<?xf32>, %out: memref<?xf32>) {",
+        "  %c0 = arith.constant 0 : index",
+        "  %c1 = arith.constant 1 : index",
+        "  %c4 = arith.constant 4 : index",
+        "  %zero = arith.constant 0.0 : f32",
+        "  %tx = kernel.thread_id x",
+        "  %sum = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (f32) {",
+        "    %x = memref.load %a[%i] : memref<?xf32>",
+        "    %y = arith.addf %acc, %x : f32",
+        "    scf.yield %y : f32",
+        "  }",
+    ]
+    total = "%sum"
+    for k in range(loads):
+        lines.append(f"  %i{k} = arith.constant {k} : index")
+        lines.append(f"  %l{k} = memref.load %a[%i{k}] : memref<?xf32>")
+        lines.append(f"  %s{k} = arith.addf {total}, %l{k} : f32")
+        total = f"%s{k}"
+    lines += [f"  memref.store {total}, %out[%tx] : memref<?xf32>", "  kernel.return", "}"]
+    return "\n".join(lines)
+
+
+def test_a_kernel_too_large_for_numbas_compiler_is_a_located_error_not_a_recursion_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Numba's passes recurse along chains of branches: a kernel of some thousands of
+    checked accesses exceeds Python's recursion limit (here lowered, so that a small
+    kernel does and the test is quick)."""
+    monkeypatch.setenv("DEVPLAN_CACHE_DIR", str(tmp_path))
+    func = parse_kernel(long_chain_kernel(120))
+    launch = compile_kernel(func, "numba")
+    args = [np.ones(124, np.float32), np.zeros(2, np.float32)]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 200)
+    try:
+        with pytest.raises(KernelError) as caught:
+            launch(grid=(1, 1, 1), block=(2, 1, 1), args=args)
+    finally:
+        sys.setrecursionlimit(limit)
+    message = str(caught.value)
+    cannot = "error: in kernel @chain: numba cannot compile this kernel (use the numpy backend): "
+    assert cannot in message
+    assert "too large for Numba's compiler" in message
+    compile_kernel(func, "numpy")((1, 1, 1), (2, 1, 1), args)
+    assert args[1].tolist() == [124.0, 124.0]

@@ -190,7 +190,8 @@ def test_on_the_fast_path_a_clamp_that_does_not_bite_is_its_thread_index() -> No
     assert ranges.resolved == {clamp: clamp.operands[0]}
     source = NumbaSource(kernel).generate()
     fast_path = source[source.index("if fast:") : source.index("continue")]
-    clamped, index = (kernel.name_of(v) for v in (clamp.results[0], clamp.operands[0]))
+    # values the fast path defines are named with an `f` before the checked path's name
+    clamped, index = (f"f{kernel.name_of(v)}" for v in (clamp.results[0], clamp.operands[0]))
     assert f"{clamped} = {index}\n" in fast_path
     a, c = np.arange(1000, dtype=np.float32), np.zeros(1024, np.float32)
     for backend in ("numpy", "numba"):

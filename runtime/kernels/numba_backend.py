@@ -195,6 +195,24 @@ class NumbaSource(SourceWriter):
 
     # ------------------------------------------------------------ helpers
 
+    def v(self, value: SSAValue) -> str:
+        """The name of `value`; on the fast path, values the block's work defines get
+        names of their own (`f` before the checked path's). A name assigned on both
+        paths is one variable assigned twice, which Numba's SSA pass rewrites in every
+        branch of the function: its compile time then grows with variables times
+        branches (minutes for a kernel of a few hundred ops)."""
+        name = super().v(value)
+        if self.fast and not self.shared_by_paths(value):
+            return "f" + name
+        return name
+
+    def shared_by_paths(self, value: SSAValue) -> bool:
+        """Whether `value` is defined before the paths part: a parameter, a constant
+        (hoisted) or shared memory."""
+        if isinstance(value, BlockArgument):
+            return value.owner is self.kernel.func.body.block
+        return value.owner.name in ("arith.constant", "kernel.alloc_shared")  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+
     def dtype_name(self, type_: Any) -> str:
         """The type of a scalar of `type_` in generated code: int64 for integers, f64 for
         f16 (a value of the format, see `semantics`), else the type itself."""
@@ -642,7 +660,9 @@ class NumbaSource(SourceWriter):
         site = self.site(op)
         if not idx or self.fast:
             return
-        cond = " or ".join(f"{i} < 0 or {i} >= {mem}.shape[{d}]" for d, i in enumerate(idx))
+        # `|`, not `or`: each `or` is a branch, and Numba's SSA and liveness passes grow
+        # with branches times variables (see `v`).
+        cond = " | ".join(f"({i} < 0) | ({i} >= {mem}.shape[{d}])" for d, i in enumerate(idx))
         self.emit(f"if {cond}:")
         self.depth += 1
         self.fault(site, _OOB, idx)
@@ -1264,6 +1284,8 @@ def _positive_constant(value: SSAValue) -> bool:
         and owner.name == "arith.constant"
         and constant_value(owner) > 0
     )
+
+
 def _float_literal(value: float) -> str:
     """A float as Python source Numba compiles (NaN and infinities have no literal)."""
     if math.isnan(value):
@@ -1326,7 +1348,10 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:  # noqa: C
     # kernel is compiled in memory (the cache holds only self-contained modules) and runs
     # its blocks in order (its output and failures follow the order of threads).
     calls_back = any(isinstance(op, PrintfOp | AssertOp) for op in kernel.func.walk())
-    namespace: dict[str, Any] | None = None if calls_back else _load_cached(kernel)
+    try:
+        namespace: dict[str, Any] | None = None if calls_back else _load_cached(kernel)
+    except RecursionError as e:
+        raise _cannot_compile(kernel, _TOO_LARGE) from e
     if namespace is not None:
         messages: dict[int, str] = namespace["MESSAGES"]
         ops = list(kernel.func.walk())  # the fault sites (when generated in another process)
@@ -1337,7 +1362,10 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:  # noqa: C
         source = gen.generate()
         messages = gen.messages
         namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
-        exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
+        try:
+            exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
+        except RecursionError as e:
+            raise _cannot_compile(kernel, _TOO_LARGE) from e
     jitted: Callable[..., bool] = namespace["blocks"]
     jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"])
     loops = kernel.has_while
@@ -1395,19 +1423,28 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:  # noqa: C
                 err = np.zeros(_ERR_SIZE, dtype=np.int64) if own_errors else no_fault
                 jitted(0, grid[0] * grid[1] * grid[2], *grid, *block, err, *args)
         except NumbaError as e:  # a gap in this backend, reported at the kernel
-            raise KernelError(
-                diagnostic_at(
-                    kernel.func,
-                    f"in kernel @{kernel.name}: numba cannot compile this kernel "
-                    f"(use the numpy backend): {str(e).splitlines()[0]}",
-                )
-            ) from e
+            raise _cannot_compile(kernel, str(e).splitlines()[0]) from e
+        except RecursionError as e:  # Numba's passes recurse along chains of branches
+            raise _cannot_compile(kernel, _TOO_LARGE) from e
         if err[0]:
             fault = err.copy()
             err[:] = 0
             raise _fault_error(kernel, messages, fault, args)
 
     return run, source
+
+
+_TOO_LARGE = "it is too large for Numba's compiler (maximum recursion depth exceeded)"
+
+
+def _cannot_compile(kernel: Kernel, why: str) -> KernelError:
+    return KernelError(
+        diagnostic_at(
+            kernel.func,
+            f"in kernel @{kernel.name}: numba cannot compile this kernel "
+            f"(use the numpy backend): {why}",
+        )
+    )
 
 
 def _compiled_at_first_call(run_par: Callable[..., None], cache: bool) -> Callable[..., None]:

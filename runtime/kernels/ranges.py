@@ -61,6 +61,10 @@ def _bound(width: int) -> int:
     return min(_LIMIT, 1 << (width - 1)) if width > 1 else 2
 
 
+CHAIN = 64
+"""Terms per `&` chain of the fast-path test (see `BlockRanges.conjunction`)."""
+
+
 @dataclass
 class BlockRanges:
     """The interval code and fast-path conditions of one kernel (see the module docstring)."""
@@ -89,8 +93,23 @@ class BlockRanges:
                 name = self.kernel.name_of(arg)
                 self.exact(arg, f"np.int64({name})" if width == 1 else name, width)
         self.block(self.kernel.func.body.block, "True")
-        self.lines.append(f"fast = {' & '.join(self.conditions) or 'True'}")
+        self.conjunction()
         return self
+
+    def conjunction(self) -> None:
+        """`fast = <every condition>`, in chains of at most `CHAIN` terms (each chain
+        named, and those names joined the same way): Python's compiler recurses once per
+        term of a chain, and a kernel of a few thousand accesses would exceed its limit."""
+        terms = self.conditions or ["True"]
+        count = 0
+        while len(terms) > CHAIN:
+            chains: list[str] = []
+            for i in range(0, len(terms), CHAIN):
+                chains.append(f"fast_{count}")
+                self.lines.append(f"{chains[-1]} = {' & '.join(terms[i : i + CHAIN])}")
+                count += 1
+            terms = chains
+        self.lines.append(f"fast = {' & '.join(terms)}")
 
     # -- intervals -------------------------------------------------------------------------
 
