@@ -1093,6 +1093,22 @@ case(
     "error",
     contains="out of range",
 )
+case(
+    "command line",
+    "scalar argument of 401 digits for f64",
+    devplan_run(
+        "func.func @main(%x: f64) -> f64 {\n  func.return %x : f64\n}\n", "--arg", "1" + "0" * 400
+    ),
+    "error",
+    contains="401 digits",
+)
+case(
+    "command line",
+    "scalar argument -1 for ui8",
+    devplan_run("func.func @main(%x: ui8) -> ui8 {\n  func.return %x : ui8\n}\n", "--arg", "-1"),
+    "error",
+    contains="0 to 255",
+)
 
 # --- Python API ---------------------------------------------------------------------------
 

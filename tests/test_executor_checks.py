@@ -505,3 +505,34 @@ def test_infinite_float_argument_stays_infinite() -> None:
         [float("inf")],
     )
     assert result.outputs == [np.float32(np.inf)]
+
+
+def _identity(type_: str) -> str:
+    return f"func.func @main(%x: {type_}) -> {type_} {{\n  func.return %x : {type_}\n}}\n"
+
+
+def test_integer_argument_beyond_every_float_is_an_error_not_a_crash() -> None:
+    # float(10**400) raises OverflowError: it was an internal error, not a user one.
+    lines = failure(_identity("f64"), 10**400)
+    assert lines == [
+        "error: argument 0 %x of @main(f64) -> f64 is f64, and 100000... (an integer of "
+        "401 digits) does not fit in it"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("type_", "value", "valid"), [("si8", 200, "-128 to 127"), ("ui8", -1, "0 to 255")]
+)
+def test_signed_and_unsigned_arguments_are_checked_against_their_own_range(
+    type_: str, value: int, valid: str
+) -> None:
+    # Both were wrapped silently (si8 200 ran as -56, ui8 -1 as 255).
+    assert failure(_identity(type_), value) == [
+        f"error: argument 0 %x of @main({type_}) -> {type_} is {type_}, and {value} does "
+        f"not fit in it (valid: {valid})"
+    ]
+
+
+def test_a_signless_argument_takes_its_bits_read_as_signed_or_unsigned() -> None:
+    result = devplan.execute(devplan.parse(_identity("i8")), [200])
+    assert result.outputs == [np.int8(-56)]
