@@ -1181,6 +1181,18 @@ def _checked_array(
     shape = [d.data for d in memref_type.shape]
     shape_text = "x".join("?" if d < 0 else str(d) for d in shape)
     got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
+    if isinstance(array, np.ma.MaskedArray):
+        raise DevplanError(
+            f"error: {what} is {written} and got a masked array, whose mask devplan would "
+            "ignore; pass the values to use (.filled(value), or .data to use the masked ones)"
+        )
+    if array.dtype != expected and isinstance(element_type(memref_type), BFloat16Type):
+        raise DevplanError(
+            f"error: {what} is {written} and needs the bit patterns of its bf16 values as "
+            f"uint16 (NumPy has no bf16), got {got}; .astype(np.uint16) would give integer "
+            "values, not bits: (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) "
+            "gives the bits of x rounded toward zero"
+        )
     if array.dtype != expected:
         raise DevplanError(
             f"error: {what} is {written} and needs dtype {expected}, got {got} "

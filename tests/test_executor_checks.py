@@ -536,3 +536,25 @@ def test_signed_and_unsigned_arguments_are_checked_against_their_own_range(
 def test_a_signless_argument_takes_its_bits_read_as_signed_or_unsigned() -> None:
     result = devplan.execute(devplan.parse(_identity("i8")), [200])
     assert result.outputs == [np.int8(-56)]
+
+
+def test_a_masked_array_argument_is_refused_rather_than_its_mask_ignored() -> None:
+    masked = np.ma.array(np.arange(3, dtype=np.float32), mask=[False, True, False])
+    lines = failure(_identity("memref<3xf32>"), masked)  # ran on [0, 1, 2] before
+    assert lines == [
+        "error: argument 0 %x of @main(memref<3xf32>) -> memref<3xf32> is memref<3xf32> and "
+        "got a masked array, whose mask devplan would ignore; pass the values to use "
+        "(.filled(value), or .data to use the masked ones)"
+    ]
+
+
+def test_a_bf16_argument_of_floats_is_told_how_to_give_bit_patterns() -> None:
+    # The message said "convert it with .astype", and .astype(np.uint16) turns 1.5 into 1.
+    values = np.array([1.5, -0.25], np.float32)
+    lines = failure(_identity("memref<2xbf16>"), values)
+    assert len(lines) == 1
+    assert ".astype(np.uint16) would give integer values, not bits" in lines[0]
+    assert "(convert it with .astype)" not in lines[0]
+    bits = (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    result = devplan.execute(devplan.parse(_identity("memref<2xbf16>")), [bits])
+    np.testing.assert_array_equal(result.outputs[0], [0x3FC0, 0xBE80])
