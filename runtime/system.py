@@ -331,6 +331,10 @@ class System:
             table = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as e:
             raise SystemDescriptionError(f"{name}: invalid TOML: {e}") from None
+        except RecursionError:  # tomllib reads nested arrays and tables recursively
+            raise SystemDescriptionError(
+                f"{name}: invalid TOML: arrays or tables nested too deeply"
+            ) from None
         return _Reader(name).system(table)
 
     @staticmethod
@@ -666,7 +670,9 @@ class _Reader:
     ) -> tuple[float | None, float | None, float | None]:
         peak = entry.get("peak_gflops")
         if peak is not None and (
-            not isinstance(peak, int | float) or isinstance(peak, bool) or peak <= 0
+            not isinstance(peak, int | float)
+            or isinstance(peak, bool)
+            or not 0 < peak < math.inf  # TOML spells nan and inf too
         ):
             raise self.error(
                 where, f"peak_gflops: expected a positive number such as 19500, got {peak!r}"

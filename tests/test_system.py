@@ -383,6 +383,12 @@ def test_invalid_toml_names_the_file() -> None:
     assert error_of("[[device]\n").startswith("sys.toml: invalid TOML: ")
 
 
+def test_toml_nested_too_deeply_is_invalid_toml_not_a_recursion_error() -> None:
+    assert error_of("a = " + "[" * 100_000 + "]" * 100_000) == (
+        "sys.toml: invalid TOML: arrays or tables nested too deeply"
+    )
+
+
 def test_system_without_devices_is_an_error() -> None:
     assert error_of("") == "sys.toml: no devices: add at least one [[device]] entry"
 
