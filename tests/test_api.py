@@ -44,6 +44,43 @@ def test_apply_unknown_pass_is_a_user_error() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        (
+            "elide-copies{stats=true stats=false}",
+            "error: pass 'elide-copies' is given option 'stats' twice; give each option once",
+        ),
+        (
+            "plan-devices{dynamic-size=1 strategy=cost dynamic_size=2}",
+            "error: pass 'plan-devices' is given option 'dynamic-size' twice; "
+            "give each option once",
+        ),
+    ],
+)
+def test_apply_an_option_given_twice_is_an_error_not_one_value_dropped(
+    pipeline: str, message: str
+) -> None:
+    module = devplan.parse("func.func @f() {\n  func.return\n}\n")
+    with pytest.raises(devplan.DevplanError) as info:  # xDSL kept one value silently
+        devplan.apply(module, pipeline)
+    assert str(info.value) == message
+
+
+def test_apply_the_same_option_in_two_passes_is_fine() -> None:
+    module = devplan.parse("func.func @f() {\n  func.return\n}\n")
+    devplan.apply(module, "elide-copies{stats=false},elide-copies{stats=false}")
+
+
+def test_apply_an_option_without_a_value_says_so() -> None:
+    module = devplan.parse("func.func @f() {\n  func.return\n}\n")
+    with pytest.raises(devplan.DevplanError) as info:  # it ended "expects bool, got "
+        devplan.apply(module, "elide-copies{stats}")
+    assert (
+        str(info.value) == "error: pass 'elide-copies': option 'stats' expects bool, got no value"
+    )
+
+
 def test_apply_runs_an_xdsl_pipeline() -> None:
     module = devplan.parse(
         "func.func @f() -> i32 {\n  %a = arith.constant 1 : i32\n  %b = arith.constant 2 : i32\n"
