@@ -1008,6 +1008,14 @@ case(
     "error",
     contains="cannot write",
 )
+for _output in ("/proc/no/such/dir/out.mlir", "/"):
+    case(
+        "command line",
+        f"devplan-opt -o {_output}",
+        devplan_opt("", "-o", _output),
+        "error",
+        contains=f"^error: cannot write '{_output}': ",
+    )
 case("command line", "devplan-opt unknown flag", devplan_opt("", "--no-such-flag"), "error")
 case("command line", "devplan-run unknown flag", devplan_run(SCALE, "--no-such-flag"), "error")
 case(
