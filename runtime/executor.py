@@ -1177,7 +1177,7 @@ def _checked_array(
         )
     array: np.ndarray[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
     memref_type = _type_as_memref(type_)
-    expected = numpy_dtype(element_type(memref_type))
+    expected = _input_dtype(element_type(memref_type), written, what)
     shape = [d.data for d in memref_type.shape]
     shape_text = "x".join("?" if d < 0 else str(d) for d in shape)
     got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
@@ -1203,6 +1203,17 @@ def _checked_array(
     ):
         raise DevplanError(f"error: {what} is {written} and needs shape {shape_text}, got {got}")
     return array
+
+
+def _input_dtype(element: Attribute, type_: Attribute, what: str) -> np.dtype[Any]:
+    """The NumPy dtype of `element`, the element (or scalar) type of the argument `what`
+    of type `type_`; an error naming the argument when the executor has none."""
+    try:
+        return numpy_dtype(element)
+    except DevplanError:
+        raise DevplanError(
+            f"error: {what} has type {type_}, which the executor cannot pass in"
+        ) from None
 
 
 def _is_array(value: object) -> bool:
@@ -1239,7 +1250,9 @@ def _collect_outputs(
     returned: list[Buffer] = []
     ret = function.body.block.last_op
     assert ret is not None
-    for type_, value in zip(function.function_type.outputs.data, results, strict=True):
+    for i, (type_, value) in enumerate(
+        zip(function.function_type.outputs.data, results, strict=True)
+    ):
         if isinstance(value, Buffer):
             host = np.empty(value.shape, value.dtype)
             try:
@@ -1264,7 +1277,14 @@ def _collect_outputs(
             # Every host array of a run is the run's own (inputs are copied in).
             outputs.append(value)
         else:
-            outputs.append(to_numpy_scalar(type_, value))
+            try:
+                outputs.append(to_numpy_scalar(type_, value))
+            except DevplanError:
+                raise error_at(
+                    ret,
+                    f"'func.return' result {i} of @{function.sym_name.data} is {type_}, which "
+                    "the executor cannot return (it has no NumPy type for it)",
+                ) from None
     return outputs, returned
 
 
@@ -1305,7 +1325,7 @@ def random_inputs(
                     f"error: {what} has a dynamic shape; --random-args cannot choose its size "
                     "(pass it with --arg FILE.npy)"
                 )
-            dtype = numpy_dtype(element_type(memref_type))
+            dtype = _input_dtype(element_type(memref_type), type_, what)
             if not systems:
                 systems.append(system_for(module, system))
             nbytes = math.prod(shape) * dtype.itemsize
@@ -1319,7 +1339,7 @@ def random_inputs(
                     f"error: {what} needs {nbytes} bytes: out of host memory"
                 ) from None
         else:
-            dtype = numpy_dtype(type_)
+            dtype = _input_dtype(type_, type_, what)
             if dtype.kind == "f" or isinstance(type_, BFloat16Type):
                 inputs.append(float(rng.standard_normal()))
             elif dtype.kind == "b":

@@ -558,3 +558,26 @@ def test_a_bf16_argument_of_floats_is_told_how_to_give_bit_patterns() -> None:
     bits = (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
     result = devplan.execute(devplan.parse(_identity("memref<2xbf16>")), [bits])
     np.testing.assert_array_equal(result.outputs[0], [0x3FC0, 0xBE80])
+
+
+@pytest.mark.parametrize("type_", ["memref<*xf32>", "memref<4xf128>", "i128"])
+def test_random_inputs_name_the_argument_whose_type_the_executor_cannot_hold(type_: str) -> None:
+    from devplan.runtime.executor import random_inputs
+
+    # It said "error: the executor does not support values of type ...", naming no argument.
+    with pytest.raises(devplan.DevplanError) as info:
+        random_inputs(devplan.parse(_identity(type_)), seed=0)
+    assert str(info.value) == (
+        f"error: argument 0 %x of @main({type_}) -> {type_} has type {type_}, which the "
+        "executor cannot pass in"
+    )
+
+
+def test_a_result_the_executor_cannot_return_is_located_at_the_return() -> None:
+    # Host code computes in i4; only returning it has no NumPy type (it was unlocated).
+    assert failure(_identity("i4"), 3) == [
+        "<string>:2:3: error: 'func.return' result 0 of @main is i4, which the executor "
+        "cannot return (it has no NumPy type for it)",
+        "  func.return %x : i4",
+        "  ^",
+    ]
