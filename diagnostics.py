@@ -347,6 +347,8 @@ class LocatingParser(Parser):
         except (VerifyException, OverflowError, ValueError) as e:
             literal, _, type_ = self._text_from(start).partition(":")
             number, type_ = literal.strip(), type_.strip()
+            if not type_ and re.fullmatch(r"[-+]?(?:0x[0-9a-fA-F]+|\d+)", number):
+                type_ = "i64"  # an integer literal without a type is an i64
             if re.fullmatch(r"[su]?i\d+|index", type_) is None:
                 raise self._error(start, _float_overflow(number, type_)) from e
             problem = f"integer literal {number} is out of range for {type_}"

@@ -293,6 +293,15 @@ case(
 )
 case(
     "literals",
+    "untyped integer attribute beyond i64",  # was "float literal ... out of range for  ("
+    devplan_opt("builtin.module attributes {n = 99999999999999999999999} {\n}\n"),
+    "error",
+    located=True,
+    line=1,
+    contains="integer literal 99999999999999999999999 is out of range for i64",
+)
+case(
+    "literals",
     "dense i8 out of range",
     devplan_opt(
         "func.func @f() -> tensor<2xi8> {\n  %c = arith.constant dense<300> : tensor<2xi8>\n"
