@@ -362,6 +362,12 @@ class System:
                 if not path.is_absolute() and isinstance(loc, FileLineColLoc):
                     path = Path(loc.filename.data).parent / path
                 return System.load(path)
+            if text.strip() and not any(c in text for c in "\n=["):
+                # One line that cannot be TOML: most likely a path with another ending.
+                raise SystemDescriptionError(
+                    f"{SYSTEM_ATTR}: '{text}' is neither TOML text nor the path of a system "
+                    "description (a path ends in .toml)"
+                )
             return System.from_text(text, SYSTEM_ATTR)
         except SystemDescriptionError as e:
             raise SystemDescriptionError(

@@ -555,6 +555,16 @@ case(
     line=1,
     contains="small.toml",
 )
+for _path in ("sys.txt", "/etc/devplan/system"):
+    case(
+        "module system",
+        f"vdev.system = {_path!r}, a path not ending in .toml",  # was "invalid TOML: ..."
+        devplan_opt(f'builtin.module attributes {{vdev.system = "{_path}"}} {{\n}}\n'),
+        "error",
+        located=True,
+        line=1,
+        contains=f"'{_path}' is neither TOML text nor the path of a system description",
+    )
 case(
     "module system",
     "vdev.system that is not a string",
