@@ -35,6 +35,15 @@ def test_parse_reads_a_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert func.location.filename.data == str(path)
 
 
+def test_parse_verify_must_be_a_bool() -> None:
+    # verify=None skipped verification without a word, as verify=False does.
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.parse("func.func @f() {\n  func.return\n}\n", verify=None)  # type: ignore[arg-type]
+    assert (
+        str(info.value) == "error: devplan.parse: verify must be True or False, got NoneType None"
+    )
+
+
 def test_apply_unknown_pass_is_a_user_error() -> None:
     module = devplan.parse("func.func @f() {\n  func.return\n}\n")
     with pytest.raises(devplan.DevplanError) as info:
