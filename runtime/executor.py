@@ -66,6 +66,7 @@ from ..diagnostics import (
     DevplanError,
     LocatedError,
     check_argument,
+    describe_value,
     diagnostic_at,
     error_at,
     location_of,
@@ -1305,6 +1306,15 @@ def random_inputs(
     with `--arg`. A memref larger than the memory it lives in under `system` (see
     `system_for`) is out of device (or host) memory, said before anything is allocated.
     """
+    name = "random_inputs"
+    check_argument(name, "module", module, ModuleOp, "a builtin.module (devplan.parse gives one)")
+    check_argument(name, "entry", entry, str, 'a function name such as "main"')
+    check_argument(name, "given", given, (list, tuple), "a list of NumPy arrays and scalars")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+        # None would draw different inputs on every call; True would be the seed 1.
+        raise DevplanError(
+            f"error: {name}: seed must be a whole number 0 or more, got {describe_value(seed)}"
+        )
     function = find_entry(module, entry)
     systems: list[System] = []
     rng = np.random.default_rng(seed)

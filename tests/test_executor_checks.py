@@ -581,3 +581,18 @@ def test_a_result_the_executor_cannot_return_is_located_at_the_return() -> None:
         "  func.return %x : i4",
         "  ^",
     ]
+
+
+@pytest.mark.parametrize(
+    ("seed", "given"),
+    [(-1, "int -1"), (1.5, "float 1.5"), (True, "bool True"), (None, "NoneType None")],
+)
+def test_random_inputs_seed_must_be_a_whole_number_0_or_more(seed: object, given: str) -> None:
+    from devplan.runtime.executor import random_inputs
+
+    # -1 and 1.5 were NumPy's ValueError and TypeError; None drew other inputs every call.
+    with pytest.raises(devplan.DevplanError) as info:
+        random_inputs(devplan.parse(_identity("f32")), seed=seed)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        f"error: random_inputs: seed must be a whole number 0 or more, got {given}"
+    )
