@@ -753,6 +753,8 @@ class _Reader:
                     raise self.error(
                         where, f"attrs.{key}: expected an integer {least} or more, got {item}"
                     )
+            elif not isinstance(item, str):  # device_name = 5 was given back as the int 5
+                raise self.error(where, f"attrs.{key}: expected a string, got {item!r}")
         return dict(attrs)
 
     def scope_ref(self, where: str, value: object, devices: dict[str, DeviceSpec]) -> ScopeRef:
