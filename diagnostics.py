@@ -377,6 +377,12 @@ class LocatingParser(Parser):
             raise
         except (VerifyException, OverflowError, ValueError) as e:
             raise self._error(start, f"dense literal out of range: {_exception_text(e)}") from e
+        except MemoryError:  # it read "invalid (MemoryError in xDSL)"
+            raise self._error(
+                start,
+                "dense literal too large for host memory: xDSL holds each of its elements "
+                "(a splat's too)",
+            ) from None
         element = attr.get_element_type()
         if isinstance(element, AnyFloat) and "0x" not in self._text_from(start).lower():
             values: Any = attr.get_values()

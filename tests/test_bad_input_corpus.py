@@ -293,6 +293,19 @@ case(
 )
 case(
     "literals",
+    "dense splat of 10**11 elements",  # was "invalid (MemoryError in xDSL)"
+    devplan_opt(
+        "func.func @f() -> tensor<100000000000xf32> {\n"
+        "  %c = arith.constant dense<1.0> : tensor<100000000000xf32>\n"
+        "  func.return %c : tensor<100000000000xf32>\n}\n"
+    ),
+    "error",
+    located=True,
+    line=2,
+    contains="dense literal too large for host memory",
+)
+case(
+    "literals",
     "untyped integer attribute beyond i64",  # was "float literal ... out of range for  ("
     devplan_opt("builtin.module attributes {n = 99999999999999999999999} {\n}\n"),
     "error",
