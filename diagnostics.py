@@ -266,7 +266,10 @@ class LocatingParser(Parser):
         text = input.decode("utf-8") if isinstance(input, bytes) else input
         super().__init__(ctx, "", name)
         # The lexer reads the first token at once: swap in the linear one before that.
-        self._parser_state = ParserState(_LinearStringLexer(Input(text, name)))
+        try:
+            self._parser_state = ParserState(_LinearStringLexer(Input(text, name)))
+        except ParseError as e:  # in the first token: it printed in xDSL's own form
+            raise LocatedParseError(e.span, _unexpected_character(e.msg)) from None
 
     def _error(self, start: int, message: str) -> LocatedParseError:
         end = max(self.pos, start + 1)
@@ -415,7 +418,18 @@ class LocatingParser(Parser):
         except LocatedParseError:
             raise
         except ParseError as e:
-            raise LocatedParseError(_point_at_op_name(e), e.msg) from None
+            raise LocatedParseError(_point_at_op_name(e), _unexpected_character(e.msg)) from None
+
+
+def _unexpected_character(message: str) -> str:
+    """xDSL's "Unexpected character: X", with X named by its code point when it is not
+    visible (a byte order mark, a NUL, a non-breaking space printed as nothing)."""
+    match = re.fullmatch(r"Unexpected character: (.)", message, re.DOTALL)
+    if match is None or (match.group(1).isascii() and match.group(1).isprintable()):
+        return message
+    code = ord(match.group(1))
+    hint = " (a byte order mark: save the file without it)" if code == 0xFEFF else ""
+    return f"Unexpected character U+{code:04X}{hint}"
 
 
 def _exception_text(error: BaseException) -> str:

@@ -26,6 +26,15 @@ def test_parse_error_is_one_located_message() -> None:
     assert text.splitlines()[2] == "       ^^^^^^^^^^^"
 
 
+def test_parse_error_in_the_first_token_is_one_located_message() -> None:
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.parse("\ufefffunc.func @f() {\n  func.return\n}\n")
+    assert str(info.value).splitlines()[0] == (
+        "<string>:1:1: error: Unexpected character U+FEFF (a byte order mark: save the file "
+        "without it)"
+    )
+
+
 def test_parse_reads_a_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "f.mlir"
     path.write_text("func.func @g() {\n  func.return\n}\n")

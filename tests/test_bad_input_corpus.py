@@ -998,6 +998,20 @@ case(
     "error",
     contains="a.npy",
 )
+# An error in the first token printed in xDSL's own form ("f.mlir:1:1" alone on a line).
+for _name, _text, _contains in (
+    ("a byte order mark", "\ufefffunc.func @f() {\n  func.return\n}\n", "U\\+FEFF"),
+    ("a '$' first", "$func.func @f() {\n  func.return\n}\n", "Unexpected character: \\$"),
+    ("a NUL later", "func.func @f() {\n  func.return\n}\n\x00", "U\\+0000"),
+):
+    case(
+        "command line",
+        f"devplan-opt of a file with {_name}",
+        devplan_opt(_text),
+        "error",
+        located=True,
+        contains=_contains,
+    )
 case("command line", "empty file", devplan_opt(""), "ok")
 case("command line", "comment-only file", devplan_opt("// nothing here\n\n// at all\n"), "ok")
 case("command line", "devplan-run of an empty file", devplan_run(""), "error", contains="@main")
