@@ -202,6 +202,19 @@ def test_a_trace_whose_modelled_times_overflow_is_an_error_not_invalid_json(
     assert not trace.exists()
 
 
+def test_a_huge_modelled_time_is_printed_in_scientific_notation(
+    simulated_system: Callable[..., System],
+) -> None:
+    # 1 MB over 1e-290 B/s: it printed all 302 digits of 1e296 s.
+    slow = simulated_system(
+        {"cuda:0": {"global": "1 GiB"}}, [("cpu:0", "cuda:0", "1e-290 B/s", "1 us")]
+    )
+    rt = Runtime.from_system(slow)
+    a = rt.api(GPU0).alloc_data_space(GPU0, (MB,), "uint8", label="%a")
+    rt.copy(np.zeros(MB, np.uint8), a, label="%t0")
+    assert "cost-model time 1e+296 s" in rt.report().format()
+
+
 def test_report_of_a_run_that_did_nothing_shows_every_device_and_link_at_zero() -> None:
     rt = Runtime.from_system(System.default())
     report = Report.collect(rt.apis.values(), rt.scheduler, wall_seconds=0.0)
