@@ -66,6 +66,7 @@ def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -
     """
     check_argument("devplan.parse", "source", source, (str, Path), "MLIR text (str) or a Path")
     check_argument("devplan.parse", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
+    check_argument("devplan.parse", "verify", verify, bool, "True or False")
     if isinstance(source, Path) or (
         "\n" not in source and source.endswith(".mlir") and Path(source).is_file()
     ):

@@ -266,7 +266,10 @@ class LocatingParser(Parser):
         text = input.decode("utf-8") if isinstance(input, bytes) else input
         super().__init__(ctx, "", name)
         # The lexer reads the first token at once: swap in the linear one before that.
-        self._parser_state = ParserState(_LinearStringLexer(Input(text, name)))
+        try:
+            self._parser_state = ParserState(_LinearStringLexer(Input(text, name)))
+        except ParseError as e:  # in the first token: it printed in xDSL's own form
+            raise LocatedParseError(e.span, _unexpected_character(e.msg)) from None
 
     def _error(self, start: int, message: str) -> LocatedParseError:
         end = max(self.pos, start + 1)
@@ -347,6 +350,8 @@ class LocatingParser(Parser):
         except (VerifyException, OverflowError, ValueError) as e:
             literal, _, type_ = self._text_from(start).partition(":")
             number, type_ = literal.strip(), type_.strip()
+            if not type_ and re.fullmatch(r"[-+]?(?:0x[0-9a-fA-F]+|\d+)", number):
+                type_ = "i64"  # an integer literal without a type is an i64
             if re.fullmatch(r"[su]?i\d+|index", type_) is None:
                 raise self._error(start, _float_overflow(number, type_)) from e
             problem = f"integer literal {number} is out of range for {type_}"
@@ -375,6 +380,12 @@ class LocatingParser(Parser):
             raise
         except (VerifyException, OverflowError, ValueError) as e:
             raise self._error(start, f"dense literal out of range: {_exception_text(e)}") from e
+        except MemoryError:  # it read "invalid (MemoryError in xDSL)"
+            raise self._error(
+                start,
+                "dense literal too large for host memory: xDSL holds each of its elements "
+                "(a splat's too)",
+            ) from None
         element = attr.get_element_type()
         if isinstance(element, AnyFloat) and "0x" not in self._text_from(start).lower():
             values: Any = attr.get_values()
@@ -407,7 +418,18 @@ class LocatingParser(Parser):
         except LocatedParseError:
             raise
         except ParseError as e:
-            raise LocatedParseError(_point_at_op_name(e), e.msg) from None
+            raise LocatedParseError(_point_at_op_name(e), _unexpected_character(e.msg)) from None
+
+
+def _unexpected_character(message: str) -> str:
+    """xDSL's "Unexpected character: X", with X named by its code point when it is not
+    visible (a byte order mark, a NUL, a non-breaking space printed as nothing)."""
+    match = re.fullmatch(r"Unexpected character: (.)", message, re.DOTALL)
+    if match is None or (match.group(1).isascii() and match.group(1).isprintable()):
+        return message
+    code = ord(match.group(1))
+    hint = " (a byte order mark: save the file without it)" if code == 0xFEFF else ""
+    return f"Unexpected character U+{code:04X}{hint}"
 
 
 def _exception_text(error: BaseException) -> str:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
-from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.arg_spec import ArgSpec, PipelineLexer, SpecTokenKind, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from .diagnostics import DevplanError
@@ -46,6 +46,7 @@ def build_pipeline(
         specs = list(parse_pipeline(spec))
     except ArgSpecParseError as e:
         raise DevplanError(f"error: {e}") from None
+    _check_no_option_twice(spec)
     built: list[ModulePass] = []
     for pass_spec in specs:
         factory = passes.get(pass_spec.name)
@@ -73,6 +74,35 @@ def build_pipeline(
     return PassPipeline(tuple(built), callback)
 
 
+def _check_no_option_twice(spec: str) -> None:
+    """A `DevplanError` when a pass of the (well-formed) `spec` is given an option twice:
+    xDSL keeps one of them (`stats=true stats=false` ran with stats off) and drops the
+    other without a word. `dynamic-size` and `dynamic_size` are one option."""
+    lexer = PipelineLexer(spec)
+    pass_name, inside = "", False
+    options: set[str] = set()
+    previous = SpecTokenKind.EOF
+    while (token := lexer.lex()).kind is not SpecTokenKind.EOF:
+        if token.kind is SpecTokenKind.L_BRACE:
+            options, inside = set[str](), True
+        elif token.kind is SpecTokenKind.R_BRACE:
+            inside = False
+        elif token.kind is SpecTokenKind.IDENT and not inside:
+            pass_name = token.span.text
+        elif token.kind is SpecTokenKind.IDENT and previous in (
+            SpecTokenKind.L_BRACE,
+            SpecTokenKind.SPACE,
+        ):
+            option = token.span.text.replace("_", "-")
+            if option in options:
+                raise DevplanError(
+                    f"error: pass '{pass_name}' is given option '{option}' twice; "
+                    "give each option once"
+                )
+            options.add(option)
+        previous = token.kind
+
+
 def _option_error(error: ValueError, pass_spec: ArgSpec) -> str:
     """xDSL's `Incompatible types: given ('x',), expected <class 'bool'>`, said plainly."""
     match = re.fullmatch(r"Incompatible types: given \((.*?),?\), expected (.*)", str(error))
@@ -80,7 +110,8 @@ def _option_error(error: ValueError, pass_spec: ArgSpec) -> str:
         return str(error)
     expected = re.sub(r"<class '(\w+)'>", r"\1", match.group(2))
     given = match.group(1)
+    got = given or "no value"  # `{stats}`: a name without `=value`
     for option, value in pass_spec.parameters.items():
         if repr(tuple(value)).removesuffix(",)").removesuffix(")") == f"({given}":
-            return f"option '{option}' expects {expected}, got {given}"
-    return f"an option expects {expected}, got {given}"
+            return f"option '{option}' expects {expected}, got {got}"
+    return f"an option expects {expected}, got {got}"

@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from .diagnostics import DevplanError, error_at
+from .diagnostics import DevplanError, check_argument, error_at
 
 Value = Any
 """A NumPy array (tensors) or a NumPy scalar (scalars) of the value's type."""
@@ -477,8 +477,8 @@ def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
     held = np.dtype(np.uint16) if bf16 else dtype  # bf16 arrays: bit patterns
     what = f"argument {index} of @{name}"
     if isinstance(type_, TensorType):
-        if not isinstance(value, np.ndarray):
-            raise ReferenceError(f"error: {what} is {type_} and needs a NumPy array")
+        if not isinstance(value, np.ndarray) or isinstance(value, np.ma.MaskedArray):
+            raise ReferenceError(f"error: {what} is {type_} and needs a NumPy array (unmasked)")
         array = cast(np.ndarray[Any, Any], value)
         shape = cast(TensorType[Attribute], type_).get_shape()
         if (
@@ -490,10 +490,21 @@ def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
                 f"error: {what} is {type_}, got an array of {array.dtype} with shape {array.shape}"
             )
         return _bf16_values(array) if bf16 else array.copy()
+    # A scalar is checked as `devplan.execute` checks it (the same inputs go to both):
+    # dtype.type() would truncate 1.5 to 1, read "5" as 5 and None as NaN, and overflow.
+    from .runtime.host import from_python
+
+    try:
+        from_python(type_, value, what)
+    except DevplanError as e:
+        raise ReferenceError(str(e)) from None
+    number = cast(Any, value)
     if bf16:
-        rounded: float = float(_round_bf16(float(cast(Any, value))))
+        rounded: float = float(_round_bf16(float(number)))
         return dtype.type(rounded)
-    return dtype.type(cast(Any, value))
+    if dtype.kind in "iu":  # a signless value's bits: i8 200 is -56, as in execute
+        return np.array(int(number)).astype(dtype)[()]
+    return dtype.type(number)
 
 
 def evaluate(module: ModuleOp, inputs: Sequence[object], entry: str = "main") -> list[Value]:
@@ -502,6 +513,10 @@ def evaluate(module: ModuleOp, inputs: Sequence[object], entry: str = "main") ->
     Inputs are NumPy arrays for tensors and Python scalars for scalars, as for
     `devplan.execute`; outputs are arrays for tensors and NumPy scalars for scalars.
     """
+    name = "devplan.reference.evaluate"
+    check_argument(name, "module", module, ModuleOp, "a builtin.module (devplan.parse gives one)")
+    check_argument(name, "inputs", inputs, (list, tuple), "a list of NumPy arrays and scalars")
+    check_argument(name, "entry", entry, str, 'a function name such as "main"')
     evaluator = _Evaluator(module)
     function = evaluator.functions.get(entry)
     if function is None:

@@ -961,6 +961,12 @@ class TargetAttr(ParametrizedAttribute):
                 f"a target config must be a dict or a JSON object, got {_describe(config)}"
             )
         entries = dict(config)
+        for key in entries:
+            if not isinstance(key, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise TargetError(
+                    f"a target config's keys are names such as 'kind' or 'arch', got "
+                    f"{_describe(key)}"
+                )
         kind = entries.pop("kind", None)
         tag = entries.pop("tag", None)
         host = entries.pop("host", INHERIT)
@@ -1290,6 +1296,11 @@ def _load_json(text: str) -> Mapping[str, object]:
     except json.JSONDecodeError as e:
         raise TargetError(
             f"malformed target JSON: {e.msg} at line {e.lineno} column {e.colno}"
+        ) from None
+    except RecursionError:  # json reads nested objects recursively
+        raise TargetError(
+            f"malformed target JSON: nested too deeply (a target's host chain is at most "
+            f"{MAX_HOST_DEPTH} targets deep)"
         ) from None
     if not isinstance(data, dict):
         raise TargetError(f"a target JSON config must be an object, got {_describe(data)}")

@@ -1006,15 +1006,15 @@ class PlanDevicesPass(ModulePass):
     """With `strategy=cost`: the size assumed for every dynamic dimension; without it,
     classes touching dynamic shapes are placed as the default strategy places them."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
+        # Bad options are errors of the pipeline, said before any IR is read (raised
+        # from `apply`, they were placed at the module as if its IR were wrong).
         if self.strategy not in ("default", "cost"):
-            raise error_at(
-                op, f"plan-devices: unknown strategy '{self.strategy}' (valid: default, cost)"
-            )
+            raise ValueError(f"unknown strategy '{self.strategy}' (valid: default, cost)")
         if self.dynamic_size is not None and self.dynamic_size < 1:
-            raise error_at(
-                op, f"plan-devices: dynamic-size must be 1 or more, got {self.dynamic_size}"
-            )
+            raise ValueError(f"dynamic-size must be 1 or more, got {self.dynamic_size}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         calls = sum(1 for inner in op.walk() if isinstance(inner, CallOp))
         specialiser = _Specialiser()
         for round_index in range(calls + 1):

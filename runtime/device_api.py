@@ -39,12 +39,12 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..diagnostics import DevplanError
+from ..diagnostics import DevplanError, describe_value
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
 
 if TYPE_CHECKING:
@@ -198,10 +198,38 @@ def _new_buffer_id() -> int:
 
 
 def _as_dtype(dtype: DTypeLike, where: str) -> np.dtype[np.generic]:
+    if dtype is None:  # pyright: ignore[reportUnnecessaryComparison]  (np.dtype(None) is float64)
+        raise DeviceError(f"{where}: a dtype is needed, got None")
     try:
-        return np.dtype(dtype)
+        dt = np.dtype(dtype)
     except TypeError:
         raise DeviceError(f"{where}: unknown dtype {dtype!r}") from None
+    if dt.kind not in "biufc":
+        raise DeviceError(
+            f"{where}: device memory holds numbers (bool, int, uint, float, complex), not {dt}"
+        )
+    return dt
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _whole_number(value: object, what: str, where: str) -> int:
+    """`value` (a Python or NumPy integer) as an int; int() would truncate 2.5 to 2 and
+    read "8" as 8, so anything else is a `DeviceError`."""
+    if not _is_whole(value):
+        raise DeviceError(f"{where}: {what} must be a whole number, got {value!r}")
+    return int(cast(int, value))
+
+
+def _shape(shape: object, where: str) -> tuple[int, ...]:
+    """`shape` (a sequence of Python or NumPy integers) as a tuple of ints."""
+    if isinstance(shape, Sequence | np.ndarray) and not isinstance(shape, str):
+        dims = list(cast(Sequence[object], shape))
+        if all(_is_whole(d) for d in dims):
+            return tuple(int(cast(int, d)) for d in dims)
+    raise DeviceError(f"{where}: shape must be a sequence of whole numbers, got {shape!r}")
 
 
 def copy_performer(src: Device, dst: Device) -> Device:
@@ -388,7 +416,7 @@ class DeviceAPI(ABC):
         """`AllocDataSpace` by shape: `prod(shape) * itemsize` bytes in `scope` (None = global)."""
         self._check_device(device, "alloc_data_space")
         dt = _as_dtype(dtype, f"alloc_data_space of {label} on {device}")
-        dims = tuple(int(d) for d in shape)
+        dims = _shape(shape, f"alloc_data_space of {label} on {device}")
         if any(d < 0 for d in dims):
             raise DeviceError(f"alloc_data_space of {label} on {device}: negative shape {dims}")
         nbytes = math.prod(dims) * dt.itemsize
@@ -413,6 +441,8 @@ class DeviceAPI(ABC):
         self._check_device(device, "alloc_data_space_flat")
         dt = _as_dtype(dtype_hint if dtype_hint is not None else np.uint8, f"alloc of {label}")
         where = f"alloc_data_space_flat of {label} on {device}"
+        nbytes = _whole_number(nbytes, "nbytes", where)
+        alignment = _whole_number(alignment, "alignment", where)
         if nbytes < 0:
             raise DeviceError(f"{where}: negative size {nbytes}")
         if alignment <= 0 or alignment & (alignment - 1):
@@ -457,12 +487,14 @@ class DeviceAPI(ABC):
 
         self._check_device(device, "alloc_workspace")
         dt = _as_dtype(dtype_hint if dtype_hint is not None else np.uint8, f"alloc of {label}")
+        where = f"alloc_workspace of {label} on {device}"
+        nbytes = _whole_number(nbytes, "nbytes", where)
         if nbytes < 0 or nbytes % dt.itemsize:
             raise DeviceError(
                 f"alloc_workspace of {label} on {device}: {nbytes} bytes is not a whole, "
                 f"non-negative number of {dt} elements"
             )
-        dims = (nbytes // dt.itemsize,) if shape is None else tuple(int(d) for d in shape)
+        dims = (nbytes // dt.itemsize,) if shape is None else _shape(shape, where)
         if any(d < 0 for d in dims) or math.prod(dims) * dt.itemsize != nbytes:
             raise DeviceError(
                 f"alloc_workspace of {label} on {device}: shape {dims} of {dt} is not "
@@ -519,6 +551,12 @@ class DeviceAPI(ABC):
         must be the one TVM would pick (the source's unless that is CPU memory, else
         the destination's). Without a stream the copy blocks; with one it is queued.
         """
+        for role, memory in (("src", src), ("dst", dst)):
+            if not isinstance(memory, Buffer | np.ndarray):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise DeviceError(
+                    f"copy_data_from_to: {role} must be a Buffer or a NumPy array, got "
+                    f"{describe_value(memory)}"
+                )
         src_dev, dst_dev = self._memory_device(src), self._memory_device(dst)
         src_name, dst_name = self._memory_namer(src), self._memory_namer(dst)
         name: Name = label or (lambda: f"{name_text(src_name)} -> {name_text(dst_name)}")
@@ -738,6 +776,11 @@ class DeviceAPI(ABC):
 
     def _check_device(self, device: Device, what: str) -> None:
         if device is not self.device and device != self.device:
+            if not isinstance(device, Device):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise DeviceError(
+                    f"{what}: device must be a Device such as Device('cuda', 0), got "
+                    f"{describe_value(device)}"
+                )
             raise WrongDeviceError(f"{what} for {device} called on the DeviceAPI of {self.device}")
 
     def _check_stream(self, device: Device, stream: Stream, what: str) -> None:
@@ -768,6 +811,8 @@ class DeviceAPI(ABC):
             raise WrongDeviceError(f"{what} of {buffer} called on the DeviceAPI of {self.device}")
 
     def _check_free(self, buffer: Buffer, what: str, at: str | None) -> None:
+        if not isinstance(buffer, Buffer):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise DeviceError(f"{what}: expected a Buffer, got {describe_value(buffer)}")
         if not buffer.is_live:
             where = f" at {at}" if at else ""
             raise DoubleFreeError(

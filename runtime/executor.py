@@ -66,6 +66,7 @@ from ..diagnostics import (
     DevplanError,
     LocatedError,
     check_argument,
+    describe_value,
     diagnostic_at,
     error_at,
     location_of,
@@ -1177,10 +1178,22 @@ def _checked_array(
         )
     array: np.ndarray[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
     memref_type = _type_as_memref(type_)
-    expected = numpy_dtype(element_type(memref_type))
+    expected = _input_dtype(element_type(memref_type), written, what)
     shape = [d.data for d in memref_type.shape]
     shape_text = "x".join("?" if d < 0 else str(d) for d in shape)
     got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
+    if isinstance(array, np.ma.MaskedArray):
+        raise DevplanError(
+            f"error: {what} is {written} and got a masked array, whose mask devplan would "
+            "ignore; pass the values to use (.filled(value), or .data to use the masked ones)"
+        )
+    if array.dtype != expected and isinstance(element_type(memref_type), BFloat16Type):
+        raise DevplanError(
+            f"error: {what} is {written} and needs the bit patterns of its bf16 values as "
+            f"uint16 (NumPy has no bf16), got {got}; .astype(np.uint16) would give integer "
+            "values, not bits: (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) "
+            "gives the bits of x rounded toward zero"
+        )
     if array.dtype != expected:
         raise DevplanError(
             f"error: {what} is {written} and needs dtype {expected}, got {got} "
@@ -1191,6 +1204,17 @@ def _checked_array(
     ):
         raise DevplanError(f"error: {what} is {written} and needs shape {shape_text}, got {got}")
     return array
+
+
+def _input_dtype(element: Attribute, type_: Attribute, what: str) -> np.dtype[Any]:
+    """The NumPy dtype of `element`, the element (or scalar) type of the argument `what`
+    of type `type_`; an error naming the argument when the executor has none."""
+    try:
+        return numpy_dtype(element)
+    except DevplanError:
+        raise DevplanError(
+            f"error: {what} has type {type_}, which the executor cannot pass in"
+        ) from None
 
 
 def _is_array(value: object) -> bool:
@@ -1227,7 +1251,9 @@ def _collect_outputs(
     returned: list[Buffer] = []
     ret = function.body.block.last_op
     assert ret is not None
-    for type_, value in zip(function.function_type.outputs.data, results, strict=True):
+    for i, (type_, value) in enumerate(
+        zip(function.function_type.outputs.data, results, strict=True)
+    ):
         if isinstance(value, Buffer):
             host = np.empty(value.shape, value.dtype)
             try:
@@ -1252,7 +1278,14 @@ def _collect_outputs(
             # Every host array of a run is the run's own (inputs are copied in).
             outputs.append(value)
         else:
-            outputs.append(to_numpy_scalar(type_, value))
+            try:
+                outputs.append(to_numpy_scalar(type_, value))
+            except DevplanError:
+                raise error_at(
+                    ret,
+                    f"'func.return' result {i} of @{function.sym_name.data} is {type_}, which "
+                    "the executor cannot return (it has no NumPy type for it)",
+                ) from None
     return outputs, returned
 
 
@@ -1273,6 +1306,15 @@ def random_inputs(
     with `--arg`. A memref larger than the memory it lives in under `system` (see
     `system_for`) is out of device (or host) memory, said before anything is allocated.
     """
+    name = "random_inputs"
+    check_argument(name, "module", module, ModuleOp, "a builtin.module (devplan.parse gives one)")
+    check_argument(name, "entry", entry, str, 'a function name such as "main"')
+    check_argument(name, "given", given, (list, tuple), "a list of NumPy arrays and scalars")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+        # None would draw different inputs on every call; True would be the seed 1.
+        raise DevplanError(
+            f"error: {name}: seed must be a whole number 0 or more, got {describe_value(seed)}"
+        )
     function = find_entry(module, entry)
     systems: list[System] = []
     rng = np.random.default_rng(seed)
@@ -1293,7 +1335,7 @@ def random_inputs(
                     f"error: {what} has a dynamic shape; --random-args cannot choose its size "
                     "(pass it with --arg FILE.npy)"
                 )
-            dtype = numpy_dtype(element_type(memref_type))
+            dtype = _input_dtype(element_type(memref_type), type_, what)
             if not systems:
                 systems.append(system_for(module, system))
             nbytes = math.prod(shape) * dtype.itemsize
@@ -1307,7 +1349,7 @@ def random_inputs(
                     f"error: {what} needs {nbytes} bytes: out of host memory"
                 ) from None
         else:
-            dtype = numpy_dtype(type_)
+            dtype = _input_dtype(type_, type_, what)
             if dtype.kind == "f" or isinstance(type_, BFloat16Type):
                 inputs.append(float(rng.standard_normal()))
             elif dtype.kind == "b":

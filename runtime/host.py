@@ -200,6 +200,32 @@ def _is_number(value: object, floats: bool) -> bool:
     return isinstance(value, int | np.integer)
 
 
+def _input_range(type_: Attribute, width: int) -> tuple[int, int]:
+    """The values (lowest, highest) a scalar input of integer-like `type_` may take: `i1`
+    is 0 or 1, a signless integer (and `index`) its bits read as signed or unsigned,
+    `si8` and `ui8` their own ranges (-1 is no ui8; 200 is no si8)."""
+    if width == 1:
+        return 0, 1
+    if isinstance(type_, IntegerType):
+        low, high = type_.value_range()
+        return low, high - 1
+    return -(1 << (width - 1)), (1 << width) - 1
+
+
+def _is_finite(number: Any) -> bool:
+    """Whether a Python or NumPy number is finite (every int is, even beyond a float)."""
+    return isinstance(number, int | np.integer) or math.isfinite(number)
+
+
+def _number_text(number: Any) -> str:
+    """`number` as a message quotes it: an int of hundreds of digits by its first ones."""
+    text = repr(number)
+    digits = text.lstrip("-")
+    if isinstance(number, int) and len(digits) > 24:
+        text = f"{text[: len(text) - len(digits) + 6]}... (an integer of {len(digits)} digits)"
+    return text
+
+
 def from_python(type_: Attribute, value: object, what: str) -> Any:
     """A Python or NumPy scalar given by a user as a run-time value of `type_`."""
     got = f"got {_type_name(value)} {value!r}"
@@ -209,18 +235,25 @@ def from_python(type_: Attribute, value: object, what: str) -> Any:
         if not (_is_number(value, floats=False) or (width == 1 and _is_bool(value))):
             raise DevplanError(f"error: {what} is {type_}, {got}")
         v = int(number)
-        lo, hi = (0, 1) if width == 1 else (-(1 << (width - 1)), (1 << width) - 1)
+        lo, hi = _input_range(type_, width)
         if not lo <= v <= hi:
-            raise DevplanError(f"error: {what} is {type_}, and {v} does not fit in it")
+            raise DevplanError(
+                f"error: {what} is {type_}, and {v} does not fit in it (valid: {lo} to {hi})"
+            )
         return wrapper(type_)(v)
     if isinstance(type_, AnyFloat):
         if not _is_number(value, floats=True):
             raise DevplanError(f"error: {what} is {type_}, {got}")
-        with np.errstate(over="ignore"):
-            converted = float_cast(type_)(number)
-        if math.isfinite(number) and not math.isfinite(converted):
+        try:
+            with np.errstate(over="ignore"):
+                converted = float_cast(type_)(number)
+        except OverflowError:  # an int beyond every float (10**400)
+            converted = math.inf
+        if _is_finite(number) and not math.isfinite(converted):
             # A finite value beyond the type's range would silently become infinity.
-            raise DevplanError(f"error: {what} is {type_}, and {number!r} does not fit in it")
+            raise DevplanError(
+                f"error: {what} is {type_}, and {_number_text(number)} does not fit in it"
+            )
         return converted
     raise DevplanError(f"error: {what} has type {type_}, which the executor cannot pass in")
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..diagnostics import DevplanError
 from .device_api import DeviceAPI
 from .streams import Scheduler, Slice, Token, TraceEntry, as_tokens
 
@@ -223,8 +224,20 @@ class Report:
         return {"traceEvents": events, "displayTimeUnit": "ns"}
 
     def write_chrome_trace(self, path: str | Path) -> None:
-        """Write the trace as JSON to `path` (open it in ui.perfetto.dev)."""
-        Path(path).write_text(json.dumps(self.chrome_trace(), indent=1))
+        """Write the trace as JSON to `path` (open it in ui.perfetto.dev).
+
+        A modelled time that overflowed to infinity (a link of 1e-300 B/s) is an error:
+        JSON has no infinity, and `json.dumps` would write `Infinity`, which no trace
+        viewer reads."""
+        try:
+            text = json.dumps(self.chrome_trace(), indent=1, allow_nan=False)
+        except ValueError:
+            raise DevplanError(
+                f"error: cannot write the trace to '{path}': a modelled time is not finite "
+                "(the system's bandwidths or latencies make a copy or kernel take longer "
+                "than a float holds)"
+            ) from None
+        Path(path).write_text(text)
 
 
 def _device_report(api: DeviceAPI) -> DeviceReport:
@@ -261,6 +274,8 @@ def format_bytes(n: int) -> str:
 
 
 def _seconds(s: float) -> str:
+    if s >= 1e9:  # a modelled time under an absurd link: 1.2e+301 s, not 302 digits
+        return f"{s:.4g} s"
     if s >= 1:
         return f"{s:.3f} s"
     if s >= 1e-3:

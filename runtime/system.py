@@ -331,6 +331,10 @@ class System:
             table = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as e:
             raise SystemDescriptionError(f"{name}: invalid TOML: {e}") from None
+        except RecursionError:  # tomllib reads nested arrays and tables recursively
+            raise SystemDescriptionError(
+                f"{name}: invalid TOML: arrays or tables nested too deeply"
+            ) from None
         return _Reader(name).system(table)
 
     @staticmethod
@@ -358,6 +362,12 @@ class System:
                 if not path.is_absolute() and isinstance(loc, FileLineColLoc):
                     path = Path(loc.filename.data).parent / path
                 return System.load(path)
+            if text.strip() and not any(c in text for c in "\n=["):
+                # One line that cannot be TOML: most likely a path with another ending.
+                raise SystemDescriptionError(
+                    f"{SYSTEM_ATTR}: '{text}' is neither TOML text nor the path of a system "
+                    "description (a path ends in .toml)"
+                )
             return System.from_text(text, SYSTEM_ATTR)
         except SystemDescriptionError as e:
             raise SystemDescriptionError(
@@ -666,7 +676,9 @@ class _Reader:
     ) -> tuple[float | None, float | None, float | None]:
         peak = entry.get("peak_gflops")
         if peak is not None and (
-            not isinstance(peak, int | float) or isinstance(peak, bool) or peak <= 0
+            not isinstance(peak, int | float)
+            or isinstance(peak, bool)
+            or not 0 < peak < math.inf  # TOML spells nan and inf too
         ):
             raise self.error(
                 where, f"peak_gflops: expected a positive number such as 19500, got {peak!r}"
@@ -741,6 +753,8 @@ class _Reader:
                     raise self.error(
                         where, f"attrs.{key}: expected an integer {least} or more, got {item}"
                     )
+            elif not isinstance(item, str):  # device_name = 5 was given back as the int 5
+                raise self.error(where, f"attrs.{key}: expected a string, got {item!r}")
         return dict(attrs)
 
     def scope_ref(self, where: str, value: object, devices: dict[str, DeviceSpec]) -> ScopeRef:

@@ -26,6 +26,15 @@ def test_parse_error_is_one_located_message() -> None:
     assert text.splitlines()[2] == "       ^^^^^^^^^^^"
 
 
+def test_parse_error_in_the_first_token_is_one_located_message() -> None:
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.parse("\ufefffunc.func @f() {\n  func.return\n}\n")
+    assert str(info.value).splitlines()[0] == (
+        "<string>:1:1: error: Unexpected character U+FEFF (a byte order mark: save the file "
+        "without it)"
+    )
+
+
 def test_parse_reads_a_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "f.mlir"
     path.write_text("func.func @g() {\n  func.return\n}\n")
@@ -35,12 +44,58 @@ def test_parse_reads_a_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert func.location.filename.data == str(path)
 
 
+def test_parse_verify_must_be_a_bool() -> None:
+    # verify=None skipped verification without a word, as verify=False does.
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.parse("func.func @f() {\n  func.return\n}\n", verify=None)  # type: ignore[arg-type]
+    assert (
+        str(info.value) == "error: devplan.parse: verify must be True or False, got NoneType None"
+    )
+
+
 def test_apply_unknown_pass_is_a_user_error() -> None:
     module = devplan.parse("func.func @f() {\n  func.return\n}\n")
     with pytest.raises(devplan.DevplanError) as info:
         devplan.apply(module, "no-such-pass")
     assert str(info.value) == (
         "error: unknown pass 'no-such-pass'; `devplan-opt --help` lists every pass"
+    )
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        (
+            "elide-copies{stats=true stats=false}",
+            "error: pass 'elide-copies' is given option 'stats' twice; give each option once",
+        ),
+        (
+            "plan-devices{dynamic-size=1 strategy=cost dynamic_size=2}",
+            "error: pass 'plan-devices' is given option 'dynamic-size' twice; "
+            "give each option once",
+        ),
+    ],
+)
+def test_apply_an_option_given_twice_is_an_error_not_one_value_dropped(
+    pipeline: str, message: str
+) -> None:
+    module = devplan.parse("func.func @f() {\n  func.return\n}\n")
+    with pytest.raises(devplan.DevplanError) as info:  # xDSL kept one value silently
+        devplan.apply(module, pipeline)
+    assert str(info.value) == message
+
+
+def test_apply_the_same_option_in_two_passes_is_fine() -> None:
+    module = devplan.parse("func.func @f() {\n  func.return\n}\n")
+    devplan.apply(module, "elide-copies{stats=false},elide-copies{stats=false}")
+
+
+def test_apply_an_option_without_a_value_says_so() -> None:
+    module = devplan.parse("func.func @f() {\n  func.return\n}\n")
+    with pytest.raises(devplan.DevplanError) as info:  # it ended "expects bool, got "
+        devplan.apply(module, "elide-copies{stats}")
+    assert (
+        str(info.value) == "error: pass 'elide-copies': option 'stats' expects bool, got no value"
     )
 
 

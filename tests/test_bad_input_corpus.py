@@ -293,6 +293,28 @@ case(
 )
 case(
     "literals",
+    "dense splat of 10**11 elements",  # was "invalid (MemoryError in xDSL)"
+    devplan_opt(
+        "func.func @f() -> tensor<100000000000xf32> {\n"
+        "  %c = arith.constant dense<1.0> : tensor<100000000000xf32>\n"
+        "  func.return %c : tensor<100000000000xf32>\n}\n"
+    ),
+    "error",
+    located=True,
+    line=2,
+    contains="dense literal too large for host memory",
+)
+case(
+    "literals",
+    "untyped integer attribute beyond i64",  # was "float literal ... out of range for  ("
+    devplan_opt("builtin.module attributes {n = 99999999999999999999999} {\n}\n"),
+    "error",
+    located=True,
+    line=1,
+    contains="integer literal 99999999999999999999999 is out of range for i64",
+)
+case(
+    "literals",
     "dense i8 out of range",
     devplan_opt(
         "func.func @f() -> tensor<2xi8> {\n  %c = arith.constant dense<300> : tensor<2xi8>\n"
@@ -546,6 +568,16 @@ case(
     line=1,
     contains="small.toml",
 )
+for _path in ("sys.txt", "/etc/devplan/system"):
+    case(
+        "module system",
+        f"vdev.system = {_path!r}, a path not ending in .toml",  # was "invalid TOML: ..."
+        devplan_opt(f'builtin.module attributes {{vdev.system = "{_path}"}} {{\n}}\n'),
+        "error",
+        located=True,
+        line=1,
+        contains=f"'{_path}' is neither TOML text nor the path of a system description",
+    )
 case(
     "module system",
     "vdev.system that is not a string",
@@ -966,6 +998,20 @@ case(
     "error",
     contains="a.npy",
 )
+# An error in the first token printed in xDSL's own form ("f.mlir:1:1" alone on a line).
+for _name, _text, _contains in (
+    ("a byte order mark", "\ufefffunc.func @f() {\n  func.return\n}\n", "U\\+FEFF"),
+    ("a '$' first", "$func.func @f() {\n  func.return\n}\n", "Unexpected character: \\$"),
+    ("a NUL later", "func.func @f() {\n  func.return\n}\n\x00", "U\\+0000"),
+):
+    case(
+        "command line",
+        f"devplan-opt of a file with {_name}",
+        devplan_opt(_text),
+        "error",
+        located=True,
+        contains=_contains,
+    )
 case("command line", "empty file", devplan_opt(""), "ok")
 case("command line", "comment-only file", devplan_opt("// nothing here\n\n// at all\n"), "ok")
 case("command line", "devplan-run of an empty file", devplan_run(""), "error", contains="@main")
@@ -1008,6 +1054,14 @@ case(
     "error",
     contains="cannot write",
 )
+for _output in ("/proc/no/such/dir/out.mlir", "/"):
+    case(
+        "command line",
+        f"devplan-opt -o {_output}",
+        devplan_opt("", "-o", _output),
+        "error",
+        contains=f"^error: cannot write '{_output}': ",
+    )
 case("command line", "devplan-opt unknown flag", devplan_opt("", "--no-such-flag"), "error")
 case("command line", "devplan-run unknown flag", devplan_run(SCALE, "--no-such-flag"), "error")
 case(
@@ -1092,6 +1146,22 @@ case(
     devplan_run("func.func @main(%x: f64) -> f64 {\n  func.return %x : f64\n}\n", "--arg", "1e400"),
     "error",
     contains="out of range",
+)
+case(
+    "command line",
+    "scalar argument of 401 digits for f64",
+    devplan_run(
+        "func.func @main(%x: f64) -> f64 {\n  func.return %x : f64\n}\n", "--arg", "1" + "0" * 400
+    ),
+    "error",
+    contains="401 digits",
+)
+case(
+    "command line",
+    "scalar argument -1 for ui8",
+    devplan_run("func.func @main(%x: ui8) -> ui8 {\n  func.return %x : ui8\n}\n", "--arg", "-1"),
+    "error",
+    contains="0 to 255",
 )
 
 # --- Python API ---------------------------------------------------------------------------

@@ -64,6 +64,9 @@ def test_built_in_tags_have_their_own_defaults() -> None:
     [
         ("peak_gflops = -1\n", "peak_gflops: expected a positive number such as 19500, got -1"),
         ('peak_gflops = "fast"\n', "peak_gflops: expected a positive number"),
+        # TOML's nan and inf were accepted: the report's kernel times read "nan us".
+        ("peak_gflops = nan\n", "peak_gflops: expected a positive number such as 19500, got nan"),
+        ("peak_gflops = inf\n", "peak_gflops: expected a positive number such as 19500, got inf"),
         ('memory_bandwidth = "lots"\n', "memory_bandwidth: bad bandwidth"),
         ("launch_latency = 5\n", "launch_latency: "),
     ],

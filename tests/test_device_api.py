@@ -177,6 +177,51 @@ def test_alloc_rejects_unknown_dtype_and_negative_shape() -> None:
         gpu.alloc_data_space(GPU, (-1,), "float32", label="%a")
 
 
+@pytest.mark.parametrize("shape", [(2.5,), ("3",), (True,), 5, None])
+def test_alloc_shape_of_anything_but_whole_numbers_is_an_error_not_truncated(
+    shape: object,
+) -> None:
+    _, gpu = make_pair()  # (2.5,) allocated 2 elements, ("3",) and (True,) 3 and 1
+    with pytest.raises(DeviceError) as info:
+        gpu.alloc_data_space(GPU, shape, "float32", label="%a")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        f"alloc_data_space of %a on cuda:0: shape must be a sequence of whole numbers, "
+        f"got {shape!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("dtype", "problem"),
+    [
+        (None, "a dtype is needed, got None"),  # it was float64
+        (object, "device memory holds numbers (bool, int, uint, float, complex), not object"),
+    ],
+)
+def test_alloc_dtype_must_be_a_numeric_dtype(dtype: object, problem: str) -> None:
+    _, gpu = make_pair()
+    with pytest.raises(DeviceError) as info:
+        gpu.alloc_data_space(GPU, (4,), dtype, label="%a")  # type: ignore[arg-type]
+    assert str(info.value) == f"alloc_data_space of %a on cuda:0: {problem}"
+
+
+def test_flat_and_workspace_sizes_must_be_whole_numbers() -> None:
+    _, gpu = make_pair()
+    with pytest.raises(DeviceError, match=r"alignment must be a whole number, got 8\.0$"):
+        gpu.alloc_data_space_flat(GPU, 16, 8.0)  # type: ignore[arg-type]
+    with pytest.raises(DeviceError, match=r"nbytes must be a whole number, got '16'$"):
+        gpu.alloc_workspace(GPU, "16")  # type: ignore[arg-type]
+
+
+def test_wrongly_typed_handles_are_named_not_attribute_errors() -> None:
+    _, gpu = make_pair()
+    with pytest.raises(DeviceError, match=r"^free_data_space: expected a Buffer, got NoneType"):
+        gpu.free_data_space(GPU, None)  # type: ignore[arg-type]
+    with pytest.raises(DeviceError, match=r"^copy_data_from_to: dst must be a Buffer or a Num"):
+        gpu.copy_data_from_to(gpu.alloc_data_space(GPU, (4,), "float32"), [0.0] * 4)  # type: ignore[arg-type]
+    with pytest.raises(DeviceError, match=r"^alloc_data_space: device must be a Device such"):
+        gpu.alloc_data_space("cuda:0", (4,), "float32")  # type: ignore[arg-type]
+
+
 def test_out_of_device_memory_names_device_scope_capacity_request_and_use() -> None:
     _, gpu = make_pair(global_bytes=1024)
     gpu.alloc_data_space(GPU, (128,), "float32", label="%a")

@@ -505,3 +505,94 @@ def test_infinite_float_argument_stays_infinite() -> None:
         [float("inf")],
     )
     assert result.outputs == [np.float32(np.inf)]
+
+
+def _identity(type_: str) -> str:
+    return f"func.func @main(%x: {type_}) -> {type_} {{\n  func.return %x : {type_}\n}}\n"
+
+
+def test_integer_argument_beyond_every_float_is_an_error_not_a_crash() -> None:
+    # float(10**400) raises OverflowError: it was an internal error, not a user one.
+    lines = failure(_identity("f64"), 10**400)
+    assert lines == [
+        "error: argument 0 %x of @main(f64) -> f64 is f64, and 100000... (an integer of "
+        "401 digits) does not fit in it"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("type_", "value", "valid"), [("si8", 200, "-128 to 127"), ("ui8", -1, "0 to 255")]
+)
+def test_signed_and_unsigned_arguments_are_checked_against_their_own_range(
+    type_: str, value: int, valid: str
+) -> None:
+    # Both were wrapped silently (si8 200 ran as -56, ui8 -1 as 255).
+    assert failure(_identity(type_), value) == [
+        f"error: argument 0 %x of @main({type_}) -> {type_} is {type_}, and {value} does "
+        f"not fit in it (valid: {valid})"
+    ]
+
+
+def test_a_signless_argument_takes_its_bits_read_as_signed_or_unsigned() -> None:
+    result = devplan.execute(devplan.parse(_identity("i8")), [200])
+    assert result.outputs == [np.int8(-56)]
+
+
+def test_a_masked_array_argument_is_refused_rather_than_its_mask_ignored() -> None:
+    masked = np.ma.array(np.arange(3, dtype=np.float32), mask=[False, True, False])
+    lines = failure(_identity("memref<3xf32>"), masked)  # ran on [0, 1, 2] before
+    assert lines == [
+        "error: argument 0 %x of @main(memref<3xf32>) -> memref<3xf32> is memref<3xf32> and "
+        "got a masked array, whose mask devplan would ignore; pass the values to use "
+        "(.filled(value), or .data to use the masked ones)"
+    ]
+
+
+def test_a_bf16_argument_of_floats_is_told_how_to_give_bit_patterns() -> None:
+    # The message said "convert it with .astype", and .astype(np.uint16) turns 1.5 into 1.
+    values = np.array([1.5, -0.25], np.float32)
+    lines = failure(_identity("memref<2xbf16>"), values)
+    assert len(lines) == 1
+    assert ".astype(np.uint16) would give integer values, not bits" in lines[0]
+    assert "(convert it with .astype)" not in lines[0]
+    bits = (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    result = devplan.execute(devplan.parse(_identity("memref<2xbf16>")), [bits])
+    np.testing.assert_array_equal(result.outputs[0], [0x3FC0, 0xBE80])
+
+
+@pytest.mark.parametrize("type_", ["memref<*xf32>", "memref<4xf128>", "i128"])
+def test_random_inputs_name_the_argument_whose_type_the_executor_cannot_hold(type_: str) -> None:
+    from devplan.runtime.executor import random_inputs
+
+    # It said "error: the executor does not support values of type ...", naming no argument.
+    with pytest.raises(devplan.DevplanError) as info:
+        random_inputs(devplan.parse(_identity(type_)), seed=0)
+    assert str(info.value) == (
+        f"error: argument 0 %x of @main({type_}) -> {type_} has type {type_}, which the "
+        "executor cannot pass in"
+    )
+
+
+def test_a_result_the_executor_cannot_return_is_located_at_the_return() -> None:
+    # Host code computes in i4; only returning it has no NumPy type (it was unlocated).
+    assert failure(_identity("i4"), 3) == [
+        "<string>:2:3: error: 'func.return' result 0 of @main is i4, which the executor "
+        "cannot return (it has no NumPy type for it)",
+        "  func.return %x : i4",
+        "  ^",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("seed", "given"),
+    [(-1, "int -1"), (1.5, "float 1.5"), (True, "bool True"), (None, "NoneType None")],
+)
+def test_random_inputs_seed_must_be_a_whole_number_0_or_more(seed: object, given: str) -> None:
+    from devplan.runtime.executor import random_inputs
+
+    # -1 and 1.5 were NumPy's ValueError and TypeError; None drew other inputs every call.
+    with pytest.raises(devplan.DevplanError) as info:
+        random_inputs(devplan.parse(_identity("f32")), seed=seed)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        f"error: random_inputs: seed must be a whole number 0 or more, got {given}"
+    )

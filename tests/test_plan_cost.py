@@ -224,10 +224,22 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cpu", 0>} {
     assert 'linalg.matmul {vdev.device = #vdev.device<"cuda"' in str(sized)
 
 
-def test_an_unknown_strategy_is_an_error_naming_the_valid_ones() -> None:
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ("strategy=fast", "unknown strategy 'fast' (valid: default, cost)"),
+        ("strategy=cost dynamic-size=0", "dynamic-size must be 1 or more, got 0"),
+    ],
+)
+def test_a_bad_option_is_an_error_of_the_pipeline_not_of_the_module(
+    options: str, problem: str
+) -> None:
+    # Both were raised when the pass ran, placed at the module: "<string>:1:1: error:
+    # plan-devices: unknown strategy 'fast'" as if the IR were wrong.
     module = devplan.parse("builtin.module {}")
-    with pytest.raises(DevplanError, match=r"unknown strategy 'fast' \(valid: default, cost\)"):
-        devplan.apply(module, "plan-devices{strategy=fast}")
+    with pytest.raises(DevplanError) as info:
+        devplan.apply(module, f"plan-devices{{{options}}}")
+    assert str(info.value) == f"error: pass 'plan-devices': {problem}"
 
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "mlp_three_devices.mlir"

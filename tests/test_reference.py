@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import devplan
+from devplan.diagnostics import DevplanError
 from devplan.reference import ReferenceError, evaluate
 
 
@@ -111,6 +112,44 @@ def test_inputs_of_the_wrong_shape_are_refused_naming_the_argument() -> None:
         match=r"argument 0 of @main is tensor<3xf32>, got an array of float32 with shape \(4,\)",
     ):
         evaluate(module, [np.ones(4, np.float32)])
+
+
+def _identity(type_: str) -> str:
+    return f"func.func @main(%x: {type_}) -> {type_} {{\n  func.return %x : {type_}\n}}\n"
+
+
+@pytest.mark.parametrize(
+    ("type_", "value", "problem"),
+    [  # each ran before: as 1, 5, 1, inf and nan; 300 and 10**400 raised OverflowError
+        ("i32", 1.5, "is i32, got float 1.5"),
+        ("i32", "5", "is i32, got str '5'"),
+        ("i32", True, "is i32, got bool True"),
+        ("f32", 1e39, "is f32, and 1e+39 does not fit in it"),
+        ("f32", None, "is f32, got NoneType None"),
+        ("i8", 300, "is i8, and 300 does not fit in it (valid: -128 to 255)"),
+        ("f64", 10**400, "is f64, and 100000... (an integer of 401 digits) does not fit in it"),
+    ],
+)
+def test_scalar_inputs_are_checked_as_execute_checks_them(
+    type_: str, value: object, problem: str
+) -> None:
+    with pytest.raises(ReferenceError) as info:
+        evaluate(devplan.parse(_identity(type_)), [value])
+    assert str(info.value) == f"error: argument 0 of @main {problem}"
+
+
+def test_a_signless_scalar_input_takes_its_bits_as_execute_does() -> None:
+    assert evaluate(devplan.parse(_identity("i8")), [200]) == [np.int8(-56)]
+
+
+def test_masked_arrays_and_wrongly_typed_arguments_are_refused() -> None:
+    masked = np.ma.array(np.ones(2, np.float32), mask=[False, True])
+    with pytest.raises(ReferenceError, match=r"needs a NumPy array \(unmasked\)$"):
+        evaluate(devplan.parse(_identity("tensor<2xf32>")), [masked])
+    with pytest.raises(DevplanError, match="inputs must be a list of NumPy arrays and scalars"):
+        evaluate(devplan.parse(_identity("f32")), None)  # type: ignore[arg-type]
+    with pytest.raises(DevplanError, match=r"module must be a builtin\.module"):
+        evaluate("func.func @main() {}", [])  # type: ignore[arg-type]
 
 
 def test_tensor_comparisons_give_bool_arrays_with_nan_unordered_and_select_picks_elementwise() -> (

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from devplan.diagnostics import DevplanError
 from devplan.runtime.device_api import Device
 from devplan.runtime.report import Report
 from devplan.runtime.runtime import Runtime
@@ -178,6 +179,40 @@ def test_trace_complete_events_carry_microsecond_times_on_their_tracks(
     assert d2d["ts"] == pytest.approx(2000)
     assert d2d["dur"] == pytest.approx(105)
     assert all((e["pid"], e["tid"]) in threads for e in complete)
+
+
+def test_a_trace_whose_modelled_times_overflow_is_an_error_not_invalid_json(
+    tmp_path: Path, simulated_system: Callable[..., System]
+) -> None:
+    # 1 MB over 1e-300 B/s takes 1e306 s, 1e312 us: json.dumps wrote "Infinity".
+    slow = simulated_system(
+        {"cuda:0": {"global": "1 GiB"}}, [("cpu:0", "cuda:0", "1e-300 B/s", "1 us")]
+    )
+    rt = Runtime.from_system(slow)
+    a = rt.api(GPU0).alloc_data_space(GPU0, (MB,), "uint8", label="%a")
+    rt.copy(np.zeros(MB, np.uint8), a, label="%t0")
+    trace = tmp_path / "t.json"
+    with pytest.raises(DevplanError) as info:
+        rt.report().write_chrome_trace(trace)
+    assert str(info.value) == (
+        f"error: cannot write the trace to '{trace}': a modelled time is not finite (the "
+        "system's bandwidths or latencies make a copy or kernel take longer than a float "
+        "holds)"
+    )
+    assert not trace.exists()
+
+
+def test_a_huge_modelled_time_is_printed_in_scientific_notation(
+    simulated_system: Callable[..., System],
+) -> None:
+    # 1 MB over 1e-290 B/s: it printed all 302 digits of 1e296 s.
+    slow = simulated_system(
+        {"cuda:0": {"global": "1 GiB"}}, [("cpu:0", "cuda:0", "1e-290 B/s", "1 us")]
+    )
+    rt = Runtime.from_system(slow)
+    a = rt.api(GPU0).alloc_data_space(GPU0, (MB,), "uint8", label="%a")
+    rt.copy(np.zeros(MB, np.uint8), a, label="%t0")
+    assert "cost-model time 1e+296 s" in rt.report().format()
 
 
 def test_report_of_a_run_that_did_nothing_shows_every_device_and_link_at_zero() -> None:

@@ -383,6 +383,12 @@ def test_invalid_toml_names_the_file() -> None:
     assert error_of("[[device]\n").startswith("sys.toml: invalid TOML: ")
 
 
+def test_toml_nested_too_deeply_is_invalid_toml_not_a_recursion_error() -> None:
+    assert error_of("a = " + "[" * 100_000 + "]" * 100_000) == (
+        "sys.toml: invalid TOML: arrays or tables nested too deeply"
+    )
+
+
 def test_system_without_devices_is_an_error() -> None:
     assert error_of("") == "sys.toml: no devices: add at least one [[device]] entry"
 
@@ -418,9 +424,18 @@ def test_device_attrs_override_and_unknown_names() -> None:
     assert "warp_size" in text
 
 
+def test_a_string_device_attr_given_a_number_is_an_error() -> None:
+    # It was kept, and get_attr("device_name") gave back the int 5.
+    assert error_of(CPU + GPU + "attrs = { device_name = 5 }\n") == (
+        "sys.toml: device[1]: attrs.device_name: expected a string, got 5"
+    )
+
+
 def test_every_device_attr_name_is_a_system_attribute() -> None:
     # One list: what a system may set is what device.attr can read.
-    attrs = ", ".join(f"{name} = 1" for name in DEVICE_ATTR_KINDS)
+    attrs = ", ".join(
+        f"{name} = {1 if kind == 'int' else repr('1')}" for name, kind in DEVICE_ATTR_KINDS.items()
+    )
     system = System.from_text(CPU + GPU + f"attrs = {{ {attrs} }}\n")
     assert set(system.device("cuda", 0).attrs) >= set(DEVICE_ATTR_KINDS)
 

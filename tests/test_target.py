@@ -367,6 +367,24 @@ def test_malformed_target_json_quotes_the_json_error() -> None:
         Target.from_config('["cuda"]')
 
 
+def test_target_json_nested_too_deeply_is_malformed_json_not_a_recursion_error() -> None:
+    deep = '{"kind": "llvm", "host": ' * 3000 + '{"kind": "llvm"}' + "}" * 3000
+    with pytest.raises(TargetError) as info:
+        Target.parse(deep)
+    assert str(info.value) == (
+        "malformed target JSON: nested too deeply (a target's host chain is at most 16 "
+        "targets deep)"
+    )
+
+
+def test_a_config_key_that_is_not_a_string_is_named() -> None:
+    with pytest.raises(TargetError) as info:  # it was a TypeError from inside the lookup
+        Target.from_config({"kind": "cuda", 5: 1})  # type: ignore[dict-item]
+    assert str(info.value) == (
+        "a target config's keys are names such as 'kind' or 'arch', got the integer 5"
+    )
+
+
 def test_a_tag_given_as_kind_says_so() -> None:
     with pytest.raises(TargetError, match=r"'nvidia/nvidia-a100' is a tag, not a kind"):
         Target.from_config({"kind": "nvidia/nvidia-a100"})

@@ -71,6 +71,14 @@ class DevplanOptMain(xDSLOptMain):
                 register_source(self.get_input_name(), f.read().decode("utf-8", "replace"))
         return super().prepare_input()
 
+    def prepare_output(self) -> IO[str]:
+        try:
+            return super().prepare_output()
+        except OSError as e:  # it was reported as "cannot read" the output file
+            raise DevplanError(
+                f"error: cannot write '{self.args.output_file}': {e.strerror or e}"
+            ) from None
+
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
