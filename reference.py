@@ -471,10 +471,21 @@ def _fptosi(op: Operation, args: list[Value]) -> Value:
     return _cast(op, truncated.astype(np.int64).astype(dtype))
 
 
+def _boundary_dtype(type_: Attribute) -> np.dtype[Any]:
+    """The dtype `devplan.execute` takes and gives for `type_` (a tensor's elements): the
+    oracle's, except bf16 (its uint16 bit patterns) and unsigned integers (`ui8` is uint8;
+    the oracle computes on the same bits as int8)."""
+    from .runtime.host import numpy_dtype
+
+    if isinstance(type_, TensorType):
+        type_ = cast(TensorType[Attribute], type_).element_type
+    return numpy_dtype(type_)
+
+
 def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
     dtype = dtype_of(type_)
     bf16 = _is_bf16(type_)
-    held = np.dtype(np.uint16) if bf16 else dtype  # bf16 arrays: bit patterns
+    held = _boundary_dtype(type_)
     what = f"argument {index} of @{name}"
     if isinstance(type_, TensorType):
         if not isinstance(value, np.ndarray) or isinstance(value, np.ma.MaskedArray):
@@ -489,7 +500,7 @@ def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
             raise ReferenceError(
                 f"error: {what} is {type_}, got an array of {array.dtype} with shape {array.shape}"
             )
-        return _bf16_values(array) if bf16 else array.copy()
+        return _bf16_values(array) if bf16 else array.view(dtype).copy()
     # A scalar is checked as `devplan.execute` checks it (the same inputs go to both):
     # dtype.type() would truncate 1.5 to 1, read "5" as 5 and None as NaN, and overflow.
     from .runtime.host import from_python
@@ -532,10 +543,14 @@ def evaluate(module: ModuleOp, inputs: Sequence[object], entry: str = "main") ->
 
 def _output(type_: Attribute, value: Value) -> Value:
     """A result as `devplan.execute` gives it: a bf16 array as its bit patterns, a bf16
-    scalar as the f32 of its value."""
-    if not _is_bf16(type_):
+    scalar as the f32 of its value, unsigned integers in their unsigned dtype."""
+    if _is_bf16(type_):
+        return _bf16_bits(value) if isinstance(type_, TensorType) else np.float32(value)
+    given = _boundary_dtype(type_)
+    if given.kind != "u":
         return value
-    return _bf16_bits(value) if isinstance(type_, TensorType) else np.float32(value)
+    unsigned = np.asarray(value).view(given)
+    return unsigned if isinstance(type_, TensorType) else unsigned[()]
 
 
 __all__ = ["ReferenceError", "dtype_of", "evaluate"]

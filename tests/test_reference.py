@@ -263,3 +263,20 @@ def test_bf16_is_computed_in_f64_rounded_once_and_given_as_bit_patterns() -> Non
         [bits([1.0, 1.0, 3.0e38]), bits([2.0**-8, 3 * 2.0**-8, 3.0e38])],
     )
     assert [hex(b) for b in result] == ["0x3f80", "0x3f82", "0x7f80"]  # 1, 1 + 2^-6, inf
+
+
+def test_unsigned_integers_go_in_and_come_out_in_the_dtypes_execute_uses() -> None:
+    """The same inputs go to the oracle and to `devplan.execute`: ui8 is uint8 on both
+    (the oracle computes on the same bits, signless)."""
+    text = """
+func.func @main(%a: ui8, %t: tensor<2xui16>, %s: tensor<2xsi8>) -> (ui8, tensor<2xui16>, tensor<2xsi8>) {
+  func.return %a, %t, %s : ui8, tensor<2xui16>, tensor<2xsi8>
+}"""
+    inputs = [200, np.array([65535, 7], np.uint16), np.array([-128, 5], np.int8)]
+    oracle = evaluate(devplan.parse(text), inputs)
+    executed = devplan.execute(devplan.parse(text), inputs).outputs
+    for want, got in zip(executed, oracle, strict=True):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        assert np.asarray(got).tolist() == np.asarray(want).tolist()
+    assert oracle[0] == 200
+    assert oracle[1].tolist() == [65535, 7]
