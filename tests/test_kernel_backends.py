@@ -734,3 +734,49 @@ def test_colliding_stores_keep_the_last_threads_value_and_scaled_stores_compute_
     run(kernel(LAST_WINS), backend, (3, 1, 1), (4, 1, 1), [a, out, 2.0])
     np.testing.assert_array_equal(out, np.array([6.0, 14.0, 22.0], dtype=np.float32))
     np.testing.assert_array_equal(a, np.arange(12, dtype=np.float32) * 2)
+
+
+def nested_loops(kinds: list[str]) -> str:
+    """Loops nested in the order of `kinds` ("for" or "while"), two iterations each, the
+    innermost adding 1 to a[0] atomically: a[0] ends at 2^len(kinds) per thread."""
+    lines = [
+        "kernel.func @nest(%a: memref<?xi32>) {",
+        "  %c0 = arith.constant 0 : index",
+        "  %c1 = arith.constant 1 : index",
+        "  %c2 = arith.constant 2 : index",
+        "  %zero = arith.constant 0 : i32",
+        "  %one = arith.constant 1 : i32",
+        "  %two = arith.constant 2 : i32",
+    ]
+    for k, kind in enumerate(kinds):
+        if kind == "for":
+            lines.append(f"  scf.for %i{k} = %c0 to %c2 step %c1 {{")
+        else:
+            lines += [
+                f"  %r{k} = scf.while (%x{k} = %zero) : (i32) -> i32 {{",
+                f"    %p{k} = arith.cmpi slt, %x{k}, %two : i32",
+                f"    scf.condition(%p{k}) %x{k} : i32",
+                f"  }} do {{\n  ^bb0(%y{k}: i32):",
+            ]
+    lines.append("  %old = memref.atomic_rmw addi %one, %a[%c0] : (i32, memref<?xi32>) -> i32")
+    for k, kind in reversed(list(enumerate(kinds))):
+        if kind == "while":
+            lines += [f"    %n{k} = arith.addi %y{k}, %one : i32", f"    scf.yield %n{k} : i32"]
+        lines.append("  }")
+    return "\n".join([*lines, "  kernel.return", "}"])
+
+
+@backends
+def test_loops_nested_twelve_deep_run_and_a_thirteenth_is_a_located_error(backend: str) -> None:
+    """Each loop is a loop of the generated Python, whose compiler nests at most 20
+    blocks: both backends run 12 nested loops and refuse a 13th at the loop (16 deep, the
+    numba backend's source was a SyntaxError traceback, the numpy backend's ran)."""
+    a = np.zeros(1, np.int32)
+    run(kernel(nested_loops(["for", "while"] * 6)), backend, (1, 1, 1), (2, 1, 1), [a])
+    assert a.tolist() == [2 * 2**12]
+    message = fault_of(nested_loops(["while", "for"] * 8), backend, (1, 1, 1), (2, 1, 1), [a])
+    assert message.startswith(
+        "<string>:45:3: error: in kernel @nest: 'scf.while' is nested in 12 loops; the "
+        "kernel backends run loops nested at most 12 deep"
+    )
+    assert "%r12 = scf.while" in message

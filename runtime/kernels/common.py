@@ -318,6 +318,15 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
                 "out, or write the loop as 'scf.for'",
             )
         )
+    if op.name in ("scf.for", "scf.while") and loop_depth(op) > MAX_LOOP_DEPTH:
+        raise KernelError(
+            diagnostic_at(
+                op,
+                f"in kernel @{kernel.name}: '{op.name}' is nested in {loop_depth(op) - 1} "
+                f"loops; the kernel backends run loops nested at most {MAX_LOOP_DEPTH} deep "
+                "(each is a loop of the generated Python, which nests at most 20 blocks)",
+            )
+        )
     if op.name not in SUPPORTED_OPS:
         raise KernelError(
             diagnostic_at(
@@ -338,6 +347,23 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
                     "by the kernel backends (index, i1, i8, i16, i32, i64, f16, bf16, f32, f64)",
                 )
             )
+
+
+MAX_LOOP_DEPTH = 12
+"""The most `scf.for`/`scf.while` loops nested in one another a kernel may hold. Both
+CPU backends write each as a Python loop, inside up to six loops and blocks of their own
+(over blocks, threads, a compare-and-swap retry, a call back into Python), and Python's
+compiler refuses a function nesting more than 20 blocks."""
+
+
+def loop_depth(op: Operation) -> int:
+    """How many `scf.for`/`scf.while` loops hold `op`, itself included."""
+    depth = 0
+    current: Operation | None = op
+    while current is not None:
+        depth += current.name in ("scf.for", "scf.while")
+        current = current.parent_op()
+    return depth
 
 
 def walk_ops(block: Block) -> Iterator[Operation]:
