@@ -734,3 +734,77 @@ def test_colliding_stores_keep_the_last_threads_value_and_scaled_stores_compute_
     run(kernel(LAST_WINS), backend, (3, 1, 1), (4, 1, 1), [a, out, 2.0])
     np.testing.assert_array_equal(out, np.array([6.0, 14.0, 22.0], dtype=np.float32))
     np.testing.assert_array_equal(a, np.arange(12, dtype=np.float32) * 2)
+
+
+def nested_loops(kinds: list[str]) -> str:
+    """Loops nested in the order of `kinds` ("for" or "while"), two iterations each, the
+    innermost adding 1 to a[0] atomically: a[0] ends at 2^len(kinds) per thread."""
+    lines = [
+        "kernel.func @nest(%a: memref<?xi32>) {",
+        "  %c0 = arith.constant 0 : index",
+        "  %c1 = arith.constant 1 : index",
+        "  %c2 = arith.constant 2 : index",
+        "  %zero = arith.constant 0 : i32",
+        "  %one = arith.constant 1 : i32",
+        "  %two = arith.constant 2 : i32",
+    ]
+    for k, kind in enumerate(kinds):
+        if kind == "for":
+            lines.append(f"  scf.for %i{k} = %c0 to %c2 step %c1 {{")
+        else:
+            lines += [
+                f"  %r{k} = scf.while (%x{k} = %zero) : (i32) -> i32 {{",
+                f"    %p{k} = arith.cmpi slt, %x{k}, %two : i32",
+                f"    scf.condition(%p{k}) %x{k} : i32",
+                f"  }} do {{\n  ^bb0(%y{k}: i32):",
+            ]
+    lines.append("  %old = memref.atomic_rmw addi %one, %a[%c0] : (i32, memref<?xi32>) -> i32")
+    for k, kind in reversed(list(enumerate(kinds))):
+        if kind == "while":
+            lines += [f"    %n{k} = arith.addi %y{k}, %one : i32", f"    scf.yield %n{k} : i32"]
+        lines.append("  }")
+    return "\n".join([*lines, "  kernel.return", "}"])
+
+
+@backends
+def test_loops_nested_twelve_deep_run_and_a_thirteenth_is_a_located_error(backend: str) -> None:
+    """Each loop is a loop of the generated Python, whose compiler nests at most 20
+    blocks: both backends run 12 nested loops and refuse a 13th at the loop (16 deep, the
+    numba backend's source was a SyntaxError traceback, the numpy backend's ran)."""
+    a = np.zeros(1, np.int32)
+    run(kernel(nested_loops(["for", "while"] * 6)), backend, (1, 1, 1), (2, 1, 1), [a])
+    assert a.tolist() == [2 * 2**12]
+    message = fault_of(nested_loops(["while", "for"] * 8), backend, (1, 1, 1), (2, 1, 1), [a])
+    assert message.startswith(
+        "<string>:45:3: error: in kernel @nest: 'scf.while' is nested in 12 loops; the "
+        "kernel backends run loops nested at most 12 deep"
+    )
+    assert "%r12 = scf.while" in message
+
+
+def nested_ifs(depth: int) -> str:
+    """`depth` `scf.if`s nested in one another, the innermost storing 1 to a[0]."""
+    lines = [
+        "kernel.func @deep(%a: memref<?xi32>) {",
+        "  %c0 = arith.constant 0 : index",
+        "  %one = arith.constant 1 : i32",
+        "  %true = arith.constant true",
+        *["  scf.if %true {"] * depth,
+        "  memref.store %one, %a[%c0] : memref<?xi32>",
+        *["  }"] * depth,
+    ]
+    return "\n".join([*lines, "  kernel.return", "}"])
+
+
+@backends
+def test_ops_with_regions_nest_64_deep_and_a_65th_is_a_located_error(backend: str) -> None:
+    """Each region is an indented block of the generated Python, whose tokenizer indents
+    at most 100 levels (100 nested `scf.if`s were an IndentationError traceback)."""
+    a = np.zeros(1, np.int32)
+    run(kernel(nested_ifs(64)), backend, (1, 1, 1), (1, 1, 1), [a])
+    assert a.tolist() == [1]
+    message = fault_of(nested_ifs(100), backend, (1, 1, 1), (1, 1, 1), [a])
+    assert message.startswith(
+        "<string>:70:3: error: in kernel @deep: 'scf.if' is nested in 64 ops with regions; "
+        "the kernel backends run at most 64 nested"
+    )

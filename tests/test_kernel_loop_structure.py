@@ -374,3 +374,38 @@ def test_a_kernel_too_large_for_numbas_compiler_is_a_located_error_not_a_recursi
     assert "too large for Numba's compiler" in message
     compile_kernel(func, "numpy")((1, 1, 1), (2, 1, 1), args)
     assert args[1].tolist() == [124.0, 124.0]
+
+
+def index_chain_kernel(length: int) -> str:
+    """Shared memory, a barrier, then a store at the end of a chain of `length` index ops
+    from the thread id, clamped by `minsi` (each analysis of the numba backend follows
+    the chain: whether the clamp depends on the thread, whether phases may compute it)."""
+    lines = [
+        "kernel.func @index_chain(%a: memref<?xi32>) {",
+        f"  %s = kernel.alloc_shared : memref<4xi32, {SHARED}>",
+        "  %c0 = arith.constant 0 : index",
+        "  %c1 = arith.constant 1 : index",
+        "  %tx = kernel.thread_id x",
+        "  %x0 = arith.addi %tx, %c0 : index",
+        *(f"  %x{k + 1} = arith.addi %x{k}, %c0 : index" for k in range(length)),
+        "  kernel.barrier",
+        f"  %m = arith.minsi %x{length}, %c1 : index",
+        "  %v = arith.index_cast %m : index to i32",
+        f"  memref.store %v, %a[%x{length}] : memref<?xi32>",
+        "  kernel.return",
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def test_a_chain_of_thousands_of_index_ops_is_generated_without_recursion() -> None:
+    """The numba backend's analyses walk chains of operands with stacks of their own: a
+    chain of 3000 ops exceeded Python's recursion limit (a RecursionError reported as a
+    kernel too large for Numba's compiler, before Numba saw it). Numba itself takes over
+    10 minutes on such a kernel: only the source is compiled here."""
+    func = parse_kernel(index_chain_kernel(3000))
+    source = NumbaSource(Kernel(func)).generate()
+    compile(source, "<kernel>", "exec")
+    a = np.full(4, -1, np.int32)
+    compile_kernel(func, "numpy")((1, 1, 1), (4, 1, 1), [a])
+    assert a.tolist() == [0, 1, 1, 1]

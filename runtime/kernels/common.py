@@ -318,6 +318,8 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
                 "out, or write the loop as 'scf.for'",
             )
         )
+    if op.regions:
+        check_nesting(kernel, op)
     if op.name not in SUPPORTED_OPS:
         raise KernelError(
             diagnostic_at(
@@ -338,6 +340,44 @@ def check_supported(kernel: Kernel, op: Operation) -> None:
                     "by the kernel backends (index, i1, i8, i16, i32, i64, f16, bf16, f32, f64)",
                 )
             )
+
+
+MAX_LOOP_DEPTH = 12
+"""The most `scf.for`/`scf.while` loops nested in one another a kernel may hold. Both
+CPU backends write each as a Python loop, inside up to six loops and blocks of their own
+(over blocks, threads, a compare-and-swap retry, a call back into Python), and Python's
+compiler refuses a function nesting more than 20 blocks."""
+
+MAX_REGION_DEPTH = 64
+"""The most ops with regions (`scf.if`, `scf.for`, ...) nested in one another a kernel may
+hold. Both CPU backends indent the generated Python once or twice per region, inside up to
+a dozen levels of their own, and Python's tokenizer refuses more than 100 levels."""
+
+
+def check_nesting(kernel: Kernel, op: Operation) -> None:
+    """Raise a located `KernelError` when `op` (an op with regions) is nested deeper than
+    the generated Python can be."""
+    loops = regions = 0
+    current: Operation | None = op
+    while current is not None and current is not kernel.func:
+        regions += 1
+        loops += current.name in ("scf.for", "scf.while")
+        current = current.parent_op()
+    if op.name in ("scf.for", "scf.while") and loops > MAX_LOOP_DEPTH:
+        what, most = f"{loops - 1} loops", f"loops nested at most {MAX_LOOP_DEPTH} deep"
+        why = "each is a loop of the generated Python, which nests at most 20 blocks"
+    elif regions > MAX_REGION_DEPTH:
+        what, most = f"{regions - 1} ops with regions", f"at most {MAX_REGION_DEPTH} nested"
+        why = "each is an indented block of the generated Python, which indents at most 100 levels"
+    else:
+        return
+    raise KernelError(
+        diagnostic_at(
+            op,
+            f"in kernel @{kernel.name}: '{op.name}' is nested in {what}; the kernel "
+            f"backends run {most} ({why})",
+        )
+    )
 
 
 def walk_ops(block: Block) -> Iterator[Operation]:

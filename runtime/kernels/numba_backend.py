@@ -978,15 +978,22 @@ class NumbaSource(SourceWriter):
 
     def block_uniform(self, value: SSAValue) -> bool:
         """Whether `value` is the same in every thread of a block by construction."""
-        if self.block_invariant(value):
-            return True
-        owner = value.owner
-        return (
-            isinstance(owner, Operation)
-            and owner.name != "kernel.thread_id"
-            and self.recomputable(value)
-            and all(self.block_uniform(o) for o in owner.operands)
-        )
+        seen = {value}
+        stack = [value]  # a stack of its own: chains of ops can be thousands long
+        while stack:
+            current = stack.pop()
+            if self.block_invariant(current):
+                continue
+            owner = current.owner
+            if not isinstance(owner, Operation) or owner.name == "kernel.thread_id":
+                return False
+            if not self.recomputable(current):
+                return False
+            for operand in owner.operands:
+                if operand not in seen:
+                    seen.add(operand)
+                    stack.append(operand)
+        return True
 
     def interchange(self, loop: Operation) -> None:
         """Emit an interchanged loop (see `find_interchanges`): per block row, the loop
@@ -1142,20 +1149,29 @@ class NumbaSource(SourceWriter):
         """Whether `value` is an index value of pure ops (no fault, no memory) over thread
         and block ids, dims, constants, scalar parameters and block-level loop counters:
         any phase can compute it again instead of keeping it per thread."""
-        known = self.pure.get(value)
-        if known is not None:
-            return known
-        owner = value.owner
-        result = False
-        if (
-            isinstance(owner, Operation)
-            and owner.name in _RECOMPUTABLE
-            and not semantics.overflow_flags(owner)
-            and (owner.name != "memref.dim" or constant_dim(owner) is not None)
-        ):
-            result = all(self.recomputable(o) or self.block_invariant(o) for o in owner.operands)
-        self.pure[value] = result
-        return result
+        # Operands before their users, with a stack of its own: chains of ops can be
+        # thousands long.
+        stack = [(value, False)]
+        while stack:
+            current, operands_done = stack.pop()
+            if current in self.pure:
+                continue
+            owner = current.owner
+            if not (
+                isinstance(owner, Operation)
+                and owner.name in _RECOMPUTABLE
+                and not semantics.overflow_flags(owner)
+                and (owner.name != "memref.dim" or constant_dim(owner) is not None)
+            ):
+                self.pure[current] = False
+            elif not operands_done:
+                stack.append((current, True))
+                stack.extend((o, False) for o in owner.operands if o not in self.pure)
+            else:
+                self.pure[current] = all(
+                    self.pure[o] or self.block_invariant(o) for o in owner.operands
+                )
+        return self.pure[value]
 
     def block_invariant(self, value: SSAValue) -> bool:
         """Constants, parameters and counters of block-level loops: the same name holds
@@ -1175,13 +1191,24 @@ class NumbaSource(SourceWriter):
         )
 
     def recompute(self, value: SSAValue, done: set[SSAValue]) -> None:
-        owner = value.owner
-        assert isinstance(owner, Operation)
-        for operand in owner.operands:
-            if operand not in done and self.recomputable(operand):
-                self.recompute(operand, done)
-        self.scalar(owner)
-        done.add(value)
+        # Operands first, in order, with a stack of its own (chains can be thousands long).
+        stack = [(value, False)]
+        while stack:
+            current, operands_done = stack.pop()
+            if current in done:
+                continue
+            owner = current.owner
+            assert isinstance(owner, Operation)
+            if operands_done:
+                self.scalar(owner)
+                done.add(current)
+                continue
+            stack.append((current, True))
+            stack.extend(
+                (o, False)
+                for o in reversed(owner.operands)
+                if o not in done and self.recomputable(o)
+            )
 
     def uniform(self, value: SSAValue, op: Operation) -> str:
         """A block-uniform read of `value` for block-level control flow; a value that

@@ -364,16 +364,23 @@ def constant_dim(op: Operation) -> int | None:
     return d if 0 <= d < len(type_.get_shape()) else None
 
 
-def _thread_dependent(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
-    """Whether `value` is computed from a thread id (block arguments count as not)."""
-    owner = value.owner
-    if not isinstance(owner, Operation):
-        return False
-    if owner.name == "kernel.thread_id":
-        return True
-    seen = set() if seen is None else seen
-    seen.add(value)
-    return any(o not in seen and _thread_dependent(o, seen) for o in owner.operands)
+def _thread_dependent(value: SSAValue) -> bool:
+    """Whether `value` is computed from a thread id (block arguments count as not). A walk
+    with a stack of its own: a chain of thousands of ops would exceed Python's recursion
+    limit."""
+    seen = {value}
+    stack = [value]
+    while stack:
+        owner = stack.pop().owner
+        if not isinstance(owner, Operation):
+            continue
+        if owner.name == "kernel.thread_id":
+            return True
+        for operand in owner.operands:
+            if operand not in seen:
+                seen.add(operand)
+                stack.append(operand)
+    return False
 
 
 def _constant(value: SSAValue) -> int | None:
