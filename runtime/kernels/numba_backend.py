@@ -1375,24 +1375,10 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:  # noqa: C
     # kernel is compiled in memory (the cache holds only self-contained modules) and runs
     # its blocks in order (its output and failures follow the order of threads).
     calls_back = any(isinstance(op, PrintfOp | AssertOp) for op in kernel.func.walk())
-    try:
-        namespace: dict[str, Any] | None = None if calls_back else _load_cached(kernel)
+    try:  # generating the source and compiling it as Python both walk the kernel's IR
+        namespace, source, messages = _namespace(kernel, calls_back)
     except RecursionError as e:
         raise _cannot_compile(kernel, _TOO_LARGE) from e
-    if namespace is not None:
-        messages: dict[int, str] = namespace["MESSAGES"]
-        ops = list(kernel.func.walk())  # the fault sites (when generated in another process)
-        kernel.sites[:] = [ops[i] for i in namespace["SITES"]]
-        source = Path(namespace["__file__"]).read_text()
-    else:
-        gen = NumbaSource(kernel)
-        source = gen.generate()
-        messages = gen.messages
-        namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
-        try:
-            exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
-        except RecursionError as e:
-            raise _cannot_compile(kernel, _TOO_LARGE) from e
     jitted: Callable[..., bool] = namespace["blocks"]
     jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"])
     loops = kernel.has_while
@@ -1459,6 +1445,21 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:  # noqa: C
             raise _fault_error(kernel, messages, fault, args)
 
     return run, source
+
+
+def _namespace(kernel: Kernel, calls_back: bool) -> tuple[dict[str, Any], str, dict[int, str]]:
+    """The namespace of the kernel's module (from the on-disk cache, else generated and
+    compiled in memory), its source and its fixed fault messages."""
+    namespace = None if calls_back else _load_cached(kernel)
+    if namespace is not None:
+        ops = list(kernel.func.walk())  # the fault sites (when generated in another process)
+        kernel.sites[:] = [ops[i] for i in namespace["SITES"]]
+        return namespace, Path(namespace["__file__"]).read_text(), namespace["MESSAGES"]
+    gen = NumbaSource(kernel)
+    source = gen.generate()
+    namespace = gen.namespace | {"njit": _njit, "prange": numba.prange, "CACHE": False}
+    exec(compile(source, f"<kernel @{kernel.name} (numba)>", "exec"), namespace)
+    return namespace, source, gen.messages
 
 
 _TOO_LARGE = "it is too large for Numba's compiler (maximum recursion depth exceeded)"
