@@ -364,6 +364,38 @@ def test_blocks_writing_their_own_elements_are_found_free_of_races() -> None:
     assert separating_axes(Kernel(parse_kernel(FAULT_IN_ONE_BLOCK))) == {"y"}
 
 
+TILES = """
+kernel.func @t(%c: memref<?x?xf32>) {
+  %c8 = arith.constant 8 : index
+  %k = arith.constant {k} : index
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %dx = kernel.block_dim x
+  %r0 = arith.muli %bx, %c8 : index
+  %row = arith.addi %r0, %k : index
+  %q0 = arith.muli %by, %dx : index
+  %col = arith.addi %q0, %tx : index
+  %x = memref.load %c[%row, %col] : memref<?x?xf32>
+  memref.store %x, %c[%row, %col] : memref<?x?xf32>
+  kernel.return
+}
+"""
+"""Each block along x a tile of 8 rows (row `k` of it), along y a strip of columns."""
+
+
+@pytest.mark.parametrize(("k", "axes"), [(0, {"x", "y"}), (7, {"x", "y"}), (8, {"y"}), (-1, {"y"})])
+def test_blocks_writing_tiles_of_rows_are_free_of_races_when_the_offset_stays_in_the_tile(
+    k: int, axes: set[str]
+) -> None:
+    """`block_id x * 8 + k` is in block x's own rows for 0 <= k < 8 only; a column of
+    `block_id y * block_dim x + thread_id x` is in block y's own columns."""
+    from devplan.runtime.kernels.common import Kernel
+    from devplan.runtime.kernels.ranges import separating_axes
+
+    assert separating_axes(Kernel(parse_kernel(TILES.replace("{k}", str(k))))) == axes
+
+
 @pytest.mark.parametrize("target", [-1, 5, 700, 4095])
 def test_parallel_blocks_give_the_results_and_first_fault_of_blocks_in_order(
     target: int, monkeypatch: pytest.MonkeyPatch

@@ -416,8 +416,9 @@ def separating_axes(kernel: Kernel) -> frozenset[str] | None:
     """Grid axes along which blocks touch disjoint elements of every buffer written.
 
     For every parameter the kernel stores to, each access (load or store) is examined for
-    indices of the form `block_id d * block_dim d + thread_id d` (a *global id* along d,
-    distinct between blocks that differ along d). An axis separates blocks when every
+    indices of the form `block_id d * block_dim e + thread_id e` or `block_id d * c + k`
+    with constants `0 <= k < c` (a *global id* along d: blocks that differ along d have
+    disjoint ranges of it, whatever their other ids). An axis separates blocks when every
     access to every written parameter has a global id along it at one same index
     position. Blocks may then run in any order, as long as the grid is 1 along every
     other axis (checked at launch) and no written array overlaps another argument.
@@ -441,7 +442,12 @@ def separating_axes(kernel: Kernel) -> frozenset[str] | None:
 
 
 def _global_id(value: SSAValue) -> str | None:
-    """d when `value` is `block_id d * block_dim d + thread_id d` (operands in any order)."""
+    """d when `value` is `block_id d * block_dim e + thread_id e` (e = d, or a block of
+    threads along e covering the indices of one block along d), or `block_id d * c + k`
+    for constants `0 <= k < c` (a tile of `c` indices per block), operands in any order."""
+    tile = _block_tile(value)
+    if tile is not None:
+        return tile
     add = value.owner
     if not isinstance(add, Operation) or add.name != "arith.addi":
         return None
@@ -456,7 +462,41 @@ def _global_id(value: SSAValue) -> str | None:
             for o in m.operands
             if isinstance(o.owner, Operation) and o.owner.name.startswith("kernel.")
         )
-        axis = _axis(t)
-        if names == [("kernel.block_dim", axis), ("kernel.block_id", axis)]:
-            return axis
+        if (
+            len(names) == 2
+            and names[0] == ("kernel.block_dim", _axis(t))
+            and names[1][0] == "kernel.block_id"
+        ):
+            return names[1][1]
+    return None
+
+
+def _block_tile(value: SSAValue) -> str | None:
+    """d when `value` is `block_id d * c + k` (or `block_id d * c`) for constants
+    `0 <= k < c < 2^31`: the blocks along d index disjoint tiles of `c` values (block ids
+    are below 2^31, so the index cannot wrap around)."""
+    offset = 0
+    owner = value.owner
+    if isinstance(owner, Operation) and owner.name == "arith.addi":
+        for base, constant in (owner.operands, owner.operands[::-1]):
+            k = _constant(constant)
+            if (
+                k is not None
+                and isinstance(base.owner, Operation)
+                and base.owner.name == "arith.muli"
+            ):
+                offset, owner = k, base.owner
+                break
+    if not isinstance(owner, Operation) or owner.name != "arith.muli":
+        return None
+    for block, constant in (owner.operands, owner.operands[::-1]):
+        c = _constant(constant)
+        b = block.owner
+        if (
+            c is not None
+            and 0 <= offset < c < _LIMIT
+            and isinstance(b, Operation)
+            and b.name == "kernel.block_id"
+        ):
+            return _axis(b)
     return None
