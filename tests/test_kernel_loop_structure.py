@@ -141,17 +141,73 @@ def test_the_fast_and_checked_paths_assign_no_value_name_in_common_and_branch_on
     assert not any(isinstance(n, ast.BoolOp) for n in ast.walk(tree))
 
 
+def loops_inside_k_loop(fast: str) -> list[str]:
+    """The loop headers in the body of the fast path's first loop over `%k`."""
+    lines = fast.splitlines()
+    k_loop = next(
+        i
+        for i, line in enumerate(lines)
+        if line.lstrip().startswith("for ") and "_k" in line.split(" in ")[0]
+    )
+    depth = len(lines[k_loop]) - len(lines[k_loop].lstrip())
+    body: list[str] = []
+    for line in lines[k_loop + 1 :]:
+        if len(line) - len(line.lstrip()) <= depth:
+            break
+        body.append(line.strip())
+    return [line for line in body if line.startswith("for ")]
+
+
+def is_interchanged(fast: str) -> bool:
+    """Whether the fast path's first loop over `%k` runs a strip of threads inside it."""
+    return loops_inside_k_loop(fast) == [f"for j in range(min({numba_backend.STRIP}, bx_ - tx0)):"]
+
+
 def test_a_store_free_inner_loop_runs_with_the_thread_x_loop_inside() -> None:
-    fast = fast_path_of(matmul_text("f32"))
-    lines = [line.strip() for line in fast.splitlines()]
-    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
-    assert lines[k_loop + 1] == "for tix in range(bx_):"
+    assert is_interchanged(fast_path_of(matmul_text("f32")))
 
 
 def test_index_values_are_computed_again_in_each_phase_not_kept_per_thread() -> None:
-    source = NumbaSource(Kernel(parse_kernel(matmul_text("f32")))).generate()
-    arrays = [line.split("=")[0].strip() for line in source.splitlines() if "np.empty(nthr" in line]
-    assert not any(name.endswith(("_row", "_col", "_tx", "_ty")) for name in arrays), arrays
+    gen = NumbaSource(Kernel(parse_kernel(matmul_text("f32"))))
+    gen.generate()
+    kept = [gen.kernel.name_of(value) for value in gen.spilled]
+    assert kept
+    assert not any(name.endswith(("_row", "_col", "_tx", "_ty")) for name in kept), kept
+
+
+def test_index_values_computed_again_are_assigned_once_per_thread_loop() -> None:
+    """Each thread loop names the index values it computes again apart (a name assigned
+    in several places is one variable Numba's SSA pass rewrites in every branch)."""
+    source = NumbaSource(Kernel(parse_kernel(ROWS_PER_THREAD))).generate()
+    assigned: dict[str, int] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id.lstrip("f").startswith("v"):
+                    assigned[target.id] = assigned.get(target.id, 0) + 1
+    row = next(name for name in assigned if name.startswith("fv") and "_row0_" in name)
+    assert assigned[row] == 1
+    again = {
+        name: n for name, n in assigned.items() if n > 1 and ("_row" in name or "_col" in name)
+    }
+    assert not again, again
+
+
+def test_loads_the_same_in_every_thread_run_once_per_step_before_the_threads() -> None:
+    """In the interchanged loop over k, `A[row0, k]` and `A[row1, k]` (rows of the block,
+    not of the thread) are loaded before the strip of threads, `B[k, col]` inside it."""
+    fast = fast_path_of(ROWS_PER_THREAD)
+    lines = [line.strip() for line in fast.splitlines()]
+    k_loop = next(
+        i
+        for i, line in enumerate(lines)
+        if line.startswith("for ") and "_k" in line.split(" in ")[0]
+    )
+    strip = next(i for i in range(k_loop, len(lines)) if lines[i].startswith("for j in range("))
+    before = lines[k_loop:strip]
+    assert sum("_A[" in line for line in before) == 2, before
+    assert not any("_B[" in line for line in before), before
+    assert any("_B[" in line for line in lines[strip:])
 
 
 def test_a_loop_whose_body_stores_keeps_the_thread_loop_outside() -> None:
@@ -161,18 +217,14 @@ def test_a_loop_whose_body_stores_keeps_the_thread_loop_outside() -> None:
         + SHARED
         + ">\n      scf.yield %s2 : f32\n",
     )
-    lines = [line.strip() for line in fast_path_of(text).splitlines()]
-    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
-    assert lines[k_loop + 1] != "for tix in range(bx_):"
+    assert not is_interchanged(fast_path_of(text))
 
 
 def test_a_loop_whose_body_may_divide_by_zero_keeps_the_thread_loop_outside() -> None:
     text = matmul_text("i32").replace(
         "%s2 = arith.addi %s, %p : i32", "%s2 = arith.divsi %s, %p : i32"
     )
-    lines = [line.strip() for line in fast_path_of(text).splitlines()]
-    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
-    assert lines[k_loop + 1] != "for tix in range(bx_):"
+    assert not is_interchanged(fast_path_of(text))
 
 
 def test_a_loop_whose_body_asks_a_computed_dimension_keeps_the_thread_loop_outside() -> None:
@@ -180,9 +232,7 @@ def test_a_loop_whose_body_asks_a_computed_dimension_keeps_the_thread_loop_outsi
         "      scf.yield %s2 : f32\n",
         "      %d = memref.dim %A, %k : memref<?x?xf32>\n      scf.yield %s2 : f32\n",
     )
-    lines = [line.strip() for line in fast_path_of(text).splitlines()]
-    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
-    assert lines[k_loop + 1] != "for tix in range(bx_):"
+    assert not is_interchanged(fast_path_of(text))
 
 
 def launches(t: str) -> list[tuple[tuple[int, int, int], tuple[int, int, int], list[Any]]]:
@@ -286,9 +336,7 @@ before the loop over k, its stores after a barrier (no guard: blocks past the en
 
 
 def test_index_values_before_a_store_free_loop_leave_it_interchanged() -> None:
-    lines = [line.strip() for line in fast_path_of(ROWS_PER_THREAD).splitlines()]
-    k_loop = next(i for i, line in enumerate(lines) if line.startswith("for ") and "_k in" in line)
-    assert lines[k_loop + 1] == "for tix in range(bx_):"
+    assert is_interchanged(fast_path_of(ROWS_PER_THREAD))
 
 
 def test_rows_per_thread_matmul_agrees_with_the_numpy_backend_fast_and_checked() -> None:
@@ -409,3 +457,69 @@ def test_a_chain_of_thousands_of_index_ops_is_generated_without_recursion() -> N
     a = np.full(4, -1, np.int32)
     compile_kernel(func, "numpy")((1, 1, 1), (4, 1, 1), [a])
     assert a.tolist() == [0, 1, 1, 1]
+
+
+def generated_matmul(element: str) -> KernelFuncOp:
+    """The kernel `lower-to-device` generates for `linalg.matmul` over `element`."""
+    from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
+
+    from devplan.passes.lower_to_device import _matmul_kernel  # pyright: ignore[reportPrivateUsage]
+
+    types = {"f32": Float32Type(), "f64": Float64Type(), "i32": IntegerType(32)}
+    return parse_kernel(str(_matmul_kernel("matmul", types[element])))
+
+
+@pytest.mark.parametrize(
+    ("element", "m", "k", "n"),
+    [("f32", 19, 11, 37), ("f64", 8, 4, 5), ("i32", 9, 7, 3), ("f32", 5, 3, 9), ("f32", 3, 0, 4)],
+)
+def test_generated_matmul_agrees_bitwise_across_backends_in_order_and_in_parallel(
+    element: str, m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Steps of k in fours and then one by one (k = 11: 8 + 3), blocks of 8 rows along x
+    and of 4 columns along y, so that blocks in parallel split both axes."""
+    func = generated_matmul(element)
+    rng = np.random.default_rng(5)
+    dtype = np.dtype(np.int32 if element == "i32" else element.replace("f", "float"))
+    a, b, c = (
+        rng.integers(-9, 9, s).astype(dtype)
+        if dtype.kind == "i"
+        else rng.standard_normal(s).astype(dtype)
+        for s in ((m, k), (k, n), (m, n))
+    )
+    out = np.zeros((m, n), dtype)
+    grid, block = (-(-m // 8), -(-n // 4), 1), (4, 1, 1)
+    args = [a, b, c, out]
+    expected = outcome(func, "numpy", grid, block, args)
+    assert not isinstance(expected, str), expected
+    if dtype.kind == "i":
+        np.testing.assert_array_equal(expected[3], c + a @ b)
+    else:
+        np.testing.assert_allclose(expected[3], c + a @ b, rtol=1e-5, atol=1e-5)
+    assert_bitwise_equal(expected, outcome(func, "numba", grid, block, args))
+    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    assert_bitwise_equal(expected, outcome(func, "numba", grid, block, args))
+
+
+def test_a_division_by_a_constant_that_cannot_fault_is_an_index_value_computed_again() -> None:
+    """`K / 4 * 4`, the last multiple of 4 below K, bounds a loop that stays interchanged;
+    a division by 0 or -1 keeps its check and faults alike on both backends."""
+    assert is_interchanged(fast_path_of(ROWS_PER_THREAD.replace(
+        "  %acc:2 = scf.for %k = %c0 to %K step %c1",
+        "  %c4 = arith.constant 4 : index\n  %q = arith.divsi %K, %c4 : index\n"
+        "  %K4 = arith.muli %q, %c4 : index\n  %acc:2 = scf.for %k = %c0 to %K4 step %c1",
+    )))  # fmt: skip
+    a = np.ones((4, 4), np.float32)
+    for divisor, value in (("0", "%K"), ("-1", "%min")):
+        text = ROWS_PER_THREAD.replace(
+            "  %acc:2 = scf.for %k = %c0 to %K step %c1",
+            f"  %d = arith.constant {divisor} : index\n"
+            "  %min = arith.constant -9223372036854775808 : index\n"
+            f"  %q = arith.divsi {value}, %d : index\n"
+            "  %acc:2 = scf.for %k = %c0 to %q step %c1",
+        )
+        func = parse_kernel(text)
+        expected = outcome(func, "numpy", (1, 2, 1), (4, 1, 1), [a, a, a])
+        assert isinstance(expected, str)
+        assert "'arith.divsi'" in expected, expected
+        assert outcome(func, "numba", (1, 2, 1), (4, 1, 1), [a, a, a]) == expected

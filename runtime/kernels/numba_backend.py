@@ -28,8 +28,9 @@ Within a block, the shape of the code depends on the kernel:
   that again, so that accesses stay affine in the thread x index. On the fast path, a
   thread-level `scf.for` that is a whole phase (after index values only), writes no
   memory and cannot fault runs *interchanged*, with the thread x loop inside it
-  (`find_interchanges`): its body is then vectorised across a row of threads, each
-  thread computing what it did before.
+  (`find_interchanges`): its body is then vectorised across a strip of a row of threads,
+  each thread computing what it did before (ops the same in every thread, such as loads
+  at block-uniform indices, run once per iteration, before the strip).
 
 Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
@@ -178,11 +179,13 @@ class NumbaSource(SourceWriter):
         self.spilled: dict[SSAValue, str] = {}
         """Per-thread arrays holding values that cross phases (per-block kernels)."""
         self.phase_of: dict[Operation, int] = {}
-        self.arrays: list[tuple[str, str]] = []
+        self.array_rows: dict[str, int] = {}
         self.sites: dict[Operation, int] = {}
         self.ranges = BlockRanges(kernel)
         self.fast = False
         """Whether the code being emitted is the fast path (no bounds checks)."""
+        self.loop_tag = ""
+        """The tag of index values computed in the current thread loop (`thread_loop`)."""
         self.pure: dict[SSAValue, bool] = {}
         """Memo of `recomputable`."""
         self.interchanged: set[Operation] = set()
@@ -202,9 +205,21 @@ class NumbaSource(SourceWriter):
         branch of the function: its compile time then grows with variables times
         branches (minutes for a kernel of a few hundred ops)."""
         name = super().v(value)
-        if self.fast and not self.shared_by_paths(value):
-            return "f" + name
-        return name
+        if self.shared_by_paths(value):
+            return name
+        if self.loop_tag and self.recomputable(value):
+            name += self.loop_tag
+        return "f" + name if self.fast else name
+
+    def thread_loop(self) -> None:
+        """Start the body of a loop over the threads of a block (of a per-block kernel):
+        `lin`, and a tag that the index values it computes again (`bring_in`) are named
+        with, so that each is assigned once (see `v`)."""
+        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
+        self.new_loop_tag()
+
+    def new_loop_tag(self) -> None:
+        self.loop_tag = self.fresh("_")
 
     def shared_by_paths(self, value: SSAValue) -> bool:
         """Whether `value` is defined before the paths part: a parameter, a constant
@@ -266,8 +281,15 @@ class NumbaSource(SourceWriter):
         self.lines.append(_JIT)
         self.lines.append(f"def blocks(first, last, {dims}, err, {params}):")
         self.emit("nthr = bx_ * by_ * bz_")
-        for name, dt in self.arrays:
-            self.emit(f"{name} = np.empty(nthr, {dt})")
+        for dt, count in self.array_rows.items():
+            self.emit(f"t_{dt.removeprefix('np.')} = np.empty(({count}, nthr), {dt})")
+        carried: dict[str, int] = {}
+        for loop in self.interchanged:
+            for dt in {self.dtype_name(r.type) for r in loop.results}:
+                rows = sum(self.dtype_name(r.type) == dt for r in loop.results)
+                carried[dt] = max(carried.get(dt, 0), rows)
+        for dt, count in carried.items():
+            self.emit(f"c_{dt.removeprefix('np.')} = np.empty(({count}, {STRIP}), {dt})")
         self.shared_memory()
         self.hoist_constants(body)
         self.ranges.analyse()
@@ -898,7 +920,9 @@ class NumbaSource(SourceWriter):
         if width == 1:  # i1 in signed form: true is -1
             x, y = f"(-np.int64({x}))", f"(-np.int64({y}))"
         flags = semantics.flag_bits(semantics.overflow_flags(op))
-        if short in semantics.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli")):
+        if short in semantics.FAULTING_OPS and not (
+            (not flags and short in ("addi", "subi", "muli")) or _divides_safely(op)
+        ):
             kind = self.fresh("ub")
             code = semantics.fault_code(short)
             fault = self.int_defined("int_fault")
@@ -996,40 +1020,93 @@ class NumbaSource(SourceWriter):
         return True
 
     def interchange(self, loop: Operation) -> None:
-        """Emit an interchanged loop (see `find_interchanges`): per block row, the loop
-        over `iv` outside the loop over the row's threads; loop-carried values live in
-        the per-thread arrays of the loop's results."""
+        """Emit an interchanged loop (see `find_interchanges`): per strip of at most
+        `STRIP` threads of a block row, the loop over `iv` outside the loop over the
+        strip's threads. Loop-carried values live in `c_<dtype>` rows of `STRIP` columns,
+        whose constant stride lets LLVM vectorise without comparing each row's address
+        with each other's; the ops of the body that are the same in every thread (loads
+        at block-uniform indices and arithmetic on them) run once per `iv`, before the
+        thread loop. The results go to the loop's per-thread arrays."""
         lb, ub, step, *inits = loop.operands
         body = loop.regions[0].block
         ops, yielded = self.region_ops(body)
-        carried = [self.spilled[r] for r in loop.results]
+        carried = [self.carried_row(r) for r in loop.results]
+        hoisted = self.uniform_ops(body, ops)
+        per_thread = [op for op in ops if op not in hoisted]
         bounds: set[SSAValue] = set()
         for bound in (lb, ub):
             if bound not in bounds and self.recomputable(bound):
                 self.recompute(bound, bounds)
-        for axis in ("tiz in range(bz_)", "tiy in range(by_)"):
+        bounds_text = ", ".join(self.v(o) for o in (lb, ub, step))  # before a new tag
+        for axis in ("tiz in range(bz_)", "tiy in range(by_)", f"tx0 in range(0, bx_, {STRIP})"):
             self.emit(f"for {axis}:")
             self.depth += 1
-        self.emit("for tix in range(bx_):")
-        self.depth += 1
-        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
+
+        def strip() -> None:
+            self.emit(f"for j in range(min({STRIP}, bx_ - tx0)):")
+            self.depth += 1
+            self.emit("tix = tx0 + j")
+            self.thread_loop()
+
+        strip()
         self.bring_in_values(list(inits))
-        for array, init in zip(carried, inits, strict=True):
-            self.emit(f"{array}[lin] = {self.v(init)}")
+        for row, init in zip(carried, inits, strict=True):
+            self.emit(f"{row} = {self.v(init)}")
         self.depth -= 1
-        bounds_text = ", ".join(self.v(o) for o in (lb, ub, step))
         self.emit(f"for {self.v(body.args[0])} in range({bounds_text}):")
         self.depth += 1
-        self.emit("for tix in range(bx_):")
-        self.depth += 1
-        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
-        self.bring_in(ops)
-        for arg, array in zip(body.args[1:], carried, strict=True):
-            self.emit(f"{self.v(arg)} = {array}[lin]")
-        self.thread_ops(ops)
-        for array, value in zip(carried, yielded, strict=True):
-            self.emit(f"{array}[lin] = {self.v(value)}")
+        self.new_loop_tag()
+        self.bring_in(hoisted)
+        self.thread_ops(hoisted)
+        strip()
+        self.bring_in(per_thread)
+        for arg, row in zip(body.args[1:], carried, strict=True):
+            self.emit(f"{self.v(arg)} = {row}")
+        self.thread_ops(per_thread)
+        for row, value in zip(carried, yielded, strict=True):
+            self.emit(f"{row} = {self.v(value)}")
+        self.depth -= 2
+        strip()
+        for result, row in zip(loop.results, carried, strict=True):
+            self.emit(f"{self.spilled[result]}[lin] = {row}")
         self.depth -= 4
+
+    def carried_row(self, result: SSAValue) -> str:
+        """The element of `c_<dtype>` an interchanged loop carries `result` in for thread
+        `j` of a strip (rows are numbered per loop: loops never run at once)."""
+        dt = self.dtype_name(result.type)
+        loop = result.owner
+        assert isinstance(loop, Operation)
+        same: list[SSAValue] = [r for r in loop.results if self.dtype_name(r.type) == dt]
+        row = same.index(result)
+        return f"c_{dt.removeprefix('np.')}[{row}, j]"
+
+    def uniform_ops(self, body: Block, ops: list[Operation]) -> list[Operation]:
+        """The ops of an interchanged loop's body whose results are the same in every
+        thread: their operands are the induction variable, block-uniform values from
+        outside the loop, or results of such ops (loop-carried values never are)."""
+        uniform: set[SSAValue] = {body.args[0]}
+        found: list[Operation] = []
+        for op in ops:
+            if op.name == "kernel.thread_id" or not op.results:
+                continue
+            if all(
+                o in uniform or (o.owner is not body and self.outside_uniform(o, body))
+                for o in op.operands
+            ):
+                uniform.update(op.results)
+                found.append(op)
+        return found
+
+    def outside_uniform(self, value: SSAValue, body: Block) -> bool:
+        """Whether `value`, used in the loop `body`, is defined outside it and the same in
+        every thread of the block."""
+        if isinstance(value, BlockArgument) and value.block is body:
+            return False
+        owner = value.owner
+        if isinstance(owner, Operation) and owner.parent_block() is body:
+            return False
+        return self.block_uniform(value)
 
     def phase_of_use(self, user: Operation) -> int:
         """The phase of the thread-level op containing `user`, -1 for block-level uses."""
@@ -1068,9 +1145,10 @@ class NumbaSource(SourceWriter):
 
     def spill(self, value: SSAValue) -> None:
         if value not in self.spilled:
-            name = f"t_{self.v(value)}"
-            self.spilled[value] = name
-            self.arrays.append((name, self.dtype_name(value.type)))
+            dt = self.dtype_name(value.type)
+            row = self.array_rows.get(dt, 0)
+            self.array_rows[dt] = row + 1
+            self.spilled[value] = f"t_{dt.removeprefix('np.')}[{row}]"
 
     def block_level(self, ops: list[Operation], yield_to: list[str]) -> None:
         """Emit ops of a block-level region: phases cut at barriers, barrier-holding
@@ -1107,7 +1185,7 @@ class NumbaSource(SourceWriter):
         for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
             self.emit(f"for {loop}:")
             self.depth += 1
-        self.emit("lin = (tiz * by_ + tiy) * bx_ + tix")
+        self.thread_loop()
         self.bring_in(work)
         for op in work:
             if op.name == "scf.yield":
@@ -1159,7 +1237,7 @@ class NumbaSource(SourceWriter):
             owner = current.owner
             if not (
                 isinstance(owner, Operation)
-                and owner.name in _RECOMPUTABLE
+                and (owner.name in _RECOMPUTABLE or _divides_safely(owner))
                 and not semantics.overflow_flags(owner)
                 and (owner.name != "memref.dim" or constant_dim(owner) is not None)
             ):
@@ -1277,6 +1355,9 @@ the overflows)."""
 for _op in ("addi", "subi", "muli", "shli"):
     _FAULT_KINDS[_op] = (*_FAULT_KINDS.get(_op, ()), semantics.NSW_OVERFLOW, semantics.NUW_OVERFLOW)
 
+STRIP = 256
+"""Threads of a block row an interchanged loop runs at once (see `interchange`)."""
+
 _RECOMPUTABLE = frozenset({
     "kernel.thread_id", "kernel.block_id", "kernel.block_dim", "kernel.grid_dim",
     "arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi",
@@ -1294,6 +1375,19 @@ _LOOP_BODY_OPS = frozenset({
 })  # fmt: skip
 """Ops an interchanged loop body may hold: on the fast path none of them faults or
 writes memory (loads are proven in bounds there)."""
+
+
+def _divides_safely(op: Operation) -> bool:
+    """Whether `op` is an integer division or remainder by a constant that it cannot
+    fault on: not 0, and not -1 for a signed one (whose quotient may overflow)."""
+    short = op.name.removeprefix("arith.")
+    if short not in semantics.DIVISIONS or op.name != f"arith.{short}":
+        return False
+    divisor = op.operands[1].owner
+    if not (isinstance(divisor, Operation) and divisor.name == "arith.constant"):
+        return False
+    value = constant_value(divisor)
+    return value != 0 and (value != -1 or short.endswith("ui"))
 
 
 def _cannot_fault_on_the_fast_path(op: Operation) -> bool:
