@@ -38,10 +38,15 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
     kernel sized by one operand that cuts another short or reads past its end;
   * `linalg.fill`: a fill kernel; `linalg.matmul` (result = outs + ins[0] x ins[1]): a
     kernel where each thread computes `MATMUL_ROWS` (8) rows of one column, summing over
-    k in order, with a 1-D block of `min(256, max_num_threads)` threads (fewer for a
-    narrower result) along the columns; threads past the last row or column read the
-    last one and store nothing, and a `kernel.barrier` parts the loop over k from the
-    stores (so the numba backend vectorises the loop across a block's columns);
+    k in order: `MATMUL_UNROLL` (4) steps of k per iteration, then the steps left one by
+    one; for floats each step is one `math.fma` per row (one rounding instead of the two
+    of the body's `mulf` and `addf`: the result is as close to the exact sum, and a CPU
+    does it in one instruction; MLIR's own lowering of vector contractions makes
+    `vector.fma`s too). Blocks of 8 rows go along x (blocks run in turn then read the
+    same columns of B) and 1-D blocks of `min(256, max_num_threads)` threads (fewer for a
+    narrower result) along the columns, on y; threads past the last row or column read
+    the last one and store nothing, and a `kernel.barrier` after each loop over k parts
+    it from what follows (so the numba backend vectorises it across a block's columns);
   * `tensor.empty`: an allocation (zeroed by every DeviceAPI), or nothing when only
     `linalg.fill`s write over it (each fill allocates its result);
   * `arith.constant dense<...>`: a splat is an allocation plus a fill launch on its
@@ -75,7 +80,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, memref, scf
+from xdsl.dialects import arith, cf, func, math, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -124,6 +129,8 @@ ELEMENTWISE_BLOCK = 256
 """Threads per block of elementwise and fill kernels (fewer when the target allows fewer)."""
 MATMUL_ROWS = 8
 """Rows of the result each thread of a matmul kernel computes (one column of them)."""
+MATMUL_UNROLL = 4
+"""Steps of k one iteration of a matmul kernel's loop over k takes."""
 
 _SHORT_NAMES = {
     "addf": "add", "addi": "add", "subf": "sub", "subi": "sub", "mulf": "mul",
@@ -474,9 +481,11 @@ def _matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
     k = _KernelBuilder(kernel.body.block)
     c0, c1 = k.index(0), k.index(1)
     zero = k.add(_zero(element))
+    # Blocks along x take consecutive tiles of rows, so that blocks run one after another
+    # (on a CPU) read the same columns of B, from cache.
     tx, bx, by = k.add(kn.ThreadIdOp("x")), k.add(kn.BlockIdOp("x")), k.add(kn.BlockIdOp("y"))
-    col = k.add(arith.AddiOp(k.add(arith.MuliOp(bx, k.add(kn.BlockDimOp("x")))), tx))
-    first = k.add(arith.MuliOp(by, k.index(MATMUL_ROWS)))
+    col = k.add(arith.AddiOp(k.add(arith.MuliOp(by, k.add(kn.BlockDimOp("x")))), tx))
+    first = k.add(arith.MuliOp(bx, k.index(MATMUL_ROWS)))
     rows = [first] + [k.add(arith.AddiOp(first, k.index(i))) for i in range(1, MATMUL_ROWS)]
     m = k.add(memref.DimOp(a, c0))
     depth = k.add(memref.DimOp(a, c1))
@@ -491,22 +500,32 @@ def _matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
     empty = k.add(arith.OrIOp(no_rows, k.add(arith.CmpiOp(n, c0, "eq"))))
     steps = k.add(arith.SelectOp(empty, c0, depth))
 
-    loop = k.nested([IndexType()] + [element] * MATMUL_ROWS)
-    kk, *sums = loop.block.args
-    y = loop.add(memref.LoadOp.get(b, [kk, last_col]))
-    partials: list[SSAValue] = []
-    for row, partial in zip(read_rows, sums, strict=True):
-        x = loop.add(memref.LoadOp.get(a, [row, kk]))
-        partials.append(loop.add(_add(element, partial, loop.add(_multiply(element, x, y)))))
-    loop.add(scf.YieldOp(*partials))
-    products = scf.ForOp(c0, steps, c1, [zero] * MATMUL_ROWS, Region(loop.block))
-    k.add(products)
-    # All reads before any store: the numba backend then runs the loop over k with the
-    # block's threads inside it, vectorised across the columns.
-    k.add(kn.BarrierOp())
+    # The loop over k: `MATMUL_UNROLL` steps of k per iteration up to the last multiple
+    # of it, then a loop over the rest. A barrier after each parts it from what follows,
+    # so the numba backend runs each with the block's threads inside it, vectorised
+    # across the columns; the reads of all threads come before any store.
+    whole = k.add(
+        arith.MuliOp(k.add(arith.DivSIOp(steps, k.index(MATMUL_UNROLL))), k.index(MATMUL_UNROLL))
+    )
+    sums: Sequence[SSAValue] = [zero] * MATMUL_ROWS
+    for start, end, unroll in ((c0, whole, MATMUL_UNROLL), (whole, steps, 1)):
+        loop = k.nested([IndexType()] + [element] * MATMUL_ROWS)
+        first_k, *carried = loop.block.args
+        partials: list[SSAValue] = list(carried)
+        for step in range(unroll):
+            kk = first_k if step == 0 else loop.add(arith.AddiOp(first_k, k.index(step)))
+            y = loop.add(memref.LoadOp.get(b, [kk, last_col]))
+            for i, row in enumerate(read_rows):
+                x = loop.add(memref.LoadOp.get(a, [row, kk]))
+                partials[i] = _multiply_add(loop, element, x, y, partials[i])
+        loop.add(scf.YieldOp(*partials))
+        products = scf.ForOp(start, end, k.index(unroll), list(sums), Region(loop.block))
+        k.add(products)
+        k.add(kn.BarrierOp())
+        sums = products.results
 
     col_inside = k.add(arith.CmpiOp(col, n, "ult"))
-    for row, product in zip(rows, products.results, strict=True):
+    for row, product in zip(rows, sums, strict=True):
         store = k.nested()
         previous = store.add(memref.LoadOp.get(c, [row, col]))
         store.add(memref.StoreOp.get(store.add(_add(element, previous, product)), r, [row, col]))
@@ -521,8 +540,13 @@ def _is_int(element: Attribute) -> bool:
     return isinstance(element, IntegerType | IndexType)
 
 
-def _multiply(element: Attribute, x: SSAValue, y: SSAValue) -> Operation:
-    return arith.MuliOp(x, y) if _is_int(element) else arith.MulfOp(x, y)
+def _multiply_add(
+    k: _KernelBuilder, element: Attribute, x: SSAValue, y: SSAValue, partial: SSAValue
+) -> SSAValue:
+    """`partial + x * y`: for floats one `math.fma`, rounded once."""
+    if _is_int(element):
+        return k.add(arith.AddiOp(partial, k.add(arith.MuliOp(x, y))))
+    return k.add(math.FmaOp(x, y, partial))
 
 
 def _add(element: Attribute, x: SSAValue, y: SSAValue) -> Operation:
@@ -1198,11 +1222,11 @@ def _matmul(low: Lowering, op: Operation) -> None:
     threads = min(ELEMENTWISE_BLOCK, _max_threads(target))
     if isinstance(columns, int):
         threads = max(1, min(threads, columns))  # a narrow result: no idle threads
-    grid_x = low.blocks_for(columns, threads)
-    grid_y = low.blocks_for(_extent(low, c, 0), MATMUL_ROWS)
+    tiles = low.blocks_for(_extent(low, c, 0), MATMUL_ROWS)
+    strips = low.blocks_for(columns, threads)
     one = low.index(1)
     low.launch(
-        device, kernel, [grid_x, grid_y, one], [low.index(threads), one, one], [a, b, c, out], op
+        device, kernel, [tiles, strips, one], [low.index(threads), one, one], [a, b, c, out], op
     )
     low.map_results(op, [out])
 

@@ -160,8 +160,10 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // linalg.fill is a fill kernel (a tensor.empty only a fill writes over allocates
 // nothing), tensor.empty an allocation, linalg.matmul a kernel where each thread
 // computes 8 rows of one column (reads clamped to the last row and column, no step over
-// k for a result with no rows or columns, a barrier before the guarded stores), launched on a 1-D block of min(256, max_num_threads)
-// threads, fewer for a narrow result.
+// k for a result with no rows or columns; k in steps of 4 with one math.fma per row and
+// step, then the steps left one by one, each loop followed by a barrier; then the
+// guarded stores), launched with blocks of 8 rows along x and a 1-D block of
+// min(256, max_num_threads) threads, fewer for a narrow result, along y.
 
 // CHECK-LABEL: kernel.module @cuda_kernels target #target.target<"cuda"> {
 // CHECK:         kernel.func @fill_f32_2d(%out: memref<?x?xf32>, %value: f32) {
@@ -173,11 +175,19 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // CHECK-NEXT:      %[[NO_COLS:.*]] = arith.cmpi eq, %{{.*}}, %[[C0]] : index
 // CHECK-NEXT:      %[[EMPTY:.*]] = arith.ori %[[NO_ROWS]], %[[NO_COLS]] : i1
 // CHECK-NEXT:      %[[STEPS:.*]] = arith.select %[[EMPTY]], %[[C0]], %{{.*}} : index
-// CHECK-NEXT:      {{(%[0-9]+, ){7}%[0-9]+}} = scf.for %[[K:.*]] = %[[C0]] to %[[STEPS]] step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-NEXT:      %[[FOURS:.*]] = arith.divsi %[[STEPS]], %[[C4:.*]] : index
+// CHECK-NEXT:      %[[WHOLE:.*]] = arith.muli %[[FOURS]], %[[C4]] : index
+// CHECK-NEXT:      {{(%[0-9]+, ){7}%[0-9]+}} = scf.for %[[K:.*]] = %[[C0]] to %[[WHOLE]] step %[[C4]] iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK-NEXT:        memref.load %rhs[%[[K]], %[[LAST_COL]]]
 // CHECK-NEXT:        memref.load %lhs[%{{.*}}, %[[K]]]
-// CHECK-NEXT:        arith.mulf
-// CHECK-NEXT:        arith.addf
+// CHECK-NEXT:        math.fma
+// CHECK-COUNT-31:    math.fma
+// CHECK:             scf.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      kernel.barrier
+// CHECK-NEXT:      {{(%[0-9]+, ){7}%[0-9]+}} = scf.for %[[K1:.*]] = %[[WHOLE]] to %[[STEPS]] step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-NEXT:        memref.load %rhs[%[[K1]], %[[LAST_COL]]]
+// CHECK-COUNT-8:     math.fma
 // CHECK:           kernel.barrier
 // CHECK-COUNT-8:   scf.if
 // CHECK-LABEL: kernel.module @cuda_kernels_1 target #target.target<"cuda", {max_num_threads = 64}> {
@@ -189,7 +199,7 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // CHECK:         %z = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.launch @cuda_kernels::@fill_f32_2d on #vdev.device<"cuda", 0> grid(%{{.*}}, %{{.*}}, %{{.*}}) block(%{{.*}}, %{{.*}}, %{{.*}}) args(%z, %zero)
 // CHECK-NEXT:    %m = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[ONE:.*]], %[[FIVE:.*]], %[[ONE]]) block(%[[COLUMNS:.*]], %[[ONE]], %[[ONE]]) args(%a, %b, %z, %m)
+// CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[FIVE:.*]], %[[ONE:.*]], %[[ONE]]) block(%[[COLUMNS:.*]], %[[ONE]], %[[ONE]]) args(%a, %b, %z, %m)
 // CHECK-NEXT:    device.free %z
 // CHECK-LABEL: func.func @empty_as_accumulator(
 // CHECK:         %e = device.alloc() : memref<2x2xf32, #vdev.device<"cuda", 0, ?, "global">>
