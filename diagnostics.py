@@ -24,7 +24,7 @@ import queue
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 from weakref import WeakKeyDictionary
@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnregisteredAttr,
 )
-from xdsl.ir import Attribute, Data, Operation, ParametrizedAttribute
+from xdsl.ir import Attribute, Block, BlockArgument, Data, Operation, ParametrizedAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -494,7 +494,9 @@ def verify_located(module: Operation) -> None:
     at the innermost op that is actually wrong rather than at the module. Then the
     registered module verifiers run.
     """
+    order: dict[Operation, int] = {}
     for op in _preorder(module):
+        _check_dominance(op, order)
         try:
             op.verify(verify_nested_ops=False)
         except DiagnosticException as e:
@@ -510,6 +512,73 @@ def verify_located(module: Operation) -> None:
             raise error_at(op, f"'{op.name}' {_exception_text(e)}") from e
     for verifier in list(_module_verifiers.values()):
         verifier(module)
+
+
+_GRAPH_REGIONS = ("builtin.module", "kernel.module")
+"""Ops whose body is a graph region: its ops are not ordered."""
+
+
+def _check_dominance(op: Operation, order: dict[Operation, int]) -> None:
+    """Each operand of `op` must be defined before it: earlier in its block or in an
+    enclosing block, or a block argument of one (MLIR's dominance for regions of one
+    block; uses across the blocks of a multi-block region are left to the CFG and not
+    checked). `order` memoises the position of ops in their blocks."""
+    for i, value in enumerate(op.operands):
+        defining: Operation | None = None
+        if isinstance(value, BlockArgument):
+            block = value.block
+        elif isinstance(owner := value.owner, Operation):
+            defining, block = owner, owner.parent_block()
+        else:
+            continue
+        if block is None:
+            continue
+        user: Operation | None = op
+        while user is not None and user.parent_block() is not block:
+            user = user.parent_op()
+        if user is None:
+            region = block.parent
+            if region is not None and len(region.blocks) > 1 and _inside(op, region.blocks):
+                continue  # another block of the same multi-block region
+            where = "in a region" if defining is None else "inside a region"
+            raise error_at(
+                op,
+                f"'{op.name}' operand #{i} does not dominate this use: it is defined "
+                f"{where} that does not contain this op",
+                [(defining, "operand defined here")] if defining is not None else [],
+            )
+        if defining is None:
+            continue
+        parent = block.parent_op()
+        if parent is not None and parent.name in _GRAPH_REGIONS:
+            continue
+        if defining is user or _position(defining, order) > _position(user, order):
+            raise error_at(
+                op,
+                f"'{op.name}' operand #{i} does not dominate this use: it is defined after it",
+                [(defining, "operand defined here")],
+            )
+
+
+def _inside(op: Operation, blocks: Iterable[Block]) -> bool:
+    targets = set(blocks)
+    current: Operation | None = op
+    while current is not None:
+        if current.parent_block() in targets:
+            return True
+        current = current.parent_op()
+    return False
+
+
+def _position(op: Operation, order: dict[Operation, int]) -> int:
+    found = order.get(op)
+    if found is None:
+        block = op.parent_block()
+        assert block is not None
+        for index, other in enumerate(block.ops):
+            order[other] = index
+        found = order[op]
+    return found
 
 
 # --- arguments of the Python API ----------------------------------------------------------

@@ -144,3 +144,26 @@ def test_a_fault_at_run_time_of_a_level_1_program_points_at_its_source_line() ->
     )
     with pytest.raises(devplan.DevplanError, match=r"^<string>:2:3: error: in kernel @remsi_i32"):
         devplan.execute(module, [np.ones(4, np.int32), np.array([1, 2, 0, 1], np.int32)])
+
+
+def test_verification_reports_a_use_moved_above_its_definition_at_the_use() -> None:
+    """IR a transform built with a use before its definition is the use's located error
+    (with a note at the definition), not a crash when it runs."""
+    module = devplan.parse(
+        "func.func @f(%a: index) -> index {\n  %b = arith.addi %a, %a : index\n"
+        "  func.return %b : index\n}\n"
+    )
+    block = next(iter(module.ops)).regions[0].block
+    ret, first = block.last_op, block.first_op
+    assert ret is not None
+    assert first is not None
+    ret.detach()
+    block.insert_op_before(ret, first)
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.diagnostics.verify_located(module)
+    lines = str(info.value).splitlines()
+    assert lines[0] == (
+        "<string>:3:3: error: 'func.return' operand #0 does not dominate this use: it is "
+        "defined after it"
+    )
+    assert lines[3] == "<string>:2:3: note: operand defined here"

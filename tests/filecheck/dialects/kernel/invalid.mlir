@@ -186,3 +186,30 @@ kernel.module @k target #target.target<"cuda"> {
     kernel.return
   }
 }
+
+// -----
+
+kernel.module @k target #target.target<"cuda"> {
+  kernel.func @f(%a: memref<4xf32>) {
+    %tx = kernel.thread_id x
+    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'arith.addf' operand #0 does not dominate this use: it is defined after it
+    %y = arith.addf %x, %x : f32
+    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: note: operand defined here
+    %x = memref.load %a[%tx] : memref<4xf32>
+    memref.store %y, %a[%tx] : memref<4xf32>
+    kernel.return
+  }
+}
+
+// -----
+
+func.func @f(%n: index) -> index {
+  %c1 = arith.constant 1 : index
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'scf.for' operand #2 does not dominate this use: it is defined after it
+  %r = scf.for %i = %c1 to %n step %s iter_args(%acc = %c1) -> (index) {
+    %next = arith.addi %acc, %i : index
+    scf.yield %next : index
+  }
+  %s = arith.constant 2 : index
+  func.return %r : index
+}
