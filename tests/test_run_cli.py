@@ -192,6 +192,33 @@ def test_args_takes_several_values(tmp_path: Path, capsys: pytest.CaptureFixture
     assert out.splitlines()[1] == "[2., 4., 6.]"
 
 
+@pytest.mark.parametrize(
+    ("value", "line"),
+    [("-1e1", "[-10., -20., -30.]"), ("-inf", "[-inf, -inf, -inf]"), ("-.5", "[-0.5, -1. , -1.5]")],
+)
+def test_negative_numbers_of_every_form_are_values_not_options(
+    value: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse knows only `-5` and `-0.5` for negative numbers: `--arg -1e1` and
+    `--args a.npy -inf` had no value ("expected one argument")."""
+    program = tmp_path / "scale.mlir"
+    program.write_text(SCALE)
+    np.save(tmp_path / "a.npy", np.array([1, 2, 3], np.float32))
+    for args in (
+        ["--arg", str(tmp_path / "a.npy"), "--arg", value],
+        ["--args", str(tmp_path / "a.npy"), value],
+    ):
+        code, out, err = run_cli([str(program), *args], capsys)
+        assert (code, err) == (0, "")
+        assert out.splitlines()[1] == line
+    with pytest.raises(SystemExit) as info:  # an option-like word is still no value
+        main([str(program), "--arg", str(tmp_path / "a.npy"), "--arg", "-x"])
+    assert info.value.code == 1
+    assert capsys.readouterr().err.endswith(
+        "devplan-run: error: argument --arg: expected one argument\n"
+    )
+
+
 def test_pipeline_runs_before_the_program(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

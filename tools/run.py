@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,12 +37,21 @@ from .opt import finish, quiet_broken_pipe
 
 
 class _ArgumentParser(argparse.ArgumentParser):
-    """Usage errors are user errors too: one message and exit status 1."""
+    """Usage errors are user errors too: one message and exit status 1. Every negative
+    number is a value, not an option: argparse takes `-1e5`, `-inf` and `-nan` for
+    options (it knows only `-5` and `-0.5`), so `--arg -1e5` had no value."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         print(f"devplan-run: error: {message}", file=sys.stderr)
         sys.exit(1)
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-((\d+\.?\d*|\.\d+)(e[-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
 
 
 def _parser() -> argparse.ArgumentParser:
