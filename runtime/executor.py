@@ -102,6 +102,7 @@ from .host import (
     to_numpy_scalar,
     wrapper,
 )
+from .kernels import MAX_GRID
 from .kernels.watchdog import StoppedError
 from .semantics import narrow_ufuncs
 from .system import System
@@ -982,11 +983,6 @@ class _LaunchSite:
             self.host_frees = len(ex.freed_host)
             self.now = api.get_current_stream(self.device)
         return token
-
-
-MAX_GRID = (2**31 - 1, 65535, 65535)
-"""The largest grid a launch may have along x, y and z (CUDA's limits, for every
-device: beyond them a launch is an error rather than an endless emulation)."""
 
 
 def shared_bytes(kernel: KernelFuncOp) -> int:

@@ -706,6 +706,11 @@ def test_wrong_argument_count_and_bad_grid_are_rejected() -> None:
         run(kernel(SCALARS), "numpy", (1, 1, 1), (1, 1, 1), [a])
     with pytest.raises(DevplanError, match=r"grid must be three non-negative integers"):
         run(kernel(SCALARS), "numpy", (1, -1, 1), (1, 1, 1), [a, True, 1])
+    # CUDA's limits hold for kernels launched directly too, as for device.launch.
+    with pytest.raises(DevplanError, match=r"65536 blocks along y, more than the limit of 65535"):
+        run(kernel(SCALARS), "numba", (1, 65536, 1), (1, 1, 1), [a, True, 1])
+    with pytest.raises(DevplanError, match=r"2147483648 blocks along x, more than the limit"):
+        run(kernel(SCALARS), "numpy", (2**31, 1, 1), (1, 1, 1), [a, True, 1])
 
 
 LAST_WINS = """

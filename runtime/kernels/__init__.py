@@ -115,6 +115,12 @@ class CompiledKernel:
             self._run(last[3], last[4], last[5])
             return
         g = _dims("grid", self.name, grid)
+        if g[0] > MAX_GRID[0] or g[1] > MAX_GRID[1] or g[2] > MAX_GRID[2]:
+            axis, size, most = next(a for a in zip("xyz", g, MAX_GRID, strict=True) if a[1] > a[2])
+            raise DevplanError(
+                f"error: launching kernel @{self.name}: grid {g}: {size} blocks along "
+                f"{axis}, more than the limit of {most}"
+            )
         b = _dims("block", self.name, block)
         values = self._args(args)
         if 0 in g or 0 in b:
@@ -154,6 +160,12 @@ def _fast_check(type_: Any) -> tuple[np.dtype[Any], int] | None:
     if dtype is None or any(s >= 0 for s in shape):
         return None
     return dtype, len(shape)
+
+
+MAX_GRID = (2**31 - 1, 65535, 65535)
+"""The largest grid a launch may have along x, y and z (CUDA's limits, for every device
+and backend: beyond them a launch is an error rather than an endless emulation, and block
+ids fit in 31 bits, which `ranges.separating_axes` relies on)."""
 
 
 def _dims(what: str, name: str, dims: Sequence[object]) -> tuple[int, int, int]:
