@@ -949,14 +949,14 @@ def _alloc(c: Compiler, op: Operation) -> Step:
         if capacity is not None and nbytes > capacity:
             raise error_at(
                 op,
-                f"'{op.name}' of {type_} needs {nbytes} bytes: out of host memory "
+                f"allocating {type_} needs {nbytes} bytes: out of host memory "
                 f"(the host holds {capacity} bytes)",
             )
         try:
             f[r] = np.zeros(dims, dtype)
         except MemoryError:
             raise error_at(
-                op, f"'{op.name}' of {type_} needs {nbytes} bytes: out of host memory"
+                op, f"allocating {type_} needs {nbytes} bytes: out of host memory"
             ) from None
 
     return run

@@ -596,3 +596,23 @@ def test_random_inputs_seed_must_be_a_whole_number_0_or_more(seed: object, given
     assert str(info.value) == (
         f"error: random_inputs: seed must be a whole number 0 or more, got {given}"
     )
+
+
+def test_a_level_1_tensor_too_large_for_the_host_is_an_error_at_its_op(
+    simulated_system: Callable[..., System],
+) -> None:
+    """The error is at the tensor op (its line and caret) and names the allocation, not
+    the `memref.alloc` the op was lowered to, which the user never wrote."""
+    lines = failure(
+        """func.func @main() -> tensor<1024x1024x512xf32> {
+  %e = tensor.empty() : tensor<1024x1024x512xf32>
+  func.return %e : tensor<1024x1024x512xf32>
+}
+""",
+        system=simulated_system({}),
+    )
+    assert lines[0] == (
+        "<string>:2:3: error: allocating memref<1024x1024x512xf32> needs 2147483648 bytes: "
+        "out of host memory (the host holds 1073741824 bytes)"
+    )
+    assert lines[1] == "  %e = tensor.empty() : tensor<1024x1024x512xf32>"
