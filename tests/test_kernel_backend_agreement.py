@@ -396,6 +396,67 @@ def test_blocks_writing_tiles_of_rows_are_free_of_races_when_the_offset_stays_in
     assert separating_axes(Kernel(parse_kernel(TILES.replace("{k}", str(k))))) == axes
 
 
+OVERLAPPING_TILES = """
+kernel.func @t(%a: memref<?xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %one = arith.constant 1.0 : f32
+  %bx = kernel.block_id x
+  %own = arith.muli %bx, %c1 : index
+  %p = arith.muli %bx, %c2 : index
+  %next = arith.addi %p, %c1 : index
+  %x = memref.load %a[%next] : memref<?xf32>
+  %y = arith.addf %x, %one : f32
+  memref.store %y, %a[%own] : memref<?xf32>
+  kernel.return
+}
+"""
+"""Block b reads element 2b + 1 (a tile of 2) and writes element b (a tile of 1): block
+b + 1 ... 2b + 1 write what block b reads, so the blocks must run in order."""
+
+OVERLAPPING_COLUMNS = """
+kernel.func @t(%a: memref<?xf32>) {
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %bx = kernel.block_id x
+  %dx = kernel.block_dim x
+  %dy = kernel.block_dim y
+  %px = arith.muli %bx, %dx : index
+  %ix = arith.addi %px, %tx : index
+  %py = arith.muli %bx, %dy : index
+  %iy = arith.addi %py, %ty : index
+  %x = memref.load %a[%iy] : memref<?xf32>
+  memref.store %x, %a[%ix] : memref<?xf32>
+  kernel.return
+}
+"""
+"""Blocks along x index by threads along x and along y: of widths `block_dim x` and
+`block_dim y`, which overlap between blocks unless the two are equal."""
+
+
+@pytest.mark.parametrize("text", [OVERLAPPING_TILES, OVERLAPPING_COLUMNS])
+def test_blocks_indexing_ranges_of_different_widths_are_not_found_free_of_races(
+    text: str,
+) -> None:
+    from devplan.runtime.kernels.common import Kernel
+    from devplan.runtime.kernels.ranges import separating_axes
+
+    assert separating_axes(Kernel(parse_kernel(text))) is None
+
+
+def test_blocks_reading_what_later_blocks_write_give_the_buffers_of_blocks_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run in parallel, chunks of later blocks wrote the elements earlier blocks then read
+    (16384 of 65536 elements differed on 2 threads, in each of 10 runs)."""
+    func = parse_kernel(OVERLAPPING_TILES)
+    grid, block = (1 << 16, 1, 1), (1, 1, 1)
+    args = [np.arange(2 << 16, dtype=np.float32)]
+    expected = outcome(func, "numpy", grid, block, args)
+    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    assert_same(expected, outcome(func, "numba", grid, block, args))
+
+
 @pytest.mark.parametrize("target", [-1, 5, 700, 4095])
 def test_parallel_blocks_give_the_results_and_first_fault_of_blocks_in_order(
     target: int, monkeypatch: pytest.MonkeyPatch
