@@ -523,3 +523,28 @@ def test_a_division_by_a_constant_that_cannot_fault_is_an_index_value_computed_a
         assert isinstance(expected, str)
         assert "'arith.divsi'" in expected, expected
         assert outcome(func, "numba", (1, 2, 1), (4, 1, 1), [a, a, a]) == expected
+
+
+I1_DIVISION = """
+kernel.func @t(%a: memref<?xi8>) {
+  %true = arith.constant true
+  %tx = kernel.thread_id x
+  %x = memref.load %a[%tx] : memref<?xi8>
+  %b = arith.trunci %x : i8 to i1
+  %q = arith.divsi %b, %true : i1
+  %y = arith.extui %q : i1 to i8
+  memref.store %y, %a[%tx] : memref<?xi8>
+  kernel.return
+}
+"""
+
+
+def test_a_signed_i1_division_by_true_faults_alike_on_both_backends() -> None:
+    """`true` is -1 as a signed i1: `true / true` overflows (thread 1), and is no division
+    by a constant that cannot fault."""
+    func = parse_kernel(I1_DIVISION)
+    args = [np.array([0, 1, 0, 1], np.int8)]
+    expected = outcome(func, "numpy", (1, 1, 1), (4, 1, 1), args)
+    assert isinstance(expected, str)
+    assert "the quotient overflows (block (0, 0, 0), thread (1, 0, 0))" in expected, expected
+    assert outcome(func, "numba", (1, 1, 1), (4, 1, 1), args) == expected

@@ -1387,7 +1387,8 @@ def _divides_safely(op: Operation) -> bool:
     if not (isinstance(divisor, Operation) and divisor.name == "arith.constant"):
         return False
     value = constant_value(divisor)
-    return value != 0 and (value != -1 or short.endswith("ui"))
+    signed = -1 if value is True else int(value)  # i1 in signed form: true is -1
+    return signed != 0 and (signed != -1 or short.endswith("ui"))
 
 
 def _cannot_fault_on_the_fast_path(op: Operation) -> bool:
