@@ -1059,7 +1059,9 @@ class NumbaSource(SourceWriter):
         self.bring_in(hoisted)
         self.thread_ops(hoisted)
         strip()
-        self.bring_in(per_thread)
+        # The yield too: it may pass on a value of a hoisted op (named in the strip's
+        # loop, see `v`) or one another phase keeps per thread.
+        self.bring_in([*per_thread, *(op for op in body.ops if op.name == "scf.yield")])
         for arg, row in zip(body.args[1:], carried, strict=True):
             self.emit(f"{self.v(arg)} = {row}")
         self.thread_ops(per_thread)
