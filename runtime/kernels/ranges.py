@@ -402,20 +402,25 @@ def _conj(reach: str, condition: str) -> str:
 # -- blocks that never touch one element ------------------------------------------------------
 
 
+_WRITES = ("memref.store", "memref.atomic_rmw")
+"""The ops that write memory: their memref is operand 1, its indices follow."""
+
+
 def stored_params(kernel: Kernel) -> set[SSAValue]:
-    """The memref parameters the kernel stores to."""
+    """The memref parameters the kernel stores to (`memref.store`, `memref.atomic_rmw`)."""
     params = set(kernel.params)
     return {
         op.operands[1]
         for op in kernel.func.body.walk()
-        if op.name == "memref.store" and op.operands[1] in params
+        if op.name in _WRITES and op.operands[1] in params
     }
 
 
 def separating_axes(kernel: Kernel) -> frozenset[str] | None:
     """Grid axes along which blocks touch disjoint elements of every buffer written.
 
-    For every parameter the kernel stores to, each access (load or store) is examined for
+    For every parameter the kernel stores to, each access (load, store or atomic
+    read-modify-write) is examined for
     indices of the form `block_id d * block_dim e + thread_id e` or `block_id d * c + k`
     with constants `0 <= k < c` (a *global id* along d: blocks that differ along d have
     disjoint ranges of it, whatever their other ids). An axis separates blocks when every
@@ -430,7 +435,7 @@ def separating_axes(kernel: Kernel) -> frozenset[str] | None:
     written = stored_params(kernel)
     common: set[tuple[int, str, str]] | None = None
     for op in kernel.func.body.walk():
-        if op.name not in ("memref.load", "memref.store"):
+        if op.name != "memref.load" and op.name not in _WRITES:
             continue
         buffer, *index = op.operands if op.name == "memref.load" else op.operands[1:]
         if buffer not in written:
