@@ -1059,7 +1059,9 @@ class NumbaSource(SourceWriter):
         self.bring_in(hoisted)
         self.thread_ops(hoisted)
         strip()
-        self.bring_in(per_thread)
+        # The yield too: it may pass on a value of a hoisted op (named in the strip's
+        # loop, see `v`) or one another phase keeps per thread.
+        self.bring_in([*per_thread, *(op for op in body.ops if op.name == "scf.yield")])
         for arg, row in zip(body.args[1:], carried, strict=True):
             self.emit(f"{self.v(arg)} = {row}")
         self.thread_ops(per_thread)
@@ -1387,7 +1389,8 @@ def _divides_safely(op: Operation) -> bool:
     if not (isinstance(divisor, Operation) and divisor.name == "arith.constant"):
         return False
     value = constant_value(divisor)
-    return value != 0 and (value != -1 or short.endswith("ui"))
+    signed = -1 if value is True else int(value)  # i1 in signed form: true is -1
+    return signed != 0 and (signed != -1 or short.endswith("ui"))
 
 
 def _cannot_fault_on_the_fast_path(op: Operation) -> bool:

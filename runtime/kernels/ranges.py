@@ -402,49 +402,57 @@ def _conj(reach: str, condition: str) -> str:
 # -- blocks that never touch one element ------------------------------------------------------
 
 
+_WRITES = ("memref.store", "memref.atomic_rmw")
+"""The ops that write memory: their memref is operand 1, its indices follow."""
+
+
 def stored_params(kernel: Kernel) -> set[SSAValue]:
-    """The memref parameters the kernel stores to."""
+    """The memref parameters the kernel stores to (`memref.store`, `memref.atomic_rmw`)."""
     params = set(kernel.params)
     return {
         op.operands[1]
         for op in kernel.func.body.walk()
-        if op.name == "memref.store" and op.operands[1] in params
+        if op.name in _WRITES and op.operands[1] in params
     }
 
 
 def separating_axes(kernel: Kernel) -> frozenset[str] | None:
     """Grid axes along which blocks touch disjoint elements of every buffer written.
 
-    For every parameter the kernel stores to, each access (load or store) is examined for
+    For every parameter the kernel stores to, each access (load, store or atomic
+    read-modify-write) is examined for
     indices of the form `block_id d * block_dim e + thread_id e` or `block_id d * c + k`
     with constants `0 <= k < c` (a *global id* along d: blocks that differ along d have
     disjoint ranges of it, whatever their other ids). An axis separates blocks when every
     access to every written parameter has a global id along it at one same index
-    position. Blocks may then run in any order, as long as the grid is 1 along every
+    position, with one same width (`block_dim e` or `c`): ranges of different widths
+    overlap between blocks (`block_id x * 2 + 1` of block 0 is `block_id x * 1` of
+    block 1). Blocks may then run in any order, as long as the grid is 1 along every
     other axis (checked at launch) and no written array overlaps another argument.
     None: no axis separates them (the blocks must run in order). Shared memory is private
     to a block and needs no check.
     """
     written = stored_params(kernel)
-    common: set[tuple[int, str]] | None = None
+    common: set[tuple[int, str, str]] | None = None
     for op in kernel.func.body.walk():
-        if op.name not in ("memref.load", "memref.store"):
+        if op.name != "memref.load" and op.name not in _WRITES:
             continue
         buffer, *index = op.operands if op.name == "memref.load" else op.operands[1:]
         if buffer not in written:
             continue
-        found = {(k, axis) for k, i in enumerate(index) if (axis := _global_id(i)) is not None}
+        found = {(k, *gid) for k, i in enumerate(index) if (gid := _global_id(i)) is not None}
         common = found if common is None else common & found
     if common is None:
         return frozenset("xyz")
-    axes = frozenset(axis for _, axis in common)
+    axes = frozenset(axis for _, axis, _ in common)
     return axes or None
 
 
-def _global_id(value: SSAValue) -> str | None:
-    """d when `value` is `block_id d * block_dim e + thread_id e` (e = d, or a block of
-    threads along e covering the indices of one block along d), or `block_id d * c + k`
-    for constants `0 <= k < c` (a tile of `c` indices per block), operands in any order."""
+def _global_id(value: SSAValue) -> tuple[str, str] | None:
+    """(d, width) when `value` is `block_id d * block_dim e + thread_id e` (e = d, or a
+    block of threads along e covering the indices of one block along d; width
+    `block_dim e`), or `block_id d * c + k` for constants `0 <= k < c` (a tile of `c`
+    indices per block; width `c`), operands in any order."""
     tile = _block_tile(value)
     if tile is not None:
         return tile
@@ -467,12 +475,12 @@ def _global_id(value: SSAValue) -> str | None:
             and names[0] == ("kernel.block_dim", _axis(t))
             and names[1][0] == "kernel.block_id"
         ):
-            return names[1][1]
+            return names[1][1], f"block_dim {_axis(t)}"
     return None
 
 
-def _block_tile(value: SSAValue) -> str | None:
-    """d when `value` is `block_id d * c + k` (or `block_id d * c`) for constants
+def _block_tile(value: SSAValue) -> tuple[str, str] | None:
+    """(d, c) when `value` is `block_id d * c + k` (or `block_id d * c`) for constants
     `0 <= k < c < 2^31`: the blocks along d index disjoint tiles of `c` values (block ids
     are below 2^31, so the index cannot wrap around)."""
     offset = 0
@@ -498,5 +506,5 @@ def _block_tile(value: SSAValue) -> str | None:
             and isinstance(b, Operation)
             and b.name == "kernel.block_id"
         ):
-            return _axis(b)
+            return _axis(b), str(c)
     return None
