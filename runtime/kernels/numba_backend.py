@@ -1034,6 +1034,7 @@ class NumbaSource(SourceWriter):
         hoisted = self.uniform_ops(body, ops)
         per_thread = [op for op in ops if op not in hoisted]
         bounds: set[SSAValue] = set()
+        self.new_loop_tag()  # the bounds computed again here are named for this loop
         for bound in (lb, ub):
             if bound not in bounds and self.recomputable(bound):
                 self.recompute(bound, bounds)
