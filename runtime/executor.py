@@ -102,7 +102,7 @@ from .host import (
     to_numpy_scalar,
     wrapper,
 )
-from .kernels import MAX_GRID
+from .kernels import MAX_GRID, grid_beyond_limit
 from .kernels.watchdog import StoppedError
 from .semantics import narrow_ufuncs
 from .system import System
@@ -1047,13 +1047,12 @@ def _reject_launch_sizes(
                 f"'device.launch' {what} ({', '.join(map(str, sizes))}) on {device}: every "
                 "size must be at least 1",
             )
-    for axis, size, most in zip("xyz", grid, MAX_GRID, strict=True):
-        if size > most:
-            raise error_at(
-                op,
-                f"'device.launch' grid ({', '.join(map(str, grid))}) on {device}: {size} "
-                f"blocks along {axis}, more than the limit of {most}",
-            )
+    if any(size > most for size, most in zip(grid, MAX_GRID, strict=True)):
+        raise error_at(
+            op,
+            f"'device.launch' grid ({', '.join(map(str, grid))}) on {device}: "
+            f"{grid_beyond_limit(grid)}",
+        )
     threads = block[0] * block[1] * block[2]
     raise error_at(
         op,

@@ -497,6 +497,8 @@ def test_generated_matmul_agrees_bitwise_across_backends_in_order_and_in_paralle
     else:
         np.testing.assert_allclose(expected[3], c + a @ b, rtol=1e-5, atol=1e-5)
     assert_bitwise_equal(expected, outcome(func, "numba", grid, block, args))
+    # Blocks of rows and of columns write their own elements: both axes run in parallel.
+    assert ranges.separating_axes(Kernel(func)) == {"x", "y"}
     monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
     assert_bitwise_equal(expected, outcome(func, "numba", grid, block, args))
 

@@ -116,10 +116,8 @@ class CompiledKernel:
             return
         g = _dims("grid", self.name, grid)
         if g[0] > MAX_GRID[0] or g[1] > MAX_GRID[1] or g[2] > MAX_GRID[2]:
-            axis, size, most = next(a for a in zip("xyz", g, MAX_GRID, strict=True) if a[1] > a[2])
             raise DevplanError(
-                f"error: launching kernel @{self.name}: grid {g}: {size} blocks along "
-                f"{axis}, more than the limit of {most}"
+                f"error: launching kernel @{self.name}: grid {g}: {grid_beyond_limit(g)}"
             )
         b = _dims("block", self.name, block)
         values = self._args(args)
@@ -166,6 +164,13 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 """The largest grid a launch may have along x, y and z (CUDA's limits, for every device
 and backend: beyond them a launch is an error rather than an endless emulation, and block
 ids fit in 31 bits, which `ranges.separating_axes` relies on)."""
+
+
+def grid_beyond_limit(grid: tuple[int, int, int]) -> str:
+    """What exceeds `MAX_GRID` in `grid` (which does): `70000 blocks along y, more than
+    the limit of 65535`."""
+    axis, size, most = next(a for a in zip("xyz", grid, MAX_GRID, strict=True) if a[1] > a[2])
+    return f"{size} blocks along {axis}, more than the limit of {most}"
 
 
 def _dims(what: str, name: str, dims: Sequence[object]) -> tuple[int, int, int]:

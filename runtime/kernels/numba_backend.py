@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -283,11 +284,9 @@ class NumbaSource(SourceWriter):
         self.emit("nthr = bx_ * by_ * bz_")
         for dt, count in self.array_rows.items():
             self.emit(f"t_{dt.removeprefix('np.')} = np.empty(({count}, nthr), {dt})")
-        carried: dict[str, int] = {}
+        carried: Counter[str] = Counter()  # rows of c_<dtype>: the most any loop carries
         for loop in self.interchanged:
-            for dt in {self.dtype_name(r.type) for r in loop.results}:
-                rows = sum(self.dtype_name(r.type) == dt for r in loop.results)
-                carried[dt] = max(carried.get(dt, 0), rows)
+            carried |= Counter(self.dtype_name(r.type) for r in loop.results)
         for dt, count in carried.items():
             self.emit(f"c_{dt.removeprefix('np.')} = np.empty(({count}, {STRIP}), {dt})")
         self.shared_memory()
@@ -1093,10 +1092,7 @@ class NumbaSource(SourceWriter):
         for op in ops:
             if op.name == "kernel.thread_id" or not op.results:
                 continue
-            if all(
-                o in uniform or (o.owner is not body and self.outside_uniform(o, body))
-                for o in op.operands
-            ):
+            if all(o in uniform or self.outside_uniform(o, body) for o in op.operands):
                 uniform.update(op.results)
                 found.append(op)
         return found
