@@ -38,7 +38,7 @@ fuzz: $(STAMP)
 # Every arith/math op x type against the exact LangRef model on the numba backend too
 # (`make test` runs every combination on host code and the numpy backend, a sample on numba).
 semantics: $(STAMP)
-	DEVPLAN_SEMANTICS_NUMBA=all $(BIN)/pytest -q --rootdir=tests tests/test_arith_semantics.py
+	DEVPLAN_SEMANTICS_NUMBA=all $(BIN)/pytest -q --rootdir=tests tests/runtime/test_arith_semantics.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -31,10 +31,10 @@ from .diagnostics import (
 )
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
-from .pipeline import COMPILED_PROGRAMS_ATTRIBUTE, build_pipeline
+from .passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE, build_pipeline
 
 # Loading the system module registers the verifier of `vdev.system` (the system must load).
-importlib.import_module(f"{__name__}.runtime.system")
+importlib.import_module(f"{__name__}.system.description")
 
 if TYPE_CHECKING:
     from .runtime.executor import execute
@@ -45,8 +45,8 @@ __version__ = "0.1.0"
 def context() -> Context:
     """An xDSL `Context` with every xDSL and devplan dialect registered (lazily); `gpu`
     and `memref` read MLIR's custom syntax of the gpu ops and `memref.cast`
-    (`dialects/gpu_assembly.py`)."""
-    from .dialects.gpu_assembly import DIALECT_OVERRIDES
+    (`upstream/gpu.py`)."""
+    from .upstream.gpu import DIALECT_OVERRIDES
 
     ctx = Context()
     factories = {**Universe.get_multiverse().all_dialects, **DIALECT_OVERRIDES}

@@ -38,7 +38,7 @@ def _kernel() -> Dialect:
 
 
 def _async() -> Dialect:
-    from .dialects.async_dialect import Async
+    from .upstream.async_dialect import Async
 
     return Async
 
@@ -66,7 +66,7 @@ def _outline_device_regions() -> type[ModulePass]:
 
 
 def _convert_gpu_to_device() -> type[ModulePass]:
-    from .passes.convert_gpu_to_device import ConvertGpuToDevicePass
+    from .passes.convert_gpu_to_device.conversion import ConvertGpuToDevicePass
 
     return ConvertGpuToDevicePass
 
@@ -96,7 +96,7 @@ def _default_pipeline() -> type[ModulePass]:
 
 
 def _plan_devices() -> type[ModulePass]:
-    from .passes.plan_devices import PlanDevicesPass
+    from .passes.plan_devices.planner import PlanDevicesPass
 
     return PlanDevicesPass
 

@@ -55,9 +55,9 @@ from devplan.dialects.vdev import (
     value_device,
 )
 from devplan.passes.elide_copies import ElideCopiesPass, MemoryAreas, byte_size, necessary_bytes
-from devplan.passes.plan_devices import PlanDevicesPass
+from devplan.passes.plan_devices.planner import PlanDevicesPass
 from devplan.runtime.executor import random_inputs
-from devplan.runtime.system import System
+from devplan.system.description import System
 from devplan.universe import PASSES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ For each level-1 program in examples/ it prints the median of `--repeat` timings
 each phase — parse, plan-devices, lower-to-device + classify-regions, compiling the
 level-2 program to closures, and running it (kernels compiled on the first run are not
 counted: the first run is a warm-up) — their total, and the ratio of the run to the
-oracle (`devplan.reference.evaluate`, plain NumPy on the host) measured in the same
+oracle (`devplan.reference.program.evaluate`, plain NumPy on the host) measured in the same
 run. Not a test: nothing here asserts a time.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import devplan
-from devplan.reference import evaluate
+from devplan.reference.program import evaluate
 from devplan.runtime.executor import Program, random_inputs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

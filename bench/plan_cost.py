@@ -31,9 +31,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 import devplan
-from devplan.passes.placement_cost import CopyTerm, Problem, solve
-from devplan.passes.plan_cost import planned_seconds
-from devplan.runtime.system import System
+from devplan.passes.plan_devices.cost_strategy import planned_seconds
+from devplan.passes.plan_devices.placement_cost import CopyTerm, Problem, solve
+from devplan.system.description import System
 
 TWO_DEVICES = """
 [[device]]

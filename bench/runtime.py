@@ -41,7 +41,7 @@ from devplan.dialects.kernel import KernelFuncOp
 from devplan.runtime.device_api import Device
 from devplan.runtime.kernels import compile_kernel
 from devplan.runtime.runtime import Runtime
-from devplan.runtime.system import System
+from devplan.system.description import System
 
 LAUNCHES = 10_000
 COPY_BYTES = 64 << 20

@@ -4,15 +4,15 @@
 
 For each transcendental op and each float type (f16, bf16, f32, f64), runs N sampled
 inputs through one kernel (default: the numpy backend, which calls the same compiled
-code as the numba backend — `tests/test_arith_semantics.py` checks they are bitwise
+code as the numba backend — `tests/runtime/test_arith_semantics.py` checks they are bitwise
 equal) and prints the maximum and median error in units in the last place against the
-real result computed by mpmath at 256 bits (`devplan.reference_arith`), and how many
+real result computed by mpmath at 256 bits (`devplan.reference.arith`), and how many
 results are not the correctly rounded value.
 
 Inputs: half drawn uniformly from the function's usual interval, half with uniformly
 random exponents over the function's whole domain (so tiny, huge and subnormal inputs
 are sampled too). Inputs whose result C99 fixes exactly (NaN, infinities, zeros, ±1)
-are left out: `tests/test_arith_semantics.py` checks those bit for bit.
+are left out: `tests/runtime/test_arith_semantics.py` checks those bit for bit.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.reference_arith import (
+from devplan.reference.arith import (
     FLOAT_TYPES,
     TRANSCENDENTAL_BINARY,
     TRANSCENDENTAL_UNARY,

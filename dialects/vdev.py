@@ -69,7 +69,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import DevplanError, error_at, register_module_verifier
-from . import upstream_fixes
+from ..upstream import arith as upstream_fixes
 from .target import Target, TargetAttr
 
 
@@ -684,7 +684,7 @@ TARGETS_ATTR = "vdev.targets"
 """Module attribute: array of `#target.target`, at most one per device type."""
 SYSTEM_ATTR = "vdev.system"
 """Module attribute: the module's own system description, TOML text or a `.toml` path
-(read by `devplan.runtime.system.System.from_module`)."""
+(read by `devplan.system.description.System.from_module`)."""
 
 MODULE_ATTRS = (HOST_DEVICE_ATTR, DEFAULT_DEVICE_ATTR, TARGETS_ATTR, SYSTEM_ATTR)
 KNOWN_ATTRS = (DEVICE_ATTR, *MODULE_ATTRS)

@@ -4,7 +4,7 @@ Part 1, level 1 (`examples/mlp.mlir`): a two-layer perceptron over tensors with 
 placement hints (layer 1 on cuda:0, the ReLU on the CPU, layer 2 on cuda:1).
 1. `plan-devices`: where each value lives, and the copies it planned;
 2. `lower-to-device`: a summary of the level-2 program that runs;
-3. the run, checked against the oracle (`devplan.reference.evaluate`), and its report.
+3. the run, checked against the oracle (`devplan.reference.program.evaluate`), and its report.
 
 Part 2, placement strategies (`examples/mlp_three_devices.mlir`, its own system with a
 slow host link): `plan-devices` with TVM's default strategy (free values on the default
@@ -34,11 +34,11 @@ from devplan.dialects import device as dev
 from devplan.dialects.kernel import KernelModuleOp
 from devplan.dialects.vdev import DeviceAttr, DeviceCopyOp, ir_text, result_placement
 from devplan.passes.default_pipeline import DEFAULT_PIPELINE
-from devplan.passes.plan_cost import planned_seconds
-from devplan.reference import evaluate
+from devplan.passes.plan_devices.cost_strategy import planned_seconds
+from devplan.reference.program import evaluate
 from devplan.runtime.executor import random_inputs
 from devplan.runtime.report import format_bytes
-from devplan.runtime.system import System
+from devplan.system.description import System
 
 EXAMPLE = Path(__file__).with_name("two_gpus.mlir")
 MLP = Path(__file__).with_name("mlp.mlir")

@@ -38,8 +38,8 @@ class DefaultPipelinePass(ModulePass):
     name = "default-pipeline"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from ..pipeline import build_pipeline
         from ..universe import PASSES
+        from .pipeline import build_pipeline
 
         missing = [name for name in DEFAULT_PIPELINE if name not in PASSES]
         if missing:

@@ -122,7 +122,7 @@ from ..dialects.vdev import (
     value_device,
 )
 from ..runtime.streams import CostModel, LinkCost, NoLinkError
-from ..runtime.system import ScopeRef, System
+from ..system.description import ScopeRef, System
 
 MAX_ITERATIONS = 16
 """Rounds of analysis and rewrite before the pass stops with a remark."""

@@ -122,8 +122,8 @@ from ..dialects.vdev import (
     result_placement,
     value_device,
 )
-from ..runtime.cost import NO_WORK, WORK_ATTR, op_work
 from ..runtime.kernels.common import SUPPORTED_OPS, dtype_of
+from ..system.cost import NO_WORK, WORK_ATTR, op_work
 
 ELEMENTWISE_BLOCK = 256
 """Threads per block of elementwise and fill kernels (fewer when the target allows fewer)."""

@@ -1020,7 +1020,7 @@ _registry: dict[str, DeviceAPIFactory] = {}
 
 def register_device_api(name: str, factory: DeviceAPIFactory, override: bool = False) -> None:
     """Register a DeviceAPI under `name` (the `api` key of a system's device)."""
-    from .system import register_api_name  # system descriptions may now name it
+    from ..system.description import register_api_name  # system descriptions may now name it
 
     _register_builtins()
     if name in _registry and not override:

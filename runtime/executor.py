@@ -83,9 +83,10 @@ from ..dialects.kernel import (
     stored_arguments,
 )
 from ..dialects.vdev import DeviceAttr, memory_space_of
-from ..pipeline import COMPILED_PROGRAMS_ATTRIBUTE
+from ..passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE
+from ..system.cost import WORK_ATTR, CostModel, kernel_work
+from ..system.description import System
 from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
-from .cost import WORK_ATTR, CostModel, kernel_work
 from .device_api import Buffer, Device, DeviceAPI, copy_performer
 from .host import (
     HOST_OPS,
@@ -105,7 +106,6 @@ from .host import (
 from .kernels import MAX_GRID, grid_beyond_limit
 from .kernels.watchdog import StoppedError
 from .semantics import narrow_ufuncs
-from .system import System
 
 if TYPE_CHECKING:
     from .kernels import CompiledKernel

@@ -40,7 +40,7 @@ from .report import Report
 from .streams import Scheduler, Stream, Token
 
 if TYPE_CHECKING:
-    from .system import System
+    from ..system.description import System
 
 
 class _RuntimePlan:

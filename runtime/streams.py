@@ -63,9 +63,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from .cost import CostModel, Hop
-from .cost import LinkCost as LinkCost  # re-exported: the cost model lives in cost.py
-from .cost import NoLinkError as NoLinkError
+from ..system.cost import CostModel, Hop
+from ..system.cost import LinkCost as LinkCost  # re-exported: the cost model lives in cost.py
+from ..system.cost import NoLinkError as NoLinkError
 from .device_api import Device, DeviceError, Name, name_text
 
 TokenKind = Literal["copy", "kernel", "marker"]

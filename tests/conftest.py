@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
-from devplan.runtime.system import System
+from devplan.system.description import System
 
 HOST_TOML = """
 [[device]]

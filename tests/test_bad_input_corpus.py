@@ -942,7 +942,7 @@ for _name, (_old, _new) in SYSTEM_MUTATIONS.items():
     case(
         "system files",
         _name + " (System.from_text)",
-        api(lambda tmp, text=_text: devplan.runtime.system.System.from_text(text, "sys.toml")),
+        api(lambda tmp, text=_text: devplan.system.description.System.from_text(text, "sys.toml")),
         "error",
         contains=r"sys\.toml: ",
     )
@@ -1167,7 +1167,7 @@ case(
 # --- Python API ---------------------------------------------------------------------------
 
 from devplan.dialects.vdev import VirtualDevice  # noqa: E402
-from devplan.runtime.system import System  # noqa: E402
+from devplan.system.description import System  # noqa: E402
 
 API_MISUSE: dict[str, Callable[[Path], object]] = {
     "Target.parse(None)": lambda tmp: devplan.Target.parse(None),  # type: ignore[arg-type]

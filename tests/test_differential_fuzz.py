@@ -15,7 +15,7 @@ devices (cpu:0, cuda:0, cuda:1). Properties:
 * `default-pipeline` leaves verifiable IR after every pass, and planning twice is
   planning once;
 * running the pipeline's output (numpy kernels, `strict=True`: no leak) gives what
-  `devplan.reference.evaluate` gives: bit for bit for integers, close for floats.
+  `devplan.reference.program.evaluate` gives: bit for bit for integers, close for floats.
   The passes run one by one (as `devplan.execute` runs `default-pipeline`), so the
   planned IR can be checked on the way.
 
@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 import devplan
 from devplan.passes.default_pipeline import DEFAULT_PIPELINE
-from devplan.reference import evaluate
+from devplan.reference.program import evaluate
 from devplan.runtime.executor import random_inputs
 
 EXAMPLES = int(os.environ.get("DEVPLAN_FUZZ_EXAMPLES", "160"))

@@ -1,7 +1,7 @@
 """Every program in examples/ runs on both kernel backends and agrees with NumPy.
 
 Level-1 programs (tensors) run through default-pipeline and are checked against the
-oracle, `devplan.reference.evaluate`.
+oracle, `devplan.reference.program.evaluate`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import devplan
-from devplan.reference import evaluate
+from devplan.reference.program import evaluate
 from devplan.runtime.executor import ExecutionResult, random_inputs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -29,7 +29,7 @@ from ..diagnostics import (
     verify_located,
     with_deep_stack,
 )
-from ..pipeline import build_pipeline
+from ..passes.pipeline import build_pipeline
 
 
 class DevplanOptMain(xDSLOptMain):
@@ -42,7 +42,7 @@ class DevplanOptMain(xDSLOptMain):
         super().__init__(description="devplan modular optimizer driver", args=args)
 
     def register_all_dialects(self) -> None:
-        # devplan's context: `gpu` and `memref` with MLIR's custom syntax (gpu_assembly).
+        # devplan's context: `gpu` and `memref` with MLIR's custom syntax (upstream/gpu.py).
         from .. import context
 
         self.ctx = context()

@@ -1,0 +1,344 @@
+"""`plan-devices{strategy=cost}`: place the values no constraint pins where the program's
+modelled time is least.
+
+Runs inside `plan-devices` between its phase 2 (hard constraints and calls) and phase 3
+(dataflow); the default strategy's phases are reused unchanged around it.
+
+Phase A — the default placement. Phase 3 and 4 of the default strategy run on a copy
+of the union-find (it is restored afterwards): for every class left by phase 2, the
+device the default strategy gives it.
+
+Phase B — the problem (`placement_cost.Problem`), from the system description's one
+cost model (`runtime/cost.py`):
+  * candidate devices: the system's devices (memory scope `global`);
+  * a class is *fixed* at its default device when a hard constraint touches it (any
+    field of its `#vdev.device` is constrained: `on_device` with `constrain_result`
+    or on its operand, function argument/result attributes, `device_copy` endpoints,
+    a `vdev.device` already written) or when its work or a value it defines or uses
+    has a dynamic dimension and no `dynamic-size` is given (`dynamic-size=N` assumes N
+    for every dynamic dimension instead); every other class is *free*;
+  * compute: the modelled time of each op of the class on each device (`op_work`,
+    `CostModel.kernel_seconds`); arguments of entry functions (functions nothing calls)
+    add the copy from the host, their results the copy back to the host, since that is
+    where the caller's data is;
+  * copy terms: one per tensor value with uses (dense constants are cloned, not
+    copied), its defining class and the classes of its uses.
+
+Phase C — solve (`placement_cost.solve`: exact min cut for two devices, alpha-expansion
+from the default placement for more), then pin every free class to its device. Phase 3
+and 4 then run as for the default strategy: every class is placed, so dataflow edges
+between different devices become copies, one per (value, destination).
+
+With `explain=true` a remark at the module gives the modelled time of the chosen and
+of the default placement, and one remark per class placed away from its default says
+why (its compute and copy times on both devices).
+
+Not handled: classes whose default device is not in the system description (they are
+fixed, but a copy to or from a device without a route is an error naming it); the
+model charges no time to `scf.for` iterations beyond one (loop bodies count once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
+
+from ...diagnostics import diagnostic_at, error_at
+from ...dialects.vdev import DeviceAttr
+from ...system.cost import NO_WORK, CostModel, NoLinkError, op_work, tensor_bytes
+from ...system.description import System
+from .placement_cost import CopyTerm, Problem, solve
+
+if TYPE_CHECKING:
+    from .planner import Planner
+
+
+@dataclass
+class _Class:
+    """One placement class of phase 2."""
+
+    root: int
+    default: DeviceAttr
+    ops: list[Operation]
+    fixed: bool
+    where: Operation | None = None
+    """What a remark points at (its first op, or the function of an argument)."""
+    what: str = ""
+
+
+class CostPlacement:
+    """Phases A-C of the module docstring over one planner's phase-2 classes."""
+
+    def __init__(self, planner: Planner, dynamic_size: int | None, explain: bool) -> None:
+        self.planner = planner
+        self.dynamic_size = dynamic_size
+        self.explain = explain
+        module = planner.module
+        system = System.from_module(module) or System.default()
+        self.model: CostModel = system.cost_model()
+        self.host = system.host.name
+        self.names = [spec.name for spec in system.devices]
+        self.candidates = [planner.complete(DeviceAttr.make(s.type, s.id)) for s in system.devices]
+        self.classes: list[_Class] = []
+        self.class_of: dict[int, int] = {}
+        self.remarks: list[str] = []
+        self.fixed_seconds = 0.0
+        """Copies the program writes itself (`vdev.device_copy`): the same under any plan."""
+        self.relevant: set[int] = set()
+        """Classes with compute or copies; the others are left to dataflow."""
+
+    # -- phase A -----------------------------------------------------------------------
+
+    def default_placement(self) -> None:
+        planner = self.planner
+        domains = planner.domains
+        roots = sorted({domains.find(n) for n in range(len(domains.parent))})
+        saved = (list(domains.parent), list(domains.device), list(domains.origin))
+        planner.flow()
+        defaults = [planner.final(r) for r in roots]
+        domains.parent, domains.device, domains.origin = saved
+        planner.reset_final()
+        for root, device in zip(roots, defaults, strict=True):
+            constrained = not domains.device[root].is_fully_unconstrained
+            self.class_of[root] = len(self.classes)
+            self.classes.append(_Class(root, device, [], constrained))
+
+    def _class(self, node: int) -> int:
+        return self.class_of[self.planner.domains.find(node)]
+
+    def _device_index(self, device: DeviceAttr, where: Operation) -> int:
+        name = f"{device.type_name}:{device.device_id}"
+        if name not in self.names:
+            raise error_at(
+                where,
+                f"plan-devices{{strategy=cost}}: {name} is not in the system description "
+                f"(devices: {', '.join(self.names)}); describe it in vdev.system",
+            )
+        return self.names.index(name)
+
+    # -- phase B -----------------------------------------------------------------------
+
+    def problem(self) -> Problem:
+        planner = self.planner
+        k = len(self.names)
+        compute = [[0.0] * k for _ in self.classes]
+        for op, node in planner.op_node.items():
+            c = self._class(node)
+            self.classes[c].ops.append(op)
+            if self.classes[c].where is None:
+                self.classes[c].where, self.classes[c].what = op, f"'{op.name}'"
+            work = op_work(op, self.dynamic_size)
+            if work is None:
+                self.classes[c].fixed = True
+            elif work != NO_WORK:
+                row = compute[c]
+                for d, name in enumerate(self.names):
+                    row[d] += self.model.kernel_seconds(name, work.flops, work.nbytes)
+        for op, nodes in planner.result_nodes.items():
+            for index, node in enumerate(nodes):
+                cls = self.classes[self._class(node)] if node is not None else None
+                if cls is not None and cls.where is None:
+                    cls.where, cls.what = op, f"result {index} of '{op.name}'"
+        self._boundaries(compute)
+        terms = self._terms(k)
+        self.relevant = {c for t in terms for c in (t.source, *t.consumers)}
+        self.relevant |= {c for c, row in enumerate(compute) if any(row)}
+        fixed: list[int | None] = []
+        default: list[int] = []
+        for cls in self.classes:
+            index = self._device_index(cls.default, cls.where or planner.module)
+            default.append(index)
+            fixed.append(index if cls.fixed else None)
+        for copy in planner.copies:
+            nbytes = tensor_bytes(copy.input.type, self.dynamic_size)
+            src = planner.final(planner.node(copy.input))
+            dst = planner.final(planner.node(copy.result))
+            self.fixed_seconds += self._copy(src, dst, nbytes or 0, copy)
+        return Problem(k, compute, fixed, default, terms)
+
+    def _copy(self, src: DeviceAttr, dst: DeviceAttr, nbytes: int, where: Operation) -> float:
+        try:
+            return self.model.copy_seconds(
+                f"{src.type_name}:{src.device_id}", f"{dst.type_name}:{dst.device_id}", nbytes
+            )
+        except NoLinkError as e:
+            raise error_at(where, f"plan-devices{{strategy=cost}}: {e}") from None
+
+    def _boundaries(self, compute: list[list[float]]) -> None:
+        """Entry functions: their arguments come from the host, their results go back."""
+        planner = self.planner
+        called = {callee for _, callee in planner.calls}
+        for function in planner.functions.values():
+            if function in called or not function.body.blocks:
+                continue
+            types = function.function_type
+            sides = (
+                (planner.arg_nodes[function], types.inputs.data, "argument", True),
+                (planner.res_nodes[function], types.outputs.data, "result", False),
+            )
+            for nodes, value_types, what, inbound in sides:
+                for index, node in enumerate(nodes):
+                    if node is None:
+                        continue
+                    c = self._class(node)
+                    cls = self.classes[c]
+                    if cls.where is None:
+                        cls.where = function
+                        cls.what = f"{what} {index} of @{function.sym_name.data}"
+                    nbytes = tensor_bytes(value_types[index], self.dynamic_size)
+                    if nbytes is None:
+                        cls.fixed = True
+                        continue
+                    for d, name in enumerate(self.names):
+                        ends = (self.host, name) if inbound else (name, self.host)
+                        compute[c][d] += self._route(*ends, nbytes, function)
+
+    def _route(self, src: str, dst: str, nbytes: int, where: Operation) -> float:
+        try:
+            return self.model.copy_seconds(src, dst, nbytes)
+        except NoLinkError as e:
+            raise error_at(where, f"plan-devices{{strategy=cost}}: {e}") from None
+
+    def _terms(self, k: int) -> list[CopyTerm]:
+        planner = self.planner
+        from .planner import underlying
+
+        constants = set(planner.constants)
+        consumers: dict[SSAValue, dict[int, None]] = {}
+        for use in planner.uses:
+            value = underlying(use.value)
+            if isinstance(value, OpResult) and value.op in constants:
+                continue
+            if value not in planner.value_node:
+                continue
+            consumers.setdefault(value, {})[self._class(use.target)] = None
+        terms: list[CopyTerm] = []
+        for value, users in consumers.items():
+            source = self._class(planner.value_node[value])
+            nbytes = tensor_bytes(value.type, self.dynamic_size)
+            if nbytes is None:
+                for c in (source, *users):
+                    self.classes[c].fixed = True
+                continue
+            where = value.op if isinstance(value, OpResult) else planner.module
+            seconds = [
+                [self._route(a, b, nbytes, where) if a != b else 0.0 for b in self.names]
+                for a in self.names
+            ]
+            terms.append(CopyTerm(source, list(users), seconds))
+        return terms
+
+    # -- phase C -----------------------------------------------------------------------
+
+    def place(self) -> None:
+        from .planner import Origin
+
+        self.default_placement()
+        problem = self.problem()
+        labels = solve(problem)
+        planner = self.planner
+        module = planner.module
+        for c, cls in enumerate(self.classes):
+            if cls.fixed or c not in self.relevant:
+                continue  # (an irrelevant class, a constant's say, is placed by dataflow)
+            chosen = labels[c]
+            device = cls.default if chosen == problem.default[c] else self.candidates[chosen]
+            origin = Origin(module, "the cost model (strategy=cost)")
+            planner.domains.constrain(cls.root, device, origin)
+        if self.explain:
+            self._explain(problem, labels, module)
+
+    def _explain(self, problem: Problem, labels: Sequence[int], module: ModuleOp) -> None:
+        chosen = problem.objective(labels) + self.fixed_seconds
+        default = problem.objective(problem.default) + self.fixed_seconds
+        self.remarks.append(
+            diagnostic_at(
+                module,
+                f"strategy=cost: modelled time {_seconds(chosen)} "
+                f"(compute and copies; the default placement: {_seconds(default)}; "
+                f"devices: {', '.join(self.names)})",
+                kind="remark",
+            )
+        )
+        touching: dict[int, list[CopyTerm]] = {}
+        for term in problem.terms:
+            for c in dict.fromkeys((term.source, *term.consumers)):
+                touching.setdefault(c, []).append(term)
+        for c, cls in enumerate(self.classes):
+            was, now = problem.default[c], labels[c]
+            if was == now or c not in self.relevant or cls.fixed:
+                continue
+            own = Problem(problem.devices, problem.compute, problem.fixed, problem.default)
+            own.terms = touching.get(c, [])
+            before, after = own.copy_time(problem.default), own.copy_time(labels)
+            if not any(problem.compute[c]) and before == after:
+                continue  # (it only follows its users: a tensor.empty, say)
+            ops = ", ".join(dict.fromkeys(op.name for op in cls.ops if op_work(op) != NO_WORK))
+            work = ops if ops else "its transfer to or from the host"
+            self.remarks.append(
+                diagnostic_at(
+                    cls.where or module,
+                    f"{cls.what} placed on {self.names[now]} instead of {self.names[was]}: "
+                    f"{work} {_seconds(problem.compute[c][was])} on {self.names[was]} vs "
+                    f"{_seconds(problem.compute[c][now])} on {self.names[now]}; copies of "
+                    f"the values it defines or uses {_seconds(before)} vs {_seconds(after)}",
+                    kind="remark",
+                )
+            )
+
+
+def planned_seconds(module: ModuleOp, system: System | None = None) -> float:
+    """The modelled time of a *planned* level-1 module under `system`'s cost model (the
+    quantity strategy=cost minimises), read from the IR alone: each op's work on its
+    `vdev.device`, each `vdev.device_copy`, and the entry functions' arguments from and
+    results to the host. Dynamic dimensions are an error here (ValueError)."""
+    from ...dialects.vdev import arg_device, op_device, result_device, value_device
+
+    system = system or System.from_module(module) or System.default()
+    model, host = system.cost_model(), system.host.name
+
+    def name(device: DeviceAttr | None) -> str:
+        return f"{device.type_name}:{device.device_id}" if device is not None else host
+
+    total = 0.0
+    called = {op.callee.string_value() for op in module.walk() if isinstance(op, CallOp)}
+    for op in module.walk():
+        if isinstance(op, FuncOp) and op.sym_name.data not in called and op.body.blocks:
+            types = op.function_type
+            for i, t in enumerate(types.inputs.data):
+                total += model.copy_seconds(host, name(arg_device(op, i)), _known(t))
+            for i, t in enumerate(types.outputs.data):
+                total += model.copy_seconds(name(result_device(op, i)), host, _known(t))
+        elif op.name == "vdev.device_copy":
+            src, dst = value_device(op.operands[0]), value_device(op.results[0])
+            total += model.copy_seconds(name(src), name(dst), _known(op.results[0].type))
+        else:
+            work = op_work(op)
+            if work is None:
+                raise ValueError(f"'{op.name}' has a dynamic shape")
+            if work != NO_WORK:
+                total += model.kernel_seconds(name(op_device(op)), work.flops, work.nbytes)
+    return total
+
+
+def _known(type: Attribute) -> int:
+    nbytes = tensor_bytes(type)
+    if nbytes is None:
+        raise ValueError(f"{type} has a dynamic shape")
+    return nbytes
+
+
+def _seconds(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s * 1e6:.1f} us"
+
+
+__all__ = ["CostPlacement", "planned_seconds"]

@@ -1,0 +1,282 @@
+"""The oracle `devplan.reference.program.evaluate`: level-1 programs on NumPy, MLIR's semantics."""
+
+# ruff: noqa: E501  (IR lines in test programs are long)
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import devplan
+from devplan.diagnostics import DevplanError
+from devplan.reference.program import ReferenceError, evaluate
+
+
+def run(body: str, signature: str, inputs: list[object]) -> list[object]:
+    return evaluate(devplan.parse(f"func.func @main{signature} {{\n{body}\n}}"), inputs)
+
+
+def test_integers_wrap_at_their_width() -> None:
+    (out,) = run(
+        "  %s = arith.addi %a, %a : tensor<2xi8>\n  func.return %s : tensor<2xi8>",
+        "(%a: tensor<2xi8>) -> tensor<2xi8>",
+        [np.array([100, -100], np.int8)],
+    )
+    np.testing.assert_array_equal(out, np.array([-56, 56], np.int8))
+
+
+def test_signed_division_truncates_and_remainder_takes_the_dividends_sign() -> None:
+    a, b = np.array([7, -7, 7, -7], np.int32), np.array([2, 2, -2, -2], np.int32)
+    q, r = run(
+        "  %q = arith.divsi %a, %b : tensor<4xi32>\n  %r = arith.remsi %a, %b : tensor<4xi32>\n"
+        "  func.return %q, %r : tensor<4xi32>, tensor<4xi32>",
+        "(%a: tensor<4xi32>, %b: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>)",
+        [a, b],
+    )
+    np.testing.assert_array_equal(q, [3, -3, -3, 3])
+    np.testing.assert_array_equal(r, [1, -1, 1, -1])
+
+
+def test_unsigned_ops_see_the_bits_as_unsigned() -> None:
+    (out,) = run(
+        "  %m = arith.maxui %a, %b : tensor<2xi32>\n  func.return %m : tensor<2xi32>",
+        "(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32>",
+        [np.array([-1, 3], np.int32), np.array([5, 2], np.int32)],
+    )
+    np.testing.assert_array_equal(out, [-1, 3])
+
+
+def test_division_by_zero_is_an_error_at_the_op() -> None:
+    with pytest.raises(
+        devplan.DevplanError, match=r"<string>:2:3: error: 'arith.divsi' divides by zero"
+    ):
+        run(
+            "  %q = arith.divsi %a, %a : tensor<2xi32>\n  func.return %q : tensor<2xi32>",
+            "(%a: tensor<2xi32>) -> tensor<2xi32>",
+            [np.array([1, 0], np.int32)],
+        )
+
+
+def test_matmul_adds_the_product_to_its_output_and_fill_and_empty_make_tensors() -> None:
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.ones((3, 2), np.float32)
+    (out,) = run(
+        "  %one = arith.constant 1.0 : f32\n"
+        "  %e = tensor.empty() : tensor<2x2xf32>\n"
+        "  %f = linalg.fill ins(%one : f32) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+        "  %m = linalg.matmul ins(%a, %b : tensor<2x3xf32>, tensor<3x2xf32>) outs(%f : tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+        "  func.return %m : tensor<2x2xf32>",
+        "(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32>",
+        [a, b],
+    )
+    np.testing.assert_array_equal(out, a @ b + 1)
+
+
+def test_placement_is_ignored_and_control_flow_and_calls_are_followed() -> None:
+    module = devplan.parse(
+        """
+func.func @double(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %y = arith.addf %x, %x : tensor<3xf32>
+  func.return %y : tensor<3xf32>
+}
+func.func @main(%a: tensor<3xf32>, %n: index, %flag: i1) -> tensor<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %g = vdev.on_device %a to #vdev.device<"cuda", 0> : tensor<3xf32>
+  %l = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %g) -> (tensor<3xf32>) {
+    %d = func.call @double(%acc) : (tensor<3xf32>) -> tensor<3xf32>
+    scf.yield %d : tensor<3xf32>
+  }
+  %r = scf.if %flag -> (tensor<3xf32>) {
+    %k = arith.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+    %s = arith.subf %l, %k : tensor<3xf32>
+    scf.yield %s : tensor<3xf32>
+  } else {
+    scf.yield %l : tensor<3xf32>
+  }
+  func.return %r : tensor<3xf32>
+}
+"""
+    )
+    a = np.ones(3, np.float32)
+    np.testing.assert_array_equal(evaluate(module, [a, 3, True])[0], [7, 6, 5])
+    np.testing.assert_array_equal(evaluate(module, [a, 0, False])[0], [1, 1, 1])
+
+
+def test_inputs_of_the_wrong_shape_are_refused_naming_the_argument() -> None:
+    module = devplan.parse("func.func @main(%a: tensor<3xf32>) {\n  func.return\n}")
+    with pytest.raises(
+        ReferenceError,
+        match=r"argument 0 of @main is tensor<3xf32>, got an array of float32 with shape \(4,\)",
+    ):
+        evaluate(module, [np.ones(4, np.float32)])
+
+
+def _identity(type_: str) -> str:
+    return f"func.func @main(%x: {type_}) -> {type_} {{\n  func.return %x : {type_}\n}}\n"
+
+
+@pytest.mark.parametrize(
+    ("type_", "value", "problem"),
+    [  # each ran before: as 1, 5, 1, inf and nan; 300 and 10**400 raised OverflowError
+        ("i32", 1.5, "is i32, got float 1.5"),
+        ("i32", "5", "is i32, got str '5'"),
+        ("i32", True, "is i32, got bool True"),
+        ("f32", 1e39, "is f32, and 1e+39 does not fit in it"),
+        ("f32", None, "is f32, got NoneType None"),
+        ("i8", 300, "is i8, and 300 does not fit in it (valid: -128 to 255)"),
+        ("f64", 10**400, "is f64, and 100000... (an integer of 401 digits) does not fit in it"),
+    ],
+)
+def test_scalar_inputs_are_checked_as_execute_checks_them(
+    type_: str, value: object, problem: str
+) -> None:
+    with pytest.raises(ReferenceError) as info:
+        evaluate(devplan.parse(_identity(type_)), [value])
+    assert str(info.value) == f"error: argument 0 of @main {problem}"
+
+
+def test_a_signless_scalar_input_takes_its_bits_as_execute_does() -> None:
+    assert evaluate(devplan.parse(_identity("i8")), [200]) == [np.int8(-56)]
+
+
+def test_masked_arrays_and_wrongly_typed_arguments_are_refused() -> None:
+    masked = np.ma.array(np.ones(2, np.float32), mask=[False, True])
+    with pytest.raises(ReferenceError, match=r"needs a NumPy array \(unmasked\)$"):
+        evaluate(devplan.parse(_identity("tensor<2xf32>")), [masked])
+    with pytest.raises(DevplanError, match="inputs must be a list of NumPy arrays and scalars"):
+        evaluate(devplan.parse(_identity("f32")), None)  # type: ignore[arg-type]
+    with pytest.raises(DevplanError, match=r"module must be a builtin\.module"):
+        evaluate("func.func @main() {}", [])  # type: ignore[arg-type]
+
+
+def test_tensor_comparisons_give_bool_arrays_with_nan_unordered_and_select_picks_elementwise() -> (
+    None
+):
+    a = np.array([1.0, np.nan, 3.0, 2.0], np.float32)
+    b = np.array([2.0, 1.0, np.nan, 2.0], np.float32)
+    ult, olt, pick, bits = run(
+        "  %u = arith.cmpf ult, %a, %b : tensor<4xf32>\n"
+        "  %o = arith.cmpf olt, %a, %b : tensor<4xf32>\n"
+        "  %p = arith.select %o, %a, %b : tensor<4xi1>, tensor<4xf32>\n"
+        "  %n = arith.uitofp %u : tensor<4xi1> to tensor<4xf64>\n"
+        "  func.return %u, %o, %p, %n : tensor<4xi1>, tensor<4xi1>, tensor<4xf32>, tensor<4xf64>",
+        "(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xf32>, tensor<4xf64>)",
+        [a, b],
+    )
+    assert ult.dtype == olt.dtype == np.bool_
+    np.testing.assert_array_equal(ult, [True, True, True, False])
+    np.testing.assert_array_equal(olt, [True, False, False, False])
+    np.testing.assert_array_equal(pick, np.array([1.0, 1.0, np.nan, 2.0], np.float32))
+    np.testing.assert_array_equal(bits, np.array([1.0, 1.0, 1.0, 0.0]))
+
+
+def test_tensor_casts_truncate_extend_and_convert_as_mlir_does() -> None:
+    i = np.array([-1, 300, -129, 7], np.int32)
+    byte, unsigned, signed, floats = run(
+        "  %b = arith.trunci %i : tensor<4xi32> to tensor<4xi8>\n"
+        "  %u = arith.extui %b : tensor<4xi8> to tensor<4xi64>\n"
+        "  %s = arith.extsi %b : tensor<4xi8> to tensor<4xi64>\n"
+        "  %f = arith.uitofp %i : tensor<4xi32> to tensor<4xf64>\n"
+        "  func.return %b, %u, %s, %f : tensor<4xi8>, tensor<4xi64>, tensor<4xi64>, tensor<4xf64>",
+        "(%i: tensor<4xi32>) -> (tensor<4xi8>, tensor<4xi64>, tensor<4xi64>, tensor<4xf64>)",
+        [i],
+    )
+    np.testing.assert_array_equal(byte, np.array([-1, 44, 127, 7], np.int8))
+    np.testing.assert_array_equal(unsigned, [255, 44, 127, 7])
+    np.testing.assert_array_equal(signed, [-1, 44, 127, 7])
+    np.testing.assert_array_equal(floats, [2.0**32 - 1, 300.0, 2.0**32 - 129, 7.0])
+
+
+@pytest.mark.parametrize("sizes", [(3, 4), (1, 4)])
+def test_elementwise_operands_of_different_dynamic_sizes_are_an_error_at_the_op_not_broadcast(
+    sizes: tuple[int, int],
+) -> None:
+    a, b = (np.ones(n, np.float32) for n in sizes)
+    with pytest.raises(
+        devplan.DevplanError,
+        match=rf"<string>:2:3: error: 'arith.addf' on tensors of different shapes: operand 1 is {sizes[1]}, operand 0 {sizes[0]}",
+    ):
+        run(
+            "  %c = arith.addf %a, %b : tensor<?xf32>\n  func.return %c : tensor<?xf32>",
+            "(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32>",
+            [a, b],
+        )
+
+
+def test_i1_is_a_one_bit_twos_complement_integer_whose_true_is_minus_one() -> None:
+    t = "tensor<4xi1>"
+    body = f"""
+  %add = arith.addi %a, %b : {t}
+  %sub = arith.subi %a, %b : {t}
+  %max = arith.maxsi %a, %b : {t}
+  %min = arith.minsi %a, %b : {t}
+  %lt = arith.cmpi slt, %a, %b : {t}
+  %ext = arith.extsi %a : {t} to tensor<4xi32>
+  %float = arith.sitofp %a : {t} to tensor<4xf32>
+  func.return %add, %sub, %max, %min, %lt, %ext, %float : {t}, {t}, {t}, {t}, {t}, tensor<4xi32>, tensor<4xf32>"""
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    results = run(
+        body,
+        f"(%a: {t}, %b: {t}) -> ({t}, {t}, {t}, {t}, {t}, tensor<4xi32>, tensor<4xf32>)",
+        [a, b],
+    )
+    expected = [
+        [False, True, True, False],  # addi wraps: true + true is -2, which is 0 in one bit
+        [False, True, True, False],
+        [True, False, False, False],  # maxsi: -1 < 0
+        [True, True, True, False],
+        [False, True, False, False],  # slt: -1 < 0
+        [-1, -1, 0, 0],
+        [-1.0, -1.0, 0.0, 0.0],
+    ]
+    for got, want in zip(results, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_signed_division_of_the_minimum_by_minus_one_is_an_error_at_the_op() -> None:
+    for t, minimum in (("i1", True), ("i32", -(2**31))):
+        dtype = np.bool_ if t == "i1" else np.int32
+        minus_one = True if t == "i1" else -1
+        with pytest.raises(
+            devplan.DevplanError,
+            match=rf"<string>:2:3: error: 'arith.divsi' divides the minimum {t} value by -1",
+        ):
+            run(
+                f"  %q = arith.divsi %a, %b : tensor<1x{t}>\n  func.return %q : tensor<1x{t}>",
+                f"(%a: tensor<1x{t}>, %b: tensor<1x{t}>) -> tensor<1x{t}>",
+                [np.array([minimum], dtype), np.array([minus_one], dtype)],
+            )
+
+
+def test_bf16_is_computed_in_f64_rounded_once_and_given_as_bit_patterns() -> None:
+    # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to even, 1; 1 + 3 * 2^-8 rounds up.
+    def bits(values: list[float]) -> np.ndarray[Any, Any]:  # of values exact in bf16
+        return (np.array(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+    (result,) = run(
+        "  %c = arith.addf %a, %b : tensor<3xbf16>\n  func.return %c : tensor<3xbf16>",
+        "(%a: tensor<3xbf16>, %b: tensor<3xbf16>) -> tensor<3xbf16>",
+        [bits([1.0, 1.0, 3.0e38]), bits([2.0**-8, 3 * 2.0**-8, 3.0e38])],
+    )
+    assert [hex(b) for b in result] == ["0x3f80", "0x3f82", "0x7f80"]  # 1, 1 + 2^-6, inf
+
+
+def test_unsigned_integers_go_in_and_come_out_in_the_dtypes_execute_uses() -> None:
+    """The same inputs go to the oracle and to `devplan.execute`: ui8 is uint8 on both
+    (the oracle computes on the same bits, signless)."""
+    text = """
+func.func @main(%a: ui8, %t: tensor<2xui16>, %s: tensor<2xsi8>) -> (ui8, tensor<2xui16>, tensor<2xsi8>) {
+  func.return %a, %t, %s : ui8, tensor<2xui16>, tensor<2xsi8>
+}"""
+    inputs = [200, np.array([65535, 7], np.uint16), np.array([-128, 5], np.int8)]
+    oracle = evaluate(devplan.parse(text), inputs)
+    executed = devplan.execute(devplan.parse(text), inputs).outputs
+    for want, got in zip(executed, oracle, strict=True):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        assert np.asarray(got).tolist() == np.asarray(want).tolist()
+    assert oracle[0] == 200
+    assert oracle[1].tolist() == [65535, 7]

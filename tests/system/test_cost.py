@@ -1,0 +1,133 @@
+"""The one cost model (runtime/cost.py): device throughput, roofline kernels, routed copies."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.ir import Operation
+
+import devplan
+from devplan.system.cost import (
+    DEFAULT_THROUGHPUT_BY_TAG,
+    DEFAULT_THROUGHPUT_BY_TYPE,
+    CostModel,
+    LinkCost,
+    NoLinkError,
+    Throughput,
+    Work,
+    op_work,
+)
+from devplan.system.description import System, SystemDescriptionError
+
+CPU = """
+[[device]]
+type = "cpu"
+id = 0
+target = { kind = "llvm" }
+api = "cpu"
+scopes = { global = "1 GiB" }
+"""
+
+GPU = """
+[[device]]
+type = "cuda"
+id = {id}
+target = { kind = "cuda", arch = "sm_80" }
+api = "simulated"
+scopes = { global = "16 GiB" }
+"""
+
+
+def _gpu(device_id: int, extra: str = "") -> str:
+    return GPU.replace("{id}", str(device_id)) + extra
+
+
+def test_roofline_is_launch_latency_plus_the_slower_roof() -> None:
+    device = Throughput(peak_flops=1e12, memory_bandwidth=1e11, launch_latency=5e-6)
+    assert device.seconds(2e12, 1e9) == pytest.approx(5e-6 + 2.0)  # compute bound
+    assert device.seconds(1e6, 1e11) == pytest.approx(5e-6 + 1.0)  # memory bound
+
+
+def test_system_keys_override_the_defaults_of_the_type() -> None:
+    extra = 'peak_gflops = 500\nmemory_bandwidth = "100 GB/s"\nlaunch_latency = "2 us"\n'
+    system = System.from_text(CPU + _gpu(0, extra))
+    assert system.device_named("cuda:0").throughput == Throughput(500e9, 100e9, 2e-6)
+    assert system.device_named("cpu:0").throughput == DEFAULT_THROUGHPUT_BY_TYPE["cpu"]
+
+
+def test_built_in_tags_have_their_own_defaults() -> None:
+    a100 = System.default().device_named("cuda:0")
+    assert a100.throughput == DEFAULT_THROUGHPUT_BY_TAG["nvidia/nvidia-a100"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("peak_gflops = -1\n", "peak_gflops: expected a positive number such as 19500, got -1"),
+        ('peak_gflops = "fast"\n', "peak_gflops: expected a positive number"),
+        # TOML's nan and inf were accepted: the report's kernel times read "nan us".
+        ("peak_gflops = nan\n", "peak_gflops: expected a positive number such as 19500, got nan"),
+        ("peak_gflops = inf\n", "peak_gflops: expected a positive number such as 19500, got inf"),
+        ('memory_bandwidth = "lots"\n', "memory_bandwidth: bad bandwidth"),
+        ("launch_latency = 5\n", "launch_latency: "),
+    ],
+)
+def test_bad_throughput_keys_name_the_entry_and_key(extra: str, message: str) -> None:
+    with pytest.raises(SystemDescriptionError) as info:
+        System.from_text(CPU + _gpu(0, extra), "sys.toml")
+    assert str(info.value).startswith(f"sys.toml: device[1]: {message}")
+
+
+def test_copies_without_a_direct_link_are_routed_through_the_host() -> None:
+    model = CostModel(
+        [LinkCost("cpu:0", "cuda:0", 1e9, 1e-5), LinkCost("cpu:0", "cuda:1", 2e9, 2e-5)]
+    )
+    assert model.copy_seconds("cuda:0", "cuda:0", 10**9) == 0.0
+    assert model.copy_seconds("cpu:0", "cuda:0", 10**9) == pytest.approx(1e-5 + 1.0)
+    assert model.copy_seconds("cuda:0", "cuda:1", 10**9) == pytest.approx(1e-5 + 1.0 + 2e-5 + 0.5)
+    with pytest.raises(NoLinkError, match="no link between them"):
+        CostModel([LinkCost("cpu:0", "cuda:0", 1e9, 0.0)]).copy_seconds("cuda:0", "cuda:7", 1)
+
+
+def test_system_cost_model_has_its_links_and_devices() -> None:
+    link = '[[link]]\nbetween = ["cpu:0", "cuda:0"]\nbandwidth = "1 GB/s"\nlatency = "1 ms"\n'
+    model = System.from_text(CPU + _gpu(0, "peak_gflops = 1000\n") + link).cost_model()
+    assert model.copy_seconds("cuda:0", "cpu:0", 10**6) == pytest.approx(1e-3 + 1e-3)
+    assert model.throughput("cuda:0").peak_flops == 1e12
+
+
+def _ops(text: str) -> dict[str, Operation]:
+    module = devplan.parse(text)
+    return {op.name: op for op in module.walk()}
+
+
+def test_level_1_work_of_matmul_elementwise_fill_and_empty() -> None:
+    ops = _ops(
+        """
+func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>, %e: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %c = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x16xf32>)
+         outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %d = arith.addf %c, %c : tensor<8x16xf32>
+  %z = arith.constant 0.0 : f32
+  %t = tensor.empty() : tensor<8x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%t : tensor<8x16xf32>) -> tensor<8x16xf32>
+  func.return %d : tensor<8x16xf32>
+}
+"""
+    )
+    assert op_work(ops["linalg.matmul"]) == Work(2 * 8 * 16 * 4, (32 + 64 + 2 * 128) * 4)
+    assert op_work(ops["arith.addf"]) == Work(128, 3 * 128 * 4)
+    assert op_work(ops["linalg.fill"]) == Work(0, 128 * 4)
+    assert op_work(ops["tensor.empty"]) == Work(0, 0)
+
+
+def test_dynamic_dimensions_need_an_assumed_size() -> None:
+    ops = _ops(
+        """
+func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {
+  %d = arith.mulf %a, %a : tensor<?xf32>
+  func.return %d : tensor<?xf32>
+}
+"""
+    )
+    assert op_work(ops["arith.mulf"]) is None
+    assert op_work(ops["arith.mulf"], dynamic_size=100) == Work(100, 1200)

@@ -1,0 +1,274 @@
+"""`devplan-run`: exit codes, messages, outputs, --stats, --trace, --arg."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support import EXAMPLES
+
+from devplan.tools.run import main
+
+VECTOR_ADD = str(EXAMPLES / "vector_add.mlir")
+
+SCALE = """func.func @main(%a: memref<3xf32>, %k: f32) -> memref<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %i = %c0 to %c3 step %c1 {
+    %x = memref.load %a[%i] : memref<3xf32>
+    %y = arith.mulf %x, %k : f32
+    memref.store %y, %a[%i] : memref<3xf32>
+  }
+  func.return %a : memref<3xf32>
+}
+"""
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_random_args_run_prints_each_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli([VECTOR_ADD, "--random-args", "0"], capsys)
+    assert (code, err) == (0, "")
+    assert out.startswith("result 0: float32[1000]  (min ")
+    assert "..." in out  # a short summary, not every value
+
+
+def test_print_full_prints_every_value(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli([VECTOR_ADD, "--random-args", "0", "--print-full"], capsys)
+    assert code == 0
+    assert "..." not in out
+    assert out.split("\n", 1)[1].count(",") == 999
+
+
+def test_arg_files_and_scalar_literals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    program = tmp_path / "scale.mlir"
+    program.write_text(SCALE)
+    np.save(tmp_path / "a.npy", np.array([1, 2, 3], np.float32))
+    code, out, err = run_cli(
+        [str(program), "--arg", str(tmp_path / "a.npy"), "--arg", "2.5"], capsys
+    )
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1] == "[2.5, 5. , 7.5]"
+
+
+def test_stats_prints_the_report(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli([VECTOR_ADD, "--random-args", "0", "--stats"], capsys)
+    assert code == 0
+    assert "cost-model time" in out
+    assert "cpu:0<->cuda:0   3       11.7 KiB" in out
+    assert "leaked buffers: none" in out
+
+
+def test_trace_is_chrome_trace_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "t.json"
+    code, _, _ = run_cli(
+        [str(EXAMPLES / "async_overlap.mlir"), "--random-args", "0", "--trace", str(trace)], capsys
+    )
+    assert code == 0
+    events = json.loads(trace.read_text())["traceEvents"]
+    complete = [e for e in events if e["ph"] == "X"]
+    assert {e["cat"] for e in complete} == {"copy", "kernel"}
+    assert all({"name", "ts", "dur", "pid", "tid"} <= e.keys() for e in complete)
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    tracks = {names[(e["pid"], e["tid"])] for e in complete}
+    assert tracks == {"copy cpu:0->cuda:0", "copy cuda:0->cpu:0", "cuda:0/s2"}
+
+
+def test_missing_file_is_one_message_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["no/such.mlir"], capsys)
+    assert (code, out) == (1, "")
+    assert err == "error: cannot read 'no/such.mlir': No such file or directory\n"
+
+
+def test_missing_arguments_say_how_to_give_them(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli([VECTOR_ADD], capsys)
+    assert code == 1
+    assert err == (
+        "error: @main(memref<1000xf32>, memref<1000xf32>) -> memref<1000xf32> takes 2 "
+        "argument(s), got 0 from --arg; pass each with --arg FILE.npy|VALUE, or use "
+        "--random-args SEED\n"
+    )
+
+
+def test_arg_that_is_neither_a_file_nor_a_literal_is_an_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run_cli([VECTOR_ADD, "--arg", "abc"], capsys)
+    assert (code, err) == (
+        1,
+        "error: --arg 'abc' is neither a .npy file nor a number or true/false\n",
+    )
+
+
+def test_wrong_npy_shape_names_the_argument(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    np.save(tmp_path / "a.npy", np.ones(3, np.float32))
+    code, _, err = run_cli(
+        [VECTOR_ADD, "--arg", str(tmp_path / "a.npy"), "--random-args", "1"], capsys
+    )
+    assert code == 1
+    assert err == (
+        "error: argument 0 %a of @main(memref<1000xf32>, memref<1000xf32>) -> memref<1000xf32> "
+        "is memref<1000xf32> and needs shape 1000, got 3 of float32\n"
+    )
+
+
+def test_unknown_option_is_a_usage_error_with_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([VECTOR_ADD, "--bogus"])
+    assert info.value.code == 1
+    assert "devplan-run: error: unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_run_time_error_is_located_and_has_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "free.mlir"
+    program.write_text(
+        "func.func @main() {\n"
+        '  %d = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0>>\n'
+        '  device.free %d : memref<4xf32, #vdev.device<"cuda", 0>>\n'
+        '  device.free %d : memref<4xf32, #vdev.device<"cuda", 0>>\n'
+        "  func.return\n"
+        "}\n"
+    )
+    code, _, err = run_cli([str(program)], capsys)
+    assert code == 1
+    assert err.startswith(f"{program}:4:3: error: 'device.free' double free")
+    assert "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"no/such\.mlir"):  # the original exception
+        main(["no/such.mlir", "--debug"])
+
+
+def test_leak_is_a_warning_and_strict_makes_it_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "leak.mlir"
+    program.write_text(
+        "func.func @main() {\n"
+        '  %d = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0>>\n'
+        "  func.return\n"
+        "}\n"
+    )
+    code, _, err = run_cli([str(program)], capsys)
+    assert code == 0
+    assert err.startswith("warning: 1 device buffer(s) leaked (never freed): buffer %d at ")
+    code, _, err = run_cli([str(program), "--strict"], capsys)
+    assert code == 1
+    assert err.startswith("error: 1 device buffer(s) leaked at the end of @main")
+
+
+def test_system_file_is_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    system = tmp_path / "tiny.toml"
+    system.write_text(
+        '[[device]]\ntype = "cpu"\nid = 0\ntarget = { kind = "llvm" }\napi = "cpu"\n'
+        'scopes = { global = "1 GiB" }\n\n'
+        '[[device]]\ntype = "cuda"\nid = 0\ntarget = { kind = "cuda" }\napi = "simulated"\n'
+        'scopes = { global = "4 KiB" }\n\n'
+        '[[link]]\nbetween = ["cpu:0", "cuda:0"]\nbandwidth = "1 GB/s"\nlatency = "1 us"\n'
+    )
+    code, _, err = run_cli([VECTOR_ADD, "--random-args", "0", "--system", str(system)], capsys)
+    assert code == 1
+    assert "out of device memory on cuda:0 scope 'global'" in err.splitlines()[0]
+
+
+def test_args_takes_several_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    program = tmp_path / "scale.mlir"
+    program.write_text(SCALE)
+    np.save(tmp_path / "a.npy", np.array([1, 2, 3], np.float32))
+    code, out, _ = run_cli([str(program), "--args", str(tmp_path / "a.npy"), "2"], capsys)
+    assert code == 0
+    assert out.splitlines()[1] == "[2., 4., 6.]"
+
+
+@pytest.mark.parametrize(
+    ("value", "line"),
+    [("-1e1", "[-10., -20., -30.]"), ("-inf", "[-inf, -inf, -inf]"), ("-.5", "[-0.5, -1. , -1.5]")],
+)
+def test_negative_numbers_of_every_form_are_values_not_options(
+    value: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse knows only `-5` and `-0.5` for negative numbers: `--arg -1e1` and
+    `--args a.npy -inf` had no value ("expected one argument")."""
+    program = tmp_path / "scale.mlir"
+    program.write_text(SCALE)
+    np.save(tmp_path / "a.npy", np.array([1, 2, 3], np.float32))
+    for args in (
+        ["--arg", str(tmp_path / "a.npy"), "--arg", value],
+        ["--args", str(tmp_path / "a.npy"), value],
+    ):
+        code, out, err = run_cli([str(program), *args], capsys)
+        assert (code, err) == (0, "")
+        assert out.splitlines()[1] == line
+    with pytest.raises(SystemExit) as info:  # an option-like word is still no value
+        main([str(program), "--arg", str(tmp_path / "a.npy"), "--arg", "-x"])
+    assert info.value.code == 1
+    assert capsys.readouterr().err.endswith(
+        "devplan-run: error: argument --arg: expected one argument\n"
+    )
+
+
+def test_pipeline_runs_before_the_program(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "scale.mlir"
+    program.write_text(SCALE)
+    code, _, err = run_cli(
+        [str(program), "--pipeline", "no-such-pass", "--random-args", "0"], capsys
+    )
+    assert code == 1
+    assert err.startswith("error: unknown pass 'no-such-pass'")
+    code, out, _ = run_cli(
+        [str(program), "--pipeline", "canonicalize", "--random-args", "0"], capsys
+    )
+    assert code == 0
+    assert out.startswith("result 0: float32[3]")
+
+
+def test_random_args_for_a_device_the_system_lacks_is_located_at_the_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "absent.mlir"
+    program.write_text(
+        "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %b = arith.addf %a, %a : tensor<4xf32>\n"
+        '  %c = vdev.on_device %b to #vdev.device<"cuda", 7> : tensor<4xf32>\n'
+        "  func.return %c : tensor<4xf32>\n"
+        "}\n"
+    )
+    code, _, err = run_cli([str(program), "--random-args", "0"], capsys)
+    assert code == 1
+    assert err.startswith(f"{program}:1:1: error: argument 0 %a of @main(")
+    assert "no device 'cuda:7' in system <default system> (devices: cpu:0, cuda:0, cuda:1)" in err
+    assert err.count("error:") == 1
+    assert "Traceback" not in err
+
+
+def test_a_bf16_result_is_printed_by_its_values_not_its_bit_patterns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "bf16.mlir"
+    program.write_text(
+        "func.func @main() -> tensor<2xbf16> {\n"
+        "  %k = arith.constant dense<[1.5, -0.25]> : tensor<2xbf16>\n"
+        '  %c = vdev.on_device %k to #vdev.device<"cuda", 0> : tensor<2xbf16>\n'
+        "  func.return %c : tensor<2xbf16>\n"
+        "}\n"
+    )
+    code, out, _ = run_cli([str(program)], capsys)
+    assert code == 0
+    assert out.splitlines() == [  # was uint16[2] (min 48768, max 16320, ...) [16320, 48768]
+        "result 0: bf16[2]  (min -0.25, max 1.5, mean 0.625)",
+        "[ 1.5 , -0.25]",
+    ]
