@@ -8,10 +8,14 @@ STAMP := $(VENV)/.devplan-installed
 
 .PHONY: test demo lint pytest lit bench fuzz semantics clean
 
+# setuptools installs a package whose directory is the repository's top level through an
+# import finder, and says so in a notice about folders named like the package; there is
+# no such folder here, so the notice is silenced.
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
+	PYTHONWARNINGS='ignore:Editable installation' \
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
 	@touch $(STAMP)
 
 # pytest runs on every core (`-n auto`); work stealing keeps each file's tests together at
