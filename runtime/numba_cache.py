@@ -1,0 +1,129 @@
+"""Numba's on-disk cache, safe for any number of processes sharing one cache directory.
+
+Numba saves a compiled function by reading the function's index file, taking the first
+data-file number the index does not use, writing the data file and then the index, with no
+lock. Two processes that compile two signatures of one function at once can both take the
+same number: the index then maps one signature to the other signature's machine code, for
+good (a shared `NUMBA_CACHE_DIR` under pytest-xdist served f32 code for an f64 call this
+way). The functions devplan compiles use `SharedFunctionCache` instead of Numba's own:
+
+* a data file is named by a hash of the entry's key (signature, target, byte code), never by
+  a free number, and holds the key beside the code: an entry can only be overwritten by the
+  same key's code, and a load checks the key before it trusts the file;
+* the index is updated under an exclusive `flock`, so concurrent saves all keep their
+  entries; data and index files are written whole (a temporary file, then a rename);
+* an index or data file that cannot be read, or holds another key, is a cache miss: the
+  function is compiled again and the entry rewritten, never used.
+
+Its files carry a name of their own (`<function>-<line>.devplan.nbi`), so a Numba that
+caches the same functions the usual way never reads them.
+
+`njit(...)` and `vectorize(signatures, ...)` are Numba's decorators with this cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+from collections.abc import Callable, Generator, Sequence
+from typing import Any, cast
+
+import numba  # pyright: ignore[reportMissingTypeStubs]
+from numba.core.caching import (  # pyright: ignore[reportMissingTypeStubs]
+    FunctionCache,
+    IndexDataCacheFile,
+)
+from numba.np.ufunc.ufuncbuilder import UFuncBuilder  # pyright: ignore[reportMissingTypeStubs]
+
+_FILE_TAG = "devplan"
+"""Inserted in the cache files' names: these files hold (key, code) pairs, Numba's do not."""
+
+
+class _KeyedCacheFile(IndexDataCacheFile):  # pyright: ignore[reportUntypedBaseClass]
+    """An index and data files whose names cannot be claimed by two keys (module docstring)."""
+
+    def __init__(self, cache_path: str, filename_base: str, source_stamp: object) -> None:
+        super().__init__(cache_path, f"{filename_base}.{_FILE_TAG}", source_stamp)  # pyright: ignore[reportUnknownMemberType]
+        self._base = f"{filename_base}.{_FILE_TAG}"
+
+    def _keyed_name(self, key: object) -> str:
+        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
+        return f"{self._base}.{digest}.nbc"
+
+    def save(self, key: object, data: object) -> None:
+        name = self._keyed_name(key)
+        self._save_data(name, (key, data))  # pyright: ignore[reportUnknownMemberType]
+        with self._index_lock():
+            overloads = self._load_index()
+            if overloads.get(key) != name:
+                overloads[key] = name
+                self._save_index(overloads)  # pyright: ignore[reportUnknownMemberType]
+
+    def load(self, key: object) -> object:
+        name = self._load_index().get(key)
+        if name is None:
+            return None
+        try:
+            stored: Any = self._load_data(name)  # pyright: ignore[reportUnknownMemberType]
+        except Exception:  # a missing, truncated or foreign file: compile again
+            return None
+        if not (isinstance(stored, tuple) and len(cast(tuple[object, ...], stored)) == 2):
+            return None
+        stored_key, data = cast(tuple[object, object], stored)
+        return data if stored_key == key else None
+
+    def _load_index(self) -> dict[object, str]:
+        try:
+            overloads: object = super()._load_index()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        except Exception:  # a truncated or foreign index: as if empty
+            return {}
+        return cast(dict[object, str], overloads) if isinstance(overloads, dict) else {}
+
+    @contextlib.contextmanager
+    def _index_lock(self) -> Generator[None]:
+        index_path: str = self._index_path  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+        with open(f"{index_path}.lock", "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+class SharedFunctionCache(FunctionCache):  # pyright: ignore[reportUntypedBaseClass]
+    """Numba's per-function cache with `_KeyedCacheFile` as its storage."""
+
+    def __init__(self, py_func: Callable[..., Any]) -> None:
+        super().__init__(py_func)  # pyright: ignore[reportUnknownMemberType]
+        numba_cache = cast(Any, self)
+        self._cache_file = _KeyedCacheFile(
+            cache_path=numba_cache._cache_path,
+            filename_base=numba_cache._impl.filename_base,
+            source_stamp=numba_cache._impl.locator.get_source_stamp(),
+        )
+
+
+def njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """`numba.njit(**options)` whose compiled code is cached in `SharedFunctionCache`."""
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        dispatcher: Any = numba.njit(**options)(function)  # pyright: ignore[reportUnknownMemberType]
+        dispatcher._cache = SharedFunctionCache(function)
+        return dispatcher
+
+    return decorate
+
+
+def vectorize(signatures: Sequence[str], **options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """`numba.vectorize(signatures, **options)` (a NumPy ufunc with one loop a signature,
+    for the CPU) whose loops are cached in `SharedFunctionCache`."""
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        builder: Any = UFuncBuilder(function, cache=False, targetoptions=options)
+        builder.nb_func.cache = SharedFunctionCache(function)
+        for signature in signatures:
+            builder.add(signature)
+        return builder.build_ufunc()
+
+    return decorate
