@@ -142,6 +142,20 @@ STEPS = st.one_of(
     st.tuples(st.just("scratch"), st.sampled_from(["x0", "x1"])),
 )
 
+INNER_STEPS = st.one_of(
+    st.tuples(st.just("copy"), BUFFERS, BUFFERS, st.just(False), st.just(0)),
+    st.tuples(st.just("inc"), DEVICE_BUFFERS),
+    st.tuples(st.just("store"), st.sampled_from(HOST), st.integers(0, N - 1)),
+    st.tuples(st.just("copy_back"), BUFFERS, BUFFERS),
+)
+"""Steps inside a region: synchronous, so that no token crosses the region's edge."""
+
+REGIONS = st.one_of(
+    st.tuples(st.just("branch"), st.booleans(), st.lists(INNER_STEPS, min_size=1, max_size=3)),
+    st.tuples(st.just("loop"), st.integers(0, 2), st.lists(INNER_STEPS, min_size=1, max_size=3)),
+)
+"""An `scf.if` (taken or not) or an `scf.for` (0 to 2 trips) holding a few steps."""
+
 
 def emit(b: Builder, step: tuple[Any, ...], waits: list[tuple[int, str]], at: int) -> None:
     kind = step[0]
@@ -167,6 +181,8 @@ def emit(b: Builder, step: tuple[Any, ...], waits: list[tuple[int, str]], at: in
         b.copy(step[2], step[3])
     elif kind == "onto_itself":
         b.copy(step[1], step[1])
+    elif kind in ("branch", "loop"):
+        emit_region(b, step, waits, at)
     elif kind == "scratch":
         x = step[1]
         scratch = f"s{b.copies}"
@@ -176,11 +192,23 @@ def emit(b: Builder, step: tuple[Any, ...], waits: list[tuple[int, str]], at: in
         b.lines.append(f"device.free %{scratch} : !x")
 
 
+def emit_region(b: Builder, step: tuple[Any, ...], waits: list[tuple[int, str]], at: int) -> None:
+    kind, how, inner = step
+    if kind == "branch":
+        b.lines.append(f"scf.if %{'true' if how else 'false'} {{")
+    else:
+        b.lines.append(f"scf.for %i{b.copies} = %c0 to %c{how} step %c1 {{")
+    for inner_step in inner:
+        emit(b, inner_step, waits, at)
+    b.lines.append("}")
+
+
 def program(steps: list[tuple[Any, ...]]) -> tuple[str, int]:
     """The program text and its number of copies."""
     b = Builder([])
     b.lines += [f"%c{i} = arith.constant {i} : index" for i in range(N + 1)]
     b.lines += ["%f = arith.constant 7.0 : f32", "%h0 = memref.alloc() : !h"]
+    b.lines += ["%true = arith.constant true", "%false = arith.constant false"]
     b.lines += [f"%{name} = device.alloc() : {TYPES[name]}" for name in DEVICE_BUFFERS_OF]
     for name in DEVICE_BUFFERS_OF:
         b.copy("a1", name)
@@ -246,7 +274,7 @@ def one_elision_at_a_time(text: str) -> Iterator[tuple[str, str]]:
     deadline=None,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
 )
-@given(st.lists(STEPS, min_size=1, max_size=7))
+@given(st.lists(st.one_of(STEPS, REGIONS), min_size=1, max_size=7))
 def test_elision_keeps_results_and_every_necessary_copy(steps: list[tuple[Any, ...]]) -> None:
     text, _ = program(steps)
     before = run(text)
@@ -272,6 +300,33 @@ def test_injected_redundant_copies_are_removed() -> None:
     # copy back (5), copies overwritten before any read (0, 1, 6), a copy into x1,
     # which nothing reads before it is freed (7), the copy onto itself (8).
     assert tags(module) == {2, 3, 4, 9, 10, 11}
+
+
+def test_a_copy_in_a_branch_into_a_buffer_read_after_it_stays() -> None:
+    """The copy is the last op of the branch touching h0, a local allocation of the
+    function that is returned after the branch: its value is live at the region's end."""
+    steps: list[tuple[Any, ...]] = [
+        ("inc", "x0"),
+        ("branch", True, [("copy", "x0", "h0", False, 0)]),
+    ]
+    text, _ = program(steps)
+    module = devplan.apply(devplan.parse(text), "elide-copies")
+    assert 4 in tags(module)
+    results = run(str(module))
+    assert not isinstance(results, str)
+    np.testing.assert_array_equal(results[2], INPUTS[1] + np.float32(1.5))
+
+
+def test_copy_back_after_a_kernel_wrote_the_device_copy_stays() -> None:
+    """a0 -> x0, a kernel writes x0, x0 -> a0: the copy back carries the kernel's result."""
+    text, _ = program(
+        [("copy", "a0", "x0", False, 0), ("inc", "x0"), ("copy", "x0", "a0", False, 0)]
+    )
+    module = devplan.apply(devplan.parse(text), "elide-copies")
+    assert {4, 5} <= tags(module)
+    results = run(str(module))
+    assert not isinstance(results, str)
+    np.testing.assert_array_equal(results[0], INPUTS[0] + np.float32(1.5))
 
 
 def test_example_keeps_results_with_three_copies_of_seven() -> None:
