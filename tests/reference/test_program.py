@@ -280,3 +280,62 @@ func.func @main(%a: ui8, %t: tensor<2xui16>, %s: tensor<2xsi8>) -> (ui8, tensor<
         assert np.asarray(got).tolist() == np.asarray(want).tolist()
     assert oracle[0] == 200
     assert oracle[1].tolist() == [65535, 7]
+
+
+CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+
+
+def _expected_cmpi(predicate: str, x: int, y: int, width: int) -> bool:
+    """LangRef's `arith.cmpi` on two `width`-bit values given in signed form."""
+    if predicate.startswith("u"):
+        x, y = x % 2**width, y % 2**width
+    compare = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}
+    return compare[predicate.removeprefix("s").removeprefix("u")]
+
+
+@pytest.mark.parametrize(("element", "width"), [("i8", 8), ("i32", 32), ("i64", 64), ("index", 64)])
+def test_integer_comparisons_on_equal_and_boundary_operands(element: str, width: int) -> None:
+    """Every predicate on every pair of boundary values (equal operands included, where
+    `le` and `lt` differ; negative ones, where signed and unsigned order differ)."""
+    low, high = -(2 ** (width - 1)), 2 ** (width - 1) - 1
+    values = sorted({low, low + 1, -2, -1, 0, 1, 2, high - 1, high})
+    pairs = [(x, y) for x in values for y in values]
+    dtype = np.int64 if element == "index" else np.dtype(f"i{width // 8}")
+    a = np.array([x for x, _ in pairs], dtype)
+    b = np.array([y for _, y in pairs], dtype)
+    n = len(pairs)
+    body = "".join(
+        f"  %{p} = arith.cmpi {p}, %a, %b : tensor<{n}x{element}>\n" for p in CMPI_PREDICATES
+    )
+    results = ", ".join(f"%{p}" for p in CMPI_PREDICATES)
+    types = ", ".join([f"tensor<{n}xi1>"] * len(CMPI_PREDICATES))
+    outputs = run(
+        f"{body}  func.return {results} : {types}",
+        f"(%a: tensor<{n}x{element}>, %b: tensor<{n}x{element}>) -> ({types})",
+        [a, b],
+    )
+    for predicate, out in zip(CMPI_PREDICATES, outputs, strict=True):
+        expected = [_expected_cmpi(predicate, x, y, width) for x, y in pairs]
+        np.testing.assert_array_equal(out, expected, err_msg=f"cmpi {predicate}")
+
+
+@pytest.mark.parametrize("element", ["f32", "f64"])
+def test_float_arithmetic_is_rounded_once_in_its_own_type(element: str) -> None:
+    """Values whose sums, products and quotients differ between f32 and f64 rounding: the
+    oracle's results are exactly IEEE's in the op's type."""
+    dtype = np.float32 if element == "f32" else np.float64
+    a = np.array([1.0, 1 / 3, 1e-300, 2.0**60, 0.1], dtype)
+    b = np.array([2.0**-40, 2 / 3, 3e-300, 1.0, 0.2], dtype)
+    ops = ("addf", "subf", "mulf", "divf")
+    t = f"tensor<5x{element}>"
+    body = "".join(f"  %{op} = arith.{op} %a, %b : {t}\n" for op in ops)
+    outputs = run(
+        f"{body}  func.return {', '.join(f'%{op}' for op in ops)} : {', '.join([t] * 4)}",
+        f"(%a: {t}, %b: {t}) -> ({', '.join([t] * 4)})",
+        [a, b],
+    )
+    with np.errstate(all="ignore"):
+        expected = [a + b, a - b, a * b, a / b]
+    for op, out, want in zip(ops, outputs, expected, strict=True):
+        assert np.asarray(out).dtype == dtype, op
+        np.testing.assert_array_equal(out, want, err_msg=op)
