@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
-from .device_api import Buffer, Device, DeviceAPI, DeviceError, KernelArg, OutOfDeviceMemoryError
-
-if TYPE_CHECKING:
-    from .streams import Scheduler, Token
+from ..system.devices import Device
+from .device_api import Buffer, DeviceAPI, KernelArg
+from .errors import DeviceError, OutOfDeviceMemoryError
+from .streams import Scheduler, Token
 
 _DEVICE_ATTRIBUTES = {
     "max_threads_per_block": "MAX_THREADS_PER_BLOCK",

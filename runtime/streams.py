@@ -64,24 +64,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from ..system.cost import CostModel, Hop
-from ..system.cost import LinkCost as LinkCost  # re-exported: the cost model lives in cost.py
-from ..system.cost import NoLinkError as NoLinkError
-from .device_api import Device, DeviceError, Name, name_text
+from ..system.devices import Device
+from .errors import Name, PendingWriteError, RaceError, StreamError, name_text
 
 TokenKind = Literal["copy", "kernel", "marker"]
 _Arg = TypeVar("_Arg")
-
-
-class StreamError(DeviceError):
-    """A stream was used wrongly (freed, of another device, ...)."""
-
-
-class RaceError(DeviceError):
-    """Two unordered async operations touch one buffer and at least one writes it."""
-
-
-class PendingWriteError(DeviceError):
-    """The host touches memory that an async operation has not finished with."""
 
 
 @dataclass

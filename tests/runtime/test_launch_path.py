@@ -16,9 +16,10 @@ import pytest
 
 import devplan
 from devplan.runtime import streams
-from devplan.runtime.device_api import Device, register_device_api
+from devplan.runtime.registry import register_device_api
 from devplan.runtime.simulated import SimulatedDeviceAPI
 from devplan.system.description import DEFAULT_SYSTEM_TOML, System
+from devplan.system.devices import Device
 
 G = '#vdev.device<"cuda", 0, ?, "global">'
 M = f"memref<4xf32, {G}>"

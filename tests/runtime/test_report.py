@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from devplan.diagnostics import DevplanError
-from devplan.runtime.device_api import Device
 from devplan.runtime.report import Report
 from devplan.runtime.runtime import Runtime
 from devplan.system.description import System
+from devplan.system.devices import Device
 
 CPU, GPU0, GPU1 = Device("cpu", 0), Device("cuda", 0), Device("cuda", 1)
 MB = 1_000_000
