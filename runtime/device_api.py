@@ -19,7 +19,7 @@ device. Everything else goes through `copy_data_from_to`.
 
 Blocking versus async: an operation given `stream=None` runs on the device's current
 stream and blocks the host until it is done (like `cudaMemcpy`); given a stream it
-is queued there and returns a `Token` to wait on (see `streams.py`).
+is queued there and returns a `Token` to wait on (see `scheduler.py`).
 
 Who performs a copy (TVM's `Tensor::CopyFromTo`): the API of the source when the
 source is not CPU memory, else the API of the destination (`copy_performer`).
@@ -61,8 +61,9 @@ from .errors import (
     WrongDeviceError,
     name_text,
 )
+from .scheduler import Scheduler
 from .storage import STORAGE_CACHE, aligned_bytes
-from .streams import Scheduler, Stream, Token
+from .streams import Stream, Token
 from .workspace import WorkspacePool
 
 DEVICE_ATTR_KINDS: tuple[str, ...] = tuple(DEVICE_ATTR_VALUE_KINDS)

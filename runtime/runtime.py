@@ -4,7 +4,7 @@
 under its `api` name (in `registry.device_apis()`, or the registry it is given; a name
 no DeviceAPI is registered under is a `SystemDescriptionError` naming the entry) with
 the device's scopes (capacities), attributes, host-visible scopes and the runtime's
-`Scheduler`; the system's links and devices become the `CostModel` (cost.py).
+`Scheduler`; the system's links and devices become the `CostModel` (`system/cost.py`).
 The executor then works with devices through:
 
 ```python
@@ -33,7 +33,8 @@ from .device_api import Buffer, DeviceAPI, Memory, copy_performer
 from .errors import DeviceError
 from .registry import DeviceAPIRegistry, device_apis
 from .report import Report
-from .streams import Scheduler, Stream, Token
+from .scheduler import Scheduler
+from .streams import Stream, Token
 
 
 class _RuntimePlan:

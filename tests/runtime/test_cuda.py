@@ -19,7 +19,7 @@ SCRIPT = textwrap.dedent(
     from numba import cuda
     from devplan.runtime.errors import DoubleFreeError, HostAccessError, OutOfDeviceMemoryError
     from devplan.runtime.registry import get_device_api
-    from devplan.runtime.streams import Scheduler
+    from devplan.runtime.scheduler import Scheduler
     from devplan.system.devices import Device
 
     GPU = Device("cuda", 0)

@@ -24,9 +24,9 @@ from devplan.runtime.registry import (
     register_builtin_device_apis,
     register_device_api,
 )
+from devplan.runtime.scheduler import Scheduler
 from devplan.runtime.simulated import SimulatedDeviceAPI
 from devplan.runtime.storage import STORAGE_CACHE
-from devplan.runtime.streams import Scheduler
 from devplan.system.devices import Device
 
 CPU = Device("cpu", 0)

@@ -233,9 +233,9 @@ def test_report_of_a_run_that_did_nothing_shows_every_device_and_link_at_zero() 
 def test_report_counts_every_launch_but_keeps_only_the_first_tokens_for_the_trace(
     system: System, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from devplan.runtime import streams
+    from devplan.runtime import scheduler
 
-    monkeypatch.setattr(streams, "TRACE_TOKENS", 10)
+    monkeypatch.setattr(scheduler, "TRACE_TOKENS", 10)
     rt = Runtime.from_system(system)
     gpu = rt.api(GPU0)
     buffer = gpu.alloc_data_space(GPU0, (4,), np.float32, label="x")

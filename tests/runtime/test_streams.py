@@ -13,8 +13,8 @@ from devplan.runtime.errors import (
     StreamError,
     WrongDeviceError,
 )
+from devplan.runtime.scheduler import Scheduler
 from devplan.runtime.simulated import SimulatedDeviceAPI
-from devplan.runtime.streams import Scheduler
 from devplan.system.cost import CostModel, LinkCost, NoLinkError
 from devplan.system.devices import Device
 

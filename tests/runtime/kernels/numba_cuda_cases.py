@@ -446,7 +446,7 @@ def fresh_memory() -> dict[str, Any]:
     """What kernels see in a new buffer and in a reused workspace page of the cuda
     DeviceAPI after a kernel wrote ones to the page's last user."""
     from devplan.runtime.registry import get_device_api
-    from devplan.runtime.streams import Scheduler
+    from devplan.runtime.scheduler import Scheduler
     from devplan.system.devices import Device
 
     gpu = Device("cuda", 0)
