@@ -53,10 +53,10 @@ from _shared import (
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.device_api import Device
 from devplan.runtime.kernels import compile_kernel
 from devplan.runtime.runtime import Runtime
 from devplan.system.description import System
+from devplan.system.devices import Device
 
 SHARED = '#vdev.device<?, ?, ?, "shared">'
 

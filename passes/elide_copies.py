@@ -121,7 +121,7 @@ from ..dialects.vdev import (
     memory_space_of,
     value_device,
 )
-from ..runtime.streams import CostModel, LinkCost, NoLinkError
+from ..system.cost import CostModel, LinkCost, NoLinkError
 from ..system.description import ScopeRef, System
 
 MAX_ITERATIONS = 16

@@ -9,7 +9,17 @@ so async programs are checked the same way wherever they run.
 
 from __future__ import annotations
 
-from .device_api import DeviceAPI, physical_memory_bytes
+import os
+
+from .device_api import DeviceAPI
+
+
+def physical_memory_bytes() -> int | None:
+    """Physical RAM of this machine (TVM's CPU `kTotalGlobalMemory`), None if unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 class CPUDeviceAPI(DeviceAPI):

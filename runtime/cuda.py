@@ -12,7 +12,7 @@ a failing `cudaMalloc` is reported as out of device memory.
 Each allocation, copy and launch runs with its GPU current (`numba.cuda.gpus[id]`), so
 several cuda devices each keep their buffers and run their kernels on their own GPU.
 
-Streams are devplan's ordered, deferred streams (streams.py): each operation runs
+Streams are devplan's ordered, deferred streams (`scheduler.py`): each operation runs
 synchronously on the GPU when its token runs, so ordering and race checks are the
 same as on simulated devices; overlap is visible in the cost model, not measured.
 
@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
-from .device_api import Buffer, Device, DeviceAPI, DeviceError, KernelArg, OutOfDeviceMemoryError
-
-if TYPE_CHECKING:
-    from .streams import Scheduler, Token
+from ..system.devices import Device
+from .device_api import Buffer, DeviceAPI, KernelArg
+from .errors import DeviceError, OutOfDeviceMemoryError
+from .scheduler import Scheduler
+from .streams import Token
 
 _DEVICE_ATTRIBUTES = {
     "max_threads_per_block": "MAX_THREADS_PER_BLOCK",

@@ -19,37 +19,52 @@ device. Everything else goes through `copy_data_from_to`.
 
 Blocking versus async: an operation given `stream=None` runs on the device's current
 stream and blocks the host until it is done (like `cudaMemcpy`); given a stream it
-is queued there and returns a `Token` to wait on (see `streams.py`).
+is queued there and returns a `Token` to wait on (see `scheduler.py`).
 
 Who performs a copy (TVM's `Tensor::CopyFromTo`): the API of the source when the
 source is not CPU memory, else the API of the destination (`copy_performer`).
 
 A new buffer reads as zeros. Large freed storage is kept for the next allocation of
-its size (`STORAGE_CACHE`): that saves the OS mapping fresh pages, which costs as
-much as a copy; a reused block is zeroed before anything reads it, or not at all
-when a copy overwrites it first.
+its size (`storage.STORAGE_CACHE`); a reused block is zeroed before anything reads it,
+or not at all when a copy overwrites it first.
+
+This file holds one concept and reads best whole: the base class and the `Buffer`
+handles it hands out, which name their API (`Buffer.api`) as the API names them. Its
+errors are in `errors.py`, the registry of APIs by name in `registry.py`, the device
+kinds in `cpu.py`, `simulated.py` and `cuda.py`.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..diagnostics import DevplanError, describe_value
+from ..diagnostics import describe_value
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
-
-if TYPE_CHECKING:
-    from .streams import Hop, Scheduler, Stream, Token
-    from .workspace import WorkspacePool
+from ..system.cost import Hop
+from ..system.devices import Device
+from .errors import (
+    CopySizeError,
+    DeviceError,
+    DoubleFreeError,
+    HostAccessError,
+    Name,
+    OutOfDeviceMemoryError,
+    StreamError,
+    UseAfterFreeError,
+    WrongDeviceError,
+    name_text,
+)
+from .scheduler import Scheduler
+from .storage import STORAGE_CACHE, aligned_bytes
+from .streams import Stream, Token
+from .workspace import WorkspacePool
 
 DEVICE_ATTR_KINDS: tuple[str, ...] = tuple(DEVICE_ATTR_VALUE_KINDS)
 """TVM's `DeviceAttrKind` in snake case, in enum order (kExist = 0 ... 16): the names
@@ -60,73 +75,6 @@ KERNEL_ONLY_SCOPES = frozenset({"shared", "local", "warp"})
 
 ALLOC_ALIGNMENT = 64
 """TVM's `kAllocAlignment`: minimum alignment of `alloc_data_space`."""
-
-
-Name: TypeAlias = "str | Callable[[], str] | object"
-"""How a memory or an operation is named in messages: a string, a function making one,
-or an object whose `str()` is the name (a `Buffer`). Formatted only when an error is
-raised, so submissions and host checks that pass do not pay for the text."""
-
-
-def name_text(name: Name) -> str:
-    """The text of a `Name` (see there)."""
-    if isinstance(name, str):
-        return name
-    if callable(name):
-        return str(name())
-    return str(name)
-
-
-class DeviceError(DevplanError):
-    """A run-time error of a device: its text names the device, scope and buffer."""
-
-
-class UseAfterFreeError(DeviceError):
-    """A buffer used after it was freed."""
-
-
-class DoubleFreeError(DeviceError):
-    """A buffer freed twice."""
-
-
-class WrongDeviceError(DeviceError):
-    """A buffer or stream handed to the API of a device it does not belong to."""
-
-
-class OutOfDeviceMemoryError(DeviceError):
-    """An allocation beyond the capacity of a device's memory scope."""
-
-
-class CopySizeError(DeviceError):
-    """A copy between buffers whose byte sizes differ, or a non-contiguous host array."""
-
-
-class HostAccessError(DeviceError):
-    """The host touched memory only the device can see (or a kernel touched host memory)."""
-
-
-class UnknownDeviceAPIError(DeviceError):
-    """No DeviceAPI registered under a name."""
-
-
-@dataclass(frozen=True, order=True)
-class Device:
-    """TVM's `DLDevice`: a device type name and an id; prints as "cuda:0"."""
-
-    type: str
-    id: int = 0
-
-    def __str__(self) -> str:
-        return f"{self.type}:{self.id}"
-
-    @classmethod
-    def parse(cls, text: str) -> Device:
-        """ "cuda:0" → Device("cuda", 0); "cuda" → Device("cuda", 0)."""
-        kind, _, index = text.partition(":")
-        if not kind or (index and not index.isdigit()):
-            raise DeviceError(f"malformed device '{text}': expected 'type:id' such as 'cuda:0'")
-        return cls(kind, int(index) if index else 0)
-
 
 BufferKind = Literal["data", "workspace"]
 
@@ -238,77 +186,6 @@ def copy_performer(src: Device, dst: Device) -> Device:
     return src if src.type != "cpu" else dst
 
 
-def _aligned_bytes(nbytes: int, alignment: int) -> np.ndarray:
-    """A zeroed uint8 array of `nbytes` whose data address is a multiple of `alignment`."""
-    raw = np.zeros(nbytes + alignment, dtype=np.uint8)
-    offset = (-raw.ctypes.data) % alignment
-    return raw[offset : offset + nbytes]
-
-
-class _StorageCache:
-    """Large blocks of freed device storage, kept for the next allocation of their size.
-
-    Fresh memory is not free: the OS maps and zeroes each page on first touch, which
-    for a 64 MiB buffer costs as much as copying it. Runs that allocate the same large
-    buffers again (every `execute` of a program) reuse the blocks instead. A block is
-    kept only when nothing but the freed buffer's storage refers to its memory (no view
-    of it survives), so no one can see the next user's data; the next user sees zeros
-    all the same (`DeviceAPI` zeroes a reused block before anything reads it).
-    Shared by all DeviceAPIs that hold bytes in NumPy arrays; bounded by `capacity`.
-    """
-
-    min_bytes = 1 << 20
-    """Smaller blocks are left to the allocator (their pages are few)."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.held = 0
-        self._blocks: dict[tuple[int, int], list[np.ndarray]] = {}
-        self._lock = threading.Lock()
-
-    def take(self, nbytes: int, alignment: int) -> np.ndarray | None:
-        """A kept block of exactly `nbytes` with `alignment` (its old bytes), or None."""
-        if nbytes < self.min_bytes:
-            return None
-        with self._lock:
-            blocks = self._blocks.get((nbytes, alignment))
-            if not blocks:
-                return None
-            self.held -= nbytes
-            return blocks.pop()
-
-    def keep(self, storage: np.ndarray, alignment: int) -> None:
-        """Keep `storage` (made by `_aligned_bytes`) unless a view of it is still alive.
-
-        Call as `keep(dict.pop(key), ...)`, holding no other reference to `storage`.
-        """
-        nbytes = storage.nbytes
-        if nbytes < self.min_bytes or nbytes > self.capacity:
-            return
-        raw = storage.base
-        # Expected references: to `storage`, this argument and getrefcount's; to `raw`,
-        # `storage.base`, the local `raw` and getrefcount's. Any view made of the storage
-        # holds another reference to `raw` (a NumPy view's base is the owner of the
-        # memory). More references, or fewer (another interpreter), and it is not kept.
-        if sys.getrefcount(storage) != 2 or sys.getrefcount(raw) != 3:
-            return
-        with self._lock:
-            self._blocks.setdefault((nbytes, alignment), []).append(storage)
-            self.held += nbytes
-            while self.held > self.capacity:  # drop the oldest blocks of any size
-                key = next(k for k, v in self._blocks.items() if v)
-                self.held -= self._blocks[key].pop(0).nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._blocks.clear()
-            self.held = 0
-
-
-STORAGE_CACHE = _StorageCache(capacity=512 << 20)
-"""The process's cache of freed device storage (see `_StorageCache`)."""
-
-
 class DeviceAPI(ABC):
     """TVM's `DeviceAPI` for one device, with buffer bookkeeping and run-time checks.
 
@@ -332,8 +209,6 @@ class DeviceAPI(ABC):
         scheduler: Scheduler | None = None,
         host_scopes: Iterable[str] = (),
     ) -> None:
-        from .streams import Scheduler  # streams imports this module
-
         self.device = device
         self.host_scopes = frozenset(host_scopes)
         """Scopes of this device the host may read and write directly (pinned host memory)."""
@@ -353,7 +228,7 @@ class DeviceAPI(ABC):
         self._storage: dict[int, Any] = {}
         """Bytes of each live buffer: a uint8 NumPy array here, a device array on CUDA."""
         self._reuses_storage = type(self)._allocate_storage is DeviceAPI._allocate_storage
-        """Whether its storage is `_aligned_bytes` (then freed blocks go to `STORAGE_CACHE`)."""
+        """Whether its storage is `aligned_bytes` (then freed blocks go to `STORAGE_CACHE`)."""
         self._unzeroed: set[int] = set()
         """Buffers on reused storage not yet zeroed: zeroed before anything reads them,
         skipped when a copy overwrites them first (see `_storage_of`)."""
@@ -379,7 +254,7 @@ class DeviceAPI(ABC):
         """The value of a valid `DeviceAttrKind` name, or None when unsupported."""
 
     def _allocate_storage(self, nbytes: int, alignment: int) -> np.ndarray:
-        return _aligned_bytes(nbytes, alignment)
+        return aligned_bytes(nbytes, alignment)
 
     @property
     def kernels_reach_host_memory(self) -> bool:
@@ -483,8 +358,6 @@ class DeviceAPI(ABC):
         buffers live in the global scope and cannot be copied to or from the host
         (TVM does not require them to be host-transferable).
         """
-        from .workspace import WorkspacePool
-
         self._check_device(device, "alloc_workspace")
         dt = _as_dtype(dtype_hint if dtype_hint is not None else np.uint8, f"alloc of {label}")
         where = f"alloc_workspace of {label} on {device}"
@@ -790,8 +663,6 @@ class DeviceAPI(ABC):
                 f"{what}: stream {stream.name} belongs to {stream.device}, not {self.device}"
             )
         if stream.freed:
-            from .streams import StreamError
-
             raise StreamError(f"{what}: stream {stream.name} was freed")
 
     def _stream_for(self, stream: Stream | None, what: str) -> Stream:
@@ -1004,95 +875,15 @@ class DeviceAPI(ABC):
         return memory.describe() if isinstance(memory, Buffer) else self._memory_name(memory)
 
 
-def physical_memory_bytes() -> int | None:
-    """Physical RAM of this machine (TVM's CPU `kTotalGlobalMemory`), None if unknown."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-DeviceAPIFactory = Callable[..., DeviceAPI]
-"""Called as `factory(device=, scopes=, attrs=, host_scopes=, scheduler=)`."""
-
-_registry: dict[str, DeviceAPIFactory] = {}
-
-
-def register_device_api(name: str, factory: DeviceAPIFactory, override: bool = False) -> None:
-    """Register a DeviceAPI under `name` (the `api` key of a system's device)."""
-    from ..system.description import register_api_name  # system descriptions may now name it
-
-    _register_builtins()
-    if name in _registry and not override:
-        raise DeviceError(
-            f"a DeviceAPI named '{name}' is already registered; pass override=True to replace it"
-        )
-    _registry[name] = factory
-    register_api_name(name)
-
-
-def get_device_api(name: str) -> DeviceAPIFactory:
-    """The factory registered as `name` (TVM's `device_api.<name>` lookup)."""
-    _register_builtins()
-    factory = _registry.get(name)
-    if factory is None:
-        raise UnknownDeviceAPIError(
-            f"Device API {name} is not enabled: no DeviceAPI registered as '{name}'; "
-            f"registered: {', '.join(sorted(_registry))}"
-        )
-    return factory
-
-
-def list_device_apis() -> list[str]:
-    _register_builtins()
-    return sorted(_registry)
-
-
-_builtins_registered: list[bool] = []
-"""Holds True once `_register_builtins` ran (its imports cost a lookup per call)."""
-
-
-def _register_builtins() -> None:
-    if _builtins_registered:
-        return
-    from .cpu import CPUDeviceAPI
-    from .simulated import SimulatedDeviceAPI
-
-    _registry.setdefault("cpu", CPUDeviceAPI)
-    _registry.setdefault("simulated", SimulatedDeviceAPI)
-    _registry.setdefault("cuda", _cuda_device_api)
-    _builtins_registered.append(True)
-
-
-def _cuda_device_api(**params: Any) -> DeviceAPI:
-    # numba.cuda is imported only when a system asks for a CUDA device.
-    from .cuda import CUDADeviceAPI
-
-    return CUDADeviceAPI(**params)
-
-
 __all__ = [
     "ALLOC_ALIGNMENT",
     "DEVICE_ATTR_KINDS",
     "KERNEL_ONLY_SCOPES",
     "Buffer",
-    "CopySizeError",
-    "Device",
+    "BufferKind",
     "DeviceAPI",
-    "DeviceError",
-    "DoubleFreeError",
-    "HostAccessError",
+    "KernelArg",
     "Memory",
-    "Name",
-    "OutOfDeviceMemoryError",
     "ScopeStats",
-    "UnknownDeviceAPIError",
-    "UseAfterFreeError",
-    "WrongDeviceError",
     "copy_performer",
-    "get_device_api",
-    "list_device_apis",
-    "name_text",
-    "physical_memory_bytes",
-    "register_device_api",
 ]

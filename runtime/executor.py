@@ -86,8 +86,9 @@ from ..dialects.vdev import DeviceAttr, memory_space_of
 from ..passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE
 from ..system.cost import WORK_ATTR, CostModel, kernel_work
 from ..system.description import System
+from ..system.devices import Device
 from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
-from .device_api import Buffer, Device, DeviceAPI, copy_performer
+from .device_api import Buffer, DeviceAPI, copy_performer
 from .host import (
     HOST_OPS,
     CompiledFunction,

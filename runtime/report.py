@@ -24,7 +24,8 @@ from pathlib import Path
 
 from ..diagnostics import DevplanError
 from .device_api import DeviceAPI
-from .streams import Scheduler, Slice, Token, TraceEntry, as_tokens
+from .scheduler import Scheduler
+from .streams import Slice, Token, TraceEntry, as_tokens
 
 
 @dataclass
@@ -69,18 +70,18 @@ class Report:
     model_seconds: float
     leaks: list[str]
     trace: list[TraceEntry] = field(repr=False)
-    """The run's first operations (up to `streams.TRACE_TOKENS`) in submission order, as
+    """The run's first operations (up to `scheduler.TRACE_TOKENS`) in submission order, as
     the scheduler keeps them (`tokens` makes them tokens when asked)."""
     tracks: dict[str, list[str]] = field(repr=False)
     """Per device, the names of its trace tracks (streams first, then copy engines)."""
     untraced: int = 0
-    """Operations beyond `streams.TRACE_TOKENS`, counted in the statistics but not traced."""
+    """Operations beyond `scheduler.TRACE_TOKENS`, counted in the statistics but not traced."""
     copy_wall_seconds: float = 0.0
     """Time the copies actually took."""
 
     @cached_property
     def tokens(self) -> list[Token]:
-        """The run's first operations (up to `streams.TRACE_TOKENS`) in submission order:
+        """The run's first operations (up to `scheduler.TRACE_TOKENS`) in submission order:
         the trace's slices come from them (made on first use: most reports are only
         printed)."""
         return as_tokens(self.trace)

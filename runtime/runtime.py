@@ -1,9 +1,10 @@
 """`Runtime`: one DeviceAPI per device of a system, sharing streams and a cost model.
 
 `Runtime.from_system(system)` builds, for each `[[device]]`, the DeviceAPI registered
-under its `api` name with the device's scopes (capacities), attributes, host-visible
-scopes and the runtime's `Scheduler`; the system's links and devices become the
-`CostModel` (cost.py).
+under its `api` name (in `registry.device_apis()`, or the registry it is given; a name
+no DeviceAPI is registered under is a `SystemDescriptionError` naming the entry) with
+the device's scopes (capacities), attributes, host-visible scopes and the runtime's
+`Scheduler`; the system's links and devices become the `CostModel` (`system/cost.py`).
 The executor then works with devices through:
 
 ```python
@@ -25,22 +26,15 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-from .device_api import (
-    Buffer,
-    Device,
-    DeviceAPI,
-    DeviceError,
-    Memory,
-    copy_performer,
-    get_device_api,
-)
+from ..system.description import System, SystemDescriptionError
+from ..system.devices import Device, DeviceNameError
+from .device_api import Buffer, DeviceAPI, Memory, copy_performer
+from .errors import DeviceError
+from .registry import DeviceAPIRegistry, device_apis
 from .report import Report
-from .streams import Scheduler, Stream, Token
-
-if TYPE_CHECKING:
-    from ..system.description import System
+from .scheduler import Scheduler
+from .streams import Stream, Token
 
 
 class _RuntimePlan:
@@ -63,6 +57,17 @@ class _RuntimePlan:
         ]
 
 
+def _check_api_names(system: System, registry: DeviceAPIRegistry) -> None:
+    """Every device of `system` names a DeviceAPI of `registry` (the system reader takes
+    any name: which APIs exist is the runtime's to say)."""
+    for i, spec in enumerate(system.devices):
+        if spec.api not in registry:
+            raise SystemDescriptionError(
+                f"{system.name}: device[{i}]: api: unknown DeviceAPI {spec.api!r} "
+                f"(valid: {', '.join(registry.names())})"
+            )
+
+
 _plans: weakref.WeakKeyDictionary[System, _RuntimePlan] = weakref.WeakKeyDictionary()
 
 
@@ -83,15 +88,19 @@ class Runtime:
         self.torn_down = False
 
     @classmethod
-    def from_system(cls, system: System) -> Runtime:
-        """One DeviceAPI per device of `system`, its links as the cost model."""
+    def from_system(cls, system: System, registry: DeviceAPIRegistry | None = None) -> Runtime:
+        """One DeviceAPI per device of `system`, its links as the cost model; each device's
+        `api` is looked up in `registry` (by default `device_apis()`: the built-in APIs
+        and those registered for the process, as they are now)."""
+        registry = registry if registry is not None else device_apis()
+        _check_api_names(system, registry)
         plan = _plans.get(system)
         if plan is None:
             plan = _plans[system] = _RuntimePlan(system)
         scheduler = Scheduler(plan.cost_model, host=plan.host)
         apis: list[DeviceAPI] = []
         for api_name, device, scopes, attrs, host_scopes in plan.devices:
-            factory = get_device_api(api_name)  # (registrations may change between runs)
+            factory = registry.get(api_name)
             api = factory(
                 device=device,
                 scopes=dict(scopes),
@@ -116,7 +125,10 @@ class Runtime:
 
     def api(self, device: Device | str) -> DeviceAPI:
         """The DeviceAPI of `device` ("cuda:0" or a `Device`)."""
-        key = Device.parse(device) if isinstance(device, str) else device
+        try:
+            key = Device.parse(device) if isinstance(device, str) else device
+        except DeviceNameError as e:
+            raise DeviceError(str(e)) from None
         api = self.apis.get(key)
         if api is None:
             known = ", ".join(str(d) for d in self.apis)

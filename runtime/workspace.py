@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .device_api import Buffer, DeviceError
+from .errors import DeviceError
 
 PAGE_SIZE = 4 << 10
 """TVM's `kWorkspacePageSize`."""
@@ -42,7 +42,8 @@ class Page:
 
     size: int
     storage: np.ndarray
-    user: Buffer | None = field(default=None, repr=False)
+    user: object | None = field(default=None, repr=False)
+    """The buffer on it (a DeviceAPI's handle, compared by identity); None while free."""
 
 
 class WorkspacePool:
@@ -82,10 +83,10 @@ class WorkspacePool:
         self.allocated.append(page)
         return page
 
-    def bind(self, page: Page, buffer: Buffer) -> None:
+    def bind(self, page: Page, buffer: object) -> None:
         page.user = buffer
 
-    def free(self, buffer: Buffer) -> None:
+    def free(self, buffer: object) -> None:
         index = next(
             (i for i in range(len(self.allocated) - 1, -1, -1) if self.allocated[i].user is buffer),
             None,

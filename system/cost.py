@@ -54,7 +54,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ..runtime.device_api import Device, DeviceError
+from ..diagnostics import DevplanError
+from .devices import Device
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def default_throughput(device_type: str, tag: str | None = None) -> Throughput:
     return DEFAULT_THROUGHPUT_BY_TYPE.get(device_type, FALLBACK_THROUGHPUT)
 
 
-class NoLinkError(DeviceError):
+class NoLinkError(DevplanError):
     """A copy between two devices that the system connects by no link."""
 
 

@@ -9,16 +9,18 @@ import textwrap
 
 import pytest
 
-from devplan.runtime.device_api import Device, DeviceError, get_device_api
+from devplan.runtime.errors import DeviceError
+from devplan.runtime.registry import get_device_api
+from devplan.system.devices import Device
 
 SCRIPT = textwrap.dedent(
     """
     import numpy as np
     from numba import cuda
-    from devplan.runtime.device_api import (
-        Device, DoubleFreeError, HostAccessError, OutOfDeviceMemoryError, get_device_api,
-    )
-    from devplan.runtime.streams import Scheduler
+    from devplan.runtime.errors import DoubleFreeError, HostAccessError, OutOfDeviceMemoryError
+    from devplan.runtime.registry import get_device_api
+    from devplan.runtime.scheduler import Scheduler
+    from devplan.system.devices import Device
 
     GPU = Device("cuda", 0)
     api = get_device_api("cuda")(device=GPU, scopes={"global": 8192}, scheduler=Scheduler())

@@ -6,13 +6,9 @@ import numpy as np
 import pytest
 
 from devplan.runtime.cpu import CPUDeviceAPI
-from devplan.runtime.device_api import (
-    DEVICE_ATTR_KINDS,
-    STORAGE_CACHE,
-    Buffer,
+from devplan.runtime.device_api import DEVICE_ATTR_KINDS, Buffer, DeviceAPI
+from devplan.runtime.errors import (
     CopySizeError,
-    Device,
-    DeviceAPI,
     DeviceError,
     DoubleFreeError,
     HostAccessError,
@@ -20,12 +16,18 @@ from devplan.runtime.device_api import (
     UnknownDeviceAPIError,
     UseAfterFreeError,
     WrongDeviceError,
+)
+from devplan.runtime.registry import (
+    DeviceAPIRegistry,
     get_device_api,
     list_device_apis,
+    register_builtin_device_apis,
     register_device_api,
 )
+from devplan.runtime.scheduler import Scheduler
 from devplan.runtime.simulated import SimulatedDeviceAPI
-from devplan.runtime.streams import Scheduler
+from devplan.runtime.storage import STORAGE_CACHE
+from devplan.system.devices import Device
 
 CPU = Device("cpu", 0)
 GPU = Device("cuda", 0)
@@ -45,20 +47,6 @@ def make_pair(
         scheduler=scheduler,
     )
     return cpu, gpu
-
-
-# -- Device ----------------------------------------------------------------------------------
-
-
-def test_device_prints_as_type_colon_id() -> None:
-    assert str(Device("cuda", 1)) == "cuda:1"
-    assert Device.parse("cuda:1") == Device("cuda", 1)
-    assert Device.parse("cpu") == Device("cpu", 0)
-
-
-def test_device_parse_rejects_malformed_text() -> None:
-    with pytest.raises(DeviceError, match=r"malformed device 'cuda:x': expected 'type:id'"):
-        Device.parse("cuda:x")
 
 
 # -- get_attr / set_device ---------------------------------------------------------------------
@@ -520,10 +508,19 @@ def test_allocation_after_teardown_is_an_error() -> None:
 # -- registry and user device kinds ------------------------------------------------------------
 
 
-def test_builtin_apis_are_registered() -> None:
+def test_a_new_registry_is_empty_until_the_builtin_apis_are_registered() -> None:
+    registry = DeviceAPIRegistry()
+    assert registry.names() == []
+    register_builtin_device_apis(registry)
+    assert registry.get("cpu") is CPUDeviceAPI
+    assert registry.get("simulated") is SimulatedDeviceAPI
+    assert registry.names() == ["cpu", "cuda", "simulated"]
+
+
+def test_builtin_apis_are_known_to_every_runtime() -> None:
     assert get_device_api("cpu") is CPUDeviceAPI
     assert get_device_api("simulated") is SimulatedDeviceAPI
-    assert {"cpu", "simulated"} <= set(list_device_apis())
+    assert {"cpu", "simulated", "cuda"} <= set(list_device_apis())
 
 
 def test_unknown_api_name_lists_the_registered_ones() -> None:
@@ -536,6 +533,10 @@ def test_unknown_api_name_lists_the_registered_ones() -> None:
 def test_registering_a_name_twice_needs_override() -> None:
     with pytest.raises(DeviceError, match="a DeviceAPI named 'cpu' is already registered"):
         register_device_api("cpu", CPUDeviceAPI)
+    registry = DeviceAPIRegistry()
+    register_builtin_device_apis(registry)
+    with pytest.raises(DeviceError, match="a DeviceAPI named 'cpu' is already registered"):
+        registry.register("cpu", CPUDeviceAPI)
 
 
 class DSPDeviceAPI(DeviceAPI):

@@ -462,9 +462,9 @@ func.func @main() {
 def test_workspace_on_a_reused_page_reads_as_zeros() -> None:
     # DeviceAPI promises that a new buffer reads as zeros; a workspace that gets the
     # page of one freed before must not see what that one's kernel wrote.
-    from devplan.runtime.device_api import Device
     from devplan.runtime.runtime import Runtime
     from devplan.system.description import System
+    from devplan.system.devices import Device
 
     gpu = Device("cuda", 0)
     api = Runtime.from_system(System.default()).api(gpu)

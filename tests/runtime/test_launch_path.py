@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 import devplan
-from devplan.runtime import streams
-from devplan.runtime.device_api import Device, register_device_api
+from devplan.runtime import scheduler
+from devplan.runtime.registry import register_device_api
 from devplan.runtime.simulated import SimulatedDeviceAPI
 from devplan.system.description import DEFAULT_SYSTEM_TOML, System
+from devplan.system.devices import Device
 
 G = '#vdev.device<"cuda", 0, ?, "global">'
 M = f"memref<4xf32, {G}>"
@@ -238,7 +239,7 @@ def test_a_fault_on_a_repeated_launch_reads_as_the_same_fault_on_a_first_launch(
 
 
 def test_many_launches_keep_totals_not_records(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(streams, "TRACE_TOKENS", 50)
+    monkeypatch.setattr(scheduler, "TRACE_TOKENS", 50)
     module = devplan.parse(BUMPS)
 
     def traced_bytes(n: int) -> int:
@@ -313,7 +314,7 @@ def test_a_device_api_that_launches_its_own_way_is_asked_for_every_launch() -> N
 def test_many_async_copies_to_new_buffers_keep_no_records_of_finished_ones(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(streams, "TRACE_TOKENS", 50)
+    monkeypatch.setattr(scheduler, "TRACE_TOKENS", 50)
     module = devplan.parse(
         program(
             f"""

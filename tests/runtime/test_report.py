@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from devplan.diagnostics import DevplanError
-from devplan.runtime.device_api import Device
 from devplan.runtime.report import Report
 from devplan.runtime.runtime import Runtime
 from devplan.system.description import System
+from devplan.system.devices import Device
 
 CPU, GPU0, GPU1 = Device("cpu", 0), Device("cuda", 0), Device("cuda", 1)
 MB = 1_000_000
@@ -233,9 +233,9 @@ def test_report_of_a_run_that_did_nothing_shows_every_device_and_link_at_zero() 
 def test_report_counts_every_launch_but_keeps_only_the_first_tokens_for_the_trace(
     system: System, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from devplan.runtime import streams
+    from devplan.runtime import scheduler
 
-    monkeypatch.setattr(streams, "TRACE_TOKENS", 10)
+    monkeypatch.setattr(scheduler, "TRACE_TOKENS", 10)
     rt = Runtime.from_system(system)
     gpu = rt.api(GPU0)
     buffer = gpu.alloc_data_space(GPU0, (4,), np.float32, label="x")

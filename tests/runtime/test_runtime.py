@@ -6,16 +6,12 @@ import numpy as np
 import pytest
 
 from devplan.runtime.cpu import CPUDeviceAPI
-from devplan.runtime.device_api import (
-    Device,
-    DeviceError,
-    HostAccessError,
-    register_device_api,
-)
+from devplan.runtime.errors import DeviceError, HostAccessError, PendingWriteError
+from devplan.runtime.registry import DeviceAPIRegistry, register_device_api
 from devplan.runtime.runtime import Runtime
 from devplan.runtime.simulated import SimulatedDeviceAPI
-from devplan.runtime.streams import PendingWriteError
-from devplan.system.description import System
+from devplan.system.description import System, SystemDescriptionError
+from devplan.system.devices import Device
 
 CPU, GPU0, GPU1 = Device("cpu", 0), Device("cuda", 0), Device("cuda", 1)
 
@@ -90,6 +86,12 @@ def test_unknown_device_lists_the_devices() -> None:
         rt.api("cuda:7")
 
 
+def test_malformed_device_name_is_a_device_error() -> None:
+    rt = Runtime.from_system(System.default())
+    with pytest.raises(DeviceError, match=r"malformed device 'cuda:x': expected 'type:id'"):
+        rt.api("cuda:x")
+
+
 def test_copy_picks_the_api_tvm_would_and_moves_data_across_gpus() -> None:
     rt = Runtime.from_system(System.default())
     a = rt.api(GPU0).alloc_data_space(GPU0, (8,), "float64", label="%a")
@@ -152,6 +154,23 @@ def test_a_user_api_named_in_a_system_description() -> None:
     buf = gpu.alloc_data_space(GPU0, (2,), "int32", label="%x")
     gpu.host_view(buf)[...] = 3
     assert gpu.host_view(buf).tolist() == [3, 3]
+
+
+def test_unknown_api_of_a_device_names_its_entry_and_the_registered_apis() -> None:
+    system = System.from_text(SMALL.replace('api = "simulated"', 'api = "gpu"'), "sys.toml")
+    registry = DeviceAPIRegistry()
+    registry.register("cpu", CPUDeviceAPI)
+    with pytest.raises(SystemDescriptionError) as info:
+        Runtime.from_system(system, registry)
+    assert str(info.value) == "sys.toml: device[1]: api: unknown DeviceAPI 'gpu' (valid: cpu)"
+
+
+def test_a_runtime_takes_its_apis_from_the_registry_it_is_given() -> None:
+    registry = DeviceAPIRegistry()
+    registry.register("cpu", CPUDeviceAPI)
+    registry.register("simulated", CPUDeviceAPI)
+    rt = Runtime.from_system(System.from_text(SMALL, "small.toml"), registry)
+    assert all(isinstance(api, CPUDeviceAPI) for api in rt.apis.values())
 
 
 def test_system_naming_the_cuda_api_without_a_gpu_is_a_clear_error() -> None:

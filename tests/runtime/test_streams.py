@@ -6,17 +6,17 @@ import numpy as np
 import pytest
 
 from devplan.runtime.cpu import CPUDeviceAPI
-from devplan.runtime.device_api import Device, DeviceError, WrongDeviceError
-from devplan.runtime.simulated import SimulatedDeviceAPI
-from devplan.runtime.streams import (
-    CostModel,
-    LinkCost,
-    NoLinkError,
+from devplan.runtime.errors import (
+    DeviceError,
     PendingWriteError,
     RaceError,
-    Scheduler,
     StreamError,
+    WrongDeviceError,
 )
+from devplan.runtime.scheduler import Scheduler
+from devplan.runtime.simulated import SimulatedDeviceAPI
+from devplan.system.cost import CostModel, LinkCost, NoLinkError
+from devplan.system.devices import Device
 
 CPU = Device("cpu", 0)
 GPU = Device("cuda", 0)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from devplan.runtime.device_api import Device, DeviceError, DoubleFreeError, OutOfDeviceMemoryError
+from devplan.runtime.errors import DeviceError, DoubleFreeError, OutOfDeviceMemoryError
 from devplan.runtime.simulated import SimulatedDeviceAPI
 from devplan.runtime.workspace import PAGE_SIZE, page_rounded
+from devplan.system.devices import Device
 
 GPU = Device("cuda", 0)
 KIB = 1024

@@ -16,11 +16,6 @@ from devplan.system.description import (
     LinkSpec,
     System,
     SystemDescriptionError,
-    api_names,
-    parse_bandwidth,
-    parse_latency,
-    parse_size,
-    register_api_name,
 )
 
 CPU = """
@@ -165,42 +160,6 @@ def test_default_description_text_is_a_loadable_file(tmp_path: Path) -> None:
     assert [d.name for d in System.load(path).devices] == ["cpu:0", "cuda:0", "cuda:1"]
 
 
-# --- units -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "size"),
-    [
-        ("1 B", 1),
-        ("48 KiB", 49152),
-        ("48KiB", 49152),
-        ("1 KB", 1000),
-        ("2 MB", 2_000_000),
-        ("3 MiB", 3 * 2**20),
-        ("16 GB", 16 * 10**9),
-        ("1.5 GiB", 3 * 2**29),
-        ("1 TiB", 2**40),
-    ],
-)
-def test_sizes_take_decimal_and_binary_units(text: str, size: int) -> None:
-    assert parse_size(text) == size
-
-
-@pytest.mark.parametrize(
-    ("text", "rate"),
-    [("1 B/s", 1.0), ("5 KB/s", 5e3), ("24 GB/s", 24e9), ("300 MB/s", 3e8), ("2 GiB/s", 2.0**31)],
-)
-def test_bandwidths_take_decimal_and_binary_byte_rates(text: str, rate: float) -> None:
-    assert parse_bandwidth(text) == rate
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"), [("10 us", 1e-5), ("5 ns", 5e-9), ("2 ms", 2e-3), ("1 s", 1.0)]
-)
-def test_latencies_take_ns_us_ms_and_s(text: str, seconds: float) -> None:
-    assert parse_latency(text) == seconds
-
-
 # --- validation errors: file, entry, key --------------------------------------------------------
 
 
@@ -318,17 +277,15 @@ def test_same_memory_reference_needs_a_scope() -> None:
     )
 
 
-def test_unknown_api_lists_the_registered_apis() -> None:
-    assert error_of(CPU + GPU.replace('"simulated"', '"gpu"')) == (
-        f"sys.toml: device[1]: api: unknown DeviceAPI 'gpu' (valid: {', '.join(api_names())})"
+def test_api_must_be_a_name() -> None:
+    assert error_of(CPU + GPU.replace('"simulated"', "5")) == (
+        'sys.toml: device[1]: api: expected a DeviceAPI name such as "simulated", got 5'
     )
 
 
-def test_registered_api_name_is_accepted() -> None:
-    register_api_name("test-fpga-api")
+def test_any_api_name_is_read_the_runtime_checks_it() -> None:
     system = System.from_text(CPU + GPU.replace('"simulated"', '"test-fpga-api"'))
     assert system.device("cuda", 0).api == "test-fpga-api"
-    assert {"cpu", "simulated", "cuda", "test-fpga-api"} <= set(api_names())
 
 
 def test_target_errors_come_from_the_target_dialect() -> None:

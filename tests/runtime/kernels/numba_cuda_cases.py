@@ -445,8 +445,9 @@ KERNELS: dict[str, tuple[str, tuple[int, int, int], tuple[int, int, int], Any]] 
 def fresh_memory() -> dict[str, Any]:
     """What kernels see in a new buffer and in a reused workspace page of the cuda
     DeviceAPI after a kernel wrote ones to the page's last user."""
-    from devplan.runtime.device_api import Device, get_device_api
-    from devplan.runtime.streams import Scheduler
+    from devplan.runtime.registry import get_device_api
+    from devplan.runtime.scheduler import Scheduler
+    from devplan.system.devices import Device
 
     gpu = Device("cuda", 0)
     api = get_device_api("cuda")(device=gpu, scopes={"global": 1 << 20}, scheduler=Scheduler())
