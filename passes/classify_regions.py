@@ -62,7 +62,6 @@ memory.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import cast
@@ -74,7 +73,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.hints import isa
 
-from ..diagnostics import diagnostic_at, error_at
+from ..diagnostics import diagnostic_at, emit_remark, error_at
 from ..dialects import device as dev
 from ..dialects.kernel import KernelModuleOp, lookup_kernel
 from ..dialects.target import TargetAttr, TargetError
@@ -567,4 +566,4 @@ class ClassifyRegionsPass(ModulePass):
             else:
                 function.attributes.pop(TARGET_ATTR, None)
         for remark in remarks:
-            print(remark, file=sys.stderr)
+            emit_remark(remark)
