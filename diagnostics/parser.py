@@ -146,7 +146,7 @@ class LocatingParser(Parser):
         # The lexer reads the first token at once: swap in the linear one before that.
         try:
             self._parser_state = ParserState(LinearStringLexer(Input(text, name)))
-        except ParseError as e:  # in the first token, worded as xDSL words it
+        except ParseError as e:  # in the first token: reword it as devplan words errors
             raise LocatedParseError(e.span, _unexpected_character(e.msg)) from None
 
     def _error(self, start: int, message: str) -> LocatedParseError:

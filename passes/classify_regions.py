@@ -48,7 +48,7 @@ already names one, and none when d is the host device itself.
 
 Phase 4 — rewrite: set the attributes (stale `device.target` is removed from
 functions that are not device programs). With `explain=true`, for each function
-that is not a device program, a remark goes to stderr at the first op whose prefix
+that is not a device program, a remark is emitted at the first op whose prefix
 of the body already has the function's final class ("decides" it), with its reason;
 a host function gets its remark at the function itself (nothing decides "host").
 
