@@ -12,34 +12,50 @@ devplan.apply(module, "canonicalize")
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError
 
 from .diagnostics import (
     DevplanError,
     LocatingParser,
+    ModuleVerifier,
     check_argument,
+    collect_remarks,
     register_source,
     verify_located,
     with_deep_stack,
 )
 from .dialects.target import Target, TargetError
-from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
+from .dialects.vdev import VirtualDevice, verify_placement_attributes
 from .passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE, build_pipeline
-
-# Loading the system module registers the verifier of `vdev.system` (the system must load).
-importlib.import_module(f"{__name__}.system.description")
 
 if TYPE_CHECKING:
     from .runtime.executor import execute
 
 __version__ = "0.1.0"
+
+
+def _verify_system_attribute(module: Operation) -> None:
+    """The module verifier of `vdev.system`, which loads the system description (and the
+    device kinds it names) only when a module is verified, not on `import devplan`."""
+    from .system.description import verify_system_attribute
+
+    verify_system_attribute(module)
+
+
+MODULE_VERIFIERS: tuple[ModuleVerifier, ...] = (
+    verify_placement_attributes,
+    _verify_system_attribute,
+)
+"""The checks of a whole module that `parse`, `apply` and devplan-opt run after the op
+verifiers (`verify_located(module, MODULE_VERIFIERS)`): the vdev dialect's attributes,
+then a `vdev.system` given as TOML text."""
 
 
 def context() -> Context:
@@ -86,16 +102,25 @@ def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -
     except ParseError as e:
         raise DevplanError(str(e)) from None
     if verify:
-        verify_located(module)
+        verify_located(module, MODULE_VERIFIERS)
     return module
 
 
 @with_deep_stack
-def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
+def apply(
+    module: ModuleOp,
+    pipeline: str,
+    ctx: Context | None = None,
+    remarks: list[str] | None = None,
+) -> ModuleOp:
     """Run an xdsl-opt pipeline (`"pass-a,pass-b{opt=1}"`) on `module` in place.
 
-    A `module` that is not a `builtin.module` (e.g. text: `parse` it first) or a
-    `pipeline` that is not a string raises `DevplanError` naming the parameter.
+    The passes' remarks (`explain`, `stats`) are appended to `remarks` in the order the
+    passes emit them, each a whole message (`file:line:col: remark: ...`); without a
+    list they go where the caller's sink sends them (stderr unless it is inside
+    `diagnostics.collect_remarks`). A `module` that is not a `builtin.module` (e.g.
+    text: `parse` it first) or a `pipeline` that is not a string raises `DevplanError`
+    naming the parameter.
     """
     check_argument(
         "devplan.apply", "module", module, ModuleOp, "a builtin.module (devplan.parse gives one)"
@@ -104,10 +129,15 @@ def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> Module
         "devplan.apply", "pipeline", pipeline, str, 'a pass pipeline string, e.g. "canonicalize"'
     )
     check_argument("devplan.apply", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
+    check_argument("devplan.apply", "remarks", remarks, (list, type(None)), "a list or None")
     parsed = build_pipeline(pipeline, Universe.get_multiverse().all_passes)
     vars(module).pop(COMPILED_PROGRAMS_ATTRIBUTE, None)  # what was compiled is stale now
-    parsed.apply(ctx or context(), module)
-    verify_located(module)
+    if remarks is None:
+        parsed.apply(ctx or context(), module)
+    else:
+        with collect_remarks(remarks):
+            parsed.apply(ctx or context(), module)
+    verify_located(module, MODULE_VERIFIERS)
     return module
 
 

@@ -68,7 +68,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ..diagnostics import DevplanError, error_at, register_module_verifier
+from ..diagnostics import DevplanError, error_at
 from ..upstream import arith as upstream_fixes
 from .target import Target, TargetAttr
 
@@ -918,7 +918,6 @@ def verify_placement_attributes(module: Operation) -> None:
         _check_function_attrs(op)
 
 
-register_module_verifier("vdev", verify_placement_attributes)
 upstream_fixes.install()  # tensor.empty keeps its attributes (placement) through print/parse
 
 

@@ -48,7 +48,7 @@ already names one, and none when d is the host device itself.
 
 Phase 4 — rewrite: set the attributes (stale `device.target` is removed from
 functions that are not device programs). With `explain=true`, for each function
-that is not a device program, a remark goes to stderr at the first op whose prefix
+that is not a device program, a remark is emitted at the first op whose prefix
 of the body already has the function's final class ("decides" it), with its reason;
 a host function gets its remark at the function itself (nothing decides "host").
 
@@ -62,7 +62,6 @@ memory.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import cast
@@ -74,7 +73,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.hints import isa
 
-from ..diagnostics import diagnostic_at, error_at
+from ..diagnostics import diagnostic_at, emit_remark, error_at
 from ..dialects import device as dev
 from ..dialects.kernel import KernelModuleOp, lookup_kernel
 from ..dialects.target import TargetAttr, TargetError
@@ -567,4 +566,4 @@ class ClassifyRegionsPass(ModulePass):
             else:
                 function.attributes.pop(TARGET_ATTR, None)
         for remark in remarks:
-            print(remark, file=sys.stderr)
+            emit_remark(remark)

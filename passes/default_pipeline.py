@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ..diagnostics import DevplanError, LocatedError, verify_located
+from ..dialects.vdev import verify_placement_attributes
+from ..system.description import verify_system_attribute
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "plan-devices",
@@ -50,6 +52,6 @@ class DefaultPipelinePass(ModulePass):
         for spec in DEFAULT_PIPELINE:
             build_pipeline(spec, PASSES).apply(ctx, op)
             try:
-                verify_located(op)
+                verify_located(op, (verify_placement_attributes, verify_system_attribute))
             except LocatedError as e:
                 raise LocatedError(f"{e} (IR produced by pass '{spec}')") from e

@@ -98,7 +98,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -110,7 +109,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
-from ..diagnostics import DevplanError, diagnostic_at
+from ..diagnostics import DevplanError, diagnostic_at, emit_remark
 from ..dialects import device as dev
 from ..dialects.kernel import KernelFuncOp, lookup_kernel, stored_arguments
 from ..dialects.vdev import (
@@ -1147,20 +1146,19 @@ class ElideCopiesPass(ModulePass):
                 break
         if capped:
             decisions = analyse(op, areas)
-            print(
+            emit_remark(
                 diagnostic_at(
                     op,
                     f"elide-copies stopped after {MAX_ITERATIONS} iterations; another run "
                     "may remove more copies",
                     kind="remark",
-                ),
-                file=sys.stderr,
+                )
             )
         stats.after = len(decisions)
         if self.explain:
             for decision in decisions:
                 if isinstance(decision, Keep):
                     message = f"kept '{decision.copy.name}': {decision.reason}"
-                    print(diagnostic_at(decision.copy, message, kind="remark"), file=sys.stderr)
+                    emit_remark(diagnostic_at(decision.copy, message, kind="remark"))
         if self.stats:
-            print(stats.text(), file=sys.stderr)
+            emit_remark(stats.text())

@@ -74,7 +74,6 @@ from ..diagnostics import (
     describe_value,
     diagnostic_at,
     location_of,
-    register_module_verifier,
 )
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
 from ..dialects.target import Target, TargetAttr, TargetError, register_target_kind
@@ -752,7 +751,7 @@ class _Reader:
         return LinkSpec(a, b, bandwidth, latency)
 
 
-def _check_module_system(module: Operation) -> None:
+def verify_system_attribute(module: Operation) -> None:
     """The module verifier of `vdev.system`: a system given as TOML text must be valid.
     A path is read when the program runs (the file may live elsewhere until then)."""
     if not isinstance(module, ModuleOp):
@@ -765,9 +764,6 @@ def _check_module_system(module: Operation) -> None:
 def _names_a_file(text: str) -> bool:
     """Whether a `vdev.system` value is a path (one line ending in `.toml`)."""
     return "\n" not in text and text.strip().endswith(".toml")
-
-
-register_module_verifier(SYSTEM_ATTR, _check_module_system)
 
 
 DEFAULT_SYSTEM_TOML = """\

@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from .. import __version__
+from .. import MODULE_VERIFIERS, __version__
 from ..diagnostics import (
     DevplanError,
     LocatedError,
@@ -100,7 +100,7 @@ class DevplanOptMain(xDSLOptMain):
         ) -> None:
             if verify:
                 try:
-                    verify_located(module)
+                    verify_located(module, MODULE_VERIFIERS)
                 except LocatedError as e:
                     if previous is None:
                         raise

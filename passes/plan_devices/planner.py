@@ -106,7 +106,6 @@ time is least, then phases 3-5 run as above. `strategy=default` is TVM's behavio
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -125,7 +124,7 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
-from ...diagnostics import diagnostic_at, error_at, location_of
+from ...diagnostics import diagnostic_at, emit_remark, error_at, location_of
 from ...dialects.target import Target, TargetAttr, TargetError
 from ...dialects.vdev import (
     DEFAULT_SCOPE,
@@ -1035,7 +1034,7 @@ class PlanDevicesPass(ModulePass):
             planner.flow()
             remarks += planner.rewrite()
             for remark in remarks:
-                print(remark, file=sys.stderr)
+                emit_remark(remark)
             break
 
 

@@ -514,7 +514,7 @@ def test_targets_must_be_an_array_of_targets() -> None:
     module = ModuleOp([])
     module.attributes["vdev.targets"] = ArrayAttr([StringAttr("cuda")])
     with pytest.raises(devplan.DevplanError, match=r"must hold only #target\.target"):
-        devplan.diagnostics.verify_located(module)
+        devplan.diagnostics.verify_located(module, devplan.MODULE_VERIFIERS)
 
 
 def test_value_device_reads_op_arrays_copies_function_and_loop_arguments() -> None:

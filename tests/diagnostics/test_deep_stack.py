@@ -1,5 +1,6 @@
 """`with_deep_stack`: entry points run on long-lived big-stack workers, from any number of
-user threads at once, re-entrantly, and give back their result or error unchanged."""
+user threads at once, re-entrantly, see the caller's context variables, and give back
+their result or error unchanged."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 
 import pytest
 from xdsl.dialects import func
@@ -49,6 +51,24 @@ def test_a_nested_call_runs_in_place_on_the_worker() -> None:
 
     here, inner = outer()
     assert here == inner
+
+
+def test_a_call_sees_the_callers_context_variables_and_changes_none_of_them() -> None:
+    where: ContextVar[str] = ContextVar("where", default="unset")
+
+    @with_deep_stack
+    def reads_then_sets() -> str:
+        seen = where.get()
+        where.set("worker")
+        return seen
+
+    token = where.set("caller")
+    try:
+        assert reads_then_sets() == "caller"
+        assert where.get() == "caller"
+    finally:
+        where.reset(token)
+    assert reads_then_sets() == "unset"
 
 
 def test_a_call_runs_deeper_than_the_default_recursion_limit() -> None:
