@@ -58,7 +58,7 @@ from devplan.passes.elide_copies import ElideCopiesPass, MemoryAreas, byte_size,
 from devplan.passes.plan_devices.planner import PlanDevicesPass
 from devplan.runtime.executor import random_inputs
 from devplan.system.description import System
-from devplan.universe import PASSES
+from devplan.passes.registry import PASSES
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TensorType(f32, [256])
