@@ -454,7 +454,7 @@ def _values(op: Operation) -> Iterable[SSAValue]:
 
 def _memref_types(values: Iterable[SSAValue]) -> list[MemRefType[Attribute]]:
     # isinstance, not isa(..., MemRefType[Attribute]): this runs for every operand of
-    # every op, and the generic check was most of the pass's time on long call chains.
+    # every op, and the generic check would be most of the pass's time on long call chains.
     types: list[Attribute] = [v.type for v in values]
     return [cast(MemRefType[Attribute], t) for t in types if isinstance(t, MemRefType)]
 

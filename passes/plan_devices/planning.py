@@ -146,7 +146,7 @@ class PlanDevicesPass(ModulePass):
 
     def __post_init__(self) -> None:
         # Bad options are errors of the pipeline, said before any IR is read (raised
-        # from `apply`, they were placed at the module as if its IR were wrong).
+        # from `apply`, they would be placed at the module as if its IR were wrong).
         if self.strategy not in ("default", "cost"):
             raise ValueError(f"unknown strategy '{self.strategy}' (valid: default, cost)")
         if self.dynamic_size is not None and self.dynamic_size < 1:
