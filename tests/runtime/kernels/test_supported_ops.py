@@ -16,7 +16,7 @@ from devplan.runtime.kernels.common import (
 
 def test_supported_ops_are_the_backends_op_groups() -> None:
     groups = INT_BINARY_OPS + FLOAT_ARITH_OPS + CAST_OPS + BIT_OPS + OTHER_OPS
-    assert SUPPORTED_OPS == frozenset(groups)
+    assert frozenset(groups) == SUPPORTED_OPS
 
 
 def test_supported_ops_hold_every_float_op_of_semantics() -> None:
