@@ -1,7 +1,8 @@
 """devplan's xDSL universe: every devplan dialect and pass, for plain `xdsl-opt`.
 
 Registered under the `xdsl.universe` entry-point group in `pyproject.toml`. Values
-are zero-argument factories so that tool start-up imports nothing heavy.
+are zero-argument factories so that tool start-up imports nothing heavy; the passes
+come from `passes/registry.py`.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.ir import Dialect
-from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+
+from .passes.registry import PASSES
 
 
 def _target() -> Dialect:
@@ -52,65 +54,5 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
 }
 """Dialect name -> factory."""
 
-
-def _classify_regions() -> type[ModulePass]:
-    from .passes.classify_regions import ClassifyRegionsPass
-
-    return ClassifyRegionsPass
-
-
-def _outline_device_regions() -> type[ModulePass]:
-    from .passes.outline_device_regions import OutlineDeviceRegionsPass
-
-    return OutlineDeviceRegionsPass
-
-
-def _convert_gpu_to_device() -> type[ModulePass]:
-    from .passes.convert_gpu_to_device.conversion import ConvertGpuToDevicePass
-
-    return ConvertGpuToDevicePass
-
-
-def _async_to_host() -> type[ModulePass]:
-    from .passes.async_to_host import AsyncToHostPass
-
-    return AsyncToHostPass
-
-
-def _elide_copies() -> type[ModulePass]:
-    from .passes.elide_copies import ElideCopiesPass
-
-    return ElideCopiesPass
-
-
-def _lower_to_device() -> type[ModulePass]:
-    from .passes.lower_to_device import LowerToDevicePass
-
-    return LowerToDevicePass
-
-
-def _default_pipeline() -> type[ModulePass]:
-    from .passes.default_pipeline import DefaultPipelinePass
-
-    return DefaultPipelinePass
-
-
-def _plan_devices() -> type[ModulePass]:
-    from .passes.plan_devices.planner import PlanDevicesPass
-
-    return PlanDevicesPass
-
-
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "classify-regions": _classify_regions,
-    "outline-device-regions": _outline_device_regions,
-    "convert-gpu-to-device": _convert_gpu_to_device,
-    "async-to-host": _async_to_host,
-    "elide-copies": _elide_copies,
-    "plan-devices": _plan_devices,
-    "lower-to-device": _lower_to_device,
-    "default-pipeline": _default_pipeline,
-}
-"""Pass name -> factory."""
 
 UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -43,6 +43,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.transforms.canonicalize import CanonicalizePass
 
 import devplan
+from devplan.analysis.memory_areas import MemoryAreas, byte_size
 from devplan.diagnostics import DevplanError
 from devplan.dialects import device as dev
 from devplan.dialects.vdev import (
@@ -54,11 +55,12 @@ from devplan.dialects.vdev import (
     memory_space_of,
     value_device,
 )
-from devplan.passes.elide_copies import ElideCopiesPass, MemoryAreas, byte_size, necessary_bytes
-from devplan.passes.plan_devices.planner import PlanDevicesPass
+from devplan.passes.elide_copies import ElideCopiesPass
+from devplan.passes.elide_copies.statistics import necessary_bytes
+from devplan.passes.plan_devices import PlanDevicesPass
+from devplan.passes.registry import PASSES
 from devplan.runtime.executor import random_inputs
 from devplan.system.description import System
-from devplan.universe import PASSES
 
 ROOT = Path(__file__).resolve().parents[1]
 T = TensorType(f32, [256])

@@ -33,7 +33,7 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 
 import devplan
 from devplan.dialects.vdev import DEFAULT_DEVICE_ATTR, DEVICE_ATTR, DeviceAttr, OnDeviceOp
-from devplan.passes.plan_devices.planner import PlanDevicesPass
+from devplan.passes.plan_devices import PlanDevicesPass
 
 T = TensorType(f32, [4])
 CPU = DeviceAttr.make("cpu", 0)

@@ -105,6 +105,32 @@ KERNEL_BODY_OPS: tuple[str, ...] = (
 """The ops a kernel body may use (`dialect.*` = every op of that dialect)."""
 
 
+SUPPORTED_OPS: frozenset[str] = frozenset({
+    "arith.addf", "arith.addi", "arith.addui_extended", "arith.andi", "arith.bitcast",
+    "arith.ceildivsi", "arith.ceildivui", "arith.cmpf", "arith.cmpi", "arith.constant",
+    "arith.divf", "arith.divsi", "arith.divui", "arith.extf", "arith.extsi", "arith.extui",
+    "arith.floordivsi", "arith.fptosi", "arith.fptoui", "arith.index_cast",
+    "arith.index_castui", "arith.maximumf", "arith.maxnumf", "arith.maxsi", "arith.maxui",
+    "arith.minimumf", "arith.minnumf", "arith.minsi", "arith.minui", "arith.mulf", "arith.muli",
+    "arith.mulsi_extended", "arith.mului_extended", "arith.negf", "arith.ori", "arith.remf",
+    "arith.remsi", "arith.remui", "arith.select", "arith.shli", "arith.shrsi", "arith.shrui",
+    "arith.sitofp", "arith.subf", "arith.subi", "arith.truncf", "arith.trunci", "arith.uitofp",
+    "arith.xori",
+    "math.absf", "math.absi", "math.acos", "math.acosh", "math.asin", "math.asinh", "math.atan",
+    "math.atan2", "math.atanh", "math.cbrt", "math.ceil", "math.copysign", "math.cos",
+    "math.cosh", "math.ctlz", "math.ctpop", "math.cttz", "math.erf", "math.exp", "math.exp2",
+    "math.expm1", "math.floor", "math.fma", "math.fpowi", "math.ipowi", "math.log",
+    "math.log10", "math.log1p", "math.log2", "math.powf", "math.round", "math.roundeven",
+    "math.rsqrt", "math.sin", "math.sinh", "math.sqrt", "math.tan", "math.tanh", "math.trunc",
+    "memref.atomic_rmw", "memref.dim", "memref.load", "memref.store",
+    "scf.condition", "scf.for", "scf.if", "scf.index_switch", "scf.while", "scf.yield",
+    "kernel.alloc_shared", "kernel.assert", "kernel.barrier", "kernel.block_dim",
+    "kernel.block_id", "kernel.grid_dim", "kernel.printf", "kernel.return", "kernel.thread_id",
+})  # fmt: skip
+"""The ops of a kernel body that every kernel backend compiles; lower-to-device generates
+only these, and a kernel holding another op is a compile-time error of its backend."""
+
+
 def _allowed_in_kernel(name: str) -> bool:
     dialect = name.split(".", 1)[0]
     return name in KERNEL_BODY_OPS or f"{dialect}.*" in KERNEL_BODY_OPS

@@ -19,39 +19,38 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ..diagnostics import DevplanError, LocatedError, verify_located
+from ..diagnostics import LocatedError, verify_located
 from ..dialects.vdev import verify_placement_attributes
 from ..system.description import verify_system_attribute
+from .classify_regions import ClassifyRegionsPass
+from .elide_copies import ElideCopiesPass
+from .lower_to_device import LowerToDevicePass
+from .plan_devices import PlanDevicesPass
 
-DEFAULT_PIPELINE: tuple[str, ...] = (
-    "plan-devices",
-    "elide-copies",
-    "lower-to-device",
-    "elide-copies",
-    "classify-regions",
+STEPS: tuple[type[ModulePass], ...] = (
+    PlanDevicesPass,
+    ElideCopiesPass,
+    LowerToDevicePass,
+    ElideCopiesPass,
+    ClassifyRegionsPass,
 )
-"""The passes `default-pipeline` runs, in order."""
+"""The passes `default-pipeline` runs, in order, with their default options. They are
+imported here rather than looked up in `registry.py`, which lists this pass too."""
+
+DEFAULT_PIPELINE: tuple[str, ...] = tuple(step.name for step in STEPS)
+"""The names of the passes `default-pipeline` runs, in order."""
 
 
 @dataclass(frozen=True)
 class DefaultPipelinePass(ModulePass):
-    """Runs `DEFAULT_PIPELINE`, verifying (with locations) after each pass."""
+    """Runs `STEPS`, verifying (with locations) after each pass."""
 
     name = "default-pipeline"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from ..universe import PASSES
-        from .pipeline import build_pipeline
-
-        missing = [name for name in DEFAULT_PIPELINE if name not in PASSES]
-        if missing:
-            raise DevplanError(
-                f"error: default-pipeline needs {', '.join(missing)}, which this build "
-                "does not have yet"
-            )
-        for spec in DEFAULT_PIPELINE:
-            build_pipeline(spec, PASSES).apply(ctx, op)
+        for step in STEPS:
+            step().apply(ctx, op)
             try:
                 verify_located(op, (verify_placement_attributes, verify_system_attribute))
             except LocatedError as e:
-                raise LocatedError(f"{e} (IR produced by pass '{spec}')") from e
+                raise LocatedError(f"{e} (IR produced by pass '{step.name}')") from e

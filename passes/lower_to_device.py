@@ -80,7 +80,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, math, memref, scf
+from xdsl.dialects import arith, cf, func, linalg, math, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -99,14 +99,17 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
+from xdsl.dialects.tensor import EmptyOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.hints import isa
 
+from ..analysis.dtypes import dtype_of
 from ..diagnostics import error_at
 from ..dialects import device as dev
 from ..dialects import kernel as kn
+from ..dialects.kernel import SUPPORTED_OPS
 from ..dialects.target import TargetAttr
 from ..dialects.vdev import (
     DEFAULT_SCOPE,
@@ -122,7 +125,7 @@ from ..dialects.vdev import (
     result_placement,
     value_device,
 )
-from ..runtime.kernels.common import SUPPORTED_OPS, dtype_of
+from ..dispatch import OpTable
 from ..system.cost import NO_WORK, WORK_ATTR, op_work
 
 ELEMENTWISE_BLOCK = 256
@@ -857,7 +860,7 @@ class Lowering:
         self.block = outer
 
     def lower_op(self, op: Operation) -> None:
-        lower = _RULES.get(op.name)
+        lower = _RULES.lookup(op)
         if lower is not None:
             lower(self, op)
         elif isinstance(op, OnDeviceOp):
@@ -993,23 +996,12 @@ def _drop_device_attrs(function: func.FuncOp) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Lowering rules by op name
+# Lowering rules by op class
 
-_RULES: dict[str, Callable[[Lowering, Any], None]] = {}
-
-
-def _rule(
-    *names: str,
-) -> Callable[[Callable[[Lowering, Any], None]], Callable[[Lowering, Any], None]]:
-    def register(fn: Callable[[Lowering, Any], None]) -> Callable[[Lowering, Any], None]:
-        for name in names:
-            _RULES[name] = fn
-        return fn
-
-    return register
+_RULES: OpTable[Callable[[Lowering, Any], None]] = OpTable("lower-to-device")
 
 
-@_rule("func.return")
+@_RULES.impl(func.ReturnOp)
 def _return(low: Lowering, op: func.ReturnOp) -> None:
     function = op.parent_op()
     assert isinstance(function, func.FuncOp)
@@ -1027,7 +1019,7 @@ def _return(low: Lowering, op: func.ReturnOp) -> None:
     low.emit(func.ReturnOp(*values))
 
 
-@_rule("func.call")
+@_RULES.impl(func.CallOp)
 def _call(low: Lowering, op: func.CallOp) -> None:
     callee = _callee(low.module, op)
     args: list[SSAValue] = []
@@ -1065,7 +1057,7 @@ def _require(device: DeviceAttr | None, op: Operation, what: str) -> DeviceAttr:
     return device
 
 
-@_rule("vdev.device_copy")
+@_RULES.impl(DeviceCopyOp)
 def _device_copy(low: Lowering, op: DeviceCopyOp) -> None:
     source = low.operand(op, 0, op.src_device)
     out_type = low.buffer_type(op.result.type, op.dst_device, op)
@@ -1074,7 +1066,7 @@ def _device_copy(low: Lowering, op: DeviceCopyOp) -> None:
     low.map_results(op, [out])
 
 
-@_rule("tensor.empty")
+@_RULES.impl(EmptyOp)
 def _empty(low: Lowering, op: Operation) -> None:
     device = low.op_device(op)
     out_type = low.buffer_type(op.results[0].type, device, op)
@@ -1090,7 +1082,7 @@ def _is_fill_destination(op: Operation, index: int) -> bool:
     return op.name == "linalg.fill" and index == 1
 
 
-@_rule("arith.constant")
+@_RULES.impl(arith.ConstantOp)
 def _constant(low: Lowering, op: arith.ConstantOp) -> None:
     if not _is_tensor(op.result):
         low.lower_scalar(op)
@@ -1161,7 +1153,7 @@ def _fill(low: Lowering, device: DeviceAttr, out: SSAValue, value: SSAValue, op:
     low.launch_over(device, kernel, out, [out, value], op)
 
 
-@_rule("linalg.fill")
+@_RULES.impl(linalg.FillOp)
 def _linalg_fill(low: Lowering, op: Operation) -> None:
     device = low.op_device(op)
     value = low.values[op.operands[0]]
@@ -1184,7 +1176,7 @@ def _linalg_fill(low: Lowering, op: Operation) -> None:
     low.map_results(op, [out])
 
 
-@_rule("linalg.matmul")
+@_RULES.impl(linalg.MatmulOp)
 def _matmul(low: Lowering, op: Operation) -> None:
     device = low.op_device(op)
     if len(op.operands) != 3 or len(op.results) != 1:
@@ -1236,7 +1228,7 @@ def _extent(low: Lowering, buffer: SSAValue, d: int) -> SSAValue | int:
     return n if n != DYNAMIC_INDEX else low.dim(buffer, d)
 
 
-@_rule("scf.if")
+@_RULES.impl(scf.IfOp)
 def _if(low: Lowering, op: scf.IfOp) -> None:
     types = [
         low.buffer_type(r.type, result_placement(op, i) if _is_tensor(r) else None, op)
@@ -1256,7 +1248,7 @@ def _if(low: Lowering, op: scf.IfOp) -> None:
     low.map_results(op, new.results)
 
 
-@_rule("scf.for")
+@_RULES.impl(scf.ForOp)
 def _for(low: Lowering, op: scf.ForOp) -> None:
     types = [
         low.buffer_type(r.type, result_placement(op, i) if _is_tensor(r) else None, op)
@@ -1293,7 +1285,7 @@ def _check_yields(low: Lowering, op: Operation, types: Sequence[Attribute]) -> N
                     low.operand(yielded, i, _require(result_placement(op, i), op, f"result {i}"))
 
 
-@_rule("scf.yield")
+@_RULES.impl(scf.YieldOp)
 def _yield(low: Lowering, op: scf.YieldOp) -> None:
     low.emit(scf.YieldOp(*(low.lowered_operand(op, i) for i in range(len(op.operands)))))
 

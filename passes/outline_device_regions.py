@@ -12,7 +12,7 @@ device programs in order.
 Algorithm
 =========
 
-Phase 1 — tags (analysis, `classify-regions`' `RegionAnalysis`). Every op of a
+Phase 1 — tags (`RegionAnalysis` of `analysis/region_footprint.py`). Every op of a
 mixed or multi-device function gets a tag from the footprint of the op and its
 nested ops: *free* (touches nothing: scalar `arith`, `device.attr`, `device.wait`,
 calls to scalar host functions), *device d* (a footprint of exactly device d and no
@@ -87,8 +87,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
+from ..analysis.buffer_ownership import DeviceKey
+from ..analysis.region_footprint import NEUTRAL, NEUTRAL_MEMREF_OPS, Footprint, RegionAnalysis
 from ..dialects import device as dev
-from .classify_regions import NEUTRAL, NEUTRAL_MEMREF_OPS, DeviceKey, Footprint, RegionAnalysis
 
 FREE = "free"
 HOST = "host"
@@ -402,7 +403,7 @@ class BlockSchedule:
     # ---- dependences --------------------------------------------------------------
 
     def _location(self, value: SSAValue) -> Location:
-        owner = self.plan.analysis.owner(value.type)
+        owner = self.plan.analysis.ownership.owner(value.type)
         if owner is None:
             return Location(None)
         root = value.owner

@@ -13,7 +13,7 @@ so devplan can classify, plan and run it.
   gpu.barrier, gpu.return            ->  kernel.barrier, kernel.return
   gpu.printf, cf.assert (in kernels) ->  kernel.printf, kernel.assert
   gpu.all_reduce/subgroup_reduce/shuffle/rotate -> shared memory, barriers and loops
-                                     (gpu_kernel_lowering)
+                                     (`kernel_lowering.py`)
   gpu.alloc / gpu.dealloc            ->  device.alloc / device.free (host_shared: "host" scope)
   gpu.memcpy %dst, %src              ->  device.copy %src to %dst (async: device.copy_async)
   gpu.launch_func                    ->  device.launch (async kept; i32/i64 sizes cast to index)
@@ -21,21 +21,21 @@ so devplan can classify, plan and run it.
 
 Phases:
 
-0. Async regions (async_to_host): each `async.execute` body runs where it stands, in
-   program order, and `async.await` goes away. Each `gpu.memset` becomes a launch of a
-   fill kernel (gpu_memset).
-1. Outlining (gpu_outlining): each `gpu.launch` with a body becomes a `gpu.func` in a
+0. Async regions (`passes/async_to_host.py`): each `async.execute` body runs where it
+   stands, in program order, and `async.await` goes away. Each `gpu.memset` becomes a
+   launch of a fill kernel (`memset.py`).
+1. Outlining (`outlining.py`): each `gpu.launch` with a body becomes a `gpu.func` in a
    new `gpu.module` and a `gpu.launch_func` of it.
-2. Checks: every refusal below, before anything changes.
-3. Registration: each `memref.alloc` that a `gpu.host_register` names (through
-   `memref.cast`s) becomes a `device.alloc` in the device's "host" scope, viewed by host
-   code through a `memref.memory_space_cast` to its old type (its `memref.dealloc`
-   becomes `device.free`, one is added before the return when there is none). A launch
-   argument whose memory is registered (also through function parameters every caller
-   passes registered memory for) is cast to the "host" scope at the launch, and that
-   kernel parameter keeps no memory space.
-4. Kernels: each body is lowered (structured control flow, collectives, printf and
-   assert) and its gpu ops become kernel ops.
+2. Checks (`checks.py`): every refusal below, before anything changes.
+3. Registration (`registration.py`): each `memref.alloc` that a `gpu.host_register`
+   names (through `memref.cast`s) becomes a `device.alloc` in the device's "host" scope,
+   viewed by host code through a `memref.memory_space_cast` to its old type (its
+   `memref.dealloc` becomes `device.free`, one is added before the return when there is
+   none). A launch argument whose memory is registered (also through function
+   parameters every caller passes registered memory for) is cast to the "host" scope at
+   the launch, and that kernel parameter keeps no memory space.
+4. Kernels: each body is lowered (`kernel_lowering.py`: structured control flow,
+   collectives, printf and assert) and its gpu ops become kernel ops.
 5. Host ops, in program order, as in the table.
 
 Memory: the result of `gpu.alloc` and every other memref parameter of a kernel live in
@@ -67,7 +67,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, gpu, memref
+from xdsl.dialects import arith, func, gpu
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
@@ -75,7 +75,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
-    StringAttr,
     UnregisteredOp,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
@@ -90,19 +89,11 @@ from ...dialects.target import TargetAttr, TargetError
 from ...dialects.vdev import DeviceAttr
 from ...upstream import gpu as ga
 from ..async_to_host import run_async_on_host
+from .checks import check_convertible
 from .kernel_lowering import lower_kernel_body
 from .memset import memsets_to_launches
 from .outlining import outline_launches
-
-UNSUPPORTED: dict[str, str] = {
-    "gpu.lane_id": "gpu.lane_id has no kernel-dialect equivalent",
-    "gpu.subgroup_id": "subgroup ops have no kernel-dialect equivalent",
-    "gpu.subgroup_size": "subgroup ops have no kernel-dialect equivalent",
-    "gpu.num_subgroups": "subgroup ops have no kernel-dialect equivalent",
-    "gpu.set_default_device": "gpu.set_default_device cannot be converted; choose the "
-    'device with the pass option, e.g. convert-gpu-to-device{device="cuda:1"}',
-}
-"""gpu ops this pass refuses, with the reason."""
+from .registration import HostRegistration, calls_of
 
 _INDEX_QUERIES: dict[
     str, type[kernel.ThreadIdOp | kernel.BlockIdOp | kernel.BlockDimOp | kernel.GridDimOp]
@@ -112,31 +103,6 @@ _INDEX_QUERIES: dict[
     "gpu.block_dim": kernel.BlockDimOp,
     "gpu.grid_dim": kernel.GridDimOp,
 }
-
-_KERNEL_ONLY = frozenset(
-    {
-        *_INDEX_QUERIES,
-        "gpu.global_id",
-        "gpu.barrier",
-        "gpu.return",
-        "gpu.all_reduce",
-        "gpu.subgroup_reduce",
-        "gpu.shuffle",
-        "gpu.rotate",
-        "gpu.printf",
-    }
-)
-"""gpu ops that mean something only inside a kernel (`gpu.func ... kernel`)."""
-
-_HOST_TOKEN_USERS = (gpu.AllocOp, gpu.DeallocOp, gpu.MemcpyOp, gpu.LaunchFuncOp, gpu.WaitOp)
-
-_CASTS = (memref.CastOp, memref.MemorySpaceCastOp)
-"""Ops whose result is their operand's memory seen through another type."""
-
-
-def is_kernel(op: gpu.FuncOp) -> bool:
-    """A `gpu.func ... kernel`, or one marked with MLIR's `gpu.kernel` unit attribute."""
-    return op.kernel is not None or "gpu.kernel" in op.attributes
 
 
 _GPU_KNOWN_SIZES = {
@@ -167,28 +133,6 @@ def kernel_attributes(op: gpu.FuncOp) -> dict[str, Attribute]:
             )
         kept[name] = value
     return kept
-
-
-def _root(value: SSAValue) -> SSAValue:
-    """The memory `value` views, through `memref.cast`s."""
-    while isinstance(value.owner, _CASTS):
-        value = value.owner.operands[0]
-    return value
-
-
-def _views(value: SSAValue) -> list[Operation]:
-    """Every user of `value` and of the casts of it."""
-    users: list[Operation] = []
-    for use in value.uses:
-        users.append(use.operation)
-        if isinstance(use.operation, _CASTS):
-            users.extend(_views(use.operation.results[0]))
-    return users
-
-
-def _is_host_shared(value: SSAValue) -> bool:
-    owner = _root(value).owner
-    return isinstance(owner, gpu.AllocOp) and owner.hostShared is not None
 
 
 def parse_device_option(text: str) -> DeviceAttr:
@@ -226,21 +170,6 @@ def device_target(module: ModuleOp, device: DeviceAttr) -> TargetAttr:
         ) from None
 
 
-def _is_workgroup_space(space: Attribute) -> bool:
-    """Workgroup (block-shared) memory: MLIR's address space 3, or
-    `#gpu.address_space<workgroup>`."""
-    if isinstance(space, IntegerAttr):
-        return space.value.data == 3
-    return isinstance(space, ga.AddressSpaceAttr) and space.space.data == "workgroup"
-
-
-def _in_gpu_func(op: Operation) -> bool:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, gpu.FuncOp):
-        parent = parent.parent_op()
-    return parent is not None
-
-
 class GpuToDevice:
     """One conversion of one module onto one device."""
 
@@ -251,133 +180,11 @@ class GpuToDevice:
         self.memory = DeviceAttr.make(device.type_name, device.device_id, None, "global")
         self.host_memory = DeviceAttr.make(device.type_name, device.device_id, None, "host")
         """Host memory the device reaches (`gpu.host_register`, `host_shared`)."""
-        self.host_params: set[tuple[str, str, int]] = set()
-        """(module, kernel, parameter index) launched with host memory the device reaches."""
-        self.registered: set[SSAValue] = set()
-        """Host allocations registered with `gpu.host_register` (the casts' roots)."""
+        self.registration = HostRegistration(module, self.host_memory)
         self.target = device_target(module, device)
         self.tokens: dict[SSAValue, list[SSAValue]] = {}
         self.replaced: list[Operation] = []
         """Converted host ops; erased at the end, so tokens stay valid keys meanwhile."""
-
-    # ---- checks ----------------------------------------------------------------------
-
-    def check(self) -> None:
-        """Every refusal, before anything changes."""
-        for op in self.module.walk():
-            self._check_op(op)
-            for result in op.results:
-                self._check_token_uses(result)
-            if isinstance(op, func.FuncOp) and not op.is_declaration:
-                for arg in op.args:
-                    if isinstance(arg.type, gpu.AsyncTokenType):
-                        raise error_at(
-                            op, "a !gpu.async.token function parameter cannot be converted"
-                        )
-
-    def _check_op(self, op: Operation) -> None:
-        if op.name in UNSUPPORTED:
-            raise error_at(op, UNSUPPORTED[op.name])
-        if op.name in _KERNEL_ONLY and not _in_gpu_func(op):
-            raise error_at(
-                op,
-                f"'{op.name}' is outside a gpu.func; it can only be converted inside a kernel",
-            )
-        if isinstance(op, gpu.AllocOp) and op.symbolOperands:
-            raise error_at(op, "gpu.alloc with symbol operands cannot be converted")
-        if isinstance(op, gpu.LaunchFuncOp):
-            self._check_launch(op)
-        if op.name.startswith("gpu.") and not _in_gpu_func(op):
-            parent = op.parent_op()
-            while parent is not None and not isinstance(parent, UnregisteredOp):
-                parent = parent.parent_op()
-            if parent is not None:
-                raise error_at(
-                    op,
-                    f"'{op.name}' is inside '{parent.op_name.data}', an op devplan does not "
-                    "know; only gpu ops in functions and scf regions can be converted",
-                )
-        for key, what in ((ga.MODULE_TARGETS, "compilation targets"),
-                          (ga.MODULE_HANDLER, "an offloading handler")):  # fmt: skip
-            if isinstance(op, gpu.ModuleOp) and key in op.attributes:
-                raise error_at(
-                    op,
-                    f"gpu.module @{op.sym_name.data} names {what} {op.attributes[key]}; "
-                    "devplan compiles its kernels for the device the pass converts to "
-                    '(convert-gpu-to-device{device="cuda:0"}): remove them',
-                )
-        scope = op.attributes.get(ga.BARRIER_SCOPE)
-        if isinstance(op, gpu.BarrierOp) and isinstance(scope, StringAttr):
-            raise error_at(
-                op,
-                f"a gpu.barrier of {scope.data} scope cannot be converted; "
-                "kernel.barrier waits for every thread of the block",
-            )
-        if isinstance(op, gpu.FuncOp):
-            self._check_func(op)
-
-    def _check_func(self, op: gpu.FuncOp) -> None:
-        if ga.ARG_ATTRS in op.attributes:
-            raise error_at(
-                op,
-                f"gpu.func @{op.sym_name.data} has argument attributes "
-                f"{op.attributes[ga.ARG_ATTRS]}; devplan does not convert them",
-            )
-        if not is_kernel(op):
-            raise error_at(
-                op,
-                f"gpu.func @{op.sym_name.data} is not a kernel; only kernels (gpu.func "
-                "... kernel) can be converted",
-            )
-        self._check_attributions(op)
-
-    def _check_attributions(self, op: gpu.FuncOp) -> None:
-        """Workgroup attributions need a static shape and workgroup memory; private
-        ones (memory of each thread) have no kernel-dialect equivalent."""
-        block = op.body.blocks.first
-        assert block is not None
-        inputs = len(op.function_type.inputs.data)
-        workgroup = ga.workgroup_attribution_count(op)
-        name = op.sym_name.data
-        if len(block.args) > inputs + workgroup:
-            raise error_at(
-                op,
-                f"gpu.func @{name} has private attributions (memory of each thread); "
-                "devplan's kernels have no per-thread memory; keep such values in SSA values",
-            )
-        for arg in block.args[inputs:]:
-            type_ = arg.type
-            assert isa(type_, MemRefType[Attribute])
-            if not type_.has_static_shape() or not _is_workgroup_space(type_.memory_space):
-                raise error_at(
-                    op,
-                    f"workgroup attribution {type_} of gpu.func @{name} cannot be converted; "
-                    "it needs a static shape and the workgroup memory space (3 or "
-                    "#gpu.address_space<workgroup>)",
-                )
-
-    def _check_launch(self, op: gpu.LaunchFuncOp) -> None:
-        if op.clusterSizeX is not None:
-            raise error_at(op, "gpu.launch_func with cluster sizes cannot be converted")
-        if op.dynamicSharedMemorySize is not None:
-            raise error_at(
-                op,
-                "gpu.launch_func with dynamic shared memory cannot be converted; "
-                "use kernel.alloc_shared with a static size in the kernel",
-            )
-        if op.asyncObject is not None:
-            raise error_at(op, "gpu.launch_func with an async object cannot be converted")
-
-    def _check_token_uses(self, value: SSAValue) -> None:
-        if not isinstance(value.type, gpu.AsyncTokenType):
-            return
-        for use in value.uses:
-            if not isinstance(use.operation, _HOST_TOKEN_USERS):
-                raise error_at(
-                    use.operation,
-                    f"'{use.operation.name}' uses a !gpu.async.token; tokens can only flow "
-                    "into gpu.alloc, gpu.dealloc, gpu.memcpy, gpu.launch_func and gpu.wait",
-                )
 
     # ---- memory types ----------------------------------------------------------------
 
@@ -418,7 +225,7 @@ class GpuToDevice:
                 )
             new = Rewriter.replace_value_with_new_type(value, new_type)
             function.update_function_type()
-            for call in self._calls_of(function):
+            for call in calls_of(self.module, function):
                 self.retype(call.arguments[value.index], new_type, call)
         elif isinstance(value, OpResult) and isinstance(value.op, func.CallOp):
             new = self._retype_call_result(value.op, value.index, new_type, where)
@@ -465,7 +272,7 @@ class GpuToDevice:
                 function = user.parent_op()
                 assert isinstance(function, func.FuncOp)
                 function.update_function_type()
-                for call in self._calls_of(function):
+                for call in calls_of(self.module, function):
                     self.retype(call.res[use.index], value.type, call)
             elif isinstance(user, func.CallOp):
                 callee = self._function(user.callee.root_reference.data)
@@ -482,14 +289,6 @@ class GpuToDevice:
             if isinstance(op, func.FuncOp) and op.sym_name.data == name:
                 return op
         return None
-
-    def _calls_of(self, function: func.FuncOp) -> list[func.CallOp]:
-        name = function.sym_name.data
-        return [
-            op
-            for op in self.module.walk()
-            if isinstance(op, func.CallOp) and op.callee.root_reference.data == name
-        ]
 
     # ---- kernels ---------------------------------------------------------------------
 
@@ -518,7 +317,7 @@ class GpuToDevice:
         block = body.blocks.first
         assert block is not None
         for arg in list(block.args):
-            if (module_name, name, arg.index) in self.host_params and isa(
+            if (module_name, name, arg.index) in self.registration.host_params and isa(
                 arg.type, MemRefType[Attribute]
             ):
                 # Launched with host memory the device reaches: any reachable space.
@@ -655,8 +454,8 @@ class GpuToDevice:
                 sizes.append(cast.result)
         args: list[SSAValue] = []
         for arg in op.kernelOperands:
-            if self.host_visible(arg):
-                args.append(self.as_host_memory(arg, op, new_ops))
+            if self.registration.host_visible(arg):
+                args.append(self.registration.as_host_memory(arg, op, new_ops))
                 continue
             new_type = self.device_memref(arg.type, op)
             args.append(self.retype(arg, new_type, op) if new_type != arg.type else arg)
@@ -676,99 +475,6 @@ class GpuToDevice:
         self._host_replace(op, new_ops, None, [launch.token] if launch.token is not None else [])
 
     # ---- host memory the device reaches ---------------------------------------------
-
-    def collect_registrations(self) -> None:
-        """Each allocation a `gpu.host_register` names (through casts) becomes memory of
-        the device's host scope, seen by host code through a `memref.memory_space_cast`
-        to its old type; its `memref.dealloc` becomes `device.free` (one is added before
-        the function's return when there is none)."""
-        roots: list[SSAValue] = []
-        for op in self.module.walk():
-            if isinstance(op, ga.HostRegisterOp):
-                root = _root(op.operands[0])
-                if isinstance(root, BlockArgument):
-                    continue  # a parameter: the caller's allocation is registered
-                if not isinstance(root.owner, memref.AllocOp):
-                    raise error_at(
-                        op,
-                        "gpu.host_register of memory that is not a memref.alloc (through "
-                        "memref.cast) cannot be converted",
-                    )
-                if root not in roots:
-                    roots.append(root)
-        for root in roots:
-            self._register(root)
-
-    def _register(self, root: SSAValue) -> None:
-        alloc = root.owner
-        assert isinstance(alloc, memref.AllocOp)
-        type_ = alloc.memref.type
-        assert isa(type_, MemRefType[Attribute])
-        device_type = MemRefType(type_.element_type, type_.shape, type_.layout, self.host_memory)
-        new = dev.AllocOp(device_type, alloc.dynamic_sizes)
-        view = memref.MemorySpaceCastOp(new.result, type_)
-        for op in (new, view):
-            op.location = alloc.location
-        new.result.name_hint = root.name_hint
-        Rewriter.replace_op(alloc, [new, view], [view.dest])
-        self.registered.add(new.result)
-        freed = False
-        for use in list(_views(view.dest)):
-            if isinstance(use, memref.DeallocOp):
-                free = dev.FreeOp(new.result)
-                free.location = use.location
-                Rewriter.replace_op(use, free)
-                freed = True
-        block = new.parent_block()
-        last = block.last_op if block is not None else None
-        escapes = any(isinstance(u, func.ReturnOp) for u in _views(view.dest))
-        if not freed and not escapes and isinstance(last, func.ReturnOp) and block is not None:
-            free = dev.FreeOp(new.result)
-            free.location = last.location
-            block.insert_op_before(free, last)
-
-    def host_visible(self, value: SSAValue, seen: frozenset[SSAValue] = frozenset()) -> bool:
-        """Whether `value` is host memory registered with the device (or `host_shared`):
-        its root allocation is registered, or it is a parameter every caller passes such
-        memory for."""
-        if not isa(value.type, MemRefType[Attribute]) or not isinstance(
-            value.type.memory_space, NoneAttr
-        ):
-            return False
-        root = _root(value)
-        if root in self.registered:
-            return True
-        if root in seen or not isinstance(root, BlockArgument):
-            return False
-        function = root.block.parent_op()
-        if not isinstance(function, func.FuncOp) or root.block is not function.body.blocks.first:
-            return False
-        calls = self._calls_of(function)
-        return bool(calls) and all(
-            self.host_visible(call.arguments[root.index], seen | {root}) for call in calls
-        )
-
-    def as_host_memory(self, value: SSAValue, where: Operation, ops: list[Operation]) -> SSAValue:
-        """`value` seen as the device's host memory: a `memref.memory_space_cast` placed
-        before the launch (added to `ops`)."""
-        type_ = value.type
-        assert isa(type_, MemRefType[Attribute])
-        cast = memref.MemorySpaceCastOp(
-            value, MemRefType(type_.element_type, type_.shape, type_.layout, self.host_memory)
-        )
-        cast.location = where.location
-        ops.append(cast)
-        return cast.dest
-
-    def mark_host_params(self) -> None:
-        """The kernel parameters some launch passes registered host memory for."""
-        for op in self.module.walk():
-            if isinstance(op, gpu.LaunchFuncOp):
-                nested = [r.data for r in op.kernel.nested_references.data]
-                path = (op.kernel.root_reference.data, *nested)
-                for i, arg in enumerate(op.kernelOperands):
-                    if self.host_visible(arg) or _is_host_shared(arg):
-                        self.host_params.add((path[0], path[-1], i))
 
     def _host_replace(
         self,
@@ -798,9 +504,9 @@ class GpuToDevice:
         run_async_on_host(self.module)
         memsets_to_launches(self.module)
         outline_launches(self.module)
-        self.check()
-        self.collect_registrations()
-        self.mark_host_params()
+        check_convertible(self.module)
+        self.registration.collect()
+        self.registration.mark_host_params()
         for op in list(self.module.walk()):
             if isinstance(op, gpu.ModuleOp):
                 self.convert_module(op)

@@ -42,20 +42,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
+from ...analysis.placement_domains import Origin
 from ...diagnostics import diagnostic_at, error_at
 from ...dialects.vdev import DeviceAttr
 from ...system.cost import NO_WORK, CostModel, NoLinkError, op_work, tensor_bytes
 from ...system.description import System
 from .placement_cost import CopyTerm, Problem, solve
-
-if TYPE_CHECKING:
-    from .planner import Planner
+from .planner import Planner
+from .program import underlying
 
 
 @dataclass
@@ -206,8 +205,6 @@ class CostPlacement:
 
     def _terms(self, k: int) -> list[CopyTerm]:
         planner = self.planner
-        from .planner import underlying
-
         constants = set(planner.constants)
         consumers: dict[SSAValue, dict[int, None]] = {}
         for use in planner.uses:
@@ -236,8 +233,6 @@ class CostPlacement:
     # -- phase C -----------------------------------------------------------------------
 
     def place(self) -> None:
-        from .planner import Origin
-
         self.default_placement()
         problem = self.problem()
         labels = solve(problem)

@@ -19,14 +19,13 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    IndexType,
-    IntegerType,
     MemRefType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
+from ...analysis.dtypes import dtype_of, int_width
 from ...diagnostics import LocatedError, diagnostic_at
-from ...dialects.kernel import AllocSharedOp, BarrierOp, KernelFuncOp
+from ...dialects.kernel import SUPPORTED_OPS, AllocSharedOp, BarrierOp, KernelFuncOp
 from .. import semantics
 
 
@@ -112,11 +111,6 @@ OTHER_OPS = (
     "kernel.printf",
     "kernel.assert",
 )
-SUPPORTED_OPS: frozenset[str] = frozenset(
-    INT_BINARY_OPS + FLOAT_ARITH_OPS + CAST_OPS + BIT_OPS + OTHER_OPS
-)
-"""Every op both backends compile; anything else is a compile-time `KernelError`."""
-
 I1_SIGNED_PREDICATES = {"slt": "ugt", "sle": "uge", "sgt": "ult", "sge": "ule"}
 """A signed comparison of i1 values is the reversed unsigned one (true is -1 signed)."""
 
@@ -125,41 +119,6 @@ CMPF_PREDICATES = (
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
     "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
 )  # fmt: skip
-
-INT_DTYPES: dict[int, np.dtype[np.generic]] = {
-    1: np.dtype(np.bool_),
-    8: np.dtype(np.int8),
-    16: np.dtype(np.int16),
-    32: np.dtype(np.int32),
-    64: np.dtype(np.int64),
-}
-
-
-def int_width(type_: Attribute) -> int | None:
-    """Bit width of an integer-like type (`index` is 64 bits), None for other types."""
-    if isinstance(type_, IndexType):
-        return 64
-    if isinstance(type_, IntegerType):
-        return type_.bitwidth
-    return None
-
-
-def dtype_of(type_: Attribute) -> np.dtype[np.generic] | None:
-    """The NumPy dtype of memory holding a scalar type, None when unsupported (bf16, which
-    NumPy lacks, is held as its uint16 bit pattern)."""
-    if isinstance(type_, BFloat16Type):
-        return np.dtype(np.uint16)
-    width = int_width(type_)
-    if width is not None:
-        return INT_DTYPES.get(width)
-    if isinstance(type_, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(type_, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(type_, Float64Type):
-        return np.dtype(np.float64)
-    return None
-
 
 def value_dtype(type_: Attribute) -> np.dtype[np.generic] | None:
     """The NumPy dtype of values of a scalar type in the NumPy backend: as `dtype_of`, but

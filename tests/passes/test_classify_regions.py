@@ -16,9 +16,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 import devplan
+from devplan.analysis.region_footprint import Footprint, RegionAnalysis
 from devplan.diagnostics import DevplanError
 from devplan.dialects.target import TargetAttr, register_target_kind
-from devplan.passes.classify_regions import Footprint, RegionAnalysis
 from devplan.system.description import System
 
 CUDA0 = ("cuda", 0)

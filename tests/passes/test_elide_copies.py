@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 import devplan
+from devplan.analysis.memory_areas import MemoryAreas
 from devplan.diagnostics import DevplanError, verify_located
 from devplan.dialects import device as dev
 from devplan.dialects.vdev import (
@@ -50,8 +51,11 @@ from devplan.dialects.vdev import (
     OnDeviceOp,
     value_device,
 )
-from devplan.passes import elide_copies
-from devplan.passes.plan_devices.planner import PlanDevicesPass
+from devplan.passes.elide_copies import elision
+from devplan.passes.elide_copies.decisions import Elide
+from devplan.passes.elide_copies.elision import analyse
+from devplan.passes.elide_copies.value_copies import same_place
+from devplan.passes.plan_devices import PlanDevicesPass
 from devplan.system.description import System
 
 N = 8
@@ -259,10 +263,10 @@ def one_elision_at_a_time(text: str) -> Iterator[tuple[str, str]]:
     """Each program on the way to the elided one, removing one copy at a time (the first
     the analysis of the current program would elide), with the rule that removed it."""
     module = devplan.parse(text)
-    areas = elide_copies.MemoryAreas(System.default())
+    areas = MemoryAreas(System.default())
     for _ in range(64):
-        decisions = elide_copies.analyse(module, areas)
-        first = next((d for d in decisions if isinstance(d, elide_copies.Elide)), None)
+        decisions = analyse(module, areas)
+        first = next((d for d in decisions if isinstance(d, Elide)), None)
         if first is None:
             return
         first.rewrite()
@@ -365,7 +369,7 @@ def test_iteration_cap_is_a_remark(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Each round removes the copy-back; the next round finds the copy into x0 dead.
-    monkeypatch.setattr(elide_copies, "MAX_ITERATIONS", 1)
+    monkeypatch.setattr(elision, "MAX_ITERATIONS", 1)
     text, _ = program([("copy_back", "a0", "x1")])
     module = devplan.apply(devplan.parse(text), "elide-copies")
     assert "remark: elide-copies stopped after 1 iterations" in capsys.readouterr().err
@@ -494,7 +498,7 @@ def test_level1_elision_keeps_every_value_and_its_placement(seed: int) -> None:
     inject_copies(module, rnd)
     verify_located(module)
     before = uses_by_origin(module)
-    areas = elide_copies.MemoryAreas(System.default())
+    areas = MemoryAreas(System.default())
     devplan.apply(module, "elide-copies")
     elided = str(module)
     assert str(devplan.apply(module, "elide-copies")) == elided, "a second run changed it"
@@ -514,7 +518,7 @@ def test_level1_elision_keeps_every_value_and_its_placement(seed: int) -> None:
     copies = [op for op in module.walk() if isinstance(op, DeviceCopyOp)]
     assert len({(c.input, str(c.dst_device)) for c in copies}) == len(copies)
     for c in copies:
-        assert not elide_copies.same_place(c.src_device, c.dst_device)
+        assert not same_place(c.src_device, c.dst_device)
         assert not isinstance(c.input.owner, arith.ConstantOp)
         if isinstance(c.input.owner, DeviceCopyOp):  # a chain whose middle is used too
             assert c.input.has_more_than_one_use()

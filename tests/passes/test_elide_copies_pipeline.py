@@ -32,10 +32,11 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 import devplan
+from devplan.analysis.memory_areas import MemoryAreas, byte_size
 from devplan.diagnostics import verify_located
 from devplan.dialects import device as dev
 from devplan.dialects.vdev import DeviceAttr, DeviceCopyOp, memory_space_of, value_device
-from devplan.passes import elide_copies
+from devplan.passes.elide_copies.statistics import necessary_bytes
 from devplan.system.description import System
 
 if (
@@ -167,7 +168,7 @@ def moved_beyond_the_program(lowered: ModuleOp, runs: dict[str, int]) -> int:
     main = next(f for f in lowered.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "main")
     types = [*main.function_type.inputs.data, *main.function_type.outputs.data]
     total = sum(
-        elide_copies.byte_size(t) or 0
+        byte_size(t) or 0
         for t in types
         if isinstance(t, MemRefType) and memory_space_of(cast(MemRefType[Any], t)) is not None
     )
@@ -178,7 +179,7 @@ def moved_beyond_the_program(lowered: ModuleOp, runs: dict[str, int]) -> int:
                     continue
                 onto_device = memory_space_of(cast(MemRefType[Any], op.destination.type))
                 if isinstance(op.source.owner, memref.GetGlobalOp) and onto_device is not None:
-                    size = elide_copies.byte_size(op.source.type) or 0
+                    size = byte_size(op.source.type) or 0
                     total += size * runs.get(function.sym_name.data, 0)
     return total
 
@@ -187,7 +188,7 @@ def check_bytes_equal_the_bound(text: str) -> None:
     module = devplan.parse(text)
     planned = devplan.apply(module.clone(), "plan-devices")
     runs = runs_per_function(planned)
-    bound = elide_copies.necessary_bytes(planned, elide_copies.MemoryAreas(System.default()), runs)
+    bound = necessary_bytes(planned, MemoryAreas(System.default()), runs)
     lowered = devplan.apply(module, "default-pipeline")
     report = devplan.execute(lowered, random_inputs(lowered, seed=0), strict=True).report
     # Between devices: copies within one device (lower-to-device's copies of borrowed

@@ -335,9 +335,8 @@ def elementwise_ops(gpu_spellings: bool) -> dict[str, Any]:
     """Each op on numba-cuda and numpy. With `gpu_spellings`, the kernels use the spellings
     a real GPU compiles (`math` functions, which raise in Python on domain errors, so the
     inputs are ordinary) instead of the simulator's NumPy ones."""
-    from devplan.dialects.kernel import KernelFuncOp
+    from devplan.dialects.kernel import SUPPORTED_OPS, KernelFuncOp
     from devplan.runtime.kernels import compile_kernel, cuda_backend
-    from devplan.runtime.kernels.common import SUPPORTED_OPS
 
     if gpu_spellings:
         cuda_backend.is_simulated = lambda: False  # compile the GPU's source, run it simulated

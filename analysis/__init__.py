@@ -1,0 +1,6 @@
+"""Facts computed over IR that several passes use (DESIGN §1, layer 2).
+
+An analysis reads IR and the system description and changes neither: memory effects
+and roots of buffers, memory areas and copy routes, the devices owning memory, the
+devices code works on, placement domains, the NumPy dtypes of scalar types.
+"""
