@@ -1,0 +1,1 @@
+"""Facts computed over IR and its types that several layers above use."""
