@@ -6,7 +6,7 @@ For each transcendental op and each float type (f16, bf16, f32, f64), runs N sam
 inputs through one kernel (default: the numpy backend, which calls the same compiled
 code as the numba backend — `tests/runtime/test_arith_semantics.py` checks they are bitwise
 equal) and prints the maximum and median error in units in the last place against the
-real result computed by mpmath at 256 bits (`devplan.reference.arith`), and how many
+real result computed by mpmath at 256 bits (`devplan.reference.transcendental`), and how many
 results are not the correctly rounded value.
 
 Inputs: half drawn uniformly from the function's usual interval, half with uniformly
@@ -26,17 +26,10 @@ import numpy as np
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.reference.arith import (
-    FLOAT_TYPES,
-    TRANSCENDENTAL_BINARY,
-    TRANSCENDENTAL_UNARY,
-    FloatFormat,
-    Near,
-    evaluate,
-    finite,
-    round_to_format,
-    ulp_error,
-)
+from devplan.reference.arith import evaluate
+from devplan.reference.expectations import Near
+from devplan.reference.scalars import FLOAT_TYPES, FloatFormat, finite, round_to_format, ulp_error
+from devplan.reference.transcendental import TRANSCENDENTAL_BINARY, TRANSCENDENTAL_UNARY
 from devplan.runtime.kernels import compile_kernel
 
 TYPES = ("f16", "bf16", "f32", "f64")

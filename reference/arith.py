@@ -10,17 +10,17 @@ kernel backends, and computes each op's result the way the LangRef defines it:
 * Floats (`f16`, `bf16`, `f32`, `f64`) are IEEE-754 binary formats. A value is decoded
   from its bits into NaN, a signed infinity, or a signed exact `Fraction` (signed zeros
   kept); an op computes the exact real result and rounds it once to the nearest value
-  of the format, ties to even (`round_to_format`, written here with subnormals,
-  overflow to infinity and signed zeros). NaN payloads are not specified by the
-  LangRef, so any NaN matches an expected NaN.
+  of the format, ties to even (`scalars.round_to_format`, with subnormals, overflow
+  to infinity and signed zeros). NaN payloads are not specified by the LangRef, so any
+  NaN matches an expected NaN.
 * Undefined behaviour (division by zero, signed division overflow, `nsw`/`nuw`
   overflow, shifts by the width or more, float-to-integer conversion of NaN or of a
-  value outside the integer type) is `Fault`: devplan must report it as a located
-  run-time error.
+  value outside the integer type) is `Fault` (`expectations`): devplan must report it as
+  a located run-time error.
 * Transcendental functions have no exact answer in a finite format: their expectation
-  is `Near`, the real result (mpmath at 256 bits, special values per C99 Annex F,
-  which is what MLIR lowers them to through libm) that the computed value must lie
-  within `ulps` units in the last place of.
+  is `Near` (`transcendental`), the real result (mpmath at 256 bits, special values per
+  C99 Annex F, which is what MLIR lowers them to through libm) that the computed value
+  must lie within `ulps` units in the last place of.
 
 `evaluate(op, operand_types, result_types, operands)` is the entry point; operands are
 bit patterns, the expectation says what the results must be.
@@ -28,267 +28,24 @@ bit patterns, the expectation says what the results must be.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
-# ----------------------------------------------------------------------------------------
-# Types
-
-
-@dataclass(frozen=True)
-class IntType:
-    """An integer type: `iN`, or `index` (64 bits)."""
-
-    name: str
-    width: int
-
-    @property
-    def mask(self) -> int:
-        return (1 << self.width) - 1
-
-    def signed(self, bits: int) -> int:
-        """`bits` read as a two's-complement integer."""
-        return bits - (1 << self.width) if bits >> (self.width - 1) else bits
-
-    def wrap(self, value: int) -> int:
-        """The bit pattern of `value` modulo 2**width."""
-        return value & self.mask
-
-    @property
-    def smin(self) -> int:
-        return -(1 << (self.width - 1))
-
-    @property
-    def smax(self) -> int:
-        return (1 << (self.width - 1)) - 1
-
-
-@dataclass(frozen=True)
-class FloatFormat:
-    """An IEEE-754 binary format: exponent field width and precision (hidden bit included)."""
-
-    name: str
-    exponent_bits: int
-    precision: int
-
-    @property
-    def width(self) -> int:
-        return self.exponent_bits + self.precision
-
-    @property
-    def bias(self) -> int:
-        return (1 << (self.exponent_bits - 1)) - 1
-
-    @property
-    def emin(self) -> int:
-        return 1 - self.bias
-
-    @property
-    def emax(self) -> int:
-        return self.bias
-
-    @property
-    def sign_bit(self) -> int:
-        return 1 << (self.width - 1)
-
-    @property
-    def inf_bits(self) -> int:
-        return ((1 << self.exponent_bits) - 1) << (self.precision - 1)
-
-    @property
-    def nan_bits(self) -> int:
-        return self.inf_bits | (1 << (self.precision - 2))
-
-    @property
-    def max_finite(self) -> Fraction:
-        return Fraction((1 << self.precision) - 1) * Fraction(2) ** (self.emax - self.precision + 1)
-
-
-INT_TYPES = {f"i{w}": IntType(f"i{w}", w) for w in (1, 8, 16, 32, 64)} | {
-    "index": IntType("index", 64)
-}
-FLOAT_TYPES = {
-    "f16": FloatFormat("f16", 5, 11),
-    "bf16": FloatFormat("bf16", 8, 8),
-    "f32": FloatFormat("f32", 8, 24),
-    "f64": FloatFormat("f64", 11, 53),
-}
-ScalarType = IntType | FloatFormat
-
-
-def scalar_type(name: str) -> ScalarType:
-    """The type named `name` (`i32`, `index`, `bf16`, ...)."""
-    return INT_TYPES[name] if name in INT_TYPES else FLOAT_TYPES[name]
-
-
-# ----------------------------------------------------------------------------------------
-# Expectations
-
-
-@dataclass(frozen=True)
-class Exact:
-    """The results must be these bit patterns (a float NaN matches any NaN; `alternatives`
-    lists other acceptable patterns, e.g. either zero for `maxnumf(+0, -0)`)."""
-
-    bits: tuple[int, ...]
-    alternatives: tuple[tuple[int, ...], ...] = ()
-
-
-@dataclass(frozen=True)
-class Near:
-    """The result must be within `ulps` units in the last place of the real value `value`
-    (a Fraction), or be its correctly rounded value `rounded` (which covers infinities)."""
-
-    value: Fraction
-    rounded: int
-    ulps: float
-
-
-@dataclass(frozen=True)
-class Fault:
-    """Undefined behaviour that devplan reports as a located run-time error."""
-
-    reason: str
-
-
-Expectation = Exact | Near | Fault
-
-
-class Unsupported(Exception):
-    """An op or type combination the model does not define."""
-
-
-# ----------------------------------------------------------------------------------------
-# Floats: decoding and correctly rounded encoding
-
-
-@dataclass(frozen=True)
-class Real:
-    """A decoded float: NaN, a signed infinity, or a signed finite value (zeros signed)."""
-
-    kind: str  # "nan", "inf", "finite"
-    negative: bool = False
-    magnitude: Fraction = Fraction(0)
-
-    @property
-    def value(self) -> Fraction:
-        return -self.magnitude if self.negative else self.magnitude
-
-    @property
-    def is_nan(self) -> bool:
-        return self.kind == "nan"
-
-    @property
-    def is_inf(self) -> bool:
-        return self.kind == "inf"
-
-    @property
-    def is_zero(self) -> bool:
-        return self.kind == "finite" and self.magnitude == 0
-
-
-NAN = Real("nan")
-
-
-def finite(value: Fraction, negative_zero: bool = False) -> Real:
-    if value == 0:
-        return Real("finite", negative_zero)
-    return Real("finite", value < 0, abs(value))
-
-
-def infinity(negative: bool) -> Real:
-    return Real("inf", negative)
-
-
-def decode(fmt: FloatFormat, bits: int) -> Real:
-    negative = bool(bits & fmt.sign_bit)
-    exponent = (bits >> (fmt.precision - 1)) & ((1 << fmt.exponent_bits) - 1)
-    fraction = bits & ((1 << (fmt.precision - 1)) - 1)
-    if exponent == (1 << fmt.exponent_bits) - 1:
-        return Real("nan", negative) if fraction else infinity(negative)
-    if exponent == 0:
-        magnitude = Fraction(fraction) * Fraction(2) ** (fmt.emin - fmt.precision + 1)
-    else:
-        significand = fraction | (1 << (fmt.precision - 1))
-        magnitude = Fraction(significand) * Fraction(2) ** (exponent - fmt.bias - fmt.precision + 1)
-    return Real("finite", negative, magnitude)
-
-
-def exponent_of(q: Fraction) -> int:
-    """floor(log2(q)) for q > 0."""
-    e = q.numerator.bit_length() - q.denominator.bit_length()
-    if Fraction(2) ** e > q:
-        e -= 1
-    elif Fraction(2) ** (e + 1) <= q:
-        e += 1
-    return e
-
-
-def round_to_format(fmt: FloatFormat, value: Real) -> int:
-    """The bits of `value` rounded to `fmt`: nearest, ties to even, overflow to infinity."""
-    sign = fmt.sign_bit if value.negative else 0
-    if value.is_nan:
-        return fmt.nan_bits
-    if value.is_inf:
-        return sign | fmt.inf_bits
-    q = value.magnitude
-    if q == 0:
-        return sign
-    e = max(exponent_of(q), fmt.emin)
-    m = round(q * Fraction(2) ** (fmt.precision - 1 - e))  # Fraction rounds ties to even
-    if m == 1 << fmt.precision:
-        m >>= 1
-        e += 1
-    if e > fmt.emax:
-        return sign | fmt.inf_bits
-    if m < 1 << (fmt.precision - 1):  # subnormal (or rounded to zero)
-        return sign | m
-    biased = e + fmt.bias
-    return sign | (biased << (fmt.precision - 1)) | (m - (1 << (fmt.precision - 1)))
-
-
-def ulp_of(fmt: FloatFormat, q: Fraction) -> Fraction:
-    """The spacing of `fmt`'s values at magnitude |q| (the subnormal spacing below 2**emin)."""
-    e = fmt.emin if q == 0 else max(exponent_of(abs(q)), fmt.emin)
-    return Fraction(2) ** (e - fmt.precision + 1)
-
-
-def ulp_error(fmt: FloatFormat, bits: int, reference: Fraction) -> float:
-    """How many units in the last place the float `bits` is from the real `reference`
-    (infinity when `bits` is not finite)."""
-    got = decode(fmt, bits)
-    if got.kind != "finite":
-        return math.inf
-    return float(abs(got.value - reference) / ulp_of(fmt, reference))
-
-
-def matches(expected: Expectation, result_types: Sequence[ScalarType], got: Sequence[int]) -> bool:
-    """Whether result bit patterns `got` satisfy `expected` (never for a `Fault`)."""
-    if isinstance(expected, Fault):
-        return False
-    if isinstance(expected, Near):
-        fmt = result_types[0]
-        assert isinstance(fmt, FloatFormat)
-        if _same_bits(fmt, expected.rounded, got[0]):
-            return True
-        if decode(fmt, expected.rounded).kind != "finite":
-            return False
-        return ulp_error(fmt, got[0], expected.value) <= expected.ulps
-    return any(
-        all(_same_bits(t, e, g) for t, e, g in zip(result_types, option, got, strict=True))
-        for option in (expected.bits, *expected.alternatives)
-    )
-
-
-def _same_bits(type_: ScalarType, expected: int, got: int) -> bool:
-    if isinstance(type_, FloatFormat) and decode(type_, expected).is_nan:
-        return decode(type_, got).is_nan
-    return expected == got
-
+from .expectations import Exact, Expectation, Fault, Unsupported, exact_float
+from .scalars import (
+    NAN,
+    FloatFormat,
+    IntType,
+    Real,
+    ScalarType,
+    decode,
+    exponent_of,
+    finite,
+    infinity,
+    is_signalling,
+)
+from .transcendental import TRANSCENDENTAL, transcendental
 
 # ----------------------------------------------------------------------------------------
 # The ops
@@ -297,17 +54,8 @@ IntOp = Callable[[IntType, Sequence[int]], Expectation]
 FloatOp = Callable[[FloatFormat, Sequence[Real]], Expectation]
 
 
-def _is_signalling(fmt: FloatFormat, bits: int) -> bool:
-    """Whether `bits` is a signalling NaN (quiet bit clear)."""
-    return decode(fmt, bits).is_nan and not bits & (1 << (fmt.precision - 2))
-
-
 def _int(t: IntType, *values: int) -> Exact:
     return Exact(tuple(t.wrap(v) for v in values))
-
-
-def _float(fmt: FloatFormat, value: Real) -> Exact:
-    return Exact((round_to_format(fmt, value),))
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -517,13 +265,13 @@ def _extremum(pick_max: bool, nan_wins: bool) -> Callable[[FloatFormat, Sequence
         x, y = args
         if x.is_nan or y.is_nan:
             if nan_wins or (x.is_nan and y.is_nan):
-                return _float(fmt, NAN)
-            return _float(fmt, y if x.is_nan else x)
+                return exact_float(fmt, NAN)
+            return exact_float(fmt, y if x.is_nan else x)
         if not nan_wins and x.is_zero and y.is_zero and x.negative != y.negative:
             # maxnumf/minnumf: either zero may be returned.
             return Exact((fmt.sign_bit,), ((0,),))
         lo, hi = sorted((x, y), key=_order_key)
-        return _float(fmt, hi if pick_max else lo)
+        return exact_float(fmt, hi if pick_max else lo)
 
     return run
 
@@ -642,7 +390,7 @@ def _convert(op: str, source: ScalarType, target: ScalarType, bits: int) -> Expe
         return _int(target, bits)  # extui, trunci
     if isinstance(source, IntType) and isinstance(target, FloatFormat):
         value = source.signed(bits) if op == "arith.sitofp" else bits
-        return _float(target, finite(Fraction(value)))
+        return exact_float(target, finite(Fraction(value)))
     if isinstance(source, FloatFormat) and isinstance(target, IntType):
         x = decode(source, bits)
         if x.kind != "finite":
@@ -655,7 +403,7 @@ def _convert(op: str, source: ScalarType, target: ScalarType, bits: int) -> Expe
         return _int(target, truncated)
     assert isinstance(source, FloatFormat)
     assert isinstance(target, FloatFormat)
-    return _float(target, decode(source, bits))
+    return exact_float(target, decode(source, bits))
 
 
 CONVERSIONS = (
@@ -671,282 +419,6 @@ CONVERSIONS = (
     "arith.truncf",
     "arith.bitcast",
 )
-
-
-# ----------------------------------------------------------------------------------------
-# Transcendental functions: mpmath with C99 Annex F special values
-
-TRANSCENDENTAL_UNARY = (
-    "math.exp", "math.exp2", "math.expm1", "math.log", "math.log2", "math.log10",
-    "math.log1p", "math.sin", "math.cos", "math.tan", "math.asin", "math.acos",
-    "math.atan", "math.sinh", "math.cosh", "math.tanh", "math.asinh", "math.acosh",
-    "math.atanh", "math.cbrt", "math.erf", "math.rsqrt",
-)  # fmt: skip
-TRANSCENDENTAL_BINARY = ("math.powf", "math.atan2")
-TRANSCENDENTAL = (*TRANSCENDENTAL_UNARY, *TRANSCENDENTAL_BINARY, "math.fpowi")
-
-ODD_AT_ZERO = frozenset(
-    (
-        "sin",
-        "tan",
-        "asin",
-        "atan",
-        "sinh",
-        "tanh",
-        "asinh",
-        "atanh",
-        "expm1",
-        "log1p",
-        "cbrt",
-        "erf",
-    )
-)
-"""Functions with f(±0) = ±0."""
-
-LIMITS_AT_INF: dict[str, tuple[Real | None, Real | None]] = {
-    # name: (f(+inf), f(-inf)); None = NaN
-    "exp": (infinity(False), finite(Fraction(0))),
-    "exp2": (infinity(False), finite(Fraction(0))),
-    "expm1": (infinity(False), finite(Fraction(-1))),
-    "log": (infinity(False), None),
-    "log2": (infinity(False), None),
-    "log10": (infinity(False), None),
-    "log1p": (infinity(False), None),
-    "sin": (None, None),
-    "cos": (None, None),
-    "tan": (None, None),
-    "asin": (None, None),
-    "acos": (None, None),
-    "sinh": (infinity(False), infinity(True)),
-    "cosh": (infinity(False), infinity(False)),
-    "tanh": (finite(Fraction(1)), finite(Fraction(-1))),
-    "asinh": (infinity(False), infinity(True)),
-    "acosh": (infinity(False), None),
-    "atanh": (None, None),
-    "cbrt": (infinity(False), infinity(True)),
-    "erf": (finite(Fraction(1)), finite(Fraction(-1))),
-    "rsqrt": (finite(Fraction(0)), None),
-}
-
-DEFAULT_ULPS = {"f16": 1.0, "bf16": 1.0, "f32": 2.0, "f64": 2.0}
-"""The error bound stated for transcendental functions, in units in the last place."""
-
-
-def _mpmath() -> Any:
-    """mpmath (a test dependency, untyped), imported when a transcendental is evaluated."""
-    return importlib.import_module("mpmath")
-
-
-def _mp_value(x: Real) -> Any:
-    mpmath = _mpmath()
-
-    return mpmath.mpf(x.value.numerator) / x.value.denominator
-
-
-def _to_fraction(value: Any) -> Fraction:
-    mpmath = _mpmath()
-
-    sign, mantissa, exponent, size = mpmath.mpf(value)._mpf_
-    # Far outside every format (exp of a huge value), keep a stand-in that rounds the same.
-    if int(exponent) + int(size) > _FAR:
-        magnitude = Fraction(2) ** _FAR
-    elif int(exponent) + int(size) < -_FAR:
-        magnitude = Fraction(1, 2**_FAR)
-    else:
-        magnitude = Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
-    return -magnitude if sign else magnitude
-
-
-_FAR = 1 << 14
-"""log2 of a magnitude beyond every format's range (f64 spans 2**-1074 .. 2**1024)."""
-
-
-DOMAINS: dict[str, Callable[[Fraction], bool]] = {
-    "log": lambda v: v > 0,
-    "log2": lambda v: v > 0,
-    "log10": lambda v: v > 0,
-    "log1p": lambda v: v >= -1,
-    "asin": lambda v: -1 <= v <= 1,
-    "acos": lambda v: -1 <= v <= 1,
-    "acosh": lambda v: v >= 1,
-    "atanh": lambda v: -1 <= v <= 1,
-    "rsqrt": lambda v: v > 0,
-}
-"""Where functions are real (outside: NaN); the others are real everywhere."""
-
-
-def _unary_special(name: str, x: Real) -> Real | None:
-    """The result of `name(x)` fixed by C99 Annex F, or None when `x` is ordinary."""
-    if x.is_nan:
-        return NAN
-    if x.is_inf:
-        if name == "atan":
-            return None  # ±pi/2, rounded
-        plus, minus = LIMITS_AT_INF[name]
-        found = minus if x.negative else plus
-        return NAN if found is None else found
-    if x.is_zero:
-        return _at_zero(name, x)
-    v = x.value
-    if name in DOMAINS and not DOMAINS[name](v):
-        return NAN
-    if name == "log1p" and v == -1:
-        return infinity(True)
-    if name == "atanh" and abs(v) == 1:
-        return infinity(v < 0)
-    if v == 1 and name in ("log", "log2", "log10", "acosh", "acos"):
-        return finite(Fraction(0))
-    return None
-
-
-def _at_zero(name: str, zero: Real) -> Real | None:
-    if name in ODD_AT_ZERO:
-        return zero
-    if name in ("exp", "exp2", "cos", "cosh"):
-        return finite(Fraction(1))
-    if name in ("log", "log2", "log10"):
-        return infinity(True)
-    if name == "rsqrt":
-        return infinity(zero.negative)
-    if name == "acosh":
-        return NAN
-    return None
-
-
-def _unary_real(name: str, x: Real) -> Fraction:
-    mpmath = _mpmath()
-
-    if x.is_inf:  # atan
-        return _to_fraction(-mpmath.pi / 2 if x.negative else mpmath.pi / 2)
-    v = _mp_value(x)
-    functions: dict[str, Callable[[Any], Any]] = {
-        "exp": mpmath.exp,
-        "exp2": lambda v: mpmath.power(2, v),
-        "expm1": mpmath.expm1,
-        "log": mpmath.log,
-        "log2": lambda v: mpmath.log(v, 2),
-        "log10": mpmath.log10,
-        "log1p": mpmath.log1p,
-        "sin": mpmath.sin,
-        "cos": mpmath.cos,
-        "tan": mpmath.tan,
-        "asin": mpmath.asin,
-        "acos": mpmath.acos,
-        "atan": mpmath.atan,
-        "sinh": mpmath.sinh,
-        "cosh": mpmath.cosh,
-        "tanh": mpmath.tanh,
-        "asinh": mpmath.asinh,
-        "acosh": mpmath.acosh,
-        "atanh": mpmath.atanh,
-        "cbrt": lambda v: mpmath.sign(v) * mpmath.cbrt(abs(v)),
-        "erf": mpmath.erf,
-        "rsqrt": lambda v: 1 / mpmath.sqrt(v),
-    }
-    return _to_fraction(functions[name](v))
-
-
-def _is_odd_integer(v: Fraction) -> bool:
-    return v.denominator == 1 and v.numerator % 2 == 1
-
-
-def _pow_special(x: Real, y: Real) -> Real | None:
-    """C99 F.9.4.4 pow special cases, or None when (x, y) is ordinary."""
-    if y.is_zero or (x.kind == "finite" and x.value == 1):
-        return finite(Fraction(1))
-    if x.is_nan or y.is_nan:
-        return NAN
-    y_odd = y.kind == "finite" and _is_odd_integer(y.value)
-    if y.is_inf:
-        if x.kind == "finite" and abs(x.value) == 1:
-            return finite(Fraction(1))
-        big = x.is_inf or x.magnitude > 1
-        return infinity(False) if big != y.negative else finite(Fraction(0))
-    if x.is_zero or x.is_inf:
-        # pow(±0, y) and pow(±inf, y) mirror each other through 1/x.
-        grows = y.negative if x.is_zero else not y.negative
-        negative = x.negative and y_odd
-        return infinity(negative) if grows else Real("finite", negative)
-    if x.negative and y.value.denominator != 1:
-        return NAN
-    return None
-
-
-def _pow_real(x: Real, y: Real) -> Fraction:
-    mpmath = _mpmath()
-
-    # A negative base has an integer exponent here (_pow_special): keep the result real.
-    magnitude = mpmath.power(abs(_mp_value(x)), _mp_value(y))
-    negative = x.negative and _is_odd_integer(y.value)
-    return _to_fraction(-magnitude if negative else magnitude)
-
-
-def _atan2_special(y: Real, x: Real) -> Real | None:
-    """C99 F.9.1.4 atan2 special cases that give zero, NaN or need no pi."""
-    if x.is_nan or y.is_nan:
-        return NAN
-    if y.is_zero and (not x.negative) and not (x.is_zero and x.negative):
-        return y  # atan2(±0, x >= +0) = ±0
-    if y.kind == "finite" and not y.is_zero and x.is_inf and not x.negative:
-        return Real("finite", y.negative)
-    return None
-
-
-def _atan2_real(y: Real, x: Real) -> Fraction:
-    mpmath = _mpmath()
-
-    pi = mpmath.pi
-    if y.is_inf or x.is_inf:
-        sy = -1 if y.negative else 1
-        if y.is_inf and x.is_inf:
-            return _to_fraction(sy * (3 * pi / 4 if x.negative else pi / 4))
-        if y.is_inf:
-            return _to_fraction(sy * pi / 2)
-        return _to_fraction(sy * pi)  # x = -inf, y finite
-    if x.is_zero or y.is_zero:
-        sy = -1 if y.negative else 1
-        if y.is_zero:  # x < 0 or x = -0
-            return _to_fraction(sy * pi)
-        return _to_fraction(sy * pi / 2)
-    return _to_fraction(mpmath.atan2(_mp_value(y), _mp_value(x)))
-
-
-def _near(fmt: FloatFormat, special: Real | None, real: Callable[[], Fraction]) -> Expectation:
-    if special is not None:
-        return _float(fmt, special)
-    mpmath = _mpmath()
-
-    with mpmath.workprec(256):
-        value = real()
-    return Near(value, round_to_format(fmt, finite(value)), DEFAULT_ULPS[fmt.name])
-
-
-def _one_or_nan(fmt: FloatFormat) -> Exact:
-    """pow(1, y) and pow(x, 0) are 1 "even for a NaN" (C99 F.9.4.4), but IEEE-754 lets a
-    signalling NaN operand give a quiet NaN instead: either is accepted."""
-    return Exact((round_to_format(fmt, finite(Fraction(1))),), ((fmt.nan_bits,),))
-
-
-def _transcendental(
-    op: str, fmt: FloatFormat, args: Sequence[Real], power: int = 0, signalling: bool = False
-) -> Expectation:
-    name = op.removeprefix("math.")
-    if op == "math.powf":
-        x, y = args
-        if signalling and (x.is_nan or y.is_nan) and _pow_special(x, y) == finite(Fraction(1)):
-            return _one_or_nan(fmt)
-        return _near(fmt, _pow_special(x, y), lambda: _pow_real(x, y))
-    if op == "math.atan2":
-        y, x = args
-        return _near(fmt, _atan2_special(y, x), lambda: _atan2_real(y, x))
-    if op == "math.fpowi":
-        exponent = finite(Fraction(power))
-        (x,) = args
-        if signalling and power == 0:
-            return _one_or_nan(fmt)
-        return _near(fmt, _pow_special(x, exponent), lambda: _pow_real(x, exponent))
-    (x,) = args
-    return _near(fmt, _unary_special(name, x), lambda: _unary_real(name, x))
 
 
 # ----------------------------------------------------------------------------------------
@@ -982,17 +454,17 @@ def evaluate(
         assert isinstance(power_type, IntType)
         power = power_type.signed(operands[1])
         x = decode(fmt, operands[0])
-        return _transcendental(op, fmt, [x], power, _is_signalling(fmt, operands[0]))
+        return transcendental(op, fmt, [x], power, is_signalling(fmt, operands[0]))
     if isinstance(first, IntType):
         if op not in INT_OPS:
             raise Unsupported(f"{op} on {first.name}")
         return INT_OPS[op](first, operands)
     args = [decode(first, bits) for bits in operands]
     if op in FLOAT_EXACT:
-        return _float(first, FLOAT_EXACT[op](first, args))
+        return exact_float(first, FLOAT_EXACT[op](first, args))
     if op in FLOAT_SELECT:
         return FLOAT_SELECT[op](first, args)
     if op in TRANSCENDENTAL:
-        signalling = any(_is_signalling(first, bits) for bits in operands)
-        return _transcendental(op, first, args, signalling=signalling)
+        signalling = any(is_signalling(first, bits) for bits in operands)
+        return transcendental(op, first, args, signalling=signalling)
     raise Unsupported(f"{op} on {first.name}")

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, math, scf, tensor
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
@@ -43,9 +43,13 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
+from xdsl.dialects.linalg.ops import FillOp, MatmulOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from ..analysis.dtypes import check_scalar_input, numpy_dtype
 from ..diagnostics import DevplanError, check_argument, error_at
+from ..dialects.vdev import DeviceCopyOp, OnDeviceOp
+from ..dispatch import OpTable
 
 Value = Any
 """A NumPy array (tensors) or a NumPy scalar (scalars) of the value's type."""
@@ -166,7 +170,7 @@ class _Evaluator:
 
     def op(self, op: Operation, env: dict[SSAValue, Value]) -> list[Value]:
         args = [env[v] for v in op.operands]
-        if op.name in ("vdev.on_device", "vdev.device_copy"):
+        if isinstance(op, OnDeviceOp | DeviceCopyOp):
             return [args[0]]
         if isinstance(op, func.CallOp):
             return self.call(op.callee.string_value(), args, op)
@@ -175,7 +179,7 @@ class _Evaluator:
             return self.block(region.block, env) if region.blocks else []
         if isinstance(op, scf.ForOp):
             return self.loop(op, env)
-        rule = _RULES.get(op.name)
+        rule = _RULES.lookup(op)
         if rule is None:
             raise error_at(op, f"'{op.name}' is not in the level-1 op set the oracle evaluates")
         if op.name.startswith(("arith.", "math.")):
@@ -199,7 +203,8 @@ class _Evaluator:
 
 
 Rule = Callable[[Operation, list[Value]], Value]
-_RULES: dict[str, Rule] = {}
+_RULES = OpTable[Rule]("the oracle")
+"""Op class -> the rule computing the op's one result from its operands' values."""
 
 
 def _check_same_shapes(op: Operation, args: list[Value]) -> None:
@@ -220,15 +225,6 @@ def _check_same_shapes(op: Operation, args: list[Value]) -> None:
             )
 
 
-def _rule(*names: str) -> Callable[[Rule], Rule]:
-    def register(fn: Rule) -> Rule:
-        for name in names:
-            _RULES[name] = fn
-        return fn
-
-    return register
-
-
 def _result_dtype(op: Operation) -> np.dtype[Any]:
     return dtype_of(op.results[0].type)
 
@@ -244,7 +240,7 @@ def _cast(op: Operation, value: Value) -> Value:
     return dtype.type(np.asarray(value).astype(dtype))
 
 
-@_rule("arith.constant")
+@_RULES.impl(arith.ConstantOp)
 def _constant(op: Operation, args: list[Value]) -> Value:
     value = cast(arith.ConstantOp, op).value
     dtype = _result_dtype(op)
@@ -262,7 +258,7 @@ def _constant(op: Operation, args: list[Value]) -> Value:
     raise error_at(op, f"'arith.constant' of {value} is not evaluated by the oracle")
 
 
-@_rule("tensor.empty")
+@_RULES.impl(tensor.EmptyOp)
 def _empty(op: Operation, args: list[Value]) -> Value:
     type_ = cast(TensorType[Attribute], op.results[0].type)
     sizes = iter(int(a) for a in args)
@@ -270,12 +266,12 @@ def _empty(op: Operation, args: list[Value]) -> Value:
     return np.zeros(shape, dtype_of(type_))
 
 
-@_rule("linalg.fill")
+@_RULES.impl(FillOp)
 def _fill(op: Operation, args: list[Value]) -> Value:
     return np.full(np.shape(args[1]), args[0], _result_dtype(op))
 
 
-@_rule("linalg.matmul")
+@_RULES.impl(MatmulOp)
 def _matmul(op: Operation, args: list[Value]) -> Value:
     a, b, c = args
     if a.shape[1] != b.shape[0] or c.shape != (a.shape[0], b.shape[1]):
@@ -295,38 +291,38 @@ def _fma(x: Value, y: Value, z: Value) -> Value:
     return x * y + z
 
 
-_ELEMENTWISE: dict[str, Callable[..., Value]] = {
-    "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
-    "arith.divf": np.divide, "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
-    "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "math.powf": np.power,
-    "math.atan2": np.arctan2, "math.copysign": np.copysign, "arith.negf": np.negative,
-    "math.exp": np.exp, "math.exp2": np.exp2, "math.expm1": np.expm1, "math.log": np.log,
-    "math.log2": np.log2, "math.log10": np.log10, "math.log1p": np.log1p,
-    "math.sqrt": np.sqrt, "math.rsqrt": _rsqrt,
-    "math.tanh": np.tanh, "math.sin": np.sin, "math.cos": np.cos, "math.tan": np.tan,
-    "math.atan": np.arctan, "math.absf": np.abs, "math.floor": np.floor,
-    "math.ceil": np.ceil, "math.trunc": np.trunc,
-    "math.fma": _fma,
-    "arith.addi": _integer(np.add), "arith.subi": _integer(np.subtract),
-    "arith.muli": _integer(np.multiply), "arith.andi": np.bitwise_and,
-    "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
-    "arith.maxsi": _integer(np.maximum), "arith.minsi": _integer(np.minimum),
-    "math.absi": _integer(np.abs),
+_ELEMENTWISE: dict[type[Operation], Callable[..., Value]] = {
+    arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply,
+    arith.DivfOp: np.divide, arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
+    arith.MaxnumfOp: np.fmax, arith.MinnumfOp: np.fmin, math.PowFOp: np.power,
+    math.Atan2Op: np.arctan2, math.CopySignOp: np.copysign, arith.NegfOp: np.negative,
+    math.ExpOp: np.exp, math.Exp2Op: np.exp2, math.ExpM1Op: np.expm1, math.LogOp: np.log,
+    math.Log2Op: np.log2, math.Log10Op: np.log10, math.Log1pOp: np.log1p,
+    math.SqrtOp: np.sqrt, math.RsqrtOp: _rsqrt,
+    math.TanhOp: np.tanh, math.SinOp: np.sin, math.CosOp: np.cos, math.TanOp: np.tan,
+    math.AtanOp: np.arctan, math.AbsFOp: np.abs, math.FloorOp: np.floor,
+    math.CeilOp: np.ceil, math.TruncOp: np.trunc,
+    math.FmaOp: _fma,
+    arith.AddiOp: _integer(np.add), arith.SubiOp: _integer(np.subtract),
+    arith.MuliOp: _integer(np.multiply), arith.AndIOp: np.bitwise_and,
+    arith.OrIOp: np.bitwise_or, arith.XOrIOp: np.bitwise_xor,
+    arith.MaxSIOp: _integer(np.maximum), arith.MinSIOp: _integer(np.minimum),
+    math.AbsIOp: _integer(np.abs),
 }  # fmt: skip
-for _name, _fn in _ELEMENTWISE.items():
-    _RULES[_name] = _elementwise(_fn)
+for _op_class, _fn in _ELEMENTWISE.items():
+    _RULES.register(_op_class, _elementwise(_fn))
 
 
-@_rule("arith.maxui", "arith.minui")
+@_RULES.impl(arith.MaxUIOp, arith.MinUIOp)
 def _unsigned_minmax(op: Operation, args: list[Value]) -> Value:
     x, y = (_unsigned(a) for a in args)
     pick = np.maximum if op.name == "arith.maxui" else np.minimum
     return _cast(op, _signed(pick(x, y), _result_dtype(op)))
 
 
-@_rule(
-    "arith.divsi", "arith.remsi", "arith.divui", "arith.remui", "arith.ceildivsi",
-    "arith.floordivsi", "arith.ceildivui",
+@_RULES.impl(
+    arith.DivSIOp, arith.RemSIOp, arith.DivUIOp, arith.RemUIOp, arith.CeilDivSIOp,
+    arith.FloorDivSIOp, arith.CeilDivUIOp,
 )  # fmt: skip
 def _divide(op: Operation, args: list[Value]) -> Value:
     x, y = (np.asarray(a) for a in args)
@@ -368,7 +364,7 @@ def _wrap(values: Value, dtype: np.dtype[Any]) -> Value:
     return np.asarray(wrapped.astype(np.int64)).astype(dtype)
 
 
-@_rule("arith.shli", "arith.shrsi", "arith.shrui")
+@_RULES.impl(arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
 def _shift(op: Operation, args: list[Value]) -> Value:
     x, y = (np.asarray(a) for a in args)
     dtype = _result_dtype(op)
@@ -395,7 +391,7 @@ _CMPF_NAMES = (
 )  # fmt: skip
 
 
-@_rule("arith.cmpi")
+@_RULES.impl(arith.CmpiOp)
 def _cmpi(op: Operation, args: list[Value]) -> Value:
     predicate = _CMPI_NAMES[cast(arith.CmpiOp, op).predicate.value.data]
     x, y = args
@@ -407,7 +403,7 @@ def _cmpi(op: Operation, args: list[Value]) -> Value:
     return _cast(op, _CMPI[predicate](x, y))
 
 
-@_rule("arith.cmpf")
+@_RULES.impl(arith.CmpfOp)
 def _cmpf(op: Operation, args: list[Value]) -> Value:
     predicate = _CMPF_NAMES[cast(arith.CmpfOp, op).predicate.value.data]
     x, y = (np.asarray(a) for a in args)
@@ -431,12 +427,12 @@ def _cmpf(op: Operation, args: list[Value]) -> Value:
     return _cast(op, result)
 
 
-@_rule("arith.select")
+@_RULES.impl(arith.SelectOp)
 def _select(op: Operation, args: list[Value]) -> Value:
     return _cast(op, np.where(args[0], args[1], args[2]))
 
 
-@_rule("arith.index_cast", "arith.extsi", "arith.trunci")
+@_RULES.impl(arith.IndexCastOp, arith.ExtSIOp, arith.TruncIOp)
 def _int_cast(op: Operation, args: list[Value]) -> Value:
     x = _signed_value(args[0])
     if _result_dtype(op) == np.bool_:
@@ -444,22 +440,22 @@ def _int_cast(op: Operation, args: list[Value]) -> Value:
     return _cast(op, x.astype(np.int64).astype(_result_dtype(op)))
 
 
-@_rule("arith.extui")
+@_RULES.impl(arith.ExtUIOp)
 def _extui(op: Operation, args: list[Value]) -> Value:
     return _cast(op, _unsigned(args[0]).astype(np.uint64).astype(_result_dtype(op)))
 
 
-@_rule("arith.sitofp", "arith.extf", "arith.truncf")
+@_RULES.impl(arith.SIToFPOp, arith.ExtFOp, arith.TruncFOp)
 def _to_float(op: Operation, args: list[Value]) -> Value:
     return _cast(op, _signed_value(args[0]).astype(_result_dtype(op)))
 
 
-@_rule("arith.uitofp")
+@_RULES.impl(arith.UIToFPOp)
 def _uitofp(op: Operation, args: list[Value]) -> Value:
     return _cast(op, _unsigned(args[0]).astype(_result_dtype(op)))
 
 
-@_rule("arith.fptosi")
+@_RULES.impl(arith.FPToSIOp)
 def _fptosi(op: Operation, args: list[Value]) -> Value:
     x = np.asarray(args[0]).astype(np.float64)
     dtype = _result_dtype(op)
@@ -475,8 +471,6 @@ def _boundary_dtype(type_: Attribute) -> np.dtype[Any]:
     """The dtype `devplan.execute` takes and gives for `type_` (a tensor's elements): the
     oracle's, except bf16 (its uint16 bit patterns) and unsigned integers (`ui8` is uint8;
     the oracle computes on the same bits as int8)."""
-    from ..runtime.host import numpy_dtype
-
     if isinstance(type_, TensorType):
         type_ = cast(TensorType[Attribute], type_).element_type
     return numpy_dtype(type_)
@@ -503,10 +497,8 @@ def _input(type_: Attribute, value: object, index: int, name: str) -> Value:
         return _bf16_values(array) if bf16 else array.view(dtype).copy()
     # A scalar is checked as `devplan.execute` checks it (the same inputs go to both):
     # dtype.type() would truncate 1.5 to 1, read "5" as 5 and None as NaN, and overflow.
-    from ..runtime.host import from_python
-
     try:
-        from_python(type_, value, what)
+        check_scalar_input(type_, value, what)
     except DevplanError as e:
         raise ReferenceError(str(e)) from None
     number = cast(Any, value)

@@ -62,6 +62,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
+from ..analysis.dtypes import numpy_dtype
 from ..diagnostics import (
     DevplanError,
     LocatedError,
@@ -87,23 +88,11 @@ from ..passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE
 from ..system.cost import WORK_ATTR, CostModel, kernel_work
 from ..system.description import System
 from ..system.devices import Device
-from . import runner_utils  # noqa: F401  # pyright: ignore[reportUnusedImport]  (registers vector.print & co.)
 from .device_api import Buffer, DeviceAPI, copy_performer
-from .host import (
-    HOST_OPS,
-    CompiledFunction,
-    Frame,
-    Getter,
-    Step,
-    element_type,
-    from_python,
-    machine_memory,
-    numpy_dtype,
-    run_steps,
-    shape_with,
-    to_numpy_scalar,
-    wrapper,
-)
+from .host.frame import CompiledFunction, Frame, Getter, Step, run_steps
+from .host.memref import machine_memory, shape_with
+from .host.ops import HOST_OPS
+from .host.values import element_type, from_python, to_numpy_scalar, wrapper
 from .kernels import MAX_GRID, grid_beyond_limit
 from .kernels.watchdog import StoppedError
 from .semantics import narrow_ufuncs
@@ -328,7 +317,7 @@ class Program:
         compiled.nslots = len(self._slots) + 1
 
     def _compile_op(self, op: Operation) -> Step:
-        compile_ = HOST_OPS.get(op.name) or DEVICE_OPS.get(op.name)
+        compile_ = HOST_OPS.lookup(op) or DEVICE_OPS.get(op.name)
         if compile_ is None:
             raise error_at(
                 op,

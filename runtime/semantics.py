@@ -31,6 +31,14 @@ Rules kept here (the MLIR LangRef's):
   term is below half an f16 ulp of the other, where rounding to f16 ignores it). For the
   transcendentals the f64 result is within an ulp of f64, far below half an f16 ulp:
   rounded once, they are correctly rounded except within 2^-40 of a midpoint.
+
+The file holds one concept, the definition of each op's result that every path must agree
+on, and reads best whole: its sections (float definitions, narrow formats, integer
+undefined behaviour and its messages, integer definitions, integers to floats) call one
+another inside Numba-compiled code (the bf16 `fma` rounds with the narrow-format rounding,
+the integer definitions share the signed-form helpers), the Numba backend's generated
+kernels name them as `semantics.<name>`, and its kernel cache key hashes this one file, so
+a change to any definition invalidates every compiled kernel.
 """
 
 from __future__ import annotations

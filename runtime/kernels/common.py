@@ -23,7 +23,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from ...analysis.dtypes import dtype_of, int_width
+from ...analysis.dtypes import dtype_of
+from ...analysis.dtypes import integer_width as int_width
 from ...diagnostics import LocatedError, diagnostic_at
 from ...dialects.kernel import SUPPORTED_OPS, AllocSharedOp, BarrierOp, KernelFuncOp
 from .. import semantics

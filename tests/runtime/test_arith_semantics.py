@@ -50,26 +50,19 @@ import pytest
 import devplan
 from devplan.diagnostics import DevplanError
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.reference.arith import (
-    CMPF,
-    CMPI,
+from devplan.reference.arith import CMPF, CMPI, evaluate
+from devplan.reference.expectations import Exact, Expectation, Fault, Near, matches
+from devplan.reference.scalars import (
     FLOAT_TYPES,
     INT_TYPES,
-    TRANSCENDENTAL_BINARY,
-    TRANSCENDENTAL_UNARY,
-    Exact,
-    Expectation,
-    Fault,
     FloatFormat,
     IntType,
-    Near,
     decode,
-    evaluate,
     finite,
-    matches,
     round_to_format,
     scalar_type,
 )
+from devplan.reference.transcendental import TRANSCENDENTAL_BINARY, TRANSCENDENTAL_UNARY
 from devplan.runtime.kernels import compile_kernel
 
 INTS = ("i1", "i8", "i16", "i32", "i64", "index")

@@ -37,9 +37,15 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import AffineMap
 
-from ..diagnostics import DevplanError, error_at
-from .device_api import Buffer
-from .host import HOST_OPS, Compiler, Frame, Step, int_width
+from ...analysis.dtypes import int_width, numpy_dtype
+from ...diagnostics import DevplanError, error_at
+from ...dispatch import OpTable
+from ..device_api import Buffer
+from .frame import Compiler, Frame, OpCompiler, Step
+
+RUNNER_OPS = OpTable[OpCompiler]("host code")
+"""Compilers of the `vector` ops MLIR's tests print with (`vector.print`, and the
+`vector.transfer_read` that feeds it)."""
 
 # ---- formatting ------------------------------------------------------------------------
 
@@ -163,6 +169,7 @@ def compile_runner_call(c: Compiler, op: func.CallOp) -> Step:
 # ---- vector.print and vector.transfer_read --------------------------------------------
 
 
+@RUNNER_OPS.impl(vector.PrintOp)
 def _vector_print(c: Compiler, op: Operation) -> Step:
     assert isinstance(op, vector.PrintOp)
     type_ = op.source.type
@@ -188,6 +195,7 @@ def _vector_print(c: Compiler, op: Operation) -> Step:
     return run
 
 
+@RUNNER_OPS.impl(vector.TransferReadOp)
 def _transfer_read(c: Compiler, op: Operation) -> Step:
     assert isinstance(op, vector.TransferReadOp)
     source_type = op.source.type
@@ -201,7 +209,7 @@ def _transfer_read(c: Compiler, op: Operation) -> Step:
         raise error_at(op, "'vector.transfer_read' is supported with the minor identity map")
     source, padding, r = c.slot(op.source), c.slot(op.padding), c.slot(op.result)
     indices = [c.slot(i) for i in op.indices]
-    dtype = np.dtype(_numpy_dtype(_element_type(result_type)))
+    dtype = numpy_dtype(_element_type(result_type))
 
     def run(f: Frame) -> None:
         array = _host_array(op, f[source])
@@ -224,18 +232,9 @@ def _transfer_read(c: Compiler, op: Operation) -> Step:
     return run
 
 
-def _numpy_dtype(type_: Attribute) -> Any:
-    from .host import numpy_dtype
-
-    return numpy_dtype(type_)
-
-
-HOST_OPS["vector.print"] = _vector_print
-HOST_OPS["vector.transfer_read"] = _transfer_read
-
-
 __all__ = [
     "RUNNER_FUNCTIONS",
+    "RUNNER_OPS",
     "compile_runner_call",
     "format_memref",
     "format_scalar",
