@@ -69,7 +69,6 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import DevplanError, error_at, register_module_verifier
-from ..upstream import arith as upstream_fixes
 from .target import Target, TargetAttr
 
 
@@ -919,7 +918,6 @@ def verify_placement_attributes(module: Operation) -> None:
 
 
 register_module_verifier("vdev", verify_placement_attributes)
-upstream_fixes.install()  # tensor.empty keeps its attributes (placement) through print/parse
 
 
 Vdev = Dialect("vdev", [OnDeviceOp, DeviceCopyOp], [DeviceAttr])
