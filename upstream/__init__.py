@@ -1,11 +1,13 @@
-"""devplan's versions of upstream dialects, and MLIR dialects xDSL lacks.
+"""devplan's versions of upstream dialects, and an MLIR dialect xDSL lacks.
 
 xDSL 0.74 restricts some upstream ops (arith comparisons, `select` and casts take no
-tensors), reads others only in generic form (the `gpu` ops, `memref.cast`), and lacks a
-few (`gpu.shuffle`, the `async` dialect). Each module here defines devplan's own op
-classes for one dialect, subclassing xDSL's where it has them; nothing in xDSL is
-changed. `DIALECTS` lists the dialects devplan replaces: every context devplan builds
-(`devplan.context()`, devplan-opt) registers them in place of xDSL's of the same name.
+tensors), reads others only in generic form (the `gpu` ops, `memref.cast`) and lacks a
+few (`gpu.shuffle`, ...). Each module here is devplan's version of one dialect, with its
+own op classes subclassing xDSL's where xDSL has them; nothing of xDSL is changed.
+`DIALECTS` lists the dialects devplan replaces: the contexts devplan builds
+(`devplan.context()`, and so devplan-opt) register them in place of xDSL's of the same
+name. `async_` is MLIR's `async` dialect, which xDSL lacks: a dialect of devplan's own,
+registered through `universe.py` like `vdev`.
 """
 
 from __future__ import annotations
@@ -16,39 +18,39 @@ from xdsl.ir import Dialect
 
 
 def _arith() -> Dialect:
-    from .arith import arith_dialect
+    from .arith import Arith
 
-    return arith_dialect()
+    return Arith
 
 
 def _tensor() -> Dialect:
-    from .tensor import tensor_dialect
+    from .tensor import Tensor
 
-    return tensor_dialect()
+    return Tensor
 
 
 def _gpu() -> Dialect:
-    from .gpu import gpu_dialect
+    from .gpu import GPU
 
-    return gpu_dialect()
+    return GPU
 
 
 def _memref() -> Dialect:
-    from .memref import memref_dialect
+    from .memref import MemRef
 
-    return memref_dialect()
+    return MemRef
 
 
 def _scf() -> Dialect:
-    from .scf import scf_dialect
+    from .scf import Scf
 
-    return scf_dialect()
+    return Scf
 
 
 def _vector() -> Dialect:
-    from .vector import vector_dialect
+    from .vector import Vector
 
-    return vector_dialect()
+    return Vector
 
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     container_of,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     EqAttrConstraint,
@@ -478,6 +478,5 @@ _ELEMENTWISE: list[type[Operation]] = [
 ]  # fmt: skip
 
 
-def arith_dialect() -> Dialect:
-    """xDSL's `arith` dialect with the comparisons, `select` and casts above."""
-    return replacing(arith.Arith, _ELEMENTWISE)
+Arith = replacing(arith.Arith, _ELEMENTWISE)
+"""xDSL's `arith` dialect with the comparisons, `select` and casts above."""

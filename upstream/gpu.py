@@ -16,7 +16,9 @@ knows seven of MLIR's reduction kinds, not `minsi`, `maxnumf`, ...), and adds `g
 `#gpu.address_space` attribute.
 
 The subclasses keep xDSL's class hierarchy (`isinstance(op, xdsl.dialects.gpu.LaunchOp)`
-holds), so passes written against xDSL's classes see these ops too.
+holds), so passes written against xDSL's classes see these ops too. The file holds one
+dialect, whose ops share the syntax of async tokens, typed value lists and launch sizes;
+it reads best whole.
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ from xdsl.ir import (
     Attribute,
     Block,
     BlockArgument,
-    Dialect,
     Operation,
     ParametrizedAttribute,
     Region,
@@ -1329,7 +1330,5 @@ _REDEFINED: list[type[Operation]] = [HostRegisterOp, HostUnregisterOp, AllReduce
 _MISSING: list[type[Operation]] = [MemsetOp, ShuffleOp, RotateOp, PrintfOp, SubgroupReduceOp]
 
 
-def gpu_dialect() -> Dialect:
-    """xDSL's `gpu` dialect with MLIR's custom syntax and the ops and attributes xDSL
-    lacks."""
-    return replacing(gpu.GPU, [*_CUSTOM_SYNTAX, *_REDEFINED, *_MISSING], [AddressSpaceAttr])
+GPU = replacing(gpu.GPU, [*_CUSTOM_SYNTAX, *_REDEFINED, *_MISSING], [AddressSpaceAttr])
+"""xDSL's `gpu` dialect with MLIR's custom syntax and the ops and attributes xDSL lacks."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr
-from xdsl.ir import Dialect
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -101,6 +100,5 @@ class AtomicRMWOp(memref.AtomicRMWOp):
         printer.print_attribute(self.result.type)
 
 
-def memref_dialect() -> Dialect:
-    """xDSL's `memref` dialect with `memref.cast` and `memref.atomic_rmw` in custom syntax."""
-    return replacing(memref.MemRef, [CastOp, AtomicRMWOp])
+MemRef = replacing(memref.MemRef, [CastOp, AtomicRMWOp])
+"""xDSL's `memref` dialect with `memref.cast` and `memref.atomic_rmw` in custom syntax."""

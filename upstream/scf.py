@@ -8,7 +8,6 @@ subclasses xDSL's op and reads and writes both forms.
 from __future__ import annotations
 
 from xdsl.dialects import scf
-from xdsl.ir import Dialect
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 
@@ -73,6 +72,5 @@ class WhileOp(scf.WhileOp):
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
 
-def scf_dialect() -> Dialect:
-    """xDSL's `scf` dialect reading `scf.while` without loop-carried values."""
-    return replacing(scf.Scf, [WhileOp])
+Scf = replacing(scf.Scf, [WhileOp])
+"""xDSL's `scf` dialect reading `scf.while` without loop-carried values."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from xdsl.dialects import tensor
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Dialect
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -51,6 +50,5 @@ class EmptyOp(tensor.EmptyOp):
         printer.print_attribute(self.tensor.type)
 
 
-def tensor_dialect() -> Dialect:
-    """xDSL's `tensor` dialect with `tensor.empty` keeping its attributes."""
-    return replacing(tensor.Tensor, [EmptyOp])
+Tensor = replacing(tensor.Tensor, [EmptyOp])
+"""xDSL's `tensor` dialect with `tensor.empty` keeping its attributes."""

@@ -7,7 +7,6 @@ them print with `vector.print %v : vector<2xf32>`. `PrintOp` subclasses xDSL's o
 from __future__ import annotations
 
 from xdsl.dialects import vector
-from xdsl.ir import Dialect
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -37,6 +36,5 @@ class PrintOp(vector.PrintOp):
         printer.print_attribute(self.source.type)
 
 
-def vector_dialect() -> Dialect:
-    """xDSL's `vector` dialect with `vector.print` in custom syntax."""
-    return replacing(vector.Vector, [PrintOp])
+Vector = replacing(vector.Vector, [PrintOp])
+"""xDSL's `vector` dialect with `vector.print` in custom syntax."""
