@@ -59,13 +59,13 @@ then a `vdev.system` given as TOML text."""
 
 
 def context() -> Context:
-    """An xDSL `Context` with every xDSL and devplan dialect registered (lazily); `gpu`
-    and `memref` read MLIR's custom syntax of the gpu ops and `memref.cast`
-    (`upstream/gpu.py`)."""
-    from .upstream.gpu import DIALECT_OVERRIDES
+    """An xDSL `Context` with every xDSL and devplan dialect registered (lazily), and
+    devplan's versions of upstream dialects (`upstream.DIALECTS`: tensor comparisons and
+    casts, MLIR's gpu syntax, ...) in place of xDSL's."""
+    from .upstream import DIALECTS as UPSTREAM_DIALECTS
 
     ctx = Context()
-    factories = {**Universe.get_multiverse().all_dialects, **DIALECT_OVERRIDES}
+    factories = {**Universe.get_multiverse().all_dialects, **UPSTREAM_DIALECTS}
     for name, factory in factories.items():
         ctx.register_dialect(name, factory)
     return ctx

@@ -40,7 +40,7 @@ def _kernel() -> Dialect:
 
 
 def _async() -> Dialect:
-    from .upstream.async_dialect import Async
+    from .upstream.async_ import Async
 
     return Async
 

@@ -69,7 +69,6 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import DevplanError, error_at
-from ..upstream import arith as upstream_fixes
 from .target import Target, TargetAttr
 
 
@@ -917,8 +916,6 @@ def verify_placement_attributes(module: Operation) -> None:
                 raise error_at(op, f"unknown attribute '{name}' (valid: {', '.join(KNOWN_ATTRS)})")
         _check_function_attrs(op)
 
-
-upstream_fixes.install()  # tensor.empty keeps its attributes (placement) through print/parse
 
 
 Vdev = Dialect("vdev", [OnDeviceOp, DeviceCopyOp], [DeviceAttr])

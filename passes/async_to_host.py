@@ -37,7 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ..diagnostics import error_at
-from ..upstream.async_dialect import AwaitOp, ExecuteOp, TokenType, ValueType, YieldOp
+from ..upstream.async_ import AwaitOp, ExecuteOp, TokenType, ValueType, YieldOp
 
 
 def _check(module: ModuleOp) -> None:

@@ -42,7 +42,7 @@ class DevplanOptMain(xDSLOptMain):
         super().__init__(description="devplan modular optimizer driver", args=args)
 
     def register_all_dialects(self) -> None:
-        # devplan's context: `gpu` and `memref` with MLIR's custom syntax (upstream/gpu.py).
+        # devplan's context: its versions of upstream dialects in place of xDSL's (upstream/).
         from .. import context
 
         self.ctx = context()

@@ -1,25 +1,32 @@
-"""MLIR's custom assembly for the `gpu` dialect (and a few memref, scf and vector ops).
+"""devplan's `gpu` dialect: xDSL's, in MLIR's custom syntax, with the ops and attributes
+xDSL lacks.
 
-xDSL 0.74 knows the `gpu` ops only in generic form, and lacks some ops MLIR's GPU
-programs use (`gpu.shuffle`, `gpu.printf`, `gpu.subgroup_reduce`, `gpu.memset`). This
-module defines the `gpu` dialect devplan's context loads instead of xDSL's: every op of
-xDSL's dialect, those that MLIR writes in custom form subclassed with MLIR's syntax
-(parsed and printed back the same way), plus the missing ops. Generic form keeps
-working for every op. `memref` is xDSL's dialect with `memref.cast` in custom form.
+xDSL 0.74 reads and writes the `gpu` ops only in generic form, and lacks some ops MLIR's
+GPU programs use. This dialect replaces, with subclasses of xDSL's ops that read and
+write MLIR's custom syntax (generic form keeps working): the index queries
+(`gpu.thread_id`, `block_id`, `block_dim`, `grid_dim`, `global_id`, `lane_id`,
+`subgroup_id`, `subgroup_size`, `num_subgroups`), `gpu.barrier` (with MLIR's `memfence`
+and `scope`), `gpu.terminator`, `gpu.module` (with its offloading handler and targets),
+`gpu.func` (with workgroup and private attributions), `gpu.return`, `gpu.yield`,
+`gpu.alloc`, `gpu.dealloc`, `gpu.memcpy`, `gpu.wait`, `gpu.launch` and
+`gpu.launch_func`. It defines anew, in place of xDSL's, `gpu.host_register` and
+`gpu.host_unregister` (xDSL's take unranked memrefs only) and `gpu.all_reduce` (xDSL's
+knows seven of MLIR's reduction kinds, not `minsi`, `maxnumf`, ...), and adds `gpu.memset`,
+`gpu.subgroup_reduce`, `gpu.shuffle`, `gpu.rotate`, `gpu.printf` and the
+`#gpu.address_space` attribute.
 
 The subclasses keep xDSL's class hierarchy (`isinstance(op, xdsl.dialects.gpu.LaunchOp)`
-holds), so passes written against xDSL's classes see these ops too.
-
-Plain `xdsl-opt` cannot use this dialect: xDSL's plugin mechanism refuses two
-definitions of one dialect name, so there the `gpu` ops stay generic-only.
+holds), so passes written against xDSL's classes see these ops too. The file holds one
+dialect, whose ops share the syntax of async tokens, typed value lists and launch sizes;
+it reads best whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
-from xdsl.dialects import gpu, memref, scf, vector
+from xdsl.dialects import gpu
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -38,7 +45,6 @@ from xdsl.ir import (
     Attribute,
     Block,
     BlockArgument,
-    Dialect,
     Operation,
     ParametrizedAttribute,
     Region,
@@ -62,6 +68,9 @@ from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
+
+from .dialect import replacing
+from .syntax import parse_operands, print_attributes
 
 # ---- shared pieces of syntax ---------------------------------------------------------------
 
@@ -96,18 +105,8 @@ def _token_types(is_async: bool) -> list[Attribute]:
     return [gpu.AsyncTokenType()] if is_async else []
 
 
-def _parse_operands(parser: Parser, delimiter: Parser.Delimiter) -> list[UnresolvedOperand]:
-    return parser.parse_comma_separated_list(delimiter, parser.parse_unresolved_operand)
-
-
 def _parse_dimension(parser: Parser) -> gpu.DimensionAttr:
     return gpu.DimensionAttr(parser.parse_str_enum(gpu.DimensionEnum))
-
-
-def _print_attributes(printer: Printer, op: Operation, reserved: Sequence[str] = ()) -> None:
-    printer.print_op_attributes(
-        op.attributes, reserved_attr_names=(*reserved, "operandSegmentSizes")
-    )
 
 
 def _parse_attributes(parser: Parser, op: Operation) -> None:
@@ -139,7 +138,7 @@ def _dimension_query(base: type[IRDLOperation]) -> type[IRDLOperation]:
         bound = self.attributes.get("upper_bound")
         if isinstance(bound, IntegerAttr):
             printer.print_string(f" upper_bound {bound.value.data}")
-        _print_attributes(printer, self, ("upper_bound",))
+        print_attributes(printer, self, ("upper_bound",))
 
     namespace: dict[str, object] = {
         "name": base.name,
@@ -169,7 +168,7 @@ def _nullary(base: type[IRDLOperation], typed: bool) -> type[IRDLOperation]:
         return op
 
     def print_(self: IRDLOperation, printer: Printer) -> None:
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         if typed:
             printer.print_string(" : index")
 
@@ -234,7 +233,7 @@ class BarrierOp(gpu.BarrierOp):
         scope = self.attributes.get(BARRIER_SCOPE)
         if isinstance(scope, StringAttr):
             printer.print_string(f" scope <{scope.data}>")
-        _print_attributes(printer, self, (BARRIER_FENCES, BARRIER_SCOPE))
+        print_attributes(printer, self, (BARRIER_FENCES, BARRIER_SCOPE))
 
     def verify_(self) -> None:
         scope = self.attributes.get(BARRIER_SCOPE)
@@ -525,10 +524,10 @@ class AllocOp(gpu.AllocOp):
     def parse(cls, parser: Parser) -> AllocOp:
         is_async, deps = _parse_async(parser)
         host_shared = parser.parse_optional_keyword("host_shared") is not None
-        sizes = _parse_operands(parser, parser.Delimiter.PAREN)
+        sizes = parse_operands(parser, parser.Delimiter.PAREN)
         symbols: list[UnresolvedOperand] = []
         if parser.parse_optional_punctuation("[") is not None:
-            symbols = _parse_operands(parser, parser.Delimiter.NONE)
+            symbols = parse_operands(parser, parser.Delimiter.NONE)
             parser.parse_punctuation("]")
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
@@ -557,7 +556,7 @@ class AllocOp(gpu.AllocOp):
             printer.print_string("[")
             printer.print_list(self.symbolOperands, printer.print_ssa_value)
             printer.print_string("]")
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -585,10 +584,9 @@ class DeallocOp(gpu.DeallocOp):
         _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
         printer.print_string(" ")
         printer.print_ssa_value(self.buffer)
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.buffer.type)
-
 
 
 _PairOp = TypeVar("_PairOp", bound=IRDLOperation)
@@ -597,7 +595,7 @@ _PairOp = TypeVar("_PairOp", bound=IRDLOperation)
 def _parse_async_pair(cls: type[_PairOp], parser: Parser) -> _PairOp:
     """`[async] [[%t, ...]] %a, %b {attrs} : type_a, type_b` (gpu.memcpy, gpu.memset)."""
     is_async, deps = _parse_async(parser)
-    first, second = _parse_operands(parser, parser.Delimiter.NONE)[:2]
+    first, second = parse_operands(parser, parser.Delimiter.NONE)[:2]
     attrs = parser.parse_optional_attr_dict()
     parser.parse_punctuation(":")
     first_type = parser.parse_type()
@@ -626,7 +624,7 @@ def _print_async_pair(
     _print_async(printer, token is not None, deps)
     printer.print_string(" ")
     printer.print_list([first, second], printer.print_ssa_value)
-    _print_attributes(printer, op)
+    print_attributes(printer, op)
     printer.print_string(" : ")
     printer.print_list([first.type, second.type], printer.print_attribute)
 
@@ -712,7 +710,7 @@ class WaitOp(gpu.WaitOp):
 
     def print(self, printer: Printer) -> None:
         _print_async(printer, self.asyncToken is not None, self.asyncDependencies)
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
 
 
 def _host_registration(name: str, doc: str) -> type[IRDLOperation]:
@@ -730,7 +728,7 @@ def _host_registration(name: str, doc: str) -> type[IRDLOperation]:
     def print_(self: IRDLOperation, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_ssa_value(self.operands[0])
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.operands[0].type)
 
@@ -950,7 +948,7 @@ class LaunchFuncOp(gpu.LaunchFuncOp):
 
             printer.print_list(self.kernelOperands, one)
             printer.print_string(")")
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
 
 
 # ---- kernel ops ----------------------------------------------------------------------------
@@ -1038,7 +1036,7 @@ class AllReduceOp(IRDLOperation):
             printer.print_string(" uniform")
         printer.print_string(" ")
         printer.print_region(self.body)
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         printer.print_string(" : (")
         printer.print_attribute(self.operand.type)
         printer.print_string(") -> (")
@@ -1123,7 +1121,7 @@ class SubgroupReduceOp(IRDLOperation):
             if self.cluster_stride is not None:
                 printer.print_string(f", stride = {self.cluster_stride.value.data}")
             printer.print_string(")")
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         printer.print_string(" : (")
         printer.print_attribute(self.value.type)
         printer.print_string(") -> (")
@@ -1156,7 +1154,7 @@ class ShuffleOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> ShuffleOp:
         mode = parser.parse_keyword_in(SHUFFLE_MODES)  # type: ignore[arg-type]
-        value, offset, width = _parse_operands(parser, parser.Delimiter.NONE)[:3]
+        value, offset, width = parse_operands(parser, parser.Delimiter.NONE)[:3]
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         type_ = parser.parse_type()
@@ -1175,7 +1173,7 @@ class ShuffleOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.mode.data} ")
         printer.print_list([self.value, self.offset, self.width], printer.print_ssa_value)
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.value.type)
 
@@ -1220,7 +1218,7 @@ class RotateOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_ssa_value(self.value)
         printer.print_string(f", {self.offset.value.data}, {self.width.value.data}")
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.value.type)
 
@@ -1272,177 +1270,12 @@ class PrintfOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_string_literal(self.format.data)
-        _print_attributes(printer, self)
+        print_attributes(printer, self)
         if self.args:
             printer.print_string(", ")
             printer.print_list(self.args, printer.print_ssa_value)
             printer.print_string(" : ")
             printer.print_list([a.type for a in self.args], printer.print_attribute)
-
-
-# ---- memref.cast ---------------------------------------------------------------------------
-
-
-class CastOp(memref.CastOp):
-    """`%b = memref.cast %a : memref<4xf32> to memref<?xf32>`"""
-
-    name = "memref.cast"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CastOp:
-        source = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        source_type = parser.parse_type()
-        parser.parse_keyword("to")
-        dest_type = parser.parse_type()
-        op = cls.build(
-            operands=[parser.resolve_operand(source, source_type)], result_types=[dest_type]
-        )
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.source)
-        _print_attributes(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" to ")
-        printer.print_attribute(self.dest.type)
-
-
-ATOMIC_RMW_KINDS = (
-    "addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu",
-    "mulf", "muli", "ori", "andi", "maxnumf", "minnumf",
-)  # fmt: skip
-"""MLIR's `AtomicRMWKind` words, in the order of their integer values."""
-
-
-class AtomicRMWOp(memref.AtomicRMWOp):
-    """`%old = memref.atomic_rmw addi %v, %m[%i] : (i32, memref<4xi32>) -> i32`"""
-
-    name = "memref.atomic_rmw"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AtomicRMWOp:
-        kind = parser.parse_keyword_in(ATOMIC_RMW_KINDS)  # type: ignore[arg-type]
-        value = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        buffer = parser.parse_unresolved_operand()
-        indices = _parse_operands(parser, parser.Delimiter.SQUARE)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        function = parser.parse_function_type()
-        if len(function.inputs) != 2 or len(function.outputs) != 1:
-            parser.raise_error("memref.atomic_rmw's type is (T, memref<...xT>) -> T")
-        value_type, buffer_type = function.inputs.data
-        op = cls.build(
-            operands=[
-                parser.resolve_operand(value, value_type),
-                parser.resolve_operand(buffer, buffer_type),
-                [parser.resolve_operand(i, IndexType()) for i in indices],
-            ],
-            result_types=[function.outputs.data[0]],
-            properties={"kind": IntegerAttr(ATOMIC_RMW_KINDS.index(kind), 64)},
-        )
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {ATOMIC_RMW_KINDS[self.kind.value.data]} ")
-        printer.print_ssa_value(self.value)
-        printer.print_string(", ")
-        printer.print_ssa_value(self.memref)
-        printer.print_string("[")
-        printer.print_list(self.indices, printer.print_ssa_value)
-        printer.print_string("]")
-        _print_attributes(printer, self)
-        printer.print_string(" : (")
-        printer.print_list([self.value.type, self.memref.type], printer.print_attribute)
-        printer.print_string(") -> ")
-        printer.print_attribute(self.result.type)
-
-
-class VectorPrintOp(vector.PrintOp):
-    """`vector.print %v : vector<2xf32>`"""
-
-    name = "vector.print"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> VectorPrintOp:
-        source = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        op = cls.build(operands=[parser.resolve_operand(source, parser.parse_type())])
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.source)
-        _print_attributes(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-
-
-class WhileOp(scf.WhileOp):
-    """`scf.while (%a = %init) : (i32) -> i32 {...} do {...}`; with no loop-carried
-    values MLIR writes `scf.while : () -> () {...} do {...}`, which xDSL's parser
-    rejects (it requires the parenthesised list)."""
-
-    name = "scf.while"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> WhileOp:
-        pairs: list[tuple[Parser.UnresolvedArgument, UnresolvedOperand]] = []
-
-        def parse_assignment() -> None:
-            argument = parser.parse_argument(expect_type=False)
-            parser.parse_punctuation("=")
-            pairs.append((argument, parser.parse_unresolved_operand()))
-
-        parser.parse_optional_comma_separated_list(parser.Delimiter.PAREN, parse_assignment)
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        function = parser.parse_function_type()
-        inputs = function.inputs.data
-        if len(pairs) != len(inputs):
-            parser.raise_error(
-                f"scf.while has {len(pairs)} initial value(s) but its type takes "
-                f"{len(inputs)}",
-                pos,
-                parser.pos,
-            )
-        arguments = [a.resolve(t) for (a, _), t in zip(pairs, inputs, strict=True)]
-        inits = [parser.resolve_operand(o, t) for (_, o), t in zip(pairs, inputs, strict=True)]
-        before = parser.parse_region(arguments)
-        parser.parse_keyword("do")
-        after = parser.parse_region()
-        op = cls(inits, function.outputs.data, before, after)
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        if attributes is not None:
-            op.attributes.update(attributes.data)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        if self.arguments:
-            printer.print_string(" (")
-            pairs = zip(self.before_region.block.args, self.arguments, strict=True)
-            for i, (argument, init) in enumerate(pairs):
-                if i:
-                    printer.print_string(", ")
-                printer.print_ssa_value(argument)
-                printer.print_string(" = ")
-                printer.print_ssa_value(init)
-            printer.print_string(")")
-        printer.print_string(" : ")
-        printer.print_operation_type(self)
-        printer.print_string(" ")
-        printer.print_region(self.before_region, print_entry_block_args=False)
-        printer.print_string(" do ")
-        printer.print_region(self.after_region)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
 
 
 ADDRESS_SPACES = ("global", "workgroup", "private", "constant")
@@ -1474,8 +1307,7 @@ class AddressSpaceAttr(ParametrizedAttribute):
         word = parser.parse_identifier()
         if word not in ADDRESS_SPACES:
             parser.raise_error(
-                f"unknown GPU address space '{word}'; expected one of "
-                + ", ".join(ADDRESS_SPACES),
+                f"unknown GPU address space '{word}'; expected one of " + ", ".join(ADDRESS_SPACES),
                 pos,
                 parser.pos,
             )
@@ -1486,72 +1318,17 @@ class AddressSpaceAttr(ParametrizedAttribute):
         printer.print_string(f"<{self.space.data}>")
 
 
-# ---- the dialects --------------------------------------------------------------------------
+# ---- the dialect ---------------------------------------------------------------------------
 
-_CUSTOM_GPU: list[type[Operation]] = [
+_CUSTOM_SYNTAX: list[type[Operation]] = [
     ThreadIdOp, BlockIdOp, BlockDimOp, GridDimOp, GlobalIdOp,
     BarrierOp, TerminatorOp, LaneIdOp, SubgroupIdOp, SubgroupSizeOp, NumSubgroupsOp,
     ModuleOp, FuncOp, ReturnOp, YieldOp, AllocOp, DeallocOp, MemcpyOp, WaitOp,
     LaunchOp, LaunchFuncOp,
 ]  # fmt: skip
-_NEW_GPU: list[type[Operation]] = [
-    HostRegisterOp, HostUnregisterOp, AllReduceOp, MemsetOp, ShuffleOp, RotateOp, PrintfOp,
-    SubgroupReduceOp,
-]  # fmt: skip
+_REDEFINED: list[type[Operation]] = [HostRegisterOp, HostUnregisterOp, AllReduceOp]
+_MISSING: list[type[Operation]] = [MemsetOp, ShuffleOp, RotateOp, PrintfOp, SubgroupReduceOp]
 
 
-def _replacing(
-    base: Dialect,
-    custom: Sequence[type[Operation]],
-    new: Sequence[type[Operation]],
-    attributes: Sequence[type[Attribute]] = (),
-) -> Dialect:
-    by_name = {op.name: op for op in base.operations}
-    by_name.update({op.name: op for op in custom})
-    by_name.update({op.name: op for op in new})
-    return Dialect(base.name, list(by_name.values()), [*base.attributes, *attributes])
-
-
-def gpu_dialect() -> Dialect:
-    """xDSL's `gpu` dialect with MLIR's custom syntax and the ops and attributes xDSL
-    lacks."""
-    return _replacing(gpu.GPU, _CUSTOM_GPU, _NEW_GPU, [AddressSpaceAttr])
-
-
-def memref_dialect() -> Dialect:
-    """xDSL's `memref` dialect with `memref.cast` in custom syntax."""
-    return _replacing(memref.MemRef, [CastOp, AtomicRMWOp], [])
-
-
-def scf_dialect() -> Dialect:
-    """xDSL's `scf` dialect reading `scf.while` without loop-carried values."""
-    return _replacing(scf.Scf, [WhileOp], [])
-
-
-def vector_dialect() -> Dialect:
-    """xDSL's `vector` dialect with `vector.print` in custom syntax."""
-    return _replacing(vector.Vector, [VectorPrintOp], [])
-
-
-DIALECT_OVERRIDES: dict[str, Callable[[], Dialect]] = {
-    "gpu": gpu_dialect,
-    "memref": memref_dialect,
-    "vector": vector_dialect,
-    "scf": scf_dialect,
-}
-"""Dialects devplan's context loads in place of xDSL's of the same name."""
-
-__all__ = [
-    "DIALECT_OVERRIDES",
-    "SHUFFLE_MODES",
-    "AddressSpaceAttr",
-    "AllReduceOp",
-    "CastOp",
-    "MemsetOp",
-    "PrintfOp",
-    "RotateOp",
-    "ShuffleOp",
-    "SubgroupReduceOp",
-    "gpu_dialect",
-    "memref_dialect",
-]
+GPU = replacing(gpu.GPU, [*_CUSTOM_SYNTAX, *_REDEFINED, *_MISSING], [AddressSpaceAttr])
+"""xDSL's `gpu` dialect with MLIR's custom syntax and the ops and attributes xDSL lacks."""

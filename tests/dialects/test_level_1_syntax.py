@@ -4,7 +4,7 @@
 plan-devices writes one on every op that yields tensors, and lower-to-device reads it
 back, also from text (`devplan-opt -p plan-devices | devplan-opt -p lower-to-device`).
 xDSL 0.74 drops the attributes of `tensor.empty` when printing;
-`devplan.upstream.arith` restores MLIR's syntax for it.
+`devplan.upstream.tensor` restores MLIR's syntax for it.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 // RUN: devplan-opt %s --split-input-file -p plan-devices -o %t.once.mlir
 // RUN: devplan-opt %t.once.mlir --split-input-file -p plan-devices -o %t.twice.mlir
 // RUN: diff %t.once.mlir %t.twice.mlir
-// The same through plain xdsl-opt (devplan's passes are in xDSL's universe).
-// RUN: xdsl-opt %s --split-input-file -p plan-devices | filecheck %s
+// The same through plain xdsl-opt (devplan's passes are in xDSL's universe). It prints
+// generic form: its own tensor.empty would drop the placement in custom form.
+// RUN: xdsl-opt %s --split-input-file -p plan-devices --print-op-generic | devplan-opt --split-input-file | filecheck %s
 // RUN: devplan-opt %s --split-input-file -p plan-devices --print-op-generic | filecheck %s --check-prefix=GENERIC
 // Remarks say what decided each argument and each copy:
 // RUN: devplan-opt %s --split-input-file -p 'plan-devices{explain=true}' -o /dev/null 2>&1 | filecheck %s --check-prefix=EXPLAIN
@@ -206,7 +207,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 
 // Dynamic shapes: sizes are scalars on the host; tensor.empty and linalg ops placed.
 // (xDSL 0.74 prints tensor.empty without its attribute dictionary; devplan restores
-// MLIR's syntax, dialects/upstream_fixes.py. GENERIC checks the generic form too.)
+// MLIR's syntax, upstream/tensor.py. GENERIC checks the generic form too.)
 builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.targets = [#target.target<"cuda">]} {
   func.func @dynamic(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %m: index, %n: index) -> tensor<?x?xf32> {
     %zero = arith.constant 0.0 : f32
