@@ -917,7 +917,6 @@ def verify_placement_attributes(module: Operation) -> None:
         _check_function_attrs(op)
 
 
-
 Vdev = Dialect("vdev", [OnDeviceOp, DeviceCopyOp], [DeviceAttr])
 
 
