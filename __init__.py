@@ -31,13 +31,13 @@ from .diagnostics import (
 )
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
-from .passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE, build_pipeline
+from .passes.pipeline import build_pipeline
 
 # Loading the system module registers the verifier of `vdev.system` (the system must load).
 importlib.import_module(f"{__name__}.system.description")
 
 if TYPE_CHECKING:
-    from .runtime.executor import execute
+    from .execution import execute
 
 __version__ = "0.1.0"
 
@@ -105,17 +105,19 @@ def apply(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> Module
     )
     check_argument("devplan.apply", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
     parsed = build_pipeline(pipeline, Universe.get_multiverse().all_passes)
-    vars(module).pop(COMPILED_PROGRAMS_ATTRIBUTE, None)  # what was compiled is stale now
+    from .execution import forget_programs
+
+    forget_programs(module)  # what was compiled from it is stale now
     parsed.apply(ctx or context(), module)
     verify_located(module)
     return module
 
 
 def __getattr__(name: str) -> object:
-    # `devplan.execute` is `devplan.runtime.executor.execute` itself, imported on first
-    # use: that keeps `import devplan` light (no runtime, NumPy kernels or numba).
+    # `devplan.execute` is `devplan.execution.execute` itself, imported on first use:
+    # that keeps `import devplan` light (no runtime, NumPy kernels or numba).
     if name == "execute":
-        from .runtime.executor import execute
+        from .execution import execute
 
         return execute
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

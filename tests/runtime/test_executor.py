@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import devplan
-from devplan.runtime.executor import ExecutionResult, compile_program, random_inputs
+from devplan.execution import compile_program
+from devplan.runtime.executor import ExecutionResult, random_inputs
 
 
 def run(text: str, *inputs: Any, **options: Any) -> ExecutionResult:

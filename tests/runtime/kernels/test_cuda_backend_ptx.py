@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import MemRefType
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.executor import compile_program
+from devplan.execution import compile_program
 from devplan.runtime.kernels.common import Kernel, dtype_of
 
 TESTS = Path(__file__).resolve().parent
