@@ -333,7 +333,7 @@ def _check_not_freed(ex: Execution, op: Operation, values: Sequence[Any]) -> Non
 def kernel_cost(
     op: dev.LaunchOp, kernel: KernelFuncOp
 ) -> Callable[[CostModel, str, Sequence[int], Sequence[int]], float]:
-    """The modelled time of a launch under the run's cost model (`cost.py`): the work
+    """The modelled time of a launch under the run's cost model (`system/cost.py`): the work
     `lower-to-device` recorded on the launch (`device.work`, the level-1 op's), else
     the kernel body's per-thread work times the launch's threads."""
     recorded = op.attributes.get(WORK_ATTR)

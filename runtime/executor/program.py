@@ -194,6 +194,8 @@ class Program:
         system: System | str | Path | None = None,
         strict: bool = False,
     ) -> ExecutionResult:
+        """Run `@entry` on `inputs` on a new `Runtime` of `system` (None: the module's
+        own `vdev.system`, else the embedded default)."""
         from ..runtime import Runtime
 
         compiled = self.functions.get(entry)
@@ -250,7 +252,8 @@ def _global_data(op: memref.GlobalOp) -> np.ndarray[Any, Any]:
     shape = tuple(d.data for d in type_.shape)
     values: list[Any] = list(value.get_values())
     if isinstance(element_type(type_), BFloat16Type):
-        # Memory holds bf16 bit patterns: round each value once to them (uint16(1.5) was 1).
+        # Memory holds bf16 bit patterns: each value is rounded to its pattern, not
+        # converted to uint16 as a number.
         values = list(narrow_ufuncs("bf16")[2](np.array(values, np.float64)))
     data = (
         np.full(shape, values[0], dtype)
