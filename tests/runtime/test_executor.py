@@ -534,6 +534,13 @@ def test_program_is_compiled_once_per_module_and_backend() -> None:
     assert compile_program(module, "numba") is not first
 
 
+def test_compiled_programs_are_kept_outside_the_module_object() -> None:
+    module = devplan.parse(ADD_ONE)
+    before = set(vars(module))
+    devplan.execute(module, [np.zeros(4, np.float32), 1])
+    assert set(vars(module)) == before
+
+
 # --- device ops ----------------------------------------------------------------------------
 
 G = '#vdev.device<"cuda", 0, ?, "global">'
