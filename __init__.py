@@ -33,10 +33,10 @@ from .diagnostics import (
 )
 from .dialects.target import Target, TargetError
 from .dialects.vdev import VirtualDevice, verify_placement_attributes
-from .passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE, build_pipeline
+from .passes.pipeline import build_pipeline
 
 if TYPE_CHECKING:
-    from .runtime.executor import execute
+    from .execution import execute
 
 __version__ = "0.1.0"
 
@@ -131,7 +131,9 @@ def apply(
     check_argument("devplan.apply", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
     check_argument("devplan.apply", "remarks", remarks, (list, type(None)), "a list or None")
     parsed = build_pipeline(pipeline, Universe.get_multiverse().all_passes)
-    vars(module).pop(COMPILED_PROGRAMS_ATTRIBUTE, None)  # what was compiled is stale now
+    from .execution import forget_programs
+
+    forget_programs(module)  # what was compiled from it is stale now
     if remarks is None:
         parsed.apply(ctx or context(), module)
     else:
@@ -142,10 +144,10 @@ def apply(
 
 
 def __getattr__(name: str) -> object:
-    # `devplan.execute` is `devplan.runtime.executor.execute` itself, imported on first
-    # use: that keeps `import devplan` light (no runtime, NumPy kernels or numba).
+    # `devplan.execute` is `devplan.execution.execute` itself, imported on first use:
+    # that keeps `import devplan` light (no runtime, NumPy kernels or numba).
     if name == "execute":
-        from .runtime.executor import execute
+        from .execution import execute
 
         return execute
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

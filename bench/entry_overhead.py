@@ -28,7 +28,7 @@ from _shared import LAUNCH_LOOP, best
 
 import devplan
 from devplan.diagnostics import with_deep_stack
-from devplan.runtime.executor import compile_program
+from devplan.execution import compile_program
 from devplan.runtime.kernels import compile_kernel
 
 TRIVIAL = "func.func @main(%x: index) -> index {\n  func.return %x : index\n}\n"

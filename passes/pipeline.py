@@ -19,10 +19,6 @@ from ..diagnostics import DevplanError
 
 PassFactories = dict[str, Callable[[], type[ModulePass]]]
 
-COMPILED_PROGRAMS_ATTRIBUTE = "_devplan_programs"
-"""Where a module keeps the programs the executor compiled from it (per kernel backend);
-`devplan.apply` drops them, since the passes it runs change the module."""
-
 
 def _suggestion(word: str, choices: list[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1)

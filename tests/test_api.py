@@ -120,7 +120,7 @@ LEVEL_1 = """func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf
 def test_execute_runs_a_level_1_module_through_the_default_pipeline_without_changing_it() -> None:
     import numpy as np
 
-    from devplan.runtime.executor import compile_program
+    from devplan.execution import compile_program
 
     module = devplan.parse(LEVEL_1)
     before = str(module)

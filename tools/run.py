@@ -229,14 +229,8 @@ def run(args: argparse.Namespace) -> int:
 
     from .. import apply, parse
     from ..diagnostics import DevplanError
-    from ..runtime.executor import (
-        compile_program,
-        execute,
-        find_entry,
-        random_inputs,
-        signature,
-        source_type,
-    )
+    from ..execution import compile_program, execute
+    from ..runtime.executor import find_entry, random_inputs, signature, source_type
 
     module = parse(Path(args.file))
     if args.pipeline:

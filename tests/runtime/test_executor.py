@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import devplan
-from devplan.runtime.executor import ExecutionResult, compile_program, random_inputs
+from devplan.execution import compile_program
+from devplan.runtime.executor import ExecutionResult, random_inputs
 
 
 def run(text: str, *inputs: Any, **options: Any) -> ExecutionResult:
@@ -531,6 +532,13 @@ def test_program_is_compiled_once_per_module_and_backend() -> None:
     devplan.execute(module, [np.zeros(4, np.float32), 1])
     assert compile_program(module, "numpy") is first
     assert compile_program(module, "numba") is not first
+
+
+def test_compiled_programs_are_kept_outside_the_module_object() -> None:
+    module = devplan.parse(ADD_ONE)
+    before = set(vars(module))
+    devplan.execute(module, [np.zeros(4, np.float32), 1])
+    assert set(vars(module)) == before
 
 
 # --- device ops ----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import MemRefType
 import devplan
 from devplan.analysis.dtypes import dtype_of
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.executor import compile_program
+from devplan.execution import compile_program
 from devplan.runtime.kernels.common import Kernel
 
 TESTS = Path(__file__).resolve().parent
