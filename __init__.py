@@ -29,7 +29,8 @@ from .diagnostics import (
     verify_located,
     with_deep_stack,
 )
-from .dialects.target import Target, TargetError
+from .dialects.target import Target
+from .dialects.target_kinds import TargetError
 from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
 from .passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE, build_pipeline
 

@@ -77,7 +77,8 @@ from xdsl.utils.hints import isa
 from ..diagnostics import diagnostic_at, error_at
 from ..dialects import device as dev
 from ..dialects.kernel import KernelModuleOp, lookup_kernel
-from ..dialects.target import TargetAttr, TargetError
+from ..dialects.target import TargetAttr
+from ..dialects.target_kinds import TargetError
 from ..dialects.vdev import DeviceAttr, memory_space_of
 
 REGION_ATTR = "device.region"

@@ -72,7 +72,8 @@ from ..diagnostics import (
     register_module_verifier,
 )
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
-from ..dialects.target import Target, TargetAttr, TargetError, register_target_kind
+from ..dialects.target import Target, TargetAttr, register_target_kind
+from ..dialects.target_kinds import TargetError
 from ..dialects.vdev import (
     DEFAULT_SCOPE,
     HOST_SCOPE,

@@ -39,7 +39,7 @@ import pytest
 
 import devplan
 from devplan.diagnostics import DevplanError
-from devplan.dialects.target import TargetError
+from devplan.dialects.target_kinds import TargetError
 from devplan.tools import opt as opt_tool
 from devplan.tools import run as run_tool
 

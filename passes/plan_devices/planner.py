@@ -126,7 +126,8 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 from xdsl.passes import ModulePass
 
 from ...diagnostics import diagnostic_at, error_at, location_of
-from ...dialects.target import Target, TargetAttr, TargetError
+from ...dialects.target import Target, TargetAttr
+from ...dialects.target_kinds import TargetError
 from ...dialects.vdev import (
     DEFAULT_SCOPE,
     DEVICE_ATTR,
