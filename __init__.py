@@ -31,9 +31,11 @@ from .diagnostics import (
 )
 from .dialects.target import Target
 from .dialects.target_kinds import TargetError
-from .dialects.vdev import VirtualDevice  # importing it registers the vdev module verifier
+from .dialects.virtual_device import VirtualDevice
 from .passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE, build_pipeline
 
+# Loading the vdev dialect registers its module verifier (placement attributes).
+importlib.import_module(f"{__name__}.dialects.vdev")
 # Loading the system module registers the verifier of `vdev.system` (the system must load).
 importlib.import_module(f"{__name__}.system.description")
 

@@ -81,14 +81,9 @@ from .kernel import (
     known_sizes,
     launch_size_conflict,
 )
+from .memory_scopes import KERNEL_PRIVATE_SCOPES, effective_scope, kernel_can_reach
 from .target import TargetAttr
-from .vdev import (
-    KERNEL_PRIVATE_SCOPES,
-    DeviceAttr,
-    effective_scope,
-    kernel_can_reach,
-    memory_space_of,
-)
+from .virtual_device import DeviceAttr, memory_space_of
 
 DEVICE_ATTR_KINDS: dict[str, Literal["int", "string"]] = {
     "exist": "int",

@@ -74,7 +74,7 @@ from xdsl.utils.hints import isa
 
 from ..diagnostics import error_at
 from .target import TargetAttr
-from .vdev import memory_space_of, memory_space_problem
+from .virtual_device import memory_space_of, memory_space_problem
 
 Dimension = Literal["x", "y", "z"]
 DIMENSIONS: tuple[Dimension, ...] = ("x", "y", "z")

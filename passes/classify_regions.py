@@ -79,7 +79,7 @@ from ..dialects import device as dev
 from ..dialects.kernel import KernelModuleOp, lookup_kernel
 from ..dialects.target import TargetAttr
 from ..dialects.target_kinds import TargetError
-from ..dialects.vdev import DeviceAttr, memory_space_of
+from ..dialects.virtual_device import DeviceAttr, memory_space_of
 
 REGION_ATTR = "device.region"
 """Function attribute holding the class (`"host"`, `"device"`, `"mixed"`, `"multi-device"`)."""

@@ -113,14 +113,10 @@ from xdsl.passes import ModulePass
 from ..diagnostics import DevplanError, diagnostic_at
 from ..dialects import device as dev
 from ..dialects.kernel import KernelFuncOp, lookup_kernel, stored_arguments
-from ..dialects.vdev import (
-    DEFAULT_SCOPE,
-    DEVICE_ATTR,
-    DeviceAttr,
-    DeviceCopyOp,
-    memory_space_of,
-    value_device,
-)
+from ..dialects.memory_scopes import DEFAULT_SCOPE
+from ..dialects.placement import value_device
+from ..dialects.vdev import DEVICE_ATTR, DeviceCopyOp
+from ..dialects.virtual_device import DeviceAttr, memory_space_of
 from ..runtime.streams import CostModel, LinkCost, NoLinkError
 from ..system.description import ScopeRef, System
 

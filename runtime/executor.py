@@ -82,7 +82,7 @@ from ..dialects.kernel import (
     launch_size_conflict,
     stored_arguments,
 )
-from ..dialects.vdev import DeviceAttr, memory_space_of
+from ..dialects.virtual_device import DeviceAttr, memory_space_of
 from ..passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE
 from ..system.cost import WORK_ATTR, CostModel, kernel_work
 from ..system.description import System

@@ -1166,7 +1166,7 @@ case(
 
 # --- Python API ---------------------------------------------------------------------------
 
-from devplan.dialects.vdev import VirtualDevice  # noqa: E402
+from devplan.dialects.virtual_device import VirtualDevice  # noqa: E402
 from devplan.system.description import System  # noqa: E402
 
 API_MISUSE: dict[str, Callable[[Path], object]] = {

@@ -88,7 +88,7 @@ from ...dialects import device as dev
 from ...dialects import kernel
 from ...dialects.target import TargetAttr
 from ...dialects.target_kinds import TargetError
-from ...dialects.vdev import DeviceAttr
+from ...dialects.virtual_device import DeviceAttr
 from ...upstream import gpu as ga
 from ..async_to_host import run_async_on_host
 from .kernel_lowering import lower_kernel_body

@@ -126,22 +126,12 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 from xdsl.passes import ModulePass
 
 from ...diagnostics import diagnostic_at, error_at, location_of
+from ...dialects.memory_scopes import DEFAULT_SCOPE
+from ...dialects.placement import default_device, host_device, module_targets
 from ...dialects.target import Target, TargetAttr
 from ...dialects.target_kinds import TargetError
-from ...dialects.vdev import (
-    DEFAULT_SCOPE,
-    DEVICE_ATTR,
-    UNCONSTRAINED,
-    DeviceAttr,
-    DeviceCopyOp,
-    OnDeviceOp,
-    default,
-    default_device,
-    host_device,
-    ir_text,
-    join,
-    module_targets,
-)
+from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
+from ...dialects.virtual_device import UNCONSTRAINED, DeviceAttr, default, ir_text, join
 
 # --- domains (union-find) ------------------------------------------------------------
 

@@ -17,31 +17,34 @@ from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import VerifyException
 
 import devplan
-from devplan.dialects.target import Target
-from devplan.dialects.vdev import (
+from devplan.dialects.memory_scopes import (
     BUILTIN_SCOPES,
-    UNCONSTRAINED,
-    DeviceAttr,
-    DeviceCopyOp,
-    MemorySpaceError,
-    OnDeviceOp,
-    VirtualDevice,
-    VirtualDeviceError,
+    host_can_access,
+    kernel_can_reach,
+    scopes_of,
+)
+from devplan.dialects.placement import (
     arg_device,
-    default,
     default_device,
     default_host_device,
-    host_can_access,
     host_device,
-    join,
-    kernel_can_reach,
-    memory_space_of,
-    memory_space_problem,
     module_targets,
     op_device,
     result_device,
-    scopes_of,
     value_device,
+)
+from devplan.dialects.target import Target
+from devplan.dialects.vdev import DeviceCopyOp, OnDeviceOp
+from devplan.dialects.virtual_device import (
+    UNCONSTRAINED,
+    DeviceAttr,
+    MemorySpaceError,
+    VirtualDevice,
+    VirtualDeviceError,
+    default,
+    join,
+    memory_space_of,
+    memory_space_problem,
 )
 
 CUDA = Target.parse("cuda")

@@ -42,14 +42,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 import devplan
 from devplan.diagnostics import DevplanError, verify_located
 from devplan.dialects import device as dev
-from devplan.dialects.vdev import (
-    DEFAULT_DEVICE_ATTR,
-    DEVICE_ATTR,
-    DeviceAttr,
-    DeviceCopyOp,
-    OnDeviceOp,
-    value_device,
-)
+from devplan.dialects.placement import value_device
+from devplan.dialects.vdev import DEFAULT_DEVICE_ATTR, DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
+from devplan.dialects.virtual_device import DeviceAttr
 from devplan.passes import elide_copies
 from devplan.passes.plan_devices.planner import PlanDevicesPass
 from devplan.system.description import System

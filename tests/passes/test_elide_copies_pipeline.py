@@ -34,7 +34,9 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 import devplan
 from devplan.diagnostics import verify_located
 from devplan.dialects import device as dev
-from devplan.dialects.vdev import DeviceAttr, DeviceCopyOp, memory_space_of, value_device
+from devplan.dialects.placement import value_device
+from devplan.dialects.vdev import DeviceCopyOp
+from devplan.dialects.virtual_device import DeviceAttr, memory_space_of
 from devplan.passes import elide_copies
 from devplan.system.description import System
 
