@@ -112,7 +112,8 @@ from xdsl.passes import ModulePass
 
 from ..diagnostics import DevplanError, diagnostic_at
 from ..dialects import device as dev
-from ..dialects.kernel import KernelFuncOp, lookup_kernel, stored_arguments
+from ..dialects.kernel import KernelFuncOp, lookup_kernel
+from ..dialects.kernel_arguments import stored_arguments
 from ..dialects.memory_scopes import DEFAULT_SCOPE
 from ..dialects.placement import value_device
 from ..dialects.vdev import DEVICE_ATTR, DeviceCopyOp

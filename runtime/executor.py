@@ -77,11 +77,10 @@ from ..dialects.kernel import (
     AllocSharedOp,
     KernelFuncOp,
     KernelModuleOp,
-    atomic_arguments,
     known_sizes,
     launch_size_conflict,
-    stored_arguments,
 )
+from ..dialects.kernel_arguments import atomic_arguments, stored_arguments
 from ..dialects.virtual_device import DeviceAttr, memory_space_of
 from ..passes.pipeline import COMPILED_PROGRAMS_ATTRIBUTE
 from ..system.cost import WORK_ATTR, CostModel, kernel_work
