@@ -181,6 +181,17 @@ def _device_target(kind: TargetKind, spec: AttrSpec, index: int, item: object) -
     )
 
 
+def _check_given(kind: TargetKind, given: Mapping[str, object]) -> dict[str, TargetValue]:
+    """Type-check user-given attribute values against `kind`'s schema."""
+    checked: dict[str, TargetValue] = {}
+    for attr_name, value in given.items():
+        spec = kind.spec(attr_name)
+        if spec is None:
+            raise unknown_attribute_error(kind, attr_name)
+        checked[attr_name] = _coerce(kind, spec, value)
+    return checked
+
+
 def _value_to_json(value: TargetValue) -> object:
     if isinstance(value, tuple):
         return [v if isinstance(v, str) else cast(TargetAttr, v).export() for v in value]
@@ -308,17 +319,6 @@ def _check_host(host: TargetAttr) -> None:
             f"host; host-capable kinds: {', '.join(host_capable_kinds())}",
             "host",
         )
-
-
-def _check_given(kind: TargetKind, given: Mapping[str, object]) -> dict[str, TargetValue]:
-    """Type-check user-given attribute values against `kind`'s schema."""
-    checked: dict[str, TargetValue] = {}
-    for attr_name, value in given.items():
-        spec = kind.spec(attr_name)
-        if spec is None:
-            raise unknown_attribute_error(kind, attr_name)
-        checked[attr_name] = _coerce(kind, spec, value)
-    return checked
 
 
 _CANONICAL: dict[Resolved, dict[str, TargetValue]] = {}
