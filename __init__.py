@@ -31,8 +31,10 @@ from .diagnostics import (
     verify_located,
     with_deep_stack,
 )
-from .dialects.target import Target, TargetError
-from .dialects.vdev import VirtualDevice, verify_placement_attributes
+from .dialects.target import Target
+from .dialects.target_kinds import TargetError
+from .dialects.vdev import verify_placement_attributes
+from .dialects.virtual_device import VirtualDevice
 from .passes.pipeline import build_pipeline
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.hints import isa
 
 from ..dialects.target import TargetAttr
-from ..dialects.vdev import DeviceAttr, memory_space_of
+from ..dialects.virtual_device import DeviceAttr, memory_space_of
 
 DeviceKey = tuple[str, int | None]
 """A device: (device type, virtual id); an id of None is unconstrained."""

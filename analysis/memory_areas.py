@@ -14,7 +14,8 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute
 
 from ..diagnostics import DevplanError
-from ..dialects.vdev import DEFAULT_SCOPE, DeviceAttr
+from ..dialects.memory_scopes import DEFAULT_SCOPE
+from ..dialects.virtual_device import DeviceAttr
 from ..system.cost import CostModel, LinkCost, NoLinkError
 from ..system.description import ScopeRef, System
 

@@ -22,8 +22,10 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 from ..dialects import device as dev
-from ..dialects.kernel import KernelFuncOp, lookup_kernel, stored_arguments
-from ..dialects.vdev import DEFAULT_SCOPE, memory_space_of
+from ..dialects.kernel import KernelFuncOp, lookup_kernel
+from ..dialects.kernel_arguments import stored_arguments
+from ..dialects.memory_scopes import DEFAULT_SCOPE
+from ..dialects.virtual_device import memory_space_of
 
 ALLOCATIONS = ("device.alloc", "device.alloc_workspace", "memref.alloc", "memref.alloca")
 """Ops whose memref result is fresh memory, aliasing nothing else."""

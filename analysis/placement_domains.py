@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from ..dialects.vdev import UNCONSTRAINED, DeviceAttr, join
+from ..dialects.virtual_device import UNCONSTRAINED, DeviceAttr, join
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,9 @@ from xdsl.utils.hints import isa
 from ..diagnostics import error_at
 from ..dialects import device as dev
 from ..dialects.kernel import KernelModuleOp, lookup_kernel
-from ..dialects.target import TargetAttr, TargetError
-from ..dialects.vdev import DeviceAttr, memory_space_of
+from ..dialects.target import TargetAttr
+from ..dialects.target_kinds import TargetError
+from ..dialects.virtual_device import DeviceAttr, memory_space_of
 from .buffer_ownership import BufferOwnership, DeviceKey, device_name
 
 CLASSES = ("host", "device", "mixed", "multi-device")

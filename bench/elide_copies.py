@@ -46,15 +46,9 @@ import devplan
 from devplan.analysis.memory_areas import MemoryAreas, byte_size
 from devplan.diagnostics import DevplanError
 from devplan.dialects import device as dev
-from devplan.dialects.vdev import (
-    DEFAULT_DEVICE_ATTR,
-    DEVICE_ATTR,
-    DeviceAttr,
-    DeviceCopyOp,
-    OnDeviceOp,
-    memory_space_of,
-    value_device,
-)
+from devplan.dialects.placement import value_device
+from devplan.dialects.vdev import DEFAULT_DEVICE_ATTR, DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
+from devplan.dialects.virtual_device import DeviceAttr, memory_space_of
 from devplan.passes.elide_copies import ElideCopiesPass
 from devplan.passes.elide_copies.statistics import necessary_bytes
 from devplan.passes.plan_devices import PlanDevicesPass

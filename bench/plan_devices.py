@@ -32,7 +32,8 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.transforms.canonicalize import CanonicalizePass
 
 import devplan
-from devplan.dialects.vdev import DEFAULT_DEVICE_ATTR, DEVICE_ATTR, DeviceAttr, OnDeviceOp
+from devplan.dialects.vdev import DEFAULT_DEVICE_ATTR, DEVICE_ATTR, OnDeviceOp
+from devplan.dialects.virtual_device import DeviceAttr
 from devplan.passes.plan_devices import PlanDevicesPass
 
 T = TensorType(f32, [4])

@@ -20,6 +20,10 @@ Memory effects are declared so xDSL's DCE and CSE keep what matters: allocs allo
 frees free, copies read their source and write their destination, launches read and
 write every memref argument, `device.wait` orders everything, and `device.attr` is a
 pure query (except `available_global_memory`, which changes as memory is allocated).
+
+One dialect, one file (as xDSL keeps its dialects): the token type, the ops, their memory
+effects and the checks their verifiers share. `device.launch` is most of it, because a
+launch is checked against the kernel it names (parameters, memory spaces, block sizes).
 """
 
 from __future__ import annotations
@@ -81,14 +85,9 @@ from .kernel import (
     known_sizes,
     launch_size_conflict,
 )
+from .memory_scopes import KERNEL_PRIVATE_SCOPES, effective_scope, kernel_can_reach
 from .target import TargetAttr
-from .vdev import (
-    KERNEL_PRIVATE_SCOPES,
-    DeviceAttr,
-    effective_scope,
-    kernel_can_reach,
-    memory_space_of,
-)
+from .virtual_device import DeviceAttr, memory_space_of
 
 DEVICE_ATTR_KINDS: dict[str, Literal["int", "string"]] = {
     "exist": "int",

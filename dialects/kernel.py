@@ -18,6 +18,10 @@ kernel.module @kernels target #target.target<"cuda"> {
   }
 }
 ```
+
+One dialect, one file: the ops, the body op set and the launch sizes a kernel may fix
+(`known_block_size`, `known_grid_size`), which `device.launch` checks. What a kernel does
+with its parameters (the memory it writes) is `kernel_arguments.py`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, cast
 
-from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -74,7 +77,7 @@ from xdsl.utils.hints import isa
 
 from ..diagnostics import error_at
 from .target import TargetAttr
-from .vdev import memory_space_of, memory_space_problem
+from .virtual_device import memory_space_of, memory_space_problem
 
 Dimension = Literal["x", "y", "z"]
 DIMENSIONS: tuple[Dimension, ...] = ("x", "y", "z")
@@ -595,68 +598,6 @@ def lookup_kernel(op: Operation, symbol_ref: SymbolRefAttr) -> KernelFuncOp | No
     return None
 
 
-def stored_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
-    """Indices of the kernel's memref parameters that some `memref.store` or
-    `memref.atomic_rmw` writes.
-
-    What a launch of `kernel` may write: the executor orders launches by it and
-    `elide-copies` reads it as the launch's write effects (kernel bodies reach memory
-    only through their parameters, so every other argument is only read).
-    """
-    params: dict[SSAValue, int] = {arg: i for i, arg in enumerate(kernel.body.block.args)}
-    stored: set[int] = set()
-    for op in kernel.walk():
-        if isinstance(op, memref.StoreOp | memref.AtomicRMWOp) and op.memref in params:
-            stored.add(params[op.memref])
-    return tuple(sorted(stored))
-
-
-def atomic_arguments(kernel: KernelFuncOp) -> tuple[int, ...]:
-    """Indices of the memref parameters the kernel touches only through
-    `memref.atomic_rmw` (and `memref.dim`): two unordered launches that meet only in
-    such memory do not race, and the executor may run them at once."""
-    params: dict[SSAValue, int] = {arg: i for i, arg in enumerate(kernel.body.block.args)}
-    atomic: set[int] = set()
-    other: set[int] = set()
-    for op in kernel.walk():
-        if isinstance(op, memref.AtomicRMWOp):
-            if op.memref in params:
-                atomic.add(params[op.memref])
-            used = [o for o in op.operands if o is not op.memref]
-        elif isinstance(op, memref.DimOp):
-            used = [o for o in op.operands if o is not op.source]
-        else:
-            used = list(op.operands)
-        other.update(params[o] for o in used if o in params)
-    return tuple(sorted(atomic - other))
-
-
-__all__ = [
-    "DIMENSIONS",
-    "KERNEL_BODY_OPS",
-    "KNOWN_SIZES",
-    "AllocSharedOp",
-    "AssertOp",
-    "BarrierOp",
-    "BlockDimOp",
-    "BlockIdOp",
-    "Dimension",
-    "GridDimOp",
-    "Kernel",
-    "KernelFuncOp",
-    "KernelModuleOp",
-    "PrintfOp",
-    "ReturnOp",
-    "ThreadIdOp",
-    "atomic_arguments",
-    "is_kernel_param_type",
-    "known_sizes",
-    "launch_size_conflict",
-    "lookup_kernel",
-    "stored_arguments",
-]
-
-
 @irdl_op_definition
 class PrintfOp(IRDLOperation):
     """Prints from every thread that runs it, with a C `printf` format (`%d`, `%lld`,
@@ -731,3 +672,27 @@ Kernel = Dialect(
     ],
     [],
 )
+
+
+__all__ = [
+    "DIMENSIONS",
+    "KERNEL_BODY_OPS",
+    "KNOWN_SIZES",
+    "AllocSharedOp",
+    "AssertOp",
+    "BarrierOp",
+    "BlockDimOp",
+    "BlockIdOp",
+    "Dimension",
+    "GridDimOp",
+    "Kernel",
+    "KernelFuncOp",
+    "KernelModuleOp",
+    "PrintfOp",
+    "ReturnOp",
+    "ThreadIdOp",
+    "is_kernel_param_type",
+    "known_sizes",
+    "launch_size_conflict",
+    "lookup_kernel",
+]

@@ -32,7 +32,9 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 import devplan
 from devplan.dialects import device as dev
 from devplan.dialects.kernel import KernelModuleOp
-from devplan.dialects.vdev import DeviceAttr, DeviceCopyOp, ir_text, result_placement
+from devplan.dialects.placement import result_placement
+from devplan.dialects.vdev import DeviceCopyOp
+from devplan.dialects.virtual_device import DeviceAttr, ir_text
 from devplan.passes.default_pipeline import DEFAULT_PIPELINE
 from devplan.passes.plan_devices.cost_strategy import planned_seconds
 from devplan.reference.program import evaluate

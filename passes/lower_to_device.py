@@ -110,21 +110,18 @@ from ..diagnostics import error_at
 from ..dialects import device as dev
 from ..dialects import kernel as kn
 from ..dialects.kernel import SUPPORTED_OPS
-from ..dialects.target import TargetAttr
-from ..dialects.vdev import (
-    DEFAULT_SCOPE,
-    DEVICE_ATTR,
-    DeviceAttr,
-    DeviceCopyOp,
-    OnDeviceOp,
+from ..dialects.memory_scopes import DEFAULT_SCOPE
+from ..dialects.placement import (
     arg_device,
     host_device,
-    ir_text,
     module_targets,
     result_device,
     result_placement,
     value_device,
 )
+from ..dialects.target import TargetAttr
+from ..dialects.vdev import DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
+from ..dialects.virtual_device import DeviceAttr, ir_text
 from ..dispatch import OpTable
 from ..system.cost import NO_WORK, WORK_ATTR, op_work
 

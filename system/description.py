@@ -76,16 +76,11 @@ from ..diagnostics import (
     location_of,
 )
 from ..dialects.device import DEVICE_ATTR_KINDS as DEVICE_ATTR_VALUE_KINDS
-from ..dialects.target import Target, TargetAttr, TargetError, register_target_kind
-from ..dialects.vdev import (
-    DEFAULT_SCOPE,
-    HOST_SCOPE,
-    KERNEL_PRIVATE_SCOPES,
-    SYSTEM_ATTR,
-    DeviceAttr,
-    VirtualDeviceError,
-    ir_text,
-)
+from ..dialects.memory_scopes import DEFAULT_SCOPE, HOST_SCOPE, KERNEL_PRIVATE_SCOPES
+from ..dialects.target import Target, TargetAttr, register_target_kind
+from ..dialects.target_kinds import TargetError
+from ..dialects.vdev import SYSTEM_ATTR
+from ..dialects.virtual_device import DeviceAttr, VirtualDeviceError, ir_text
 from .cost import CostModel, LinkCost, Throughput, default_throughput
 from .units import parse_bandwidth, parse_latency, parse_size
 

@@ -39,7 +39,7 @@ import pytest
 
 import devplan
 from devplan.diagnostics import DevplanError
-from devplan.dialects.target import TargetError
+from devplan.dialects.target_kinds import TargetError
 from devplan.tools import opt as opt_tool
 from devplan.tools import run as run_tool
 
@@ -1166,7 +1166,7 @@ case(
 
 # --- Python API ---------------------------------------------------------------------------
 
-from devplan.dialects.vdev import VirtualDevice  # noqa: E402
+from devplan.dialects.virtual_device import VirtualDevice  # noqa: E402
 from devplan.system.description import System  # noqa: E402
 
 API_MISUSE: dict[str, Callable[[Path], object]] = {

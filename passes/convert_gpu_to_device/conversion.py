@@ -85,8 +85,9 @@ from xdsl.utils.hints import isa
 from ...diagnostics import DevplanError, error_at
 from ...dialects import device as dev
 from ...dialects import kernel
-from ...dialects.target import TargetAttr, TargetError
-from ...dialects.vdev import DeviceAttr
+from ...dialects.target import TargetAttr
+from ...dialects.target_kinds import TargetError
+from ...dialects.virtual_device import DeviceAttr
 from ...upstream import gpu as ga
 from ..async_to_host import run_async_on_host
 from .checks import check_convertible

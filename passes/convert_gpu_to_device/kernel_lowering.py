@@ -53,7 +53,7 @@ from xdsl.rewriter import Rewriter
 
 from ...diagnostics import error_at, explicit_location
 from ...dialects import kernel
-from ...dialects.vdev import DeviceAttr
+from ...dialects.virtual_device import DeviceAttr
 from ...upstream import gpu as ga
 
 # ---- phase 1: structured control flow -----------------------------------------------------

@@ -18,7 +18,7 @@ from xdsl.utils.hints import isa
 
 from ...diagnostics import error_at
 from ...dialects import device as dev
-from ...dialects.vdev import DeviceAttr
+from ...dialects.virtual_device import DeviceAttr
 from ...upstream import gpu as ga
 
 _CASTS = (memref.CastOp, memref.MemorySpaceCastOp)

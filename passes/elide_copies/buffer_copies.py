@@ -24,7 +24,7 @@ from ...analysis.memory_effects import (
     token_of,
 )
 from ...dialects import device as dev
-from ...dialects.vdev import DeviceAttr, memory_space_of
+from ...dialects.virtual_device import DeviceAttr, memory_space_of
 from .async_tokens import remove_async, token_users, why_token_keeps
 from .block_facts import BlockFacts, CopyOps, ancestor_index
 from .decisions import Decision, Elide, Keep, erase, where

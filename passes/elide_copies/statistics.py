@@ -11,7 +11,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from ...analysis.memory_areas import MemoryAreas, byte_size
-from ...dialects.vdev import DeviceAttr, DeviceCopyOp, value_device
+from ...dialects.placement import value_device
+from ...dialects.vdev import DeviceCopyOp
+from ...dialects.virtual_device import DeviceAttr
 from .block_facts import CopyOps
 from .decisions import Elide
 

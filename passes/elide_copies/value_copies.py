@@ -14,7 +14,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ...analysis.dominance import Positions, dominates
 from ...analysis.memory_areas import MemoryAreas, byte_size
-from ...dialects.vdev import DEFAULT_SCOPE, DEVICE_ATTR, DeviceAttr, DeviceCopyOp
+from ...dialects.memory_scopes import DEFAULT_SCOPE
+from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
+from ...dialects.virtual_device import DeviceAttr
 from .decisions import Decision, Elide, Keep, erase
 
 

@@ -49,7 +49,7 @@ from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 from ...analysis.placement_domains import Origin
 from ...diagnostics import diagnostic_at, error_at
-from ...dialects.vdev import DeviceAttr
+from ...dialects.virtual_device import DeviceAttr
 from ...system.cost import NO_WORK, CostModel, NoLinkError, op_work, tensor_bytes
 from ...system.description import System
 from .placement_cost import CopyTerm, Problem, solve
@@ -292,7 +292,7 @@ def planned_seconds(module: ModuleOp, system: System | None = None) -> float:
     quantity strategy=cost minimises), read from the IR alone: each op's work on its
     `vdev.device`, each `vdev.device_copy`, and the entry functions' arguments from and
     results to the host. Dynamic dimensions are an error here (ValueError)."""
-    from ...dialects.vdev import arg_device, op_device, result_device, value_device
+    from ...dialects.placement import arg_device, op_device, result_device, value_device
 
     system = system or System.from_module(module) or System.default()
     model, host = system.cost_model(), system.host.name

@@ -17,19 +17,12 @@ from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 from ...analysis.placement_domains import Domains, Origin
 from ...diagnostics import error_at
-from ...dialects.target import Target, TargetAttr, TargetError
-from ...dialects.vdev import (
-    DEFAULT_SCOPE,
-    DEVICE_ATTR,
-    DeviceAttr,
-    DeviceCopyOp,
-    OnDeviceOp,
-    default,
-    default_device,
-    host_device,
-    ir_text,
-    module_targets,
-)
+from ...dialects.memory_scopes import DEFAULT_SCOPE
+from ...dialects.placement import default_device, host_device, module_targets
+from ...dialects.target import Target, TargetAttr
+from ...dialects.target_kinds import TargetError
+from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
+from ...dialects.virtual_device import DeviceAttr, default, ir_text
 from .program import (
     Use,
     and_list,

@@ -11,14 +11,9 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 from ...diagnostics import error_at, location_of
-from ...dialects.vdev import (
-    DEFAULT_SCOPE,
-    DEVICE_ATTR,
-    DeviceAttr,
-    DeviceCopyOp,
-    OnDeviceOp,
-    ir_text,
-)
+from ...dialects.memory_scopes import DEFAULT_SCOPE
+from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
+from ...dialects.virtual_device import DeviceAttr, ir_text
 
 
 def not_a_tensor(op: OnDeviceOp | DeviceCopyOp) -> Exception:

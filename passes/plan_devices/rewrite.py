@@ -10,7 +10,8 @@ from xdsl.dialects.builtin import ArrayAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from ...diagnostics import diagnostic_at
-from ...dialects.vdev import DEVICE_ATTR, DeviceAttr, DeviceCopyOp
+from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
+from ...dialects.virtual_device import DeviceAttr
 from .planner import Planner
 from .program import Use, is_tensor, short, underlying, value_name, with_devices
 

@@ -19,7 +19,7 @@ from xdsl.dialects import memref
 from ...analysis.dtypes import numpy_dtype
 from ...diagnostics import DevplanError, error_at
 from ...dialects import device as dev
-from ...dialects.vdev import memory_space_of
+from ...dialects.virtual_device import memory_space_of
 from ...dispatch import OpTable
 from ..device_api import Buffer
 from ..host.frame import Frame, Step

@@ -25,7 +25,7 @@ from xdsl.ir import Attribute, SSAValue
 from ...analysis.dtypes import numpy_dtype
 from ...diagnostics import DevplanError, check_argument, describe_value, error_at
 from ...dialects import device as dev
-from ...dialects.vdev import DeviceAttr, memory_space_of
+from ...dialects.virtual_device import DeviceAttr, memory_space_of
 from ...system.description import System
 from ..device_api import Buffer
 from ..host.values import element_type, from_python, to_numpy_scalar

@@ -28,8 +28,9 @@ from xdsl.traits import IsTerminator
 from ...analysis.dtypes import numpy_dtype
 from ...diagnostics import DevplanError, error_at
 from ...dialects import device as dev
-from ...dialects.kernel import KernelModuleOp, atomic_arguments, stored_arguments
-from ...dialects.vdev import DeviceAttr, memory_space_of
+from ...dialects.kernel import KernelModuleOp
+from ...dialects.kernel_arguments import atomic_arguments, stored_arguments
+from ...dialects.virtual_device import DeviceAttr, memory_space_of
 from ...system.description import System
 from ..device_api import Buffer
 from ..host.frame import CompiledFunction, Frame, Getter, Step, run_steps

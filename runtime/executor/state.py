@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ...diagnostics import DevplanError, error_at
-from ...dialects.vdev import DeviceAttr
+from ...dialects.virtual_device import DeviceAttr
 from ...system.description import System
 from ...system.devices import Device
 from ..device_api import Buffer, DeviceAPI, copy_performer

@@ -31,7 +31,7 @@ from devplan.dialects.device import (
     TokenType,
     WaitOp,
 )
-from devplan.dialects.vdev import DeviceAttr
+from devplan.dialects.virtual_device import DeviceAttr
 
 CUDA0 = '#vdev.device<"cuda", 0>'
 D16 = f"memref<16xf32, {CUDA0}>"

@@ -30,7 +30,7 @@ from devplan.dialects.kernel import (
     lookup_kernel,
 )
 from devplan.dialects.target import TargetAttr
-from devplan.dialects.vdev import DeviceAttr
+from devplan.dialects.virtual_device import DeviceAttr
 
 PROGRAM = """
 kernel.module @kernels target #target.target<"cuda"> {

@@ -13,7 +13,8 @@ import pytest
 from xdsl.dialects import func
 
 import devplan
-from devplan.dialects.vdev import DEVICE_ATTR, DeviceAttr
+from devplan.dialects.vdev import DEVICE_ATTR
+from devplan.dialects.virtual_device import DeviceAttr
 
 LEVEL_1_OPS = """
 func.func @f(%x: tensor<4xf32>, %i: tensor<4xi32>, %c: tensor<4xi1>, %s: f32, %n: index, %b: i1) {

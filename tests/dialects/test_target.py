@@ -7,16 +7,15 @@ import json
 import pytest
 
 from devplan.dialects.target import (
-    BUILTIN_TAGS,
     Target,
     TargetAttr,
-    TargetError,
-    kind_device_type,
     list_tags,
-    list_target_kinds,
     register_tag,
     register_target_kind,
 )
+from devplan.dialects.target_kinds import TargetError
+from devplan.dialects.target_registry import kind_device_type, list_target_kinds
+from devplan.dialects.target_tags import BUILTIN_TAGS
 
 # --- built-in kinds -------------------------------------------------------------------
 

@@ -10,18 +10,10 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 import devplan
-from devplan.dialects.target import (
-    BOOL,
-    BUILTIN_TAGS,
-    INT,
-    POSITIVE_ATTRS,
-    STR,
-    STR_ARRAY,
-    Target,
-    TargetAttr,
-    get_target_kind,
-    list_tags,
-)
+from devplan.dialects.target import Target, TargetAttr, list_tags
+from devplan.dialects.target_kinds import BOOL, INT, POSITIVE_ATTRS, STR, STR_ARRAY
+from devplan.dialects.target_registry import get_target_kind
+from devplan.dialects.target_tags import BUILTIN_TAGS
 
 
 def parse_attr(text: str) -> TargetAttr:

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import devplan
 from devplan.dialects.target import Target, TargetAttr
-from devplan.dialects.vdev import UNCONSTRAINED, DeviceAttr, default, join
+from devplan.dialects.virtual_device import UNCONSTRAINED, DeviceAttr, default, join
 
 TARGETS: list[TargetAttr] = [
     Target.parse("llvm"),

@@ -43,14 +43,9 @@ import devplan
 from devplan.analysis.memory_areas import MemoryAreas
 from devplan.diagnostics import DevplanError, verify_located
 from devplan.dialects import device as dev
-from devplan.dialects.vdev import (
-    DEFAULT_DEVICE_ATTR,
-    DEVICE_ATTR,
-    DeviceAttr,
-    DeviceCopyOp,
-    OnDeviceOp,
-    value_device,
-)
+from devplan.dialects.placement import value_device
+from devplan.dialects.vdev import DEFAULT_DEVICE_ATTR, DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
+from devplan.dialects.virtual_device import DeviceAttr
 from devplan.passes.elide_copies import elision
 from devplan.passes.elide_copies.decisions import Elide
 from devplan.passes.elide_copies.elision import analyse

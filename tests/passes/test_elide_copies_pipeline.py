@@ -35,7 +35,9 @@ import devplan
 from devplan.analysis.memory_areas import MemoryAreas, byte_size
 from devplan.diagnostics import verify_located
 from devplan.dialects import device as dev
-from devplan.dialects.vdev import DeviceAttr, DeviceCopyOp, memory_space_of, value_device
+from devplan.dialects.placement import value_device
+from devplan.dialects.vdev import DeviceCopyOp
+from devplan.dialects.virtual_device import DeviceAttr, memory_space_of
 from devplan.passes.elide_copies.statistics import necessary_bytes
 from devplan.system.description import System
 

@@ -9,7 +9,7 @@ import pytest
 import devplan
 from devplan.dialects.device import DEVICE_ATTR_KINDS
 from devplan.dialects.target import Target
-from devplan.dialects.vdev import DeviceAttr
+from devplan.dialects.virtual_device import DeviceAttr
 from devplan.system.description import (
     DEFAULT_SYSTEM_TOML,
     DeviceSpec,

@@ -24,15 +24,9 @@ from xdsl.printer import Printer
 
 import devplan
 from devplan.diagnostics import LocatedError
-from devplan.dialects.vdev import (
-    DeviceAttr,
-    DeviceCopyOp,
-    OnDeviceOp,
-    arg_device,
-    result_device,
-    result_placement,
-    value_device,
-)
+from devplan.dialects.placement import arg_device, result_device, result_placement, value_device
+from devplan.dialects.vdev import DeviceCopyOp, OnDeviceOp
+from devplan.dialects.virtual_device import DeviceAttr
 
 DEVICES = ['#vdev.device<"cpu", 0>', '#vdev.device<"cuda", 0>', '#vdev.device<"cuda", 1>']
 T = "tensor<4xf32>"
