@@ -37,7 +37,7 @@ from devplan.reference.arith import (
     round_to_format,
     ulp_error,
 )
-from devplan.runtime.kernels import compile_kernel
+from devplan.runtime.kernels.compile import compile_kernel
 
 TYPES = ("f16", "bf16", "f32", "f64")
 STORAGE = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}

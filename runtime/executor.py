@@ -103,12 +103,12 @@ from .host import (
     to_numpy_scalar,
     wrapper,
 )
-from .kernels import MAX_GRID, grid_beyond_limit
+from .kernels.launch import MAX_GRID, grid_beyond_limit
 from .kernels.watchdog import StoppedError
 from .semantics import narrow_ufuncs
 
 if TYPE_CHECKING:
-    from .kernels import CompiledKernel
+    from .kernels.launch import CompiledKernel
     from .report import Report
     from .runtime import Runtime
     from .streams import Stream, Token
@@ -340,7 +340,7 @@ class Program:
     def kernel(self, op: dev.LaunchOp) -> tuple[CompiledKernel, tuple[int, ...], tuple[int, ...]]:
         """The launch's kernel compiled for this program's backend, the indices of the
         arguments it writes, and of those it touches only through atomics."""
-        from .kernels import compile_kernel
+        from .kernels.compile import compile_kernel
 
         key = str(op.kernel)
         found = _lookup_kernel(op)
