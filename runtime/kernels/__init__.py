@@ -12,7 +12,9 @@ The backends give the same results:
   the whole grid (or of a box of blocks in lockstep when the kernel has barriers or
   shared memory); see `numpy_backend.py` and `lanes.py`.
 * `numba` — the fast path: explicit loops over blocks and threads compiled by
-  `numba.njit`; kernels with barriers run phase by phase per block; see `numba_backend.py`.
+  `numba.njit`; kernels with barriers run phase by phase per block; see `numba_backend.py`
+  (compiling and launching), `numba_source.py` (the loops), `numba_ops.py` (each op's
+  code), `phases.py` and `index_values.py` (what decides the loops' shape).
 * `numba-cuda` — a `numba.cuda.jit` kernel, one CUDA thread per thread, on an NVIDIA GPU
   (or Numba's CUDA simulator); it takes `numba.cuda` device arrays as well as NumPy
   arrays; see `cuda_backend.py`.

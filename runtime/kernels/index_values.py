@@ -140,7 +140,6 @@ dimension; `addi`/`subi`/`muli` only without `nsw`/`nuw`, which can fault): thei
 results can be computed again in any phase (`recomputable`)."""
 
 
-
 def divides_safely(op: Operation) -> bool:
     """Whether `op` is an integer division or remainder by a constant that it cannot
     fault on: not 0, and not -1 for a signed one (whose quotient may overflow)."""
@@ -153,5 +152,3 @@ def divides_safely(op: Operation) -> bool:
     value = constant_value(divisor)
     signed = -1 if value is True else int(value)  # i1 in signed form: true is -1
     return signed != 0 and (signed != -1 or short.endswith("ui"))
-
-

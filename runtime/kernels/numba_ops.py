@@ -113,7 +113,6 @@ def _unsigned(expr: str, width: int) -> str:
     return f"(({expr}) & {(1 << width) - 1})"
 
 
-
 class NumbaOps(SourceWriter):
     """Writes the per-thread code of one kernel's ops (see the module docstring)."""
 
@@ -722,7 +721,6 @@ for _op in ("addi", "subi", "muli", "shli"):
     _FAULT_KINDS[_op] = (*_FAULT_KINDS.get(_op, ()), semantics.NSW_OVERFLOW, semantics.NUW_OVERFLOW)
 
 
-
 def _float_literal(value: float) -> str:
     """A float as Python source Numba compiles (NaN and infinities have no literal)."""
     if math.isnan(value):
@@ -732,11 +730,8 @@ def _float_literal(value: float) -> str:
     return repr(value)
 
 
-
-
 HELPERS: tuple[str, ...] = ()
 """Functions of this module generated kernels call (the integer ops are `semantics`')."""
-
 
 
 def _printer(fmt: str, conversions: list[str]) -> Callable[..., None]:
@@ -761,5 +756,3 @@ def _reporter(failures: list[str], op: Operation, kernel: str) -> Callable[[], N
             raise device_io.assertion_error(op, kernel, lines)
 
     return report
-
-

@@ -28,9 +28,9 @@ Within a block, the shape of the code depends on the kernel:
   the thread x index. On the fast path, a thread-level `scf.for` that is a whole phase
   (after index values only), writes no memory and cannot fault runs *interchanged*, with
   the thread x loop inside it (`Phases.find_interchanges`): its body is then vectorised
-  across a strip of a row of threads, each thread computing what it did before (ops the
-  same in every thread, such as loads at block-uniform indices, run once per iteration,
-  before the strip).
+  across a strip of a row of threads, each thread computing what it computes in the
+  thread-by-thread loop (ops the same in every thread, such as loads at block-uniform
+  indices, run once per iteration, before the strip).
 """
 
 from __future__ import annotations

@@ -143,13 +143,9 @@ _LOOP_BODY_OPS = frozenset({
 writes memory (loads are proven in bounds there)."""
 
 
-
-
 def _cannot_fault_on_the_fast_path(op: Operation) -> bool:
     """Whether `op` may sit in an interchanged loop's body (no memory written, no fault on
     the fast path, where loads are proven in bounds; no nested region)."""
     if op.name not in _LOOP_BODY_OPS or op.regions or semantics.overflow_flags(op):
         return False
     return op.name != "memref.dim" or constant_dim(op) is not None
-
-
