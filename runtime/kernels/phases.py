@@ -40,7 +40,7 @@ class Phases:
         body = kernel.func.body.block
         self.assign_phases(list(body.ops), [0])
         self.find_interchanges()
-        self.find_spills(body)
+        self.find_kept(body)
 
     def assign_phases(self, ops: list[Operation], counter: list[int]) -> None:
         """Number the phases: thread-level ops between two barriers share one."""
@@ -66,10 +66,10 @@ class Phases:
         With no store in the phase, every thread reads the same memory in either order
         and computes the same values in the same order: results are bitwise those of the
         thread-by-thread loop, and no fault can move. Index values computed before the
-        loop in its phase (`leading_index_ops`) do not count: they neither touch memory
-        nor fault, so they run in a thread loop of their own before the interchanged
-        loop, as in a kernel that computes a thread's rows and column before its loop
-        over k and stores after a barrier."""
+        loop in its phase (`IndexValues.leading_index_ops`) do not count: they neither
+        touch memory nor fault, so they run in a thread loop of their own before the
+        interchanged loop, as in a kernel that computes a thread's rows and column before
+        its loop over k and stores after a barrier."""
         phases: dict[int, list[Operation]] = {}
         for op, number in self.phase_of.items():
             if op.name not in ("arith.constant", "kernel.return", "kernel.alloc_shared"):
@@ -99,7 +99,7 @@ class Phases:
             current = current.parent_op()
         return -1
 
-    def find_spills(self, body: Block) -> None:
+    def find_kept(self, body: Block) -> None:
         """The values that cross phases and that no phase can compute again, the results
         of block-level ops and their regions' arguments, and the results of interchanged
         loops: each is kept per thread (`kept`)."""
