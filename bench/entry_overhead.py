@@ -29,7 +29,7 @@ from _shared import LAUNCH_LOOP, best
 import devplan
 from devplan.diagnostics import with_deep_stack
 from devplan.execution import compile_program
-from devplan.runtime.kernels import compile_kernel
+from devplan.runtime.kernels.compile import compile_kernel
 
 TRIVIAL = "func.func @main(%x: index) -> index {\n  func.return %x : index\n}\n"
 

@@ -53,7 +53,7 @@ from _shared import (
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import compile_kernel
+from devplan.runtime.kernels.compile import compile_kernel
 from devplan.runtime.runtime import Runtime
 from devplan.system.description import System
 from devplan.system.devices import Device

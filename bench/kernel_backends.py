@@ -17,7 +17,7 @@ from _shared import ADD_KERNEL, BUMP_KERNEL, best, kernel_module, random_floats,
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import compile_kernel
+from devplan.runtime.kernels.compile import compile_kernel
 
 
 def main() -> None:

@@ -41,7 +41,8 @@ import numpy as np
 from _shared import ADD_KERNEL, best, random_floats
 from goals import MATMUL, TILE, kernel_named
 
-from devplan.runtime.kernels import compile_kernel, numba_backend
+from devplan.runtime.kernels import numba_backend
+from devplan.runtime.kernels.compile import compile_kernel
 
 Array = np.ndarray[Any, Any]
 _njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]

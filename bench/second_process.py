@@ -30,8 +30,8 @@ import numba.core.caching
 import numba.np.ufunc.parallel
 import devplan
 import devplan.runtime.executor as executor
-import devplan.runtime.kernels as kernels
-import devplan.runtime.kernels.numba_backend as numba_backend
+import devplan.runtime.kernels.compile as kernel_compile
+import devplan.runtime.kernels.numba_source as numba_source
 import devplan.runtime.runtime
 from devplan.runtime.kernels import kernel_cache
 
@@ -49,9 +49,9 @@ def timed(owner, name, part):
 
 timed(numba.core.caching.Cache, "load_overload", "numba: machine code loaded from its cache")
 timed(numba.np.ufunc.parallel, "_launch_threads", "numba: its thread pool started (first prange)")
-timed(numba_backend.NumbaSource, "generate", "devplan: kernel source generated (the cache key)")
+timed(numba_source.NumbaSource, "generate", "devplan: kernel source generated (the cache key)")
 timed(kernel_cache, "load_module", "devplan: cached kernel module loaded (byte code)")
-timed(kernels, "Kernel", "devplan: kernel analysis")
+timed(kernel_compile, "Kernel", "devplan: kernel analysis")
 timed(executor.Program, "__init__", "devplan: host program compiled")
 total = 0.0
 for path in sorted(pathlib.Path(sys.argv[1]).glob("*.mlir")):

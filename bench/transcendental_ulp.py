@@ -30,7 +30,7 @@ from devplan.reference.arith import evaluate
 from devplan.reference.expectations import Near
 from devplan.reference.scalars import FLOAT_TYPES, FloatFormat, finite, round_to_format, ulp_error
 from devplan.reference.transcendental import TRANSCENDENTAL_BINARY, TRANSCENDENTAL_UNARY
-from devplan.runtime.kernels import compile_kernel
+from devplan.runtime.kernels.compile import compile_kernel
 
 TYPES = ("f16", "bf16", "f32", "f64")
 STORAGE = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}

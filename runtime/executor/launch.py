@@ -34,13 +34,13 @@ from ...system.cost import WORK_ATTR, CostModel, kernel_work
 from ...system.devices import Device
 from ..device_api import Buffer, DeviceAPI
 from ..host.frame import Compiler, Frame, Step
-from ..kernels import MAX_GRID, grid_beyond_limit
+from ..kernels.launch import MAX_GRID, grid_beyond_limit
 from ..kernels.watchdog import StoppedError
 from .messages import place_of, placed_at
 from .state import Execution, device_of, memref_type_of
 
 if TYPE_CHECKING:
-    from ..kernels import CompiledKernel
+    from ..kernels.launch import CompiledKernel
     from ..streams import Stream, Token
 
 

@@ -50,7 +50,7 @@ from .state import (
 )
 
 if TYPE_CHECKING:
-    from ..kernels import CompiledKernel
+    from ..kernels.launch import CompiledKernel
 
 KERNEL_BACKENDS = ("numpy", "numba", "numba-cuda")
 """Kernel backends a program may run its kernels with."""
@@ -163,7 +163,7 @@ class Program:
     def kernel(self, op: dev.LaunchOp) -> tuple[CompiledKernel, tuple[int, ...], tuple[int, ...]]:
         """The launch's kernel compiled for this program's backend, the indices of the
         arguments it writes, and of those it touches only through atomics."""
-        from ..kernels import compile_kernel
+        from ..kernels.compile import compile_kernel
 
         key = str(op.kernel)
         found = launched_kernel(op)

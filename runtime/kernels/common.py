@@ -170,6 +170,17 @@ def constant_value(op: Operation) -> int | float | bool:
     return float(raw)  # pyright: ignore[reportUnknownArgumentType]
 
 
+def positive_constant(value: SSAValue) -> bool:
+    """Whether `value` is an `arith.constant` greater than 0 (an `scf.for` step that needs
+    no check)."""
+    owner = value.owner
+    return (
+        isinstance(owner, Operation)
+        and owner.name == "arith.constant"
+        and constant_value(owner) > 0
+    )
+
+
 @dataclass
 class Kernel:
     """A `kernel.func` prepared for code generation: checked, named, summarised."""

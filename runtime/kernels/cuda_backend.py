@@ -1,6 +1,6 @@
 """The `numba-cuda` kernel backend: each kernel becomes a `numba.cuda.jit` kernel.
 
-The same op emitter as the Numba CPU backend (`NumbaSource` in numba_backend.py) writes
+The same op emitter as the Numba CPU backend (`NumbaOps` in numba_ops.py) writes
 the per-thread code; what differs on a GPU is the scaffolding around it, overridden here:
 
 * **One thread per CUDA thread.** There is no loop over blocks and threads: the kernel
@@ -55,9 +55,10 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
 from ...diagnostics import DevplanError, diagnostic_at
-from . import numba_backend
+from . import numba_ops
 from .common import BARRIER_MESSAGE, Kernel, KernelError, contains_barrier, dtype_of, int_width
-from .numba_backend import NumbaSource, _fault_error, _is_f16  # pyright: ignore[reportPrivateUsage]
+from .numba_backend import fault_error, is_f16
+from .numba_ops import NumbaOps
 
 NO_FAULT = np.iinfo(np.int64).max
 """Slot 0 of the error buffer while no thread has faulted."""
@@ -186,8 +187,8 @@ def _namespace(cuda: Any) -> dict[str, Any]:
     if not _device_functions:
         for fn in _DEVICE_FUNCTIONS:
             _device_functions[fn.__name__] = cuda.jit(device=True)(fn)
-        for name in numba_backend.HELPERS:  # the numba backend's, as Python
-            _device_functions[name] = cuda.jit(device=True)(getattr(numba_backend, name).py_func)
+        for name in numba_ops.HELPERS:  # the numba backend's, as Python
+            _device_functions[name] = cuda.jit(device=True)(getattr(numba_ops, name).py_func)
     return {"np": np, "math": math, "cuda": cuda, **_device_functions}
 
 
@@ -212,7 +213,7 @@ _CAS_ATOMICS = {
 }
 
 
-class CudaSource(NumbaSource):
+class CudaSource(NumbaOps):
     """Generates the `numba.cuda.jit` source of one kernel (see the module docstring)."""
 
     depth: int
@@ -230,7 +231,7 @@ class CudaSource(NumbaSource):
         kernel = self.kernel
         body = kernel.func.body.block
         for op in body.walk():
-            if any(_is_f16(v.type) for v in (*op.operands, *op.results)):
+            if any(is_f16(v.type) for v in (*op.operands, *op.results)):
                 raise self.error(op, "f16 is not supported by the numba-cuda backend; use numpy")
         params = "".join(", " + self.v(p) for p in kernel.params)
         self.lines.append("@cuda.jit")
@@ -435,6 +436,6 @@ def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
                 )
             ) from e
         if err[0] != NO_FAULT:
-            raise _fault_error(kernel, messages, err[2:].copy(), args)
+            raise fault_error(kernel, messages, err[2:].copy(), args)
 
     return run, source

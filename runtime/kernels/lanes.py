@@ -23,6 +23,12 @@ arrays held in their width's dtype, its compiled scalars on uniform values), exc
 arithmetic affine in the lanes, kept exact and symbolic (`Affine`, 64 bits). Division by
 zero, shifts by the width or more, and float-to-int conversions of NaN or out-of-range
 values are errors, not garbage. Lanes a mask turns off never touch memory and never fault.
+
+One concept, kept whole: this module is the run-time library of the NumPy backend's
+generated code, which reaches every name in it as `lanes.<name>` (`numpy_backend.py`). Its
+parts — the lane space and `Affine` values, integer and float ops, `Faults`, control flow
+(`branch`, `merge`, `ForLoop`, `WhileLoop`, `Switch`, `barrier`) and memory access (`dim`,
+`load`, `store`) — each work on the lane values the others make and read.
 """
 
 from __future__ import annotations

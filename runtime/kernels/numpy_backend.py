@@ -539,7 +539,7 @@ class NumpySource(SourceWriter):
         self.emit(f"if {loop}.active is False:")
         self.emit("    break")
         # Polled when going round again; stops only when it still goes round after
-        # seeing the flag (see `NumbaSource.thread_while`).
+        # seeing the flag (see `NumbaOps.thread_while`).
         self.emit("if W.flag[0]:")
         self.emit(f"    if {stopping}:")
         self.emit(f"        raise W.error(K, {site}, *L.first_lane({loop}.active))")

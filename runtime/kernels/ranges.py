@@ -133,7 +133,7 @@ class BlockRanges:
     def require(self, condition: str, reach: str = "True") -> None:
         # Each condition is a boolean of its own, combined with `&` and `|`, never `and`
         # or `or`: a short-circuit is a branch, and Numba's SSA and liveness passes grow
-        # with branches times variables (a kernel of 12 all-reduces took 80 s to compile).
+        # with branches times variables.
         name = f"fc{len(self.conditions)}"
         self.conditions.append(name)
         if reach == "True":

@@ -63,7 +63,7 @@ from devplan.reference.scalars import (
     scalar_type,
 )
 from devplan.reference.transcendental import TRANSCENDENTAL_BINARY, TRANSCENDENTAL_UNARY
-from devplan.runtime.kernels import compile_kernel
+from devplan.runtime.kernels.compile import compile_kernel
 
 INTS = ("i1", "i8", "i16", "i32", "i64", "index")
 FLOATS = ("f16", "bf16", "f32", "f64")

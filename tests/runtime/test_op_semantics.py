@@ -24,7 +24,8 @@ import pytest
 import devplan
 from devplan.diagnostics import DevplanError
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import KernelError, compile_kernel
+from devplan.runtime.kernels.common import KernelError
+from devplan.runtime.kernels.compile import compile_kernel
 
 NP = {
     "i1": np.bool_,

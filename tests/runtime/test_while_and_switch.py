@@ -16,7 +16,8 @@ import pytest
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import BACKENDS, KernelError, compile_kernel
+from devplan.runtime.kernels.common import KernelError
+from devplan.runtime.kernels.compile import BACKENDS, compile_kernel
 
 
 def kernel_of(text: str) -> KernelFuncOp:

@@ -336,7 +336,8 @@ def elementwise_ops(gpu_spellings: bool) -> dict[str, Any]:
     a real GPU compiles (`math` functions, which raise in Python on domain errors, so the
     inputs are ordinary) instead of the simulator's NumPy ones."""
     from devplan.dialects.kernel import SUPPORTED_OPS, KernelFuncOp
-    from devplan.runtime.kernels import compile_kernel, cuda_backend
+    from devplan.runtime.kernels import cuda_backend
+    from devplan.runtime.kernels.compile import compile_kernel
 
     if gpu_spellings:
         cuda_backend.is_simulated = lambda: False  # compile the GPU's source, run it simulated
@@ -470,7 +471,7 @@ def fresh_memory() -> dict[str, Any]:
 
 def kernels() -> dict[str, Any]:
     from devplan.dialects.kernel import KernelFuncOp
-    from devplan.runtime.kernels import compile_kernel
+    from devplan.runtime.kernels.compile import compile_kernel
 
     results: dict[str, Any] = {}
     for name, (text, grid, block, make_args) in KERNELS.items():

@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import KernelError, compile_kernel, numba_backend
+from devplan.runtime.kernels import numba_backend
+from devplan.runtime.kernels.common import KernelError
+from devplan.runtime.kernels.compile import compile_kernel
 
 SETTINGS = settings(
     max_examples=8,
@@ -667,8 +669,8 @@ def interchanged_loops(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
 @given(interchanged_loops())
 def test_backends_agree_on_interchanged_loops(case: tuple[str, Any, Any, list[Any]]) -> None:
     from devplan.runtime.kernels.common import Kernel
-    from devplan.runtime.kernels.numba_backend import NumbaSource
+    from devplan.runtime.kernels.numba_source import STRIP, NumbaSource
 
     source = NumbaSource(Kernel(parse_kernel(case[0]))).generate()
-    assert f"for j in range(min({numba_backend.STRIP}, bx_ - tx0)):" in source
+    assert f"for j in range(min({STRIP}, bx_ - tx0)):" in source
     agree(*case)

@@ -10,7 +10,8 @@ import pytest
 import devplan
 from devplan.diagnostics import DevplanError
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import BACKENDS, KernelError, compile_kernel
+from devplan.runtime.kernels.common import KernelError
+from devplan.runtime.kernels.compile import BACKENDS, compile_kernel
 
 SHARED = '#vdev.device<?, ?, ?, "shared">'
 

@@ -19,8 +19,8 @@ from hypothesis.extra import numpy as hnp
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import KernelError, compile_kernel
-from devplan.runtime.kernels.common import wrap_int
+from devplan.runtime.kernels.common import KernelError, wrap_int
+from devplan.runtime.kernels.compile import compile_kernel
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
 DTYPES["index"] = np.int64

@@ -181,7 +181,7 @@ def op_outputs(outcome: dict[str, Any], backend: str) -> Any:
         return np.asarray(result["outputs"][0])
     import devplan
     from devplan.dialects.kernel import KernelFuncOp
-    from devplan.runtime.kernels import compile_kernel
+    from devplan.runtime.kernels.compile import compile_kernel
 
     func = next(
         o for o in devplan.parse(outcome["kernel"]).walk() if isinstance(o, KernelFuncOp)

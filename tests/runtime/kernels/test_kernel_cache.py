@@ -14,7 +14,8 @@ import pytest
 
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import compile_kernel, kernel_cache
+from devplan.runtime.kernels import kernel_cache
+from devplan.runtime.kernels.compile import compile_kernel
 
 SCALE = """
 kernel.func @scale(%x: memref<?xf64>, %k: f64) {
@@ -31,10 +32,11 @@ import json, sys
 import numpy as np
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import compile_kernel, numba_backend
+from devplan.runtime.kernels.compile import compile_kernel
+from devplan.runtime.kernels.numba_source import NumbaSource
 generated = []
-original = numba_backend.NumbaSource.generate
-numba_backend.NumbaSource.generate = lambda self: generated.append(1) or original(self)
+original = NumbaSource.generate
+NumbaSource.generate = lambda self: generated.append(1) or original(self)
 module = devplan.parse('kernel.module @k target #target.target<"cuda"> {{' + {SCALE!r} + '}}')
 func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
 x = np.arange(4.0)
@@ -137,7 +139,8 @@ FAULT_ONCE = f"""
 import numpy as np
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
-from devplan.runtime.kernels import KernelError, compile_kernel
+from devplan.runtime.kernels.common import KernelError
+from devplan.runtime.kernels.compile import compile_kernel
 module = devplan.parse('kernel.module @k target #target.target<"cuda"> {{' + {SCALE!r} + '}}')
 func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
 try:

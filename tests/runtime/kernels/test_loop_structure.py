@@ -22,9 +22,10 @@ import pytest
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
 from devplan.runtime import semantics
-from devplan.runtime.kernels import KernelError, compile_kernel, numba_backend, ranges
-from devplan.runtime.kernels.common import Kernel
-from devplan.runtime.kernels.numba_backend import NumbaSource
+from devplan.runtime.kernels import numba_backend, ranges
+from devplan.runtime.kernels.common import Kernel, KernelError
+from devplan.runtime.kernels.compile import compile_kernel
+from devplan.runtime.kernels.numba_source import STRIP, NumbaSource
 from devplan.runtime.kernels.ranges import BlockRanges
 
 SHARED = '#vdev.device<?, ?, ?, "shared">'
@@ -160,7 +161,7 @@ def loops_inside_k_loop(fast: str) -> list[str]:
 
 def is_interchanged(fast: str) -> bool:
     """Whether the fast path's first loop over `%k` runs a strip of threads inside it."""
-    return loops_inside_k_loop(fast) == [f"for j in range(min({numba_backend.STRIP}, bx_ - tx0)):"]
+    return loops_inside_k_loop(fast) == [f"for j in range(min({STRIP}, bx_ - tx0)):"]
 
 
 def test_a_store_free_inner_loop_runs_with_the_thread_x_loop_inside() -> None:

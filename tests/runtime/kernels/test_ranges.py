@@ -9,9 +9,9 @@ import numpy as np
 import devplan
 from devplan.dialects.kernel import KernelFuncOp
 from devplan.runtime import semantics
-from devplan.runtime.kernels import compile_kernel
 from devplan.runtime.kernels.common import Kernel
-from devplan.runtime.kernels.numba_backend import NumbaSource
+from devplan.runtime.kernels.compile import compile_kernel
+from devplan.runtime.kernels.numba_source import NumbaSource
 from devplan.runtime.kernels.ranges import BlockRanges
 
 GUARDED_ADD = """
