@@ -104,12 +104,14 @@ class SharedFunctionCache(FunctionCache):  # pyright: ignore[reportUntypedBaseCl
         )
 
 
-def njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
-    """`numba.njit(**options)` whose compiled code is cached in `SharedFunctionCache`."""
+def njit(cache: bool = True, **options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """`numba.njit(**options)` whose compiled code is cached in `SharedFunctionCache`
+    (`cache=False`: not cached, for functions whose source is in no file)."""
 
     def decorate(function: Callable[..., Any]) -> Any:
         dispatcher: Any = numba.njit(**options)(function)  # pyright: ignore[reportUnknownMemberType]
-        dispatcher._cache = SharedFunctionCache(function)
+        if cache:
+            dispatcher._cache = SharedFunctionCache(function)
         return dispatcher
 
     return decorate

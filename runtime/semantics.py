@@ -48,15 +48,14 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-import numba  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
 from llvmlite import ir  # pyright: ignore[reportMissingTypeStubs]
 from numba.core import types  # pyright: ignore[reportMissingTypeStubs]
 from numba.extending import intrinsic  # pyright: ignore[reportMissingTypeStubs]
 
-_njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
-_vectorize: Any = numba.vectorize  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-_jit = _njit(cache=True, error_model="numpy")
+from . import numba_cache
+
+_jit = numba_cache.njit(error_model="numpy")
 
 
 def _llvm_fma_typing(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
@@ -313,7 +312,7 @@ def ufunc(name: str) -> Any:
     signatures = [f"float64({', '.join(['float64'] * n)})"]
     if name != "fma_bf16":  # that one is over f64 values only
         signatures.insert(0, f"float32({', '.join(['float32'] * n)})")
-    return _vectorize(signatures, cache=True)(definition)
+    return numba_cache.vectorize(signatures)(definition)
 
 
 def numpy_ufunc(name: str) -> Any:
@@ -430,9 +429,9 @@ def narrow_ufuncs(fmt: str) -> tuple[Any, Any, Any]:
         "bf16": (_round_bf16, _bf16_from_bits, _bf16_to_bits),
     }[fmt]
     return (
-        _vectorize(["float64(float64)"], cache=True)(rnd),
-        _vectorize(["float64(uint16)"], cache=True)(frm),
-        _vectorize(["uint16(float64)"], cache=True)(to),
+        numba_cache.vectorize(["float64(float64)"])(rnd),
+        numba_cache.vectorize(["float64(uint16)"])(frm),
+        numba_cache.vectorize(["uint16(float64)"])(to),
     )
 
 
@@ -907,8 +906,8 @@ def int_ufunc(name: str) -> Any:
     definition, signature = _INT_DEFS[name]
     if name in INT_BINARY_DEFS:
         types = ("int8", "int16", "int32", "int64")
-        return _vectorize([f"{t}({t}, {t}, int64)" for t in types], cache=True)(definition)
-    return _vectorize([signature], cache=True)(definition)
+        return numba_cache.vectorize([f"{t}({t}, {t}, int64)" for t in types])(definition)
+    return numba_cache.vectorize([signature])(definition)
 
 
 def _int_round(x: Any, p: Any, unsigned: Any) -> Any:
@@ -943,7 +942,7 @@ int_round = _jit(_int_round)
 
 @cache
 def int_round_ufunc() -> Any:
-    return _vectorize(["float64(int64, int64, boolean)"], cache=True)(_int_round)
+    return numba_cache.vectorize(["float64(int64, int64, boolean)"])(_int_round)
 
 
 def bf16_value(x: Any) -> np.float32:

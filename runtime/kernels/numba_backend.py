@@ -35,13 +35,14 @@ from xdsl.ir import SSAValue
 
 from ...diagnostics import diagnostic_at
 from ...dialects.kernel import AssertOp, PrintfOp
+from .. import numba_cache
 from . import kernel_cache, watchdog
 from .common import Kernel, KernelError, dim_message
 from .numba_ops import ERR_SIZE, HELPERS, OUT_OF_BOUNDS, STOP_FLAG, STOPPED
 from .numba_source import RUN_BLOCKS, NumbaSource
 from .ranges import separating_axes, stored_params
 
-_njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
+_njit = numba_cache.njit
 _set_chunksize: Callable[[int], int] = numba.set_parallel_chunksize  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
 _BACKEND_VERSION = hashlib.sha256(
     b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py")))
@@ -211,7 +212,8 @@ def _load_cached(kernel: Kernel) -> dict[str, Any] | None:
         walk_order = {op: i for i, op in enumerate(kernel.func.walk())}
         header = (
             "import numpy as np\n"
-            "from numba import njit, prange\n"
+            "from numba import prange\n"
+            "from devplan.runtime.numba_cache import njit\n"
             "from devplan.runtime import semantics\n"
             "from devplan.runtime.kernels.atomics import atomic_cas\n"
             + "".join(f"from devplan.runtime.kernels.numba_ops import {h}\n" for h in HELPERS)
