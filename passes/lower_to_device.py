@@ -80,7 +80,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, linalg, math, memref, scf
+from xdsl.dialects import arith, cf, func, math, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -99,6 +99,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
+from xdsl.dialects.linalg.ops import FillOp, MatmulOp
 from xdsl.dialects.tensor import EmptyOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -1150,7 +1151,7 @@ def _fill(low: Lowering, device: DeviceAttr, out: SSAValue, value: SSAValue, op:
     low.launch_over(device, kernel, out, [out, value], op)
 
 
-@_RULES.impl(linalg.FillOp)
+@_RULES.impl(FillOp)
 def _linalg_fill(low: Lowering, op: Operation) -> None:
     device = low.op_device(op)
     value = low.values[op.operands[0]]
@@ -1173,7 +1174,7 @@ def _linalg_fill(low: Lowering, op: Operation) -> None:
     low.map_results(op, [out])
 
 
-@_RULES.impl(linalg.MatmulOp)
+@_RULES.impl(MatmulOp)
 def _matmul(low: Lowering, op: Operation) -> None:
     device = low.op_device(op)
     if len(op.operands) != 3 or len(op.results) != 1:

@@ -891,6 +891,18 @@ def xdsl_bits(t: str, value: object) -> int:
     return INT_TYPES[t].wrap(int(value))  # pyright: ignore[reportArgumentType]
 
 
+def _xdsl_context() -> Any:
+    """A context of xDSL's own dialects: its interpreter implements xDSL's op classes (not
+    devplan's versions of `arith.cmpi` and the casts, which `devplan.context()` loads)."""
+    from xdsl.context import Context
+    from xdsl.universe import Universe
+
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
 def check_xdsl(c: Combination) -> tuple[list[Disagreement], list[str], int]:
     """Run `c`'s defined cases through xDSL's interpreter: the disagreements, where xDSL
     raised instead of giving the LangRef's value, and how many results were compared."""
@@ -903,7 +915,8 @@ def check_xdsl(c: Combination) -> tuple[list[Disagreement], list[str], int]:
     results = ", ".join(c.results)
     line = c.mlir([f"%a{j}" for j in range(len(c.operands))], ["%r"])
     module = devplan.parse(
-        f"func.func @f({params}) -> ({results}) {{\n  {line}\n  func.return %r : {results}\n}}\n"
+        f"func.func @f({params}) -> ({results}) {{\n  {line}\n  func.return %r : {results}\n}}\n",
+        ctx=_xdsl_context(),
     )
     interpreter = Interpreter(module)
     for functions in (ArithFunctions(), MathFunctions(), FuncFunctions()):
