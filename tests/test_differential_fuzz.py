@@ -24,433 +24,75 @@ uses, so a failure is reproduced by pasting the printed program into a file and 
 `devplan-run FILE --random-args 0` (a program with dynamic rows: `inputs_for`, as the
 failure's note says).
 
-`make test` runs `DEVPLAN_FUZZ_EXAMPLES` examples (default 160, numpy kernels, shapes up to
-5 x 5); `make fuzz` runs 2,000.
+`make test` runs a fixed set of 160 programs (the same every run) and 20 fresh ones drawn
+from a seed that a failure prints (`DEVPLAN_FUZZ_SEED=N` replays them); `make fuzz` runs
+2,000 fresh ones, keeps the failing examples in `.hypothesis/fuzz` (replayed first by the
+next run) and writes each failing program to `build/fuzz-failures/`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from dataclasses import dataclass, field
-from typing import Any
+import random
 
-import numpy as np
-from hypothesis import HealthCheck, given, note, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, note, seed, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+from support import ROOT
+from support.level1_programs import Drawn, check, programs, reproduce
 
 import devplan
-from devplan.passes.default_pipeline import DEFAULT_PIPELINE
-from devplan.reference.program import evaluate
-from devplan.runtime.executor import random_inputs
 
 EXAMPLES = int(os.environ.get("DEVPLAN_FUZZ_EXAMPLES", "160"))
-RANDOM = "DEVPLAN_FUZZ_EXAMPLES" in os.environ
-"""`make test` draws the same 160 programs every run (derandomized: reproducible);
-`make fuzz` (which sets DEVPLAN_FUZZ_EXAMPLES) draws new ones each run."""
+AT_LENGTH = "DEVPLAN_FUZZ_EXAMPLES" in os.environ
+"""`make fuzz` sets DEVPLAN_FUZZ_EXAMPLES: fresh programs only, failures kept."""
+FRESH = 20
+"""Fresh programs `make test` draws beside its fixed set."""
+SEED = int(os.environ.get("DEVPLAN_FUZZ_SEED") or random.SystemRandom().randrange(2**32))
+"""The seed of the fresh programs (a failure prints it)."""
+FAILURES = ROOT / "build" / "fuzz-failures"
 
-DEVICES = ('#vdev.device<"cpu", 0>', '#vdev.device<"cuda", 0>', '#vdev.device<"cuda", 1>')
-FLOAT_BINARY = ("arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf")
-FLOAT_UNARY = ("math.tanh", "arith.negf", "math.absf")
-INT_BINARY = (
-    "arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi",
-    "arith.andi", "arith.ori", "arith.xori", "arith.maxui",
-)  # fmt: skip
-CMPF_PREDICATES = (
-    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
-    "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
-)  # fmt: skip
-CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
-CASTS_THERE_AND_BACK: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "f32": (("arith.extf", "f64", "arith.truncf"),),
-    "f64": (("arith.truncf", "f32", "arith.extf"),),
-    "i32": (
-        ("arith.extsi", "i64", "arith.trunci"),
-        ("arith.extui", "i64", "arith.trunci"),
-        ("arith.sitofp", "f64", "arith.fptosi"),
-    ),
-    "i64": (("arith.trunci", "i32", "arith.extsi"), ("arith.trunci", "i32", "arith.extui")),
-    "i8": (
-        ("arith.extsi", "i32", "arith.trunci"),
-        ("arith.extui", "i16", "arith.trunci"),
-        ("arith.sitofp", "f32", "arith.fptosi"),
-    ),
-    "i1": (("arith.extsi", "i8", "arith.trunci"), ("arith.extui", "i32", "arith.trunci")),
-    "f16": (("arith.extf", "f32", "arith.truncf"), ("arith.extf", "f64", "arith.truncf")),
-    "bf16": (("arith.extf", "f32", "arith.truncf"), ("arith.extf", "f64", "arith.truncf")),
+_COMMON = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
 }
-"""Per element type: (cast, intermediate element type, cast back), all defined everywhere."""
-
-
-@dataclass
-class Program:
-    """A level-1 program being drawn: the text of @main's body and its helpers."""
-
-    draw: Any
-    element: str
-    rows: int
-    cols: int
-    dynamic: bool = False
-    """Whether "v" values are `tensor<?xC>` (their row count an argument, %rows)."""
-    lines: list[str] = field(default_factory=list[str])
-    values: dict[str, list[str]] = field(default_factory=lambda: {"v": [], "w": []})
-    """SSA names by shape class: "v" (rows x cols) and "w" (cols x cols)."""
-    count: int = 0
-    helpers: list[str] = field(default_factory=list[str])
-
-    def type_of(self, kind: str) -> str:
-        rows = ("?" if self.dynamic else self.rows) if kind == "v" else self.cols
-        return f"tensor<{rows}x{self.cols}x{self.element}>"
-
-    def empty(self, kind: str, indent: str) -> str:
-        """A `tensor.empty` of `kind`'s type (sized by %rows when dynamic)."""
-        empty = self.fresh()
-        sizes = "%rows" if kind == "v" and self.dynamic else ""
-        self.lines.append(f"{indent}{empty} = tensor.empty({sizes}) : {self.type_of(kind)}")
-        return empty
-
-    @property
-    def is_float(self) -> bool:
-        return self.element.startswith(("f", "bf"))
-
-    def fresh(self) -> str:
-        self.count += 1
-        return f"%t{self.count}"
-
-    def pick(self, kind: str) -> str:
-        return self.draw(st.sampled_from(self.values[kind]))
-
-    def define(self, kind: str, line: str, indent: str = "  ") -> str:
-        name = self.fresh()
-        self.lines.append(f"{indent}{name} = {line}")
-        self.values[kind].append(name)
-        return name
-
-    # -- ops -------------------------------------------------------------------------------
-
-    def elementwise(self, kind: str, indent: str = "  ") -> str:
-        form = self.draw(st.sampled_from(("arith", "arith", "compare", "cast")))
-        if form == "compare":
-            return self.compare(kind, indent)
-        if form == "cast":
-            return self.cast(kind, indent)
-        binary = FLOAT_BINARY if self.is_float else INT_BINARY
-        if self.is_float and self.draw(st.booleans()):
-            op = self.draw(st.sampled_from(FLOAT_UNARY))
-            return self.define(kind, f"{op} {self.pick(kind)} : {self.type_of(kind)}", indent)
-        op = self.draw(st.sampled_from(binary))
-        a, b = self.pick(kind), self.pick(kind)
-        return self.define(kind, f"{op} {a}, {b} : {self.type_of(kind)}", indent)
-
-    def compare(self, kind: str, indent: str) -> str:
-        """A comparison (an `i1` tensor), then a select on it or its bits as numbers."""
-        t = self.type_of(kind)
-        mask_type = t.replace(self.element, "i1")
-        op, predicates = (
-            ("arith.cmpf", CMPF_PREDICATES) if self.is_float else ("arith.cmpi", CMPI_PREDICATES)
-        )
-        predicate = self.draw(st.sampled_from(predicates))
-        mask = self.fresh()
-        self.lines.append(
-            f"{indent}{mask} = {op} {predicate}, {self.pick(kind)}, {self.pick(kind)} : {t}"
-        )
-        if self.element == "i1" or self.draw(st.booleans()):
-            a, b = self.pick(kind), self.pick(kind)
-            return self.define(kind, f"arith.select {mask}, {a}, {b} : {mask_type}, {t}", indent)
-        widen = "arith.uitofp" if self.is_float else "arith.extui"
-        return self.define(kind, f"{widen} {mask} : {mask_type} to {t}", indent)
-
-    def cast(self, kind: str, indent: str) -> str:
-        """A cast to another element type and back (lossy where narrowing loses bits)."""
-        there, other, back = self.draw(st.sampled_from(CASTS_THERE_AND_BACK[self.element]))
-        t = self.type_of(kind)
-        middle_type = t.replace(self.element, other)
-        middle = self.fresh()
-        self.lines.append(f"{indent}{middle} = {there} {self.pick(kind)} : {t} to {middle_type}")
-        return self.define(kind, f"{back} {middle} : {middle_type} to {t}", indent)
-
-    def matmul(self, indent: str = "  ") -> str:
-        if self.element == "i1":  # no matmul of i1 (a located error of lower-to-device)
-            return self.elementwise("v", indent)
-        kind = self.draw(st.sampled_from(["v", "w"]))
-        lhs, rhs = self.pick(kind), self.pick("w")
-        if self.draw(st.booleans()):
-            out = self.pick(kind)
-        else:
-            zero = "0.0" if self.is_float else "0"
-            scalar = self.fresh()
-            self.lines.append(f"{indent}{scalar} = arith.constant {zero} : {self.element}")
-            empty = self.empty(kind, indent)
-            out = self.define(
-                kind,
-                f"linalg.fill ins({scalar} : {self.element}) outs({empty} : "
-                f"{self.type_of(kind)}) -> {self.type_of(kind)}",
-                indent,
-            )
-        t, w = self.type_of(kind), self.type_of("w")
-        return self.define(
-            kind, f"linalg.matmul ins({lhs}, {rhs} : {t}, {w}) outs({out} : {t}) -> {t}", indent
-        )
-
-    def constant(self, indent: str = "  ") -> str:
-        # A dense constant has a static type: with dynamic rows only "w" can be one.
-        kind = "w" if self.dynamic else self.draw(st.sampled_from(["v", "w"]))
-        shape = (self.rows, self.cols) if kind == "v" else (self.cols, self.cols)
-        if 0 in shape or self.draw(st.booleans()):  # no element list for 0 elements
-            value = self.draw(st.integers(-3, 3))
-            data = f"{value}.5" if self.is_float else str(value)
-            data = str(value % 2 == 1).lower() if self.element == "i1" else data
-        else:
-            suffix = ".0" if self.is_float else ""
-            numbers = [
-                str(self.draw(st.booleans())).lower()
-                if self.element == "i1"
-                else f"{self.draw(st.integers(-4, 4))}{suffix}"
-                for _ in range(shape[0] * shape[1])
-            ]
-            rows = [numbers[r * shape[1] : (r + 1) * shape[1]] for r in range(shape[0])]
-            data = "[" + ", ".join("[" + ", ".join(r) + "]" for r in rows) + "]"
-        return self.define(kind, f"arith.constant dense<{data}> : {self.type_of(kind)}", indent)
-
-    def hint(self) -> None:
-        # A value computed here, hinted once: two hints on one value (or a hint on an
-        # argument placed elsewhere) are conflicting placements, which plan-devices
-        # rightly reports.
-        value = self.elementwise("v")
-        device = self.draw(st.sampled_from(DEVICES))
-        pinned = " {constrain_result}" if self.draw(st.booleans()) else ""
-        self.define("v", f"vdev.on_device {value} to {device}{pinned} : {self.type_of('v')}")
-
-    def call(self) -> None:
-        if not self.helpers:
-            self.helpers.append(self.helper())
-        t = self.type_of("v")
-        for context in range(2):  # the same helper from two device contexts
-            args = [self.pick("v"), self.pick("v")]
-            if self.draw(st.booleans()):
-                device = DEVICES[context + 1]
-                args = [self.elementwise("v") for _ in args]
-                args = [self.define("v", f"vdev.on_device {a} to {device} : {t}") for a in args]
-            self.define("v", f"func.call @helper({args[0]}, {args[1]}) : ({t}, {t}) -> {t}")
-
-    def helper(self) -> str:
-        t = self.type_of("v")
-        op = self.draw(st.sampled_from(FLOAT_BINARY if self.is_float else INT_BINARY))
-        return (
-            f"func.func @helper(%a: {t}, %b: {t}) -> {t} {{\n"
-            f"  %s = {op} %a, %b : {t}\n"
-            f"  %r = {op} %s, %a : {t}\n"
-            f"  func.return %r : {t}\n}}\n"
-        )
-
-    def branch(self) -> None:
-        t = self.type_of("v")
-        outer = self.pick("v")
-        result = self.fresh()
-        self.lines.append(f"  {result} = scf.if %flag -> ({t}) {{")
-        form = self.draw(st.sampled_from(("elementwise", "call", "pinned", "loop")))
-        visible = list(self.values["v"])
-        if form == "call":
-            then = self.helper_call(self.pick("v"), self.pick("v"), "    ")
-        elif form == "pinned":  # a result pinned to a device inside the branch
-            then = self.pinned(self.elementwise("v", "    "), "    ")
-        elif form == "loop":  # a loop nested in the branch
-            then = self.loop_over(self.pick("v"), "    ")
-        else:
-            then = self.elementwise("v", "    ")
-        self.values["v"] = visible  # what the branch defined is not visible after it
-        self.lines.append(f"    scf.yield {then} : {t}")
-        self.lines.append("  } else {")
-        self.lines.append(f"    scf.yield {outer} : {t}")
-        self.lines.append("  }")
-        self.values["v"].append(result)
-
-    def loop(self) -> None:
-        self.values["v"].append(self.loop_over(self.pick("v"), "  ", bound="%n"))
-
-    def loop_over(self, init: str, indent: str, bound: str = "%c2") -> str:
-        """An `scf.for` carrying a tensor from `init`; its body one of: an op on the
-        carried value, a call, a pinned op, an `scf.if`, a nested loop. Values of the
-        body stay inside it."""
-        t = self.type_of("v")
-        other = self.pick("v")
-        result, acc = self.fresh(), self.fresh()
-        self.lines.append(
-            f"{indent}{result} = scf.for %i{self.count} = %c0 to {bound} step %c1 "
-            f"iter_args({acc} = {init}) -> ({t}) {{"
-        )
-        inner = indent + "  "
-        binary = FLOAT_BINARY if self.is_float else INT_BINARY
-        op = self.draw(st.sampled_from(binary[:3]))
-        form = self.draw(st.sampled_from(("op", "op", "call", "pinned", "branch", "loop")))
-        body = self.fresh()
-        self.lines.append(f"{inner}{body} = {op} {acc}, {other} : {t}")
-        if form == "call":
-            body = self.helper_call(body, acc, inner)
-        elif form == "pinned":
-            body = self.pinned(body, inner)
-        elif form == "branch":
-            chosen = self.fresh()
-            self.lines.append(f"{inner}{chosen} = scf.if %flag -> ({t}) {{")
-            self.lines.append(f"{inner}  scf.yield {body} : {t}")
-            self.lines.append(f"{inner}}} else {{")
-            self.lines.append(f"{inner}  scf.yield {acc} : {t}")
-            self.lines.append(f"{inner}}}")
-            body = chosen
-        elif form == "loop" and indent.count(" ") < 6:  # at most three loops deep
-            body = self.loop_over(body, inner)
-        self.lines.append(f"{inner}scf.yield {body} : {t}")
-        self.lines.append(f"{indent}}}")
-        return result
-
-    def pinned(self, value: str, indent: str) -> str:
-        """`value` hinted onto a random device, its result pinned there or not."""
-        device = self.draw(st.sampled_from(DEVICES))
-        constrain = " {constrain_result}" if self.draw(st.booleans()) else ""
-        hinted, t = self.fresh(), self.type_of("v")
-        self.lines.append(f"{indent}{hinted} = vdev.on_device {value} to {device}{constrain} : {t}")
-        return hinted
-
-    def helper_call(self, a: str, b: str, indent: str) -> str:
-        if not self.helpers:
-            self.helpers.append(self.helper())
-        t = self.type_of("v")
-        result = self.fresh()
-        self.lines.append(f"{indent}{result} = func.call @helper({a}, {b}) : ({t}, {t}) -> {t}")
-        return result
-
-    def copy(self) -> None:
-        """A `vdev.device_copy` the user wrote, of a value pinned to its source."""
-        source, destination = self.draw(
-            st.lists(st.sampled_from(DEVICES), min_size=2, max_size=2, unique=True)
-        )
-        t = self.type_of("v")
-        value = self.elementwise("v")
-        pinned = self.define("v", f"vdev.on_device {value} to {source} {{constrain_result}} : {t}")
-        self.define("v", f"vdev.device_copy {pinned} from {source} to {destination} : {t}")
-
-    def text(self, results: list[str], placements: list[str | None], args: list[str]) -> str:
-        t = self.type_of("v")
-        returned = ", ".join(
-            t + (f" {{vdev.device = {p}}}" if p is not None else "") for p in placements
-        )
-        rows = ", %rows: index" if self.dynamic else ""
-        return (
-            "".join(self.helpers)
-            + f"func.func @main({', '.join(args)}, %n: index, %flag: i1{rows}) -> ({returned}) {{\n"
-            + "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
-            + "  %c2 = arith.constant 2 : index\n"
-            + "\n".join(self.lines)
-            + f"\n  func.return {', '.join(results)} : {', '.join([t] * len(results))}\n}}\n"
-        )
-
-
-@dataclass(frozen=True)
-class Drawn:
-    """A drawn program and the row count of its "v" values (an argument when dynamic)."""
-
-    text: str
-    rows: int
-    dynamic: bool
-
-
-@st.composite
-def programs(draw: Any) -> Drawn:
-    element = draw(st.sampled_from(ELEMENTS))
-    rows, cols = draw(st.integers(0, 5)), draw(st.integers(0, 5))
-    program = Program(draw, element, rows, cols, dynamic=draw(st.booleans()))
-    args: list[str] = []
-    for kind, name in (("v", "%x"), ("v", "%y"), ("w", "%w")):
-        device = draw(st.sampled_from((None, *DEVICES)))
-        attr = f" {{vdev.device = {device}}}" if device is not None else ""
-        args.append(f"{name}: {program.type_of(kind)}{attr}")
-        program.values[kind].append(name)
-    steps = draw(st.lists(st.sampled_from(STEPS), min_size=1, max_size=7))
-    for step in steps:
-        if step == "elementwise":
-            program.elementwise(draw(st.sampled_from(["v", "w"])))
-        else:
-            getattr(program, step)()
-    count = draw(st.integers(1, 2))
-    results = [program.values["v"][-1]] + [program.pick("v") for _ in range(count - 1)]
-    placements = [draw(st.sampled_from((None, *DEVICES))) for _ in results]
-    return Drawn(program.text(results, placements, args), rows, program.dynamic)
-
-
-STEPS = ("elementwise", "matmul", "constant", "hint", "call", "branch", "loop", "copy")
-ELEMENTS = ("f32", "i32", "i64", "f64", "i8", "i1", "f16", "bf16")
-TOLERANCE = {"float16": 4e-3, "bfloat16": 3e-2, "float32": 1e-4, "float64": 1e-4}
-"""Relative tolerance per float type (f16 kernels round each op; the oracle's NumPy
-may compute an f16 transcendental in f32 first: a few f16 ulps apart; bf16 matmuls
-round each step in the kernels and once in the oracle)."""
-
-
-def bf16_values(bits: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """bf16 results come as bit patterns (uint16; no program here has ui16)."""
-    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
-
-
-def inputs_for(module: Any, drawn: Drawn) -> list[object]:
-    """`random_inputs(module, seed=0)`; for dynamic rows, those of the program with `?`
-    replaced by the row count, and %rows that count."""
-    if not drawn.dynamic:
-        return random_inputs(module, seed=0)
-    static = drawn.text.replace("tensor<?x", f"tensor<{drawn.rows}x")
-    static = static.replace("tensor.empty(%rows)", "tensor.empty()")
-    inputs = random_inputs(devplan.parse(static), seed=0)
-    inputs[-1] = drawn.rows
-    return inputs
-
-
-def reproduce(drawn: Drawn) -> str:
-    how = "devplan-run p.mlir --random-args 0"
-    if drawn.dynamic:
-        how = f"inputs_for(module, Drawn(text, {drawn.rows}, dynamic=True)) with devplan.execute"
-    return f"program (reproduce: save as p.mlir, run {how}):\n{drawn.text}"
-
-
-def check(drawn: Drawn | str, strategy: str = "default") -> None:
-    """The properties of the module docstring for one program, planned with `strategy`."""
-    if isinstance(drawn, str):
-        drawn = Drawn(drawn, 0, dynamic=False)
-    module = devplan.parse(drawn.text)
-    lowered = module.clone()
-    for name in DEFAULT_PIPELINE:  # devplan.apply verifies the IR after each pass
-        if name == "plan-devices":
-            name = f"plan-devices{{strategy={strategy}}}"
-        devplan.apply(lowered, name)
-        if name.startswith("plan-devices"):
-            planned_text = str(lowered)
-            replanned = devplan.apply(lowered.clone(), name)
-            assert str(replanned) == planned_text, "planning a planned module changed it"
-    inputs = inputs_for(module, drawn)
-    expected = evaluate(module, inputs)
-    result = devplan.execute(lowered, inputs, strict=True)
-    for got, want in zip(result.outputs, expected, strict=True):
-        assert got.dtype == want.dtype
-        name = want.dtype.name
-        if want.dtype == np.uint16:
-            got, want, name = bf16_values(got), bf16_values(want), "bfloat16"
-        if want.dtype.kind == "f":
-            scale = float(np.max(np.abs(want[np.isfinite(want)]), initial=1.0))
-            rtol = TOLERANCE[name]
-            np.testing.assert_allclose(
-                got, want, rtol=rtol, atol=rtol * 0.1 * scale, equal_nan=True
-            )
-        else:
-            np.testing.assert_array_equal(got, want)
-
-
-@settings(
-    max_examples=EXAMPLES,
-    derandomize=not RANDOM,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+FIXED_SET = settings(max_examples=160, derandomize=True, database=None, **_COMMON)
+FRESH_SET = settings(
+    max_examples=EXAMPLES if AT_LENGTH else FRESH,
+    database=DirectoryBasedExampleDatabase(str(ROOT / ".hypothesis" / "fuzz"))
+    if AT_LENGTH
+    else None,
+    **_COMMON,
 )
+
+
+def check_and_keep(drawn: Drawn, strategy: str = "default") -> None:
+    """`check`; at length, a failing program is also written to `build/fuzz-failures/`."""
+    note(reproduce(drawn))
+    try:
+        check(drawn, strategy)
+    except Exception:
+        if AT_LENGTH:
+            FAILURES.mkdir(parents=True, exist_ok=True)
+            name = hashlib.sha256(drawn.text.encode()).hexdigest()[:12]
+            (FAILURES / f"{strategy}-{name}.mlir").write_text(
+                f"// {reproduce(drawn).splitlines()[0]}\n{drawn.text}"
+            )
+        raise
+
+
+@FIXED_SET
 @given(programs())
 def test_planned_and_lowered_programs_compute_what_the_oracle_computes(drawn: Drawn) -> None:
-    note(reproduce(drawn))
-    check(drawn)
+    check_and_keep(drawn)
+
+
+@seed(SEED)
+@FRESH_SET
+@given(programs())
+def test_fresh_programs_compute_what_the_oracle_computes(drawn: Drawn) -> None:
+    note(f"fresh programs of seed {SEED}: DEVPLAN_FUZZ_SEED={SEED} replays them")
+    check_and_keep(drawn)
 
 
 # Found by `make fuzz`: @helper's calls pin (cuda:0, cuda:1) and then (cuda:1, a value
@@ -495,14 +137,8 @@ def test_a_call_disagreeing_with_its_clone_is_specialised_again_and_computes_the
     assert "func.call @helper_cuda0_cuda1(%t1, %t12)" in str(planned)
 
 
-@settings(
-    max_examples=max(1, EXAMPLES // 4),
-    derandomize=not RANDOM,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@seed(SEED)
+@settings(FRESH_SET if AT_LENGTH else FIXED_SET, max_examples=max(1, EXAMPLES // 4))
 @given(programs())
 def test_cost_planned_programs_compute_what_the_oracle_computes(drawn: Drawn) -> None:
-    note(reproduce(drawn))
-    check(drawn, "cost")
+    check_and_keep(drawn, "cost")

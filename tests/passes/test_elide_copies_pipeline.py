@@ -1,14 +1,13 @@
 """elide-copies in default-pipeline: the oracle's results, and no byte beyond the bound.
 
-Needs lower-to-device (and the differential fuzzer's random level-1 programs, from
-tests/test_differential_fuzz.py): skipped in a build without them.
+The random level-1 programs are the differential fuzzer's (`support.level1_programs`).
 
 * Random programs of the fuzzer, planned, with redundant copies injected (round trips,
   duplicates, chains, copies of constants), then elided, lowered, elided again and run:
   the results equal the oracle's (`devplan.reference.program.evaluate`). A necessary copy
   removed would leave an operand on another device than its op, which lower-to-device
   rejects, or change the results.
-* Issue 10, item 5: after `default-pipeline`, the bytes the executor moves between
+* After `default-pipeline`, the bytes the executor moves between
   devices are exactly the placement's lower bound (`necessary_bytes`: per value, its
   size times the other memory areas where it is read), once the driver's transfers of
   arguments and results that live on a device and the loads of constant data onto a
@@ -18,16 +17,13 @@ tests/test_differential_fuzz.py): skipped in a build without them.
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from typing import Any, cast
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import ROOT, TESTS
+from support import ROOT, level1_programs
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
@@ -39,30 +35,8 @@ from devplan.dialects.placement import value_device
 from devplan.dialects.vdev import DeviceCopyOp
 from devplan.dialects.virtual_device import DeviceAttr, memory_space_of
 from devplan.passes.elide_copies.statistics import necessary_bytes
-from devplan.system.description import System
-
-if (
-    importlib.util.find_spec("devplan.passes.lower_to_device") is None
-    or not (TESTS / "test_differential_fuzz.py").exists()
-):
-    pytest.skip("needs lower-to-device and its differential fuzzer", allow_module_level=True)
-
 from devplan.runtime.executor import random_inputs
-
-
-def _differential_fuzzer() -> Any:
-    """tests/test_differential_fuzz.py as a module: its random level-1 programs."""
-    path = TESTS / "test_differential_fuzz.py"
-    spec = importlib.util.spec_from_file_location("devplan_differential_fuzz", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-FUZZ = _differential_fuzzer()
+from devplan.system.description import System
 
 
 def inject_copies(module: ModuleOp, rnd: random.Random) -> None:
@@ -98,13 +72,15 @@ def inject_copies(module: ModuleOp, rnd: random.Random) -> None:
 
 
 @st.composite
-def fuzzer_programs(draw: Any, steps: tuple[str, ...] = FUZZ.STEPS) -> str:
+def fuzzer_programs(draw: Any, steps: tuple[str, ...] = level1_programs.STEPS) -> str:
     """A random program of the differential fuzzer made of `steps`."""
     element = draw(st.sampled_from(["f32", "i32"]))
-    program = FUZZ.Program(draw, element, draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    program = level1_programs.Program(
+        draw, element, draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    )
     args: list[str] = []
     for kind, name in (("v", "%x"), ("v", "%y"), ("w", "%w")):
-        device = draw(st.sampled_from((None, *FUZZ.DEVICES)))
+        device = draw(st.sampled_from((None, *level1_programs.DEVICES)))
         attr = f" {{vdev.device = {device}}}" if device is not None else ""
         args.append(f"{name}: {program.type_of(kind)}{attr}")
         program.values[kind].append(name)
@@ -114,7 +90,7 @@ def fuzzer_programs(draw: Any, steps: tuple[str, ...] = FUZZ.STEPS) -> str:
         else:
             getattr(program, step)()
     results = [program.values["v"][-1], program.pick("v")]
-    placements = [draw(st.sampled_from((None, *FUZZ.DEVICES))) for _ in results]
+    placements = [draw(st.sampled_from((None, *level1_programs.DEVICES))) for _ in results]
     return program.text(results, placements, args)
 
 
@@ -124,7 +100,7 @@ def lower_and_run(module: ModuleOp, text: str) -> None:
     for name in ("elide-copies", "lower-to-device", "elide-copies", "classify-regions"):
         devplan.apply(module, name)
     inputs = random_inputs(module, seed=0)
-    expected = FUZZ.evaluate(original, inputs)
+    expected = level1_programs.evaluate(original, inputs)
     result = devplan.execute(module, inputs, strict=True)
     for got, want in zip(result.outputs, expected, strict=True):
         if want.dtype.kind == "f":
