@@ -13,7 +13,7 @@ from ...diagnostics import diagnostic_at
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
 from ...dialects.virtual_device import DeviceAttr
 from .planner import Planner
-from .program import Use, is_tensor, short, underlying, value_name, with_devices
+from .program import Use, is_tensor, line_of, short, underlying, value_name, with_devices
 
 
 def rewrite(planner: Planner) -> list[str]:
@@ -27,11 +27,11 @@ def rewrite(planner: Planner) -> list[str]:
             copy.dst_device = planner.final(planner.node(copy.result))
     materialiser = Materialiser(planner, remarks)
     constants = set(planner.constants)
-    first_use: dict[Operation, int] = {}
+    first_use: dict[Operation, Use] = {}
     for use in planner.uses:
         value = underlying(use.value)
         if isinstance(value, OpResult) and value.op in constants:
-            first_use.setdefault(value.op, use.target)
+            first_use.setdefault(value.op, use)
     for op in planner.constants:
         materialiser.place_constant(op, first_use.get(op))
     for use in planner.uses:
@@ -44,7 +44,47 @@ def rewrite(planner: Planner) -> list[str]:
         if not op.results[0].uses and materialiser.moved_away(op):
             op.detach()
             op.erase()
+    if planner.explain:
+        _explain_ops(planner, materialiser, remarks)
     return remarks
+
+
+def _explain_ops(planner: Planner, materialiser: Materialiser, remarks: list[str]) -> None:
+    """A remark at each op that yields tensors, in program order, saying what decided
+    its device."""
+    copies = set(planner.copies)
+    for name in sorted(planner.functions):
+        for op in planner.functions[name].walk():
+            words = _placement_words(planner, materialiser, copies, op)
+            remarks.extend(diagnostic_at(op, text, kind="remark") for text in words)
+
+
+def _placement_words(
+    planner: Planner, materialiser: Materialiser, copies: set[DeviceCopyOp], op: Operation
+) -> list[str]:
+    constant = materialiser.constant_words.get(op)
+    if constant is not None:
+        return [f"{_subject(op)} is on {short(materialiser.home_of(op))}: {constant}"]
+    node = planner.op_node.get(op)
+    if node is not None:
+        return [f"{_subject(op)} is on {short(planner.final(node))}: {planner.why(node)}"]
+    if isinstance(op, DeviceCopyOp) and op in copies:
+        node = planner.node(op.result)
+        return [f"{_subject(op)} is on {short(planner.final(node))}: {planner.why(node)}"]
+    words: list[str] = []
+    for index, node in enumerate(planner.result_nodes.get(op, [])):
+        if node is not None:
+            value = value_name(op.results[index])
+            words.append(
+                f"result {index} ({value}) of '{op.name}' is on {short(planner.final(node))}: "
+                f"{planner.why(node)}"
+            )
+    return words
+
+
+def _subject(op: Operation) -> str:
+    names = [value_name(r) for r in op.results if r.name_hint]
+    return f"'{op.name}'" + (f" ({', '.join(names)})" if names else "")
 
 
 def _set_op_attrs(planner: Planner) -> None:
@@ -101,6 +141,8 @@ class Materialiser:
         self.made: dict[tuple[SSAValue, DeviceAttr], SSAValue] = {}
         self.anchor: dict[Operation | Block, Operation] = {}
         self.home: dict[Operation, DeviceAttr] = {}
+        self.constant_words: dict[Operation, str] = {}
+        """Why each dense constant and clone is where it is (with `explain`)."""
 
     def _insert(self, value: SSAValue, new: Operation) -> None:
         if isinstance(value, BlockArgument):
@@ -151,25 +193,36 @@ class Materialiser:
         value = underlying(use.value)
         expected = planner.final(use.target)
         if isinstance(value, OpResult) and value.op in constants:
-            replacement = self.constant_on(value.op, expected)
+            replacement = self.constant_on(value.op, expected, use)
         else:
             have = planner.final(planner.node(value))
             replacement = value if have == expected else self.copy(value, have, expected, use)
         if use.value is not replacement:
             use.op.operands[use.index] = replacement
 
-    def place_constant(self, op: Operation, first_use: int | None) -> None:
+    def place_constant(self, op: Operation, first_use: Use | None) -> None:
         """Where the original constant lives: its own placement when something pins it,
         else its first consumer's device."""
         planner = self.planner
         node = planner.op_node[op]
         if planner.domains.placed(node) or first_use is None:
             self.home[op] = planner.final(node)
+            if planner.explain:
+                self.constant_words[op] = planner.why(node)
         else:
-            self.home[op] = planner.final(first_use)
+            self.home[op] = planner.final(first_use.target)
+            if planner.explain:
+                self.constant_words[op] = (
+                    "a dense constant is made on each device that uses it; this one where its "
+                    f"first use runs, '{first_use.op.name}' at {line_of(first_use.op)}"
+                )
         op.attributes[DEVICE_ATTR] = self.home[op]
 
-    def constant_on(self, op: Operation, device: DeviceAttr) -> SSAValue:
+    def home_of(self, op: Operation) -> DeviceAttr:
+        device = self.home.get(op)
+        return device if device is not None else cast(DeviceAttr, op.attributes[DEVICE_ATTR])
+
+    def constant_on(self, op: Operation, device: DeviceAttr, use: Use) -> SSAValue:
         if self.home[op] == device:
             return op.results[0]
         key = (op.results[0], device)
@@ -178,6 +231,12 @@ class Materialiser:
             return made
         clone = op.clone()
         clone.attributes[DEVICE_ATTR] = device
+        if self.planner.explain:
+            self.constant_words[clone] = (
+                f"a clone of the dense constant for its use by '{use.op.name}' at "
+                f"{line_of(use.op)}, which runs there (a constant is made where it is used, "
+                "not copied)"
+            )
         self._insert(op.results[0], clone)
         made = self.made[key] = clone.results[0]
         return made
