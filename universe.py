@@ -3,16 +3,76 @@
 Registered under the `xdsl.universe` entry-point group in `pyproject.toml`. Values
 are zero-argument factories so that tool start-up imports nothing heavy; the passes
 come from `passes/registry.py`.
+
+Errors under plain xdsl-opt. xdsl-opt 0.74 re-raises every exception a pass raises
+(`DiagnosticException` included, unless `--verify-diagnostics`), so Python prints a
+traceback before the message. A universe has no hook into that loop; what it can do is
+run code when xdsl-opt loads one of its dialects or passes. That is where
+`print_errors_as_diagnostics` installs a `sys.excepthook` that prints a devplan error
+(`DevplanError`) escaping xdsl-opt's main loop as its message alone (exit status 1, as
+for any uncaught exception); every other exception, and a devplan error raised anywhere
+else (a Python program calling devplan), goes to the hook that was there before. What
+xDSL would need to do the rest is docs/upstream.md.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
+from types import TracebackType
+from typing import TypeVar
 
 from xdsl.ir import Dialect
 from xdsl.universe import Universe
 
 from .passes.registry import PASSES
+
+_T = TypeVar("_T")
+
+_XDSL_OPT_LOOP = "xdsl_opt_main.py"
+"""The file of xDSL's `xDSLOptMain.run`, the loop a pass's exception escapes through."""
+
+_installed: list[bool] = []
+
+
+def _through_xdsl_opt(traceback: TracebackType | None) -> bool:
+    while traceback is not None:
+        if os.path.basename(traceback.tb_frame.f_code.co_filename) == _XDSL_OPT_LOOP:
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
+def print_errors_as_diagnostics() -> None:
+    """Make a devplan error that escapes xdsl-opt print as its diagnostic, without a
+    traceback (once per process; see the module docstring)."""
+    if _installed:
+        return
+    _installed.append(True)
+    previous = sys.excepthook
+
+    def hook(
+        kind: type[BaseException], error: BaseException, traceback: TracebackType | None
+    ) -> None:
+        from .diagnostics import DevplanError
+
+        if isinstance(error, DevplanError) and _through_xdsl_opt(traceback):
+            print(str(error), file=sys.stderr)
+            return
+        previous(kind, error, traceback)
+
+    sys.excepthook = hook
+
+
+def _loading(factory: Callable[[], _T]) -> Callable[[], _T]:
+    """`factory`, installing `print_errors_as_diagnostics` when it is first called."""
+
+    def load() -> _T:
+        print_errors_as_diagnostics()
+        return factory()
+
+    return load
 
 
 def _target() -> Dialect:
@@ -55,4 +115,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
 """Dialect name -> factory."""
 
 
-UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
+UNIVERSE = Universe(
+    all_dialects={name: _loading(factory) for name, factory in DIALECTS.items()},
+    all_passes={name: _loading(factory) for name, factory in PASSES.items()},
+)
