@@ -9,10 +9,12 @@ Errors under plain xdsl-opt. xdsl-opt 0.74 re-raises every exception a pass rais
 traceback before the message. A universe has no hook into that loop; what it can do is
 run code when xdsl-opt loads one of its dialects or passes. That is where
 `print_errors_as_diagnostics` installs a `sys.excepthook` that prints a devplan error
-(`DevplanError`) escaping xdsl-opt's main loop as its message alone (exit status 1, as
-for any uncaught exception); every other exception, and a devplan error raised anywhere
-else (a Python program calling devplan), goes to the hook that was there before. What
-xDSL would need to do the rest is docs/upstream.md.
+escaping xdsl-opt's main loop as its message alone (exit status 1, as for any uncaught
+exception). A devplan error is a `DevplanError`, or a `DiagnosticException` raised by
+devplan's code (a devplan op's verifier: xDSL's text then shows the module with the op
+marked). Every other exception, and any error raised outside xdsl-opt (a Python program
+calling devplan), goes to the hook that was there before. What xDSL would need to do the
+rest is docs/upstream.md.
 """
 
 from __future__ import annotations
@@ -36,12 +38,29 @@ _XDSL_OPT_LOOP = "xdsl_opt_main.py"
 _installed: list[bool] = []
 
 
-def _through_xdsl_opt(traceback: TracebackType | None) -> bool:
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _files(traceback: TracebackType | None) -> list[str]:
+    files: list[str] = []
     while traceback is not None:
-        if os.path.basename(traceback.tb_frame.f_code.co_filename) == _XDSL_OPT_LOOP:
-            return True
+        files.append(traceback.tb_frame.f_code.co_filename)
         traceback = traceback.tb_next
-    return False
+    return files
+
+
+def _is_devplan_error_in_xdsl_opt(error: BaseException, traceback: TracebackType | None) -> bool:
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from .diagnostics import DevplanError
+
+    files = _files(traceback)
+    if not any(os.path.basename(f) == _XDSL_OPT_LOOP for f in files):
+        return False
+    if isinstance(error, DevplanError):
+        return True
+    ours = any(os.path.abspath(f).startswith(_PACKAGE + os.sep) for f in files)
+    return isinstance(error, DiagnosticException) and ours
 
 
 def print_errors_as_diagnostics() -> None:
@@ -55,10 +74,13 @@ def print_errors_as_diagnostics() -> None:
     def hook(
         kind: type[BaseException], error: BaseException, traceback: TracebackType | None
     ) -> None:
-        from .diagnostics import DevplanError
+        if _is_devplan_error_in_xdsl_opt(error, traceback):
+            # xDSL's verifier puts the module, with the failing op marked, in a note.
+            from .diagnostics import DevplanError
 
-        if isinstance(error, DevplanError) and _through_xdsl_opt(traceback):
-            print(str(error), file=sys.stderr)
+            notes: list[object] = getattr(error, "__notes__", [])
+            text = str(error) if isinstance(error, DevplanError) else f"error: {error}"
+            print("\n".join([text, *map(str, notes)]), file=sys.stderr)
             return
         previous(kind, error, traceback)
 

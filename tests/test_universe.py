@@ -46,6 +46,27 @@ def test_a_devplan_error_in_xdsl_opt_is_a_diagnostic_without_traceback() -> None
     )
 
 
+def test_a_devplan_op_that_fails_to_verify_in_xdsl_opt_shows_the_op_without_traceback() -> None:
+    text = (
+        "builtin.module {\n"
+        '  func.func @f(%h: memref<16xf32>, %d: memref<8xf32, #vdev.device<"cuda", 0>>) {\n'
+        '    device.copy %h to %d : memref<16xf32> to memref<8xf32, #vdev.device<"cuda", 0>>\n'
+        "    func.return\n  }\n}\n"
+    )
+    run = _xdsl_opt(text)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    lines = run.stderr.splitlines()
+    assert lines[0] == (
+        'error: cannot copy memref<16xf32> to memref<8xf32, #vdev.device<"cuda", 0>>: '
+        "dimension 0 is 16 in the source and 8 in the destination"
+    )
+    marked = lines.index(
+        '    "device.copy"(%h, %d) : (memref<16xf32>, memref<8xf32, #vdev.device<"cuda", 0>>) -> ()'
+    )
+    assert lines[marked + 1].startswith("    ^^^^^^^^^^^^^")
+
+
 def test_xdsl_opt_verify_diagnostics_still_sees_the_error() -> None:
     """xdsl-opt catches DiagnosticException itself under --verify-diagnostics: the hook
     changes nothing there (the message on stdout, exit 0, as xDSL does)."""
