@@ -19,13 +19,13 @@ from .program import Use, is_tensor, line_of, short, underlying, value_name, wit
 def rewrite(planner: Planner) -> list[str]:
     """Phase 5 over a planned round; returns the remarks (with `explain`)."""
     remarks: list[str] = []
-    _set_function_attrs(planner, remarks)
+    arguments = _set_function_attrs(planner)
     _set_op_attrs(planner)
     for copy in planner.copies:
         if is_tensor(copy.input):
             copy.src_device = planner.final(planner.node(copy.input))
             copy.dst_device = planner.final(planner.node(copy.result))
-    materialiser = Materialiser(planner, remarks)
+    materialiser = Materialiser(planner)
     constants = set(planner.constants)
     first_use: dict[Operation, Use] = {}
     for use in planner.uses:
@@ -45,18 +45,25 @@ def rewrite(planner: Planner) -> list[str]:
             op.detach()
             op.erase()
     if planner.explain:
-        _explain_ops(planner, materialiser, remarks)
+        _explain(planner, materialiser, arguments, remarks)
     return remarks
 
 
-def _explain_ops(planner: Planner, materialiser: Materialiser, remarks: list[str]) -> None:
-    """A remark at each op that yields tensors, in program order, saying what decided
-    its device."""
+def _explain(
+    planner: Planner,
+    materialiser: Materialiser,
+    arguments: dict[str, list[str]],
+    remarks: list[str],
+) -> None:
+    """The remarks function by function: its arguments, then in program order each op
+    that yields tensors (what decided its device) and the copies made for its operands."""
     copies = set(planner.copies)
     for name in sorted(planner.functions):
+        remarks.extend(arguments.get(name, []))
         for op in planner.functions[name].walk():
             words = _placement_words(planner, materialiser, copies, op)
             remarks.extend(diagnostic_at(op, text, kind="remark") for text in words)
+            remarks.extend(materialiser.copies_for.get(op, []))
 
 
 def _placement_words(
@@ -104,7 +111,10 @@ def _set_op_attrs(planner: Planner) -> None:
             )
 
 
-def _set_function_attrs(planner: Planner, remarks: list[str]) -> None:
+def _set_function_attrs(planner: Planner) -> dict[str, list[str]]:
+    """Writes the arguments' and results' devices; returns, with `explain`, the remarks
+    on each function's arguments."""
+    remarks: dict[str, list[str]] = {}
     for name in sorted(planner.functions):
         function = planner.functions[name]
         args = planner.arg_nodes[function]
@@ -122,7 +132,7 @@ def _set_function_attrs(planner: Planner, remarks: list[str]) -> None:
             for index, node in enumerate(args):
                 if node is not None:
                     why = planner.why(node)
-                    remarks.append(
+                    remarks.setdefault(name, []).append(
                         diagnostic_at(
                             function,
                             f"argument {index} of @{name} is on "
@@ -130,14 +140,16 @@ def _set_function_attrs(planner: Planner, remarks: list[str]) -> None:
                             kind="remark",
                         )
                     )
+    return remarks
 
 
 class Materialiser:
     """Inserts copies and constant clones, once per (value, device)."""
 
-    def __init__(self, planner: Planner, remarks: list[str]):
+    def __init__(self, planner: Planner):
         self.planner = planner
-        self.remarks = remarks
+        self.copies_for: dict[Operation, list[str]] = {}
+        """With `explain`: the remarks on the copies made for each op's operands."""
         self.made: dict[tuple[SSAValue, DeviceAttr], SSAValue] = {}
         self.anchor: dict[Operation | Block, Operation] = {}
         self.home: dict[Operation, DeviceAttr] = {}
@@ -175,7 +187,7 @@ class Materialiser:
         made = self.made[key] = copy.result
         if self.planner.explain:
             planner = self.planner
-            self.remarks.append(
+            self.copies_for.setdefault(use.op, []).append(
                 diagnostic_at(
                     use.op,
                     f"copy of {value_name(value)} from {short(have)} to {short(expected)} for "

@@ -44,11 +44,11 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 
 // EXPLAIN:      plan_devices.mlir:[[# @LINE - 8]]:3: remark: argument 0 of @left_add_on_cpu is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 6]], through dataflow: %x is operand 0 of 'arith.addf' at line [[# @LINE - 7]] (id, target and scope by default)
 // EXPLAIN:      plan_devices.mlir:[[# @LINE - 9]]:3: remark: argument 2 of @left_add_on_cpu is on cuda:0/global: nothing constrains it, so it goes to vdev.default_device
-// EXPLAIN:      plan_devices.mlir:[[# @LINE - 7]]:5: remark: copy of %a from cpu:0/global to cuda:0/global for 'arith.subf': %a is on cpu:0/global, decided by the 'vdev.on_device' hint at line [[# @LINE - 8]] (id, target and scope by default); this use is on cuda:0/global, nothing constrains it, so it goes to vdev.default_device
+// Every op that yields tensors says what decided its device; a copy follows the op it serves:
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 10]]:5: remark: 'arith.addf' (%a) is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 9]] (id, target and scope by default)
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 9]]:5: remark: 'arith.subf' (%b) is on cuda:0/global: nothing constrains it, so it goes to vdev.default_device
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 10]]:5: remark: copy of %a from cpu:0/global to cuda:0/global for 'arith.subf': %a is on cpu:0/global, decided by the 'vdev.on_device' hint at line [[# @LINE - 11]] (id, target and scope by default); this use is on cuda:0/global, nothing constrains it, so it goes to vdev.default_device
 // EXPLAIN-NEXT: {{^}}    %b = arith.subf %h, %z
-// Every op that yields tensors says what decided its device:
-// EXPLAIN:      plan_devices.mlir:[[# @LINE - 12]]:5: remark: 'arith.addf' (%a) is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 11]] (id, target and scope by default)
-// EXPLAIN:      plan_devices.mlir:[[# @LINE - 11]]:5: remark: 'arith.subf' (%b) is on cuda:0/global: nothing constrains it, so it goes to vdev.default_device
 // CHECK-LABEL: func.func @left_add_on_cpu(
 // CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU:#vdev.device<"cpu", 0, #target.target<"llvm">, "global">]]}, %y: tensor<4xf32> {vdev.device = [[CPU]]}, %z: tensor<4xf32> {vdev.device = [[GPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
 // CHECK-NEXT:  %a = arith.addf %x, %y {vdev.device = [[CPU]]} : tensor<4xf32>
