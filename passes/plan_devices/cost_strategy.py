@@ -70,6 +70,8 @@ class _Class:
     where: Operation | None = None
     """What a remark points at (its first op, or the function of an argument)."""
     what: str = ""
+    dynamic: bool = False
+    """Fixed because a size is unknown (no `dynamic-size`)."""
 
 
 class CostPlacement:
@@ -135,7 +137,7 @@ class CostPlacement:
                 self.classes[c].where, self.classes[c].what = op, f"'{op.name}'"
             work = op_work(op, self.dynamic_size)
             if work is None:
-                self.classes[c].fixed = True
+                self.classes[c].fixed = self.classes[c].dynamic = True
             elif work != NO_WORK:
                 row = compute[c]
                 for d, name in enumerate(self.names):
@@ -193,7 +195,7 @@ class CostPlacement:
                         cls.what = f"{what} {index} of @{function.sym_name.data}"
                     nbytes = tensor_bytes(value_types[index], self.dynamic_size)
                     if nbytes is None:
-                        cls.fixed = True
+                        cls.fixed = cls.dynamic = True
                         continue
                     for d, name in enumerate(self.names):
                         ends = (self.host, name) if inbound else (name, self.host)
@@ -222,7 +224,7 @@ class CostPlacement:
             nbytes = tensor_bytes(value.type, self.dynamic_size)
             if nbytes is None:
                 for c in (source, *users):
-                    self.classes[c].fixed = True
+                    self.classes[c].fixed = self.classes[c].dynamic = True
                 continue
             where = value.op if isinstance(value, OpResult) else planner.module
             seconds = [
@@ -256,6 +258,7 @@ class CostPlacement:
                 what = self._costs(problem, labels, c, total, touching.get(c, []))
             planner.domains.constrain(cls.root, device, Origin(module, what, located=False))
         if self.explain:
+            self._note_dynamic()
             self.remarks.append(
                 diagnostic_at(
                     module,
@@ -266,6 +269,20 @@ class CostPlacement:
                     kind="remark",
                 )
             )
+
+    def _note_dynamic(self) -> None:
+        """Tell the remarks why a class the cost model left alone is where the default
+        strategy puts it (a class a hard constraint fixes is explained by it)."""
+        planner = self.planner
+        domains = planner.domains
+        note = (
+            "strategy=cost leaves it where the default strategy puts it, as a size it "
+            "depends on is dynamic (dynamic-size=N would assume N)"
+        )
+        for node in range(len(domains.parent)):
+            cls = self.classes[self._class(node)]
+            if cls.dynamic and domains.device[cls.root].is_fully_unconstrained:
+                planner.notes[node] = note
 
     def _costs(
         self,

@@ -73,6 +73,8 @@ class Planner:
         self._targets = module_targets(module)
         self._system_targets: dict[tuple[str, int], TargetAttr] | None = None
         self._reasons: list[Reason | None] | None = None
+        self.notes: dict[int, str] = {}
+        """Why a node no constraint reaches is not placed by the cost model (strategy=cost)."""
 
     # -- phase 1 ---------------------------------------------------------------------
 
@@ -478,6 +480,8 @@ class Planner:
             self._reasons = self.domains.reasons()
         reason = self._reasons[node]
         if reason is None:
+            if node in self.notes:
+                return self.notes[node]
             if DEFAULT_DEVICE_ATTR in self.module.attributes:
                 return "nothing constrains it, so it goes to vdev.default_device"
             return (

@@ -351,3 +351,29 @@ def test_the_executor_reports_the_time_the_planner_modelled_for_both_strategies(
         assert result.report.model_seconds == pytest.approx(modelled, rel=1e-9)
         outputs.append(result.outputs[0])
     np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-4, atol=1e-4)
+
+
+def test_explain_says_when_a_dynamic_size_keeps_a_value_off_the_cost_model() -> None:
+    text = (
+        'builtin.module attributes {vdev.default_device = #vdev.device<"cpu", 0>} {\n'
+        "  func.func @main(%x: tensor<?xf32>, %y: tensor<4xf32>) -> (tensor<?xf32>, "
+        "tensor<4xf32>) {\n"
+        "    %a = arith.addf %x, %x : tensor<?xf32>\n"
+        "    %b = arith.mulf %y, %y : tensor<4xf32>\n"
+        "    func.return %a, %b : tensor<?xf32>, tensor<4xf32>\n  }\n}\n"
+    )
+    remarks: list[str] = []
+    devplan.apply(devplan.parse(text), "plan-devices{strategy=cost explain=true}", remarks=remarks)
+    lines = [r.splitlines()[0] for r in remarks]
+    assert (
+        "<string>:3:5: remark: 'arith.addf' (%a) is on cpu:0/global: strategy=cost leaves it "
+        "where the default strategy puts it, as a size it depends on is dynamic "
+        "(dynamic-size=N would assume N)"
+    ) in lines
+    assert any(
+        line.startswith(
+            "<string>:4:5: remark: 'arith.mulf' (%b) is on cpu:0/global: decided by the cost "
+            "model (strategy=cost): modelled time "
+        )
+        for line in lines
+    )
