@@ -13,13 +13,14 @@ import random
 import re
 import sys
 from dataclasses import dataclass
+from typing import cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, ModuleOp, TensorType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.printer import Printer
 
 import devplan
@@ -497,3 +498,61 @@ def test_explain_names_the_loop_that_ties_a_loop_carried_value() -> None:
         )
         for r in remarks
     ), remarks
+
+
+def _placed_devices(op: Operation) -> list[str | None]:
+    """Each result's device as the remarks write it (`cuda:0/global`), None for scalars."""
+    placed = op.attributes.get("vdev.device")
+    devices = (
+        [placed] * len(op.results)
+        if isinstance(placed, DeviceAttr)
+        else list(cast(ArrayAttr[Attribute], placed).data)
+        if isinstance(placed, ArrayAttr)
+        else [None] * len(op.results)
+    )
+    return [
+        d.to_string() if isinstance(d, DeviceAttr) and _tensor(r) else None
+        for d, r in zip(devices, op.results, strict=True)
+    ]
+
+
+@SETTINGS
+@given(programs())
+def test_random_programs_explain_every_placed_op_with_its_own_device(program: Program) -> None:
+    """Every op the input wrote that yields tensors gets a remark at its place naming the
+    device it was given (for scf.if, scf.for and func.call, one per tensor result); an
+    argument credited to another argument's attribute says through which tie."""
+    remarks: list[str] = []
+    try:
+        module = devplan.apply(
+            devplan.parse(program.text(list(program.functions))),
+            "plan-devices{explain=true}",
+            remarks=remarks,
+        )
+    except LocatedError:
+        return
+    heads = [r.splitlines()[0] for r in remarks]
+    by_place: dict[tuple[int, int], list[str]] = {}
+    for head in heads:
+        match = re.match(r"<string>:(\d+):(\d+): remark: (.*)", head)
+        assert match is not None, head
+        by_place.setdefault((int(match[1]), int(match[2])), []).append(match[3])
+    for op in module.walk():
+        loc = op.location
+        if isinstance(op, FuncOp) or not isinstance(loc, FileLineColLoc):
+            continue  # (copies the planner inserted have no place: their remark is at the use)
+        here = by_place.get((loc.line.data, loc.column.data), [])
+        per_result = op.name in ("scf.if", "scf.for", "func.call")
+        for index, device in enumerate(_placed_devices(op)):
+            if device is None:
+                continue
+            subject = f"result {index} (" if per_result else f"'{op.name}'"
+            assert any(t.startswith(subject) and f" is on {device}: " in t for t in here), (
+                op.name,
+                device,
+                here,
+            )
+    for head in heads:
+        match = re.search(r"argument (\d+) of (@\w+) is on .*? argument (\d+) of (@\w+) at", head)
+        if match and (match[1], match[2]) != (match[3], match[4]):
+            assert ", through " in head, head
