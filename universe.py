@@ -10,11 +10,12 @@ traceback before the message. A universe has no hook into that loop; what it can
 run code when xdsl-opt loads one of its dialects or passes. That is where
 `print_errors_as_diagnostics` installs a `sys.excepthook` that prints a devplan error
 escaping xdsl-opt's main loop as its message alone (exit status 1, as for any uncaught
-exception). A devplan error is a `DevplanError`, or a `DiagnosticException` raised by
-devplan's code (a devplan op's verifier: xDSL's text then shows the module with the op
-marked). Every other exception, and any error raised outside xdsl-opt (a Python program
-calling devplan), goes to the hook that was there before. What xDSL would need to do the
-rest is docs/upstream.md.
+exception). A devplan error is a `DevplanError`, or a `DiagnosticException` or
+`ParseError` raised by devplan's code (a devplan op's verifier: xDSL's text then shows the
+module with the op marked; a devplan attribute's parser: the place in the input, as
+xdsl-opt prints it under `--parsing-diagnostics`). Every other exception, and any error
+raised outside xdsl-opt (a Python program calling devplan), goes to the hook that was
+there before. What xDSL would need to do the rest is docs/upstream.md.
 """
 
 from __future__ import annotations
@@ -38,29 +39,33 @@ _XDSL_OPT_LOOP = "xdsl_opt_main.py"
 _installed: list[bool] = []
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = __name__.rpartition(".")[0]
+"""`devplan`: frames of its modules are devplan's code (by module name, not by path: the
+development virtual environment lives inside the package's directory)."""
 
 
-def _files(traceback: TracebackType | None) -> list[str]:
-    files: list[str] = []
+def _frames(traceback: TracebackType | None) -> list[tuple[str, str]]:
+    """(file, module name) of each frame, outermost first."""
+    frames: list[tuple[str, str]] = []
     while traceback is not None:
-        files.append(traceback.tb_frame.f_code.co_filename)
+        frame = traceback.tb_frame
+        frames.append((frame.f_code.co_filename, str(frame.f_globals.get("__name__", ""))))
         traceback = traceback.tb_next
-    return files
+    return frames
 
 
 def _is_devplan_error_in_xdsl_opt(error: BaseException, traceback: TracebackType | None) -> bool:
-    from xdsl.utils.exceptions import DiagnosticException
+    from xdsl.utils.exceptions import DiagnosticException, ParseError
 
     from .diagnostics import DevplanError
 
-    files = _files(traceback)
-    if not any(os.path.basename(f) == _XDSL_OPT_LOOP for f in files):
+    frames = _frames(traceback)
+    if not any(os.path.basename(file) == _XDSL_OPT_LOOP for file, _ in frames):
         return False
     if isinstance(error, DevplanError):
         return True
-    ours = any(os.path.abspath(f).startswith(_PACKAGE + os.sep) for f in files)
-    return isinstance(error, DiagnosticException) and ours
+    ours = any(module.startswith(_PACKAGE + ".") for _, module in frames)
+    return isinstance(error, DiagnosticException | ParseError) and ours
 
 
 def print_errors_as_diagnostics() -> None:
@@ -76,10 +81,13 @@ def print_errors_as_diagnostics() -> None:
     ) -> None:
         if _is_devplan_error_in_xdsl_opt(error, traceback):
             # xDSL's verifier puts the module, with the failing op marked, in a note.
+            from xdsl.utils.exceptions import ParseError
+
             from .diagnostics import DevplanError
 
             notes: list[object] = getattr(error, "__notes__", [])
-            text = str(error) if isinstance(error, DevplanError) else f"error: {error}"
+            placed = isinstance(error, DevplanError | ParseError)
+            text = str(error) if placed else f"error: {error}"
             print("\n".join([text, *map(str, notes)]), file=sys.stderr)
             return
         previous(kind, error, traceback)

@@ -67,6 +67,18 @@ def test_a_devplan_op_that_fails_to_verify_in_xdsl_opt_shows_the_op_without_trac
     assert lines[marked + 1].startswith("    ^^^^^^^^^^^^^")
 
 
+def test_a_devplan_attribute_that_fails_to_parse_in_xdsl_opt_is_located_without_traceback() -> None:
+    run = _xdsl_opt('"test.op"() {t = #target.target<"cudaa">} : () -> ()\n')
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    assert run.stderr.splitlines()[:3] == [
+        "stdin:1:33",
+        '"test.op"() {t = #target.target<"cudaa">} : () -> ()',
+        "                                ^^^^^^^",
+    ]
+    assert "unknown target kind 'cudaa' (did you mean 'cuda'?)" in run.stderr
+
+
 def test_xdsl_opt_verify_diagnostics_still_sees_the_error() -> None:
     """xdsl-opt catches DiagnosticException itself under --verify-diagnostics: the hook
     changes nothing there (the message on stdout, exit 0, as xDSL does)."""
@@ -93,7 +105,8 @@ def test_an_error_outside_a_devplan_pass_keeps_xdsl_opts_traceback() -> None:
     """Only devplan errors are reworded: xDSL's own parse errors print as xDSL prints them."""
     run = _xdsl_opt("builtin.module { %x = \n", "-p", "plan-devices")
     assert run.returncode != 0
-    assert "Traceback" in run.stderr or "error" in run.stderr.lower()
+    assert "Traceback (most recent call last)" in run.stderr
+    assert run.stderr.rstrip().endswith("operation name expected")
 
 
 def test_python_callers_still_get_the_exception() -> None:
