@@ -23,6 +23,7 @@ from .errors import (
     error_at,
     format_diagnostic,
     location_of,
+    op_text,
     register_source,
 )
 from .parser import LocatedParseError, LocatingParser, explicit_location, format_parse_error
@@ -47,6 +48,7 @@ __all__ = [
     "format_diagnostic",
     "format_parse_error",
     "location_of",
+    "op_text",
     "register_source",
     "remarks_to",
     "verify_located",

@@ -72,11 +72,27 @@ def location_of(op: Operation) -> FileLineColLoc | None:
     return None
 
 
+def op_text(op: Operation) -> str:
+    """`op` as xDSL prints it, on one line: an op with regions up to its first `{`, then
+    `...}`. What a diagnostic shows of an op that has no location (IR parsed by a parser
+    that keeps none, e.g. plain xdsl-opt's, or built in Python)."""
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    stream = StringIO()
+    Printer(stream=stream).print_op(op)
+    lines = stream.getvalue().strip().splitlines()
+    first = lines[0].strip() if lines else op.name
+    return f"{first} ... }}" if len(lines) > 1 and first.endswith("{") else first
+
+
 def diagnostic_at(op: Operation, message: str, kind: str = "error") -> str:
-    """A diagnostic text placed at `op` (or `<unknown>` when it has no location)."""
+    """A diagnostic text placed at `op`; when it has no location, `<unknown>` and the op
+    as printed, as MLIR's "see current operation"."""
     loc = location_of(op)
     if loc is None:
-        return f"<unknown>: {kind}: {message}"
+        return f"<unknown>: {kind}: {message}\n  see current operation: {op_text(op)}"
     return format_diagnostic(loc.filename.data, loc.line.data, loc.column.data, message, 1, kind)
 
 

@@ -30,8 +30,10 @@ and 4 then run as for the default strategy: every class is placed, so dataflow e
 between different devices become copies, one per (value, destination).
 
 With `explain=true` a remark at the module gives the modelled time of the chosen and
-of the default placement, and one remark per class placed away from its default says
-why (its compute and copy times on both devices).
+of the default placement, and the origin of each class the cost model places carries
+the program's modelled time with the class on its device and on the best other device
+(everything else kept; a tie names the solver's rule that decided), which the
+placement remarks of `plan-devices` quote.
 
 Not handled: classes whose default device is not in the system description (they are
 fixed, but a copy to or from a device without a route is an error naming it); the
@@ -40,7 +42,7 @@ model charges no time to `scf.for` iterations beyond one (loop bodies count once
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
@@ -68,6 +70,8 @@ class _Class:
     where: Operation | None = None
     """What a remark points at (its first op, or the function of an argument)."""
     what: str = ""
+    dynamic: bool = False
+    """Fixed because a size is unknown (no `dynamic-size`)."""
 
 
 class CostPlacement:
@@ -97,10 +101,10 @@ class CostPlacement:
         planner = self.planner
         domains = planner.domains
         roots = sorted({domains.find(n) for n in range(len(domains.parent))})
-        saved = (list(domains.parent), list(domains.device), list(domains.origin))
+        saved = domains.snapshot()
         planner.flow()
         defaults = [planner.final(r) for r in roots]
-        domains.parent, domains.device, domains.origin = saved
+        domains.restore(saved)
         planner.reset_final()
         for root, device in zip(roots, defaults, strict=True):
             constrained = not domains.device[root].is_fully_unconstrained
@@ -133,7 +137,7 @@ class CostPlacement:
                 self.classes[c].where, self.classes[c].what = op, f"'{op.name}'"
             work = op_work(op, self.dynamic_size)
             if work is None:
-                self.classes[c].fixed = True
+                self.classes[c].fixed = self.classes[c].dynamic = True
             elif work != NO_WORK:
                 row = compute[c]
                 for d, name in enumerate(self.names):
@@ -191,7 +195,7 @@ class CostPlacement:
                         cls.what = f"{what} {index} of @{function.sym_name.data}"
                     nbytes = tensor_bytes(value_types[index], self.dynamic_size)
                     if nbytes is None:
-                        cls.fixed = True
+                        cls.fixed = cls.dynamic = True
                         continue
                     for d, name in enumerate(self.names):
                         ends = (self.host, name) if inbound else (name, self.host)
@@ -220,7 +224,7 @@ class CostPlacement:
             nbytes = tensor_bytes(value.type, self.dynamic_size)
             if nbytes is None:
                 for c in (source, *users):
-                    self.classes[c].fixed = True
+                    self.classes[c].fixed = self.classes[c].dynamic = True
                 continue
             where = value.op if isinstance(value, OpResult) else planner.module
             seconds = [
@@ -238,53 +242,110 @@ class CostPlacement:
         labels = solve(problem)
         planner = self.planner
         module = planner.module
+        total = problem.objective(labels) + self.fixed_seconds
+        touching: dict[int, list[CopyTerm]] = {}
+        if self.explain:
+            for term in problem.terms:
+                for c in dict.fromkeys((term.source, *term.consumers)):
+                    touching.setdefault(c, []).append(term)
         for c, cls in enumerate(self.classes):
             if cls.fixed or c not in self.relevant:
                 continue  # (an irrelevant class, a constant's say, is placed by dataflow)
             chosen = labels[c]
             device = cls.default if chosen == problem.default[c] else self.candidates[chosen]
-            origin = Origin(module, "the cost model (strategy=cost)")
-            planner.domains.constrain(cls.root, device, origin)
+            what = "the cost model (strategy=cost)"
+            if self.explain:
+                what = self._costs(problem, labels, c, total, touching.get(c, []))
+            planner.domains.constrain(cls.root, device, Origin(module, what, located=False))
         if self.explain:
-            self._explain(problem, labels, module)
-
-    def _explain(self, problem: Problem, labels: Sequence[int], module: ModuleOp) -> None:
-        chosen = problem.objective(labels) + self.fixed_seconds
-        default = problem.objective(problem.default) + self.fixed_seconds
-        self.remarks.append(
-            diagnostic_at(
-                module,
-                f"strategy=cost: modelled time {_seconds(chosen)} "
-                f"(compute and copies; the default placement: {_seconds(default)}; "
-                f"devices: {', '.join(self.names)})",
-                kind="remark",
-            )
-        )
-        touching: dict[int, list[CopyTerm]] = {}
-        for term in problem.terms:
-            for c in dict.fromkeys((term.source, *term.consumers)):
-                touching.setdefault(c, []).append(term)
-        for c, cls in enumerate(self.classes):
-            was, now = problem.default[c], labels[c]
-            if was == now or c not in self.relevant or cls.fixed:
-                continue
-            own = Problem(problem.devices, problem.compute, problem.fixed, problem.default)
-            own.terms = touching.get(c, [])
-            before, after = own.copy_time(problem.default), own.copy_time(labels)
-            if not any(problem.compute[c]) and before == after:
-                continue  # (it only follows its users: a tensor.empty, say)
-            ops = ", ".join(dict.fromkeys(op.name for op in cls.ops if op_work(op) != NO_WORK))
-            work = ops if ops else "its transfer to or from the host"
+            self._note_dynamic()
             self.remarks.append(
                 diagnostic_at(
-                    cls.where or module,
-                    f"{cls.what} placed on {self.names[now]} instead of {self.names[was]}: "
-                    f"{work} {_seconds(problem.compute[c][was])} on {self.names[was]} vs "
-                    f"{_seconds(problem.compute[c][now])} on {self.names[now]}; copies of "
-                    f"the values it defines or uses {_seconds(before)} vs {_seconds(after)}",
+                    module,
+                    f"strategy=cost: modelled time {_seconds(total)} (compute and copies; the "
+                    f"default placement: "
+                    f"{_seconds(problem.objective(problem.default) + self.fixed_seconds)}; "
+                    f"devices: {', '.join(self.names)})",
                     kind="remark",
                 )
             )
+
+    def _note_dynamic(self) -> None:
+        """Tell the remarks why a class the cost model left alone is where the default
+        strategy puts it (a class a hard constraint fixes is explained by it)."""
+        planner = self.planner
+        domains = planner.domains
+        note = (
+            "strategy=cost leaves it where the default strategy puts it, as a size it "
+            "depends on is dynamic (dynamic-size=N would assume N)"
+        )
+        for node in range(len(domains.parent)):
+            cls = self.classes[self._class(node)]
+            if cls.dynamic and domains.device[cls.root].is_fully_unconstrained:
+                planner.notes[node] = note
+
+    def _costs(
+        self,
+        problem: Problem,
+        labels: Sequence[int],
+        c: int,
+        total: float,
+        terms: list[CopyTerm],
+    ) -> str:
+        """The cost model's words for class `c`: the program's modelled time with the class
+        where it was put, and with it alone on the best other device (everything else
+        where it is); a tie says which rule of the solver decided."""
+        here = labels[c]
+        name = self.names[here]
+        if problem.devices < 2:
+            return f"the cost model (strategy=cost; {name} is the only device)"
+
+        def moved(d: int) -> float:
+            def at(k: int) -> int:
+                return d if k == c else labels[k]
+
+            delta = problem.compute[c][d] - problem.compute[c][here]
+            for term in terms:
+                delta += _term_seconds(term, at) - _term_seconds(term, labels.__getitem__)
+            return total + delta
+
+        alternatives = [(moved(d), d) for d in range(problem.devices) if d != here]
+        best, other = min(alternatives)
+        words = (
+            f"the cost model (strategy=cost): modelled time {_seconds(total)} with it on "
+            f"{name}, {_seconds(best)} on {self.names[other]}, the best alternative"
+        )
+        if best > total * (1 + 1e-9):
+            return words
+        return words + f"; a tie: {self._tie_rule(problem, c, here)}"
+
+    def _tie_rule(self, problem: Problem, c: int, here: int) -> str:
+        """Which rule of `placement_cost.solve` decides a class whose devices cost alike."""
+        if problem.devices == 2:
+            if here == 1:
+                return (
+                    "the two-device min cut puts a class whose devices cost the same on the "
+                    "system's second device"
+                )
+            return (
+                "the min cut's placement was no better than the default strategy's, which was kept"
+            )
+        if here == problem.default[c]:
+            return (
+                "alpha-expansion moves a class only when the modelled time drops, so it stays "
+                "where the default strategy puts it"
+            )
+        return (
+            f"alpha-expansion moved it to {self.names[here]} together with other classes, in "
+            "one move that lowered the modelled time"
+        )
+
+
+def _term_seconds(term: CopyTerm, at: Callable[[int], int]) -> float:
+    """The copies of one value when class k is on device `at(k)`."""
+    src = at(term.source)
+    row = term.seconds[src]
+    return sum(row[d] for d in {at(k) for k in term.consumers} if d != src)
 
 
 def planned_seconds(module: ModuleOp, system: System | None = None) -> float:

@@ -15,13 +15,13 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
-from ...analysis.placement_domains import Domains, Origin
+from ...analysis.placement_domains import Domains, Origin, Reason, Tie
 from ...diagnostics import error_at
 from ...dialects.memory_scopes import DEFAULT_SCOPE
 from ...dialects.placement import default_device, host_device, module_targets
 from ...dialects.target import Target, TargetAttr
 from ...dialects.target_kinds import TargetError
-from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
+from ...dialects.vdev import DEFAULT_DEVICE_ATTR, DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
 from ...dialects.virtual_device import DeviceAttr, default, ir_text
 from .program import (
     Use,
@@ -72,6 +72,9 @@ class Planner:
         self.host = host_device(module)
         self._targets = module_targets(module)
         self._system_targets: dict[tuple[str, int], TargetAttr] | None = None
+        self._reasons: list[Reason | None] | None = None
+        self.notes: dict[int, str] = {}
+        """Why a node no constraint reaches is not placed by the cost model (strategy=cost)."""
 
     # -- phase 1 ---------------------------------------------------------------------
 
@@ -290,7 +293,8 @@ class Planner:
                 pending.append(self._call_conflict(call, callee, clash, context))
                 continue
             for a, b, what in edges:
-                if not self.domains.union(a, b):
+                tie = Tie(call, f"the call to @{callee.sym_name.data} at {line_of(call)} ({what})")
+                if not self.domains.union(a, b, tie if self.explain else None):
                     pending.append(self._call_conflict(call, callee, [(a, b, what)], context))
                     break
         if pending:
@@ -381,9 +385,34 @@ class Planner:
             value = use.value
             if isinstance(value, OpResult) and value.op in constants:
                 continue  # a constant is made on each device that needs it
-            self.domains.union(self.node(value), use.target)
+            tie = self._use_tie(use) if self.explain else None
+            self.domains.union(self.node(value), use.target, tie)
         for op in self.free_on_devices:
-            self.domains.union(self.node(op.result), self.node(op.input))
+            tie = None
+            if self.explain:
+                words = f"the '{op.name}' hint at {line_of(op)} (its result stays with its operand)"
+                tie = Tie(op, words)
+            self.domains.union(self.node(op.result), self.node(op.input), tie)
+
+    def _use_tie(self, use: Use) -> Tie:
+        """The words for a soft edge: the value, the op using it, and which rule ties them."""
+        op, value = use.op, value_name(use.value)
+        if op.name == "func.return":
+            return Tie(op, f"dataflow: {value} is returned at {line_of(op)}")
+        parent = op.parent_op() if op.name == "scf.yield" else None
+        if parent is not None:
+            return Tie(
+                op,
+                f"control flow: {value} is yielded at {line_of(op)} as result {use.index} "
+                f"of the '{parent.name}' at {line_of(parent)}",
+            )
+        if op.name == "scf.for":
+            return Tie(
+                op,
+                f"control flow: {value} is init value {use.index - 3} of the 'scf.for' at "
+                f"{line_of(op)}",
+            )
+        return Tie(op, f"dataflow: {value} is operand {use.index} of '{op.name}' at {line_of(op)}")
 
     # -- phase 4 -----------------------------------------------------------------------
 
@@ -444,13 +473,31 @@ class Planner:
         raise error_at(origin.op if origin is not None else self.module, message)
 
     def why(self, node: int) -> str:
-        """Which constraint decided the placement of `node`'s class, in words."""
-        root = self.domains.find(node)
-        origin = self.domains.origin[root]
-        device = self.domains.device[root]
-        if origin is None:
-            return "nothing constrains it, so it goes to vdev.default_device"
-        text = f"decided by {origin.what} at {line_of(origin.op)}"
+        """Which constraint decided the placement of `node`, in words: the nearest one
+        over the ties that merged it with others (`Domains.reasons`), and the first tie
+        on the way; or the default device when none reaches it."""
+        if self._reasons is None:
+            self._reasons = self.domains.reasons()
+        reason = self._reasons[node]
+        if reason is None:
+            if node in self.notes:
+                return self.notes[node]
+            if DEFAULT_DEVICE_ATTR in self.module.attributes:
+                return "nothing constrains it, so it goes to vdev.default_device"
+            return (
+                "nothing constrains it, so it goes to the host device (the module sets no "
+                "vdev.default_device)"
+            )
+        origin = reason.origin
+        text = f"decided by {origin.what}"
+        if origin.located:
+            text += f" at {line_of(origin.op)}"
+        if reason.first is not None:
+            text += f", through {reason.first.what}"
+            if reason.ties > 1:
+                more = reason.ties - 1
+                text += f" and {more} more tie{'s' if more > 1 else ''}"
+        device = self.domains.device[self.domains.find(node)]
         open_fields = [
             field
             for field, value in (

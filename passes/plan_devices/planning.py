@@ -83,8 +83,15 @@ lives, the value's copy to that device (made once per (value, destination), righ
 the definition), or for a dense constant its clone on that device (once per device;
 the original moves to its first consumer's device when nothing pins it);
 `vdev.device_copy` endpoints completed; every `vdev.on_device` removed (its uses use its
-operand). With `explain=true`, each inserted copy and each function argument gets a
-remark saying which constraint decided the placement.
+operand). With `explain=true`, each function argument, each op that yields tensors
+(per result for `scf.if`, `scf.for` and `func.call`; dense constants and their clones
+included) and each inserted copy gets a remark naming what decided its device: the
+constraint nearest to it over the edges that merged its class (a hint, an argument or
+result attribute, a `device_copy` endpoint, a `vdev.device` already written, the cost
+model with the modelled time on its device and on the best other one), and the first
+of those edges (a dataflow operand, a return, a yield or loop init value, a call);
+or, when no constraint reaches it, the default device. The nearest constraint, not the
+class's first: a class merged from two halves that agree has two explanations.
 
 Invariants: the union-find is iterative (no recursion: a 10,000-op chain plans) and
 every phase is linear in the number of ops and uses (near-linear: union-find); the
@@ -130,8 +137,8 @@ class PlanDevicesPass(ModulePass):
     right after a value's definition for each other device it is used on. Planning a
     planned module changes nothing. `specialize=false` reports a function called from
     incompatible device contexts instead of cloning it; `explain=true` prints a remark
-    for each inserted copy and each function argument saying what decided it. See the
-    module docstring for the algorithm.
+    for each function argument, each op that yields tensors and each inserted copy
+    saying what decided its device. See the module docstring for the algorithm.
     """
 
     name = "plan-devices"

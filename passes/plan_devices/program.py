@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, Dictionar
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
-from ...diagnostics import error_at, location_of
+from ...diagnostics import error_at, location_of, op_text
 from ...dialects.memory_scopes import DEFAULT_SCOPE
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
@@ -55,8 +55,9 @@ def short(device: DeviceAttr) -> str:
 
 
 def line_of(op: Operation) -> str:
+    """`line N`, or the op as printed when it has no location (plain xdsl-opt keeps none)."""
     loc = location_of(op)
-    return f"line {loc.line.data}" if loc is not None else "an unknown place"
+    return f"line {loc.line.data}" if loc is not None else f"`{op_text(op)}`"
 
 
 def name_suffix(device: DeviceAttr) -> str:

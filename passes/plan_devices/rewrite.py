@@ -13,25 +13,25 @@ from ...diagnostics import diagnostic_at
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
 from ...dialects.virtual_device import DeviceAttr
 from .planner import Planner
-from .program import Use, is_tensor, short, underlying, value_name, with_devices
+from .program import Use, is_tensor, line_of, short, underlying, value_name, with_devices
 
 
 def rewrite(planner: Planner) -> list[str]:
     """Phase 5 over a planned round; returns the remarks (with `explain`)."""
     remarks: list[str] = []
-    _set_function_attrs(planner, remarks)
+    arguments = _set_function_attrs(planner)
     _set_op_attrs(planner)
     for copy in planner.copies:
         if is_tensor(copy.input):
             copy.src_device = planner.final(planner.node(copy.input))
             copy.dst_device = planner.final(planner.node(copy.result))
-    materialiser = Materialiser(planner, remarks)
+    materialiser = Materialiser(planner)
     constants = set(planner.constants)
-    first_use: dict[Operation, int] = {}
+    first_use: dict[Operation, Use] = {}
     for use in planner.uses:
         value = underlying(use.value)
         if isinstance(value, OpResult) and value.op in constants:
-            first_use.setdefault(value.op, use.target)
+            first_use.setdefault(value.op, use)
     for op in planner.constants:
         materialiser.place_constant(op, first_use.get(op))
     for use in planner.uses:
@@ -44,7 +44,54 @@ def rewrite(planner: Planner) -> list[str]:
         if not op.results[0].uses and materialiser.moved_away(op):
             op.detach()
             op.erase()
+    if planner.explain:
+        _explain(planner, materialiser, arguments, remarks)
     return remarks
+
+
+def _explain(
+    planner: Planner,
+    materialiser: Materialiser,
+    arguments: dict[str, list[str]],
+    remarks: list[str],
+) -> None:
+    """The remarks function by function: its arguments, then in program order each op
+    that yields tensors (what decided its device) and the copies made for its operands."""
+    copies = set(planner.copies)
+    for name in sorted(planner.functions):
+        remarks.extend(arguments.get(name, []))
+        for op in planner.functions[name].walk():
+            words = _placement_words(planner, materialiser, copies, op)
+            remarks.extend(diagnostic_at(op, text, kind="remark") for text in words)
+            remarks.extend(materialiser.copies_for.get(op, []))
+
+
+def _placement_words(
+    planner: Planner, materialiser: Materialiser, copies: set[DeviceCopyOp], op: Operation
+) -> list[str]:
+    constant = materialiser.constant_words.get(op)
+    if constant is not None:
+        return [f"{_subject(op)} is on {short(materialiser.home_of(op))}: {constant}"]
+    node = planner.op_node.get(op)
+    if node is not None:
+        return [f"{_subject(op)} is on {short(planner.final(node))}: {planner.why(node)}"]
+    if isinstance(op, DeviceCopyOp) and op in copies:
+        node = planner.node(op.result)
+        return [f"{_subject(op)} is on {short(planner.final(node))}: {planner.why(node)}"]
+    words: list[str] = []
+    for index, node in enumerate(planner.result_nodes.get(op, [])):
+        if node is not None:
+            value = value_name(op.results[index])
+            words.append(
+                f"result {index} ({value}) of '{op.name}' is on {short(planner.final(node))}: "
+                f"{planner.why(node)}"
+            )
+    return words
+
+
+def _subject(op: Operation) -> str:
+    names = [value_name(r) for r in op.results if r.name_hint]
+    return f"'{op.name}'" + (f" ({', '.join(names)})" if names else "")
 
 
 def _set_op_attrs(planner: Planner) -> None:
@@ -64,7 +111,10 @@ def _set_op_attrs(planner: Planner) -> None:
             )
 
 
-def _set_function_attrs(planner: Planner, remarks: list[str]) -> None:
+def _set_function_attrs(planner: Planner) -> dict[str, list[str]]:
+    """Writes the arguments' and results' devices; returns, with `explain`, the remarks
+    on each function's arguments."""
+    remarks: dict[str, list[str]] = {}
     for name in sorted(planner.functions):
         function = planner.functions[name]
         args = planner.arg_nodes[function]
@@ -82,7 +132,7 @@ def _set_function_attrs(planner: Planner, remarks: list[str]) -> None:
             for index, node in enumerate(args):
                 if node is not None:
                     why = planner.why(node)
-                    remarks.append(
+                    remarks.setdefault(name, []).append(
                         diagnostic_at(
                             function,
                             f"argument {index} of @{name} is on "
@@ -90,17 +140,21 @@ def _set_function_attrs(planner: Planner, remarks: list[str]) -> None:
                             kind="remark",
                         )
                     )
+    return remarks
 
 
 class Materialiser:
     """Inserts copies and constant clones, once per (value, device)."""
 
-    def __init__(self, planner: Planner, remarks: list[str]):
+    def __init__(self, planner: Planner):
         self.planner = planner
-        self.remarks = remarks
+        self.copies_for: dict[Operation, list[str]] = {}
+        """With `explain`: the remarks on the copies made for each op's operands."""
         self.made: dict[tuple[SSAValue, DeviceAttr], SSAValue] = {}
         self.anchor: dict[Operation | Block, Operation] = {}
         self.home: dict[Operation, DeviceAttr] = {}
+        self.constant_words: dict[Operation, str] = {}
+        """Why each dense constant and clone is where it is (with `explain`)."""
 
     def _insert(self, value: SSAValue, new: Operation) -> None:
         if isinstance(value, BlockArgument):
@@ -133,7 +187,7 @@ class Materialiser:
         made = self.made[key] = copy.result
         if self.planner.explain:
             planner = self.planner
-            self.remarks.append(
+            self.copies_for.setdefault(use.op, []).append(
                 diagnostic_at(
                     use.op,
                     f"copy of {value_name(value)} from {short(have)} to {short(expected)} for "
@@ -151,25 +205,36 @@ class Materialiser:
         value = underlying(use.value)
         expected = planner.final(use.target)
         if isinstance(value, OpResult) and value.op in constants:
-            replacement = self.constant_on(value.op, expected)
+            replacement = self.constant_on(value.op, expected, use)
         else:
             have = planner.final(planner.node(value))
             replacement = value if have == expected else self.copy(value, have, expected, use)
         if use.value is not replacement:
             use.op.operands[use.index] = replacement
 
-    def place_constant(self, op: Operation, first_use: int | None) -> None:
+    def place_constant(self, op: Operation, first_use: Use | None) -> None:
         """Where the original constant lives: its own placement when something pins it,
         else its first consumer's device."""
         planner = self.planner
         node = planner.op_node[op]
         if planner.domains.placed(node) or first_use is None:
             self.home[op] = planner.final(node)
+            if planner.explain:
+                self.constant_words[op] = planner.why(node)
         else:
-            self.home[op] = planner.final(first_use)
+            self.home[op] = planner.final(first_use.target)
+            if planner.explain:
+                self.constant_words[op] = (
+                    "a dense constant is made on each device that uses it; this one where its "
+                    f"first use runs, '{first_use.op.name}' at {line_of(first_use.op)}"
+                )
         op.attributes[DEVICE_ATTR] = self.home[op]
 
-    def constant_on(self, op: Operation, device: DeviceAttr) -> SSAValue:
+    def home_of(self, op: Operation) -> DeviceAttr:
+        device = self.home.get(op)
+        return device if device is not None else cast(DeviceAttr, op.attributes[DEVICE_ATTR])
+
+    def constant_on(self, op: Operation, device: DeviceAttr, use: Use) -> SSAValue:
         if self.home[op] == device:
             return op.results[0]
         key = (op.results[0], device)
@@ -178,6 +243,12 @@ class Materialiser:
             return made
         clone = op.clone()
         clone.attributes[DEVICE_ATTR] = device
+        if self.planner.explain:
+            self.constant_words[clone] = (
+                f"a clone of the dense constant for its use by '{use.op.name}' at "
+                f"{line_of(use.op)}, which runs there (a constant is made where it is used, "
+                "not copied)"
+            )
         self._insert(op.results[0], clone)
         made = self.made[key] = clone.results[0]
         return made

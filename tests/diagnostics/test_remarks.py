@@ -35,7 +35,11 @@ def test_apply_appends_the_explain_remarks_of_plan_devices_to_the_list(
         "<string>:2:3: remark: argument 0 of @f is on cpu:0/global: decided by the "
         "vdev.device attribute of argument 0 of @f at line 2 (id, target and scope by default)",
         "<string>:2:3: remark: argument 1 of @f is on cpu:0/global: decided by the "
-        "vdev.device attribute of argument 0 of @f at line 2 (id, target and scope by default)",
+        "vdev.device attribute of argument 0 of @f at line 2, through dataflow: %y is operand "
+        "1 of 'arith.addf' at line 3 and 1 more tie (id, target and scope by default)",
+        "<string>:3:5: remark: 'arith.addf' (%a) is on cpu:0/global: decided by the "
+        "vdev.device attribute of argument 0 of @f at line 2, through dataflow: %x is operand "
+        "0 of 'arith.addf' at line 3 (id, target and scope by default)",
     ]
     assert capsys.readouterr().err == ""
 
@@ -54,9 +58,13 @@ def test_apply_appends_the_stats_of_elide_copies_to_the_list(
 def test_remarks_keep_the_order_the_passes_emit_them() -> None:
     remarks: list[str] = []
     devplan.apply(devplan.parse(PROGRAM), EXPLAIN_AND_STATS, remarks=remarks)
-    assert [r.split(": remark: ")[0] for r in remarks[:2]] == ["<string>:2:3", "<string>:2:3"]
-    assert remarks[2].startswith("elide-copies: removed")
-    assert len(remarks) == 3
+    assert [r.split(": remark: ")[0] for r in remarks[:3]] == [
+        "<string>:2:3",
+        "<string>:2:3",
+        "<string>:3:5",
+    ]
+    assert remarks[3].startswith("elide-copies: removed")
+    assert len(remarks) == 4
 
 
 def test_without_a_list_remarks_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:

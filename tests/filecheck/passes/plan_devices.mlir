@@ -42,9 +42,12 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
   }
 }
 
-// EXPLAIN:      plan_devices.mlir:[[# @LINE - 8]]:3: remark: argument 0 of @left_add_on_cpu is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 6]] (id, target and scope by default)
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 8]]:3: remark: argument 0 of @left_add_on_cpu is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 6]], through dataflow: %x is operand 0 of 'arith.addf' at line [[# @LINE - 7]] (id, target and scope by default)
 // EXPLAIN:      plan_devices.mlir:[[# @LINE - 9]]:3: remark: argument 2 of @left_add_on_cpu is on cuda:0/global: nothing constrains it, so it goes to vdev.default_device
-// EXPLAIN:      plan_devices.mlir:[[# @LINE - 7]]:5: remark: copy of %a from cpu:0/global to cuda:0/global for 'arith.subf': %a is on cpu:0/global, decided by the 'vdev.on_device' hint at line [[# @LINE - 8]] (id, target and scope by default); this use is on cuda:0/global, nothing constrains it, so it goes to vdev.default_device
+// Every op that yields tensors says what decided its device; a copy follows the op it serves:
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 10]]:5: remark: 'arith.addf' (%a) is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 9]] (id, target and scope by default)
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 9]]:5: remark: 'arith.subf' (%b) is on cuda:0/global: nothing constrains it, so it goes to vdev.default_device
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 10]]:5: remark: copy of %a from cpu:0/global to cuda:0/global for 'arith.subf': %a is on cpu:0/global, decided by the 'vdev.on_device' hint at line [[# @LINE - 11]] (id, target and scope by default); this use is on cuda:0/global, nothing constrains it, so it goes to vdev.default_device
 // EXPLAIN-NEXT: {{^}}    %b = arith.subf %h, %z
 // CHECK-LABEL: func.func @left_add_on_cpu(
 // CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU:#vdev.device<"cpu", 0, #target.target<"llvm">, "global">]]}, %y: tensor<4xf32> {vdev.device = [[CPU]]}, %z: tensor<4xf32> {vdev.device = [[GPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
@@ -172,6 +175,9 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
   }
 }
 
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 7]]:5: remark: 'vdev.device_copy' (%c) is on cuda:0/global: decided by the 'to' device of 'vdev.device_copy' at line [[# @LINE - 7]] (target and scope by default)
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 7]]:5: remark: 'arith.constant' (%k) is on cuda:0/global: a dense constant is made on each device that uses it; this one where its first use runs, 'arith.mulf' at line [[# @LINE - 6]]
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 7]]:5: remark: 'arith.mulf' (%a) is on cuda:0/global: decided by the 'to' device of 'vdev.device_copy' at line [[# @LINE - 9]], through dataflow: %c is operand 0 of 'arith.mulf' at line [[# @LINE - 7]] (target and scope by default)
 // CHECK-LABEL: func.func @copy_and_constant(
 // CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
 // CHECK-NEXT:  %c = vdev.device_copy %x from [[CPU]] to [[GPU]] : tensor<4xf32>
@@ -193,6 +199,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
   }
 }
 
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 8]]:5: remark: 'arith.constant' (%k) is on cuda:0/global: a clone of the dense constant for its use by 'arith.mulf' at line [[# @LINE - 6]], which runs there (a constant is made where it is used, not copied)
 // CHECK-LABEL: func.func @constant_on_two_devices(
 // CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}, %y: tensor<4xf32> {vdev.device = [[GPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}, tensor<4xf32> {vdev.device = [[GPU]]}) {
 // CHECK-NEXT:  %k = arith.constant {vdev.device = [[CPU]]} dense<2.000000e+00> : tensor<4xf32>
@@ -361,6 +368,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
   }
 }
 
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 8]]:5: remark: 'arith.mulf' (%a) is on cpu:0/global: decided by the vdev.device attribute of argument 0 of @callee at line [[# @LINE - 13]], through the call to @callee at line [[# @LINE - 6]] (argument 0) (id, target and scope by default)
 // CHECK-LABEL: func.func @callee(
 // CHECK-SAME:  %p: tensor<4xf32> {vdev.device = [[CPU]]}, %q: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %r = arith.addf %p, %q {vdev.device = [[CPU]]} : tensor<4xf32>
@@ -422,6 +430,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
   }
 }
 
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 13]]:5: remark: result 0 (%r) of 'scf.if' is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 11]], through control flow: %h is yielded at line [[# @LINE - 10]] as result 0 of the 'scf.if' at line [[# @LINE - 13]] (id, target and scope by default)
 // CHECK-LABEL: func.func @if_pinned_branch(
 // CHECK-SAME:  %c: i1, %x: tensor<4xf32> {vdev.device = [[CPU]]}, %y: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %0 = vdev.device_copy %x from [[CPU]] to [[GPU]] : tensor<4xf32>

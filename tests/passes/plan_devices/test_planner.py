@@ -13,13 +13,14 @@ import random
 import re
 import sys
 from dataclasses import dataclass
+from typing import cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, ModuleOp, TensorType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.printer import Printer
 
 import devplan
@@ -349,7 +350,8 @@ def test_explain_names_the_constraint_that_placed_each_copy_and_argument(
     assert (
         "<string>:4:5: remark: copy of %a from cpu:0/global to cuda:0/global for 'arith.addf': "
         "%a is on cpu:0/global, decided by the vdev.device attribute of argument 0 of @f at "
-        "line 2 (id, target and scope by default); this "
+        "line 2, through dataflow: %x is operand 0 of 'arith.negf' at line 3 (id, target and "
+        "scope by default); this "
         "use is on cuda:0/global, decided by the 'vdev.on_device' hint at line 5" in err
     )
 
@@ -405,3 +407,152 @@ def test_random_programs_planned_by_cost_keep_the_contract_and_plan_to_themselve
     for strategy in ("default", "cost"):
         again = devplan.apply(devplan.parse(printed), f"plan-devices{{strategy={strategy}}}")
         assert _printed(again) == printed
+
+
+def _placement_remarks(text: str, pipeline: str = "plan-devices{explain=true}") -> list[str]:
+    remarks: list[str] = []
+    devplan.apply(devplan.parse(text), pipeline, remarks=remarks)
+    return [r.splitlines()[0] for r in remarks]
+
+
+def test_explain_gives_every_op_that_yields_tensors_one_placement_remark() -> None:
+    text = HEADER + (
+        f'  func.func @f(%x: {T} {{vdev.device = #vdev.device<"cpu">}}, %y: {T}) -> {T} {{\n'
+        f"    %a = arith.negf %x : {T}\n"
+        f"    %b = arith.addf %a, %y : {T}\n"
+        f'    %c = vdev.on_device %b to #vdev.device<"cuda", 0> {{constrain_result}} : {T}\n'
+        f"    %d = arith.mulf %c, %c : {T}\n"
+        f"    func.return %d : {T}\n  }}\n}}\n"
+    )
+    remarks = _placement_remarks(text)
+    placed = [r for r in remarks if re.search(r"remark: '[a-z.]+' \(%\w+\) is on", r)]
+    assert [r.split("remark: ")[1].split(" is on")[0] for r in placed] == [
+        "'arith.negf' (%a)",
+        "'arith.addf' (%b)",
+        "'arith.mulf' (%d)",
+    ]
+    assert placed[0].endswith(
+        "'arith.negf' (%a) is on cpu:0/global: decided by the vdev.device attribute of "
+        "argument 0 of @f at line 2, through dataflow: %x is operand 0 of 'arith.negf' at "
+        "line 3 (id, target and scope by default)"
+    )
+    assert placed[1].endswith(
+        "'arith.addf' (%b) is on cuda:0/global: decided by the 'vdev.on_device' hint at line 5 "
+        "(target and scope by default)"
+    )
+    assert placed[2].endswith(
+        "'arith.mulf' (%d) is on cuda:0/global: decided by the 'vdev.on_device' hint at line 5, "
+        "through dataflow: %c is operand 0 of 'arith.mulf' at line 6 (target and scope by "
+        "default)"
+    )
+
+
+def test_explain_credits_an_argument_tied_by_dataflow_to_the_op_that_ties_it() -> None:
+    """An argument without an attribute is not "decided by" another argument's attribute
+    without saying through which op."""
+    text = HEADER + (
+        f'  func.func @f(%x: {T} {{vdev.device = #vdev.device<"cpu">}}, %y: {T}) -> {T} {{\n'
+        f"    %a = arith.addf %x, %y : {T}\n"
+        f"    func.return %a : {T}\n  }}\n}}\n"
+    )
+    remarks = _placement_remarks(text)
+    assert any(
+        r.endswith(
+            "argument 1 of @f is on cpu:0/global: decided by the vdev.device attribute of "
+            "argument 0 of @f at line 2, through dataflow: %y is operand 1 of 'arith.addf' at "
+            "line 3 and 1 more tie (id, target and scope by default)"
+        )
+        for r in remarks
+    )
+
+
+def test_explain_without_a_default_device_names_the_host_device() -> None:
+    text = (
+        f"builtin.module {{\n  func.func @f(%x: {T}) -> {T} {{\n"
+        f"    func.return %x : {T}\n  }}\n}}\n"
+    )
+    remarks = _placement_remarks(text)
+    assert remarks == [
+        "<string>:2:3: remark: argument 0 of @f is on cpu:0/global: nothing constrains it, so "
+        "it goes to the host device (the module sets no vdev.default_device)"
+    ]
+
+
+def test_explain_names_the_loop_that_ties_a_loop_carried_value() -> None:
+    text = HEADER + (
+        f"  func.func @f(%x: {T}, %n: index) -> {T} {{\n"
+        "    %c0 = arith.constant 0 : index\n"
+        "    %c1 = arith.constant 1 : index\n"
+        f"    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> ({T}) {{\n"
+        f"      %s = arith.addf %acc, %acc : {T}\n"
+        f'      %h = vdev.on_device %s to #vdev.device<"cpu"> {{constrain_result}} : {T}\n'
+        f"      scf.yield %h : {T}\n    }}\n"
+        f"    func.return %r : {T}\n  }}\n}}\n"
+    )
+    remarks = _placement_remarks(text)
+    assert any(
+        r.endswith(
+            "argument 0 of @f is on cpu:0/global: decided by the 'vdev.on_device' hint at line "
+            "7, through control flow: %x is init value 0 of the 'scf.for' at line 5 and 1 more "
+            "tie (id, target and scope by default)"
+        )
+        for r in remarks
+    ), remarks
+
+
+def _placed_devices(op: Operation) -> list[str | None]:
+    """Each result's device as the remarks write it (`cuda:0/global`), None for scalars."""
+    placed = op.attributes.get("vdev.device")
+    devices = (
+        [placed] * len(op.results)
+        if isinstance(placed, DeviceAttr)
+        else list(cast(ArrayAttr[Attribute], placed).data)
+        if isinstance(placed, ArrayAttr)
+        else [None] * len(op.results)
+    )
+    return [
+        d.to_string() if isinstance(d, DeviceAttr) and _tensor(r) else None
+        for d, r in zip(devices, op.results, strict=True)
+    ]
+
+
+@SETTINGS
+@given(programs())
+def test_random_programs_explain_every_placed_op_with_its_own_device(program: Program) -> None:
+    """Every op the input wrote that yields tensors gets a remark at its place naming the
+    device it was given (for scf.if, scf.for and func.call, one per tensor result); an
+    argument credited to another argument's attribute says through which tie."""
+    remarks: list[str] = []
+    try:
+        module = devplan.apply(
+            devplan.parse(program.text(list(program.functions))),
+            "plan-devices{explain=true}",
+            remarks=remarks,
+        )
+    except LocatedError:
+        return
+    heads = [r.splitlines()[0] for r in remarks]
+    by_place: dict[tuple[int, int], list[str]] = {}
+    for head in heads:
+        match = re.match(r"<string>:(\d+):(\d+): remark: (.*)", head)
+        assert match is not None, head
+        by_place.setdefault((int(match[1]), int(match[2])), []).append(match[3])
+    for op in module.walk():
+        loc = op.location
+        if isinstance(op, FuncOp) or not isinstance(loc, FileLineColLoc):
+            continue  # (copies the planner inserted have no place: their remark is at the use)
+        here = by_place.get((loc.line.data, loc.column.data), [])
+        per_result = op.name in ("scf.if", "scf.for", "func.call")
+        for index, device in enumerate(_placed_devices(op)):
+            if device is None:
+                continue
+            subject = f"result {index} (" if per_result else f"'{op.name}'"
+            assert any(t.startswith(subject) and f" is on {device}: " in t for t in here), (
+                op.name,
+                device,
+                here,
+            )
+    for head in heads:
+        match = re.search(r"argument (\d+) of (@\w+) is on .*? argument (\d+) of (@\w+) at", head)
+        if match and (match[1], match[2]) != (match[3], match[4]):
+            assert ", through " in head, head
