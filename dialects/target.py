@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Final, TypeVar, cast
@@ -73,6 +73,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from ..diagnostics import check_argument
 from .target_kinds import (
     BOOL,
     COMMON_ATTRS,
@@ -726,6 +727,7 @@ class TargetAttr(ParametrizedAttribute):
         As TVM's `GetAttr`, a name the kind does not have gives `default`, so passes
         can ask any target for, e.g., `thread_warp_size`. `"keys"` gives the keys.
         """
+        _argument_checker("Target.get_attr")("name", name, str, "an attribute name")
         if name == "keys":
             return self.resolved.keys
         return self.resolved.attr_map.get(name, default)
@@ -870,6 +872,18 @@ def _type_name(type_spec: object, attr_name: str) -> str:
     )
 
 
+def _argument_checker(function: str) -> Callable[[str, object, type | tuple[type, ...], str], None]:
+    """`check(parameter, value, expected, description)` for `function`'s arguments,
+    raising `TargetError` naming the parameter."""
+
+    def check(
+        parameter: str, value: object, expected: type | tuple[type, ...], description: str
+    ) -> None:
+        check_argument(function, parameter, value, expected, description, TargetError)
+
+    return check
+
+
 def register_target_kind(
     name: str,
     device_type: str,
@@ -883,6 +897,12 @@ def register_target_kind(
     `"Array<str>"` (or `list[str]`) or `"Array<Target>"`; default None for none.
     Registering the same kind again with the same definition is a no-op.
     """
+    check = _argument_checker("register_target_kind")
+    check("name", name, str, "a kind name such as 'dsp'")
+    check("device_type", device_type, str, "a device type name such as 'cpu' or 'dsp'")
+    check("attrs", attrs, (Mapping, type(None)), "a dict of name: (type, default), or None")
+    check("default_keys", default_keys, (list, tuple), "a list of key strings")
+    check("host_capable", host_capable, bool, "True or False")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", name):
         raise TargetError(f"invalid target kind name {name!r}: use letters, digits, '_' and '-'")
     if find_tag(name) is not None:
@@ -915,6 +935,10 @@ def register_tag(
     Re-registering a tag needs `override=True`; targets built before keep the old
     configuration. Returns the tag's target.
     """
+    check = _argument_checker("register_tag")
+    check("name", name, str, "a tag name such as 'my/board'")
+    check("config", config, (Mapping, str, TargetAttr), "a config dict, JSON text or a Target")
+    check("override", override, bool, "True or False")
     if not name or any(c.isspace() for c in name) or name.startswith(("{", "-")):
         raise TargetError(f"invalid tag name {name!r}: no spaces, not starting with '{{' or '-'")
     if find_kind(name) is not None:

@@ -1166,7 +1166,7 @@ case(
 
 # --- Python API ---------------------------------------------------------------------------
 
-from devplan.dialects.virtual_device import VirtualDevice  # noqa: E402
+from devplan.dialects.virtual_device import VirtualDevice, default, join  # noqa: E402
 from devplan.system.description import System  # noqa: E402
 
 API_MISUSE: dict[str, Callable[[Path], object]] = {
@@ -1204,8 +1204,46 @@ API_MISUSE: dict[str, Callable[[Path], object]] = {
         devplan.parse(SCALE), [np.zeros(3, np.float32)], system=str(tmp / "none.toml")
     ),
 }
+# Each wrong argument is named, with what the function accepts.
+API_MISUSE_NAMED: dict[str, tuple[Callable[[Path], object], str]] = {
+    "Target(5)": (lambda tmp: devplan.Target(5), r"^Target: target must be a kind or tag"),  # type: ignore[arg-type]
+    'Target("cuda", 5)': (lambda tmp: devplan.Target("cuda", 5), r"^Target: attrs must be"),  # type: ignore[arg-type]
+    'Target("cuda", host=5)': (
+        lambda tmp: devplan.Target("cuda", host=5),  # type: ignore[arg-type]
+        r"^Target: host must be",
+    ),
+    "VirtualDevice('cuda', 2**64)": (
+        lambda tmp: VirtualDevice("cuda", 1 << 64),
+        r"^VirtualDevice: invalid virtual id 18446744073709551616: it does not fit in 64 bits",
+    ),
+    "VirtualDevice('cuda', -5)": (
+        lambda tmp: VirtualDevice("cuda", -5),
+        r"^VirtualDevice: invalid virtual id -5: expected 0 or more",
+    ),
+    "join(device, 5)": (
+        lambda tmp: join(VirtualDevice("cuda", 0), 5),  # type: ignore[arg-type]
+        r"^join: b must be a VirtualDevice, got int 5$",
+    ),
+    "default(device, None)": (
+        lambda tmp: default(VirtualDevice("cuda", 0), None),  # type: ignore[arg-type]
+        r"^default: b must be a VirtualDevice, got NoneType None$",
+    ),
+    "devplan.parse of a misspelt path": (
+        lambda tmp: devplan.parse("examples/vectr_add.mlir"),
+        r"^error: devplan.parse: no such file: examples/vectr_add.mlir$",
+    ),
+}
+for _name, (_call, _contains) in API_MISUSE_NAMED.items():
+    case("python api", _name, api(_call), "error", contains=_contains)
 for _name, _call in API_MISUSE.items():
     case("python api", _name, api(_call), "error")
+case("python api", "VirtualDevice('cuda', 0)", api(lambda tmp: VirtualDevice("cuda", 0)), "ok")
+case(
+    "python api",
+    'Target("cuda -arch=sm_80", host="llvm")',
+    api(lambda tmp: devplan.Target("cuda -arch=sm_80", host="llvm")),
+    "ok",
+)
 case("python api", "devplan.parse('')", api(lambda tmp: devplan.parse("")), "ok")
 case(
     "python api",

@@ -1048,3 +1048,24 @@ def test_target_of_a_wrong_type_names_the_argument(call: object, message: str) -
     with pytest.raises(TargetError, match=message) as raised:
         call()  # type: ignore[operator]
     assert isinstance(raised.value, DevplanError)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: register_target_kind(5, "dsp"), "register_target_kind: name must be"),
+        (lambda: register_target_kind("k", "x", attrs=5), "register_target_kind: attrs must"),
+        (
+            lambda: register_target_kind("k", "x", default_keys=5),
+            "register_target_kind: default_keys must be",
+        ),
+        (lambda: register_tag(5, {}), "register_tag: name must be a tag name"),
+        (lambda: register_tag("a/b", 5), "register_tag: config must be a config dict"),
+        (lambda: Target("cuda").get_attr(5), "Target.get_attr: name must be an attribute name"),
+    ],
+)
+def test_registering_and_asking_with_wrong_types_name_the_argument(
+    call: object, message: str
+) -> None:
+    with pytest.raises(TargetError, match=f"^{message}.*, got int 5$"):
+        call()  # type: ignore[operator]
