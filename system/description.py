@@ -64,7 +64,7 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.ir import Operation
@@ -424,6 +424,11 @@ def _equivalence_classes(
 _MAY_BE_ZERO = ("exist", "available_global_memory", "api_version", "driver_version")
 """Integer device attributes for which 0 means something; the others are counts or
 sizes and must be at least 1."""
+_ATTRS_SIZING_SCOPES: Final = {
+    "max_shared_memory_per_block": "shared",
+    "total_global_memory": DEFAULT_SCOPE,
+}
+"""Device attributes that state the capacity of a scope."""
 _TOP_KEYS = ("device", "same_memory", "link", "host", "target_kind")
 _TARGET_KIND_KEYS = ("name", "device_type", "attrs", "keys", "host_capable")
 _DEVICE_KEYS = (
@@ -495,6 +500,8 @@ class _Reader:
             self.same_memory(f"same_memory[{i}]", entry, by_name)
             for i, entry in enumerate(self.entries(table, "same_memory"))
         ]
+        for i, group in enumerate(same_memory):
+            self.one_capacity(f"same_memory[{i}]", group, by_name)
         links: list[LinkSpec] = []
         for i, entry in enumerate(self.entries(table, "link")):
             link = self.link(f"link[{i}]", entry, by_name)
@@ -581,7 +588,7 @@ class _Reader:
             raise self.error(
                 where, f'api: expected a DeviceAPI name such as "simulated", got {api!r}'
             )
-        return DeviceSpec(
+        spec = DeviceSpec(
             type_name,
             device_id,
             target,
@@ -590,6 +597,28 @@ class _Reader:
             self.attrs(where, entry.get("attrs", {})),
             *self.throughput(where, entry),
         )
+        self.attrs_agree_with_scopes(where, spec)
+        return spec
+
+    def attrs_agree_with_scopes(self, where: str, spec: DeviceSpec) -> None:
+        """An attribute that states a scope's size (from `attrs` or the target) must be
+        that scope's capacity: the runtime checks launches against the one and
+        allocations against the other."""
+        attrs = spec.attrs
+        for key, scope in _ATTRS_SIZING_SCOPES.items():
+            value, capacity = attrs.get(key), spec.scopes.get(scope)
+            if value is None or capacity is None or value == capacity:
+                continue
+            source = (
+                f"attrs.{key} = {value}"
+                if key in spec.attr_overrides
+                else f"target {ir_text(spec.target)} has {key} = {value}"
+            )
+            raise self.error(
+                where,
+                f"{source}, but scopes.{scope} is {capacity} bytes; they are one memory "
+                f"size: make them equal",
+            )
 
     def throughput(
         self, where: str, entry: dict[str, Any]
@@ -714,6 +743,18 @@ class _Reader:
             self.scope_ref(f"{where}: scopes[{i}]", ref, devices)
             for i, ref in enumerate(cast(list[object], refs))
         ]
+
+    def one_capacity(
+        self, where: str, group: list[ScopeRef], devices: dict[str, DeviceSpec]
+    ) -> None:
+        """Scopes that are one memory area have one capacity."""
+        sizes = {f"{name}/{scope}": devices[name].scopes[scope] for name, scope in group}
+        if len(set(sizes.values())) > 1:
+            listed = ", ".join(f"{ref} = {size} bytes" for ref, size in sizes.items())
+            raise self.error(
+                where,
+                f"scopes: {listed}: scopes that are one memory area must declare the same capacity",
+            )
 
     def link(self, where: str, entry: dict[str, Any], devices: dict[str, DeviceSpec]) -> LinkSpec:
         self.check_keys(where, entry, _LINK_KEYS, _LINK_KEYS)

@@ -946,6 +946,46 @@ for _name, (_old, _new) in SYSTEM_MUTATIONS.items():
         "error",
         contains=r"sys\.toml: ",
     )
+# Two statements of one size that disagree: which one the runtime would use is arbitrary.
+SYSTEM_CONTRADICTIONS = {
+    "same_memory scopes of different capacities": (
+        GOOD_SYSTEM.replace('global = "1 GiB", shared', 'global = "2 GiB", shared').replace(
+            "[[link]]", '[[same_memory]]\nscopes = ["cpu:0/global", "cuda:0/global"]\n\n[[link]]'
+        ),
+        r"sys(\.toml)?: same_memory\[0\]: scopes: cpu:0/global = 1073741824 bytes, "
+        r"cuda:0/global = 2147483648 bytes: scopes that are one memory area must declare",
+    ),
+    "attrs.max_shared_memory_per_block against scopes.shared": (
+        GOOD_SYSTEM.replace(
+            'api = "simulated"',
+            'api = "simulated"\nattrs = { max_shared_memory_per_block = 65536 }',
+        ),
+        r"sys(\.toml)?: device\[1\]: attrs.max_shared_memory_per_block = 65536, but "
+        r"scopes.shared is 49152 bytes",
+    ),
+    "a tag's max_shared_memory_per_block against scopes.shared": (
+        GOOD_SYSTEM.replace('target = { kind = "cuda" }', 'target = "nvidia/nvidia-a100"').replace(
+            'shared = "48 KiB"', 'shared = "96 KiB"'
+        ),
+        r"sys(\.toml)?: device\[1\]: target #target.target<\"nvidia/nvidia-a100\"> has "
+        r"max_shared_memory_per_block = 49152, but scopes.shared is 98304 bytes",
+    ),
+}
+for _name, (_text, _contains) in SYSTEM_CONTRADICTIONS.items():
+    case(
+        "system files",
+        _name,
+        devplan_run(VECTOR_ADD, "--random-args", "0", "--system", "{sys}", files={"sys": _text}),
+        "error",
+        contains=_contains,
+    )
+    case(
+        "system files",
+        _name + " (System.from_text)",
+        api(lambda tmp, text=_text: devplan.system.description.System.from_text(text, "sys.toml")),
+        "error",
+        contains=_contains,
+    )
 case(
     "system files",
     "good system",
