@@ -102,6 +102,22 @@ def _compute_version(arch: object) -> str | None:
     return f"{match.group(1)}.{match.group(2)}" if match else None
 
 
+CUDA_THREAD_DIMENSIONS: Final = (1024, 1024, 64)
+"""The largest block along x, y and z on every CUDA GPU (compute capability 2.0 on)."""
+
+
+def _thread_dimensions(device_type: str, target: TargetAttr) -> str | None:
+    """TVM's `max_thread_dimensions` text, `"[1024, 1024, 64]"`, or None when unknown."""
+    given = [target.get_attr(f"max_block_size_{axis}") for axis in "xyz"]
+    if all(isinstance(size, int) for size in given):
+        dims = cast(list[int], given)
+    elif device_type == "cuda":
+        dims = list(CUDA_THREAD_DIMENSIONS)
+    else:
+        return None
+    return f"[{dims[0]}, {dims[1]}, {dims[2]}]"
+
+
 @dataclass(frozen=True)
 class DeviceSpec:
     """One `[[device]]` entry: a device the program may run on."""
@@ -149,8 +165,9 @@ class DeviceSpec:
         (thread_warp_size), max_shared_memory_per_block (else the `shared` scope's
         capacity), compute_version (from `arch`, `"sm_80"` -> `"8.0"`), gcn_arch (rocm
         `mcpu`), max_registers_per_block, l2_cache_size_bytes, device_name (the tag, else
-        the kind); from the entry: exist, total_global_memory (the `global` capacity);
-        then the entry's `attrs` table overrides.
+        the kind), max_thread_dimensions (a vulkan target's `max_block_size_x/y/z`;
+        CUDA's limits for a `cuda` device); from the entry: exist, total_global_memory
+        (the `global` capacity); then the entry's `attrs` table overrides.
         """
         target = self.target
         derived: dict[str, object | None] = {
@@ -166,6 +183,7 @@ class DeviceSpec:
             "gcn_arch": target.get_attr("mcpu") if target.kind_name == "rocm" else None,
             "l2_cache_size_bytes": target.get_attr("l2_cache_size_bytes"),
             "total_global_memory": self.scopes[DEFAULT_SCOPE],
+            "max_thread_dimensions": _thread_dimensions(self.type, target),
         }
         attrs = {k: v for k, v in derived.items() if v is not None}
         attrs.update(self.attr_overrides)
@@ -704,6 +722,14 @@ class _Reader:
                     )
             elif not isinstance(item, str):  # get_attr gives an override back unchanged
                 raise self.error(where, f"attrs.{key}: expected a string, got {item!r}")
+            elif key == "max_thread_dimensions" and not re.fullmatch(
+                r"\[\s*[1-9]\d*\s*,\s*[1-9]\d*\s*,\s*[1-9]\d*\s*\]", item
+            ):
+                raise self.error(
+                    where,
+                    f"attrs.{key}: expected the block limits along x, y and z, e.g. "
+                    f'"[1024, 1024, 64]", got {item!r}',
+                )
         return dict(attrs)
 
     def scope_ref(self, where: str, value: object, devices: dict[str, DeviceSpec]) -> ScopeRef:

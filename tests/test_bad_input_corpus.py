@@ -587,6 +587,22 @@ case(
 )
 
 
+case(
+    "module system",
+    "vdev.host_device on a cuda device",
+    devplan_opt(
+        'builtin.module attributes {vdev.host_device = #vdev.device<"cuda", 0>} {\n'
+        + VECTOR_ADD
+        + "}\n"
+    ),
+    "error",
+    located=True,
+    line=1,
+    contains=r"'vdev.host_device' #vdev.device<\"cuda\", 0> is a 'cuda' device, which "
+    "cannot run host code",
+)
+
+
 def _system_attr_execute(tmp: Path) -> object:
     module = devplan.parse(with_system(VECTOR_ADD, small_gpu_system("1 KiB")))
     rng = np.random.default_rng(0)
@@ -685,6 +701,28 @@ for _backend in ("numpy", "numba"):
             "error",
             located=True,
             contains="grid",
+        )
+
+    for _block, _expect in (((1, 1, 128), "error"), ((1, 1, 64), "ok"), ((2, 1, 512), "error")):
+        case(
+            "capacities",
+            f"block {_block} against CUDA's 1024 x 1024 x 64 ({_backend})",
+            devplan_run(
+                grid_program(1)
+                .replace("block(%c1, %c1, %c1)", "block(%bx, %by, %bz)")
+                .replace(
+                    "  %d = device.alloc()",
+                    "  %bx = arith.constant {}: index\n  %by = arith.constant {}: index\n"
+                    "  %bz = arith.constant {}: index\n  %d = device.alloc()".format(*_block),
+                ),
+                "--kernel-backend",
+                _backend,
+            ),
+            _expect,
+            located=True,
+            line=23,
+            contains=r"'device.launch' block .* threads along z, more than the limit of 64 "
+            r"\(max_thread_dimensions \[1024, 1024, 64\]\)",
         )
 
 

@@ -390,10 +390,15 @@ def test_a_string_device_attr_given_a_number_is_an_error() -> None:
 
 def test_every_device_attr_name_is_a_system_attribute() -> None:
     # One list: what a system may set is what device.attr can read.
-    # The two that state a scope's capacity must state GPU's (48 KiB shared, 16 GiB global).
-    sizes = {"max_shared_memory_per_block": 48 << 10, "total_global_memory": 16 << 30}
+    # Those that state a scope's capacity must state GPU's (48 KiB shared, 16 GiB global);
+    # max_thread_dimensions has a form.
+    values: dict[str, object] = {
+        "max_shared_memory_per_block": 48 << 10,
+        "total_global_memory": 16 << 30,
+        "max_thread_dimensions": "[1024, 1024, 64]",
+    }
     attrs = ", ".join(
-        f"{name} = {sizes.get(name, 1) if kind == 'int' else repr('1')}"
+        f"{name} = {values.get(name, 1) if kind == 'int' else repr(values.get(name, '1'))}"
         for name, kind in DEVICE_ATTR_KINDS.items()
     )
     system = System.from_text(CPU + GPU + f"attrs = {{ {attrs} }}\n")
@@ -654,3 +659,18 @@ def test_a_target_stating_another_shared_size_than_the_scope_is_an_error() -> No
         r"but scopes.shared is 98304 bytes",
     ):
         System.from_text(CPU + gpu)
+
+
+def test_a_cuda_device_reports_cudas_block_limits_along_each_axis() -> None:
+    assert System.default().device("cuda", 0).attrs["max_thread_dimensions"] == ("[1024, 1024, 64]")
+    assert "max_thread_dimensions" not in System.default().host.attrs
+
+
+@pytest.mark.parametrize("text", ["1024", "[1024, 1024]", "[1024, 0, 64]", "[a, b, c]"])
+def test_max_thread_dimensions_must_give_three_positive_sizes(text: str) -> None:
+    with pytest.raises(
+        SystemDescriptionError,
+        match="attrs.max_thread_dimensions: expected the "
+        r"block limits along x, y and z, e\.g\. \"\[1024, 1024, 64\]\"",
+    ):
+        System.from_text(CPU + GPU + f'attrs = {{ max_thread_dimensions = "{text}" }}\n')
