@@ -71,6 +71,7 @@ from xdsl.ir import Operation
 
 from ..diagnostics import (
     DevplanError,
+    LocatedError,
     describe_value,
     diagnostic_at,
     location_of,
@@ -87,6 +88,11 @@ from .units import parse_bandwidth, parse_latency, parse_size
 
 class SystemDescriptionError(DevplanError):
     """A bad system description; the message names the file, the entry and the key."""
+
+
+class ModuleSystemError(SystemDescriptionError, LocatedError):
+    """A bad `vdev.system` found when its module is verified: placed at the module, and
+    reported as verification failures are (`--verify-diagnostics`, `--split-input-file`)."""
 
 
 # --- the description -----------------------------------------------------------------------
@@ -814,13 +820,14 @@ class _Reader:
 
 
 def verify_system_attribute(module: Operation) -> None:
-    """The module verifier of `vdev.system`: a system given as TOML text must be valid.
-    A path is read when the program runs (the file may live elsewhere until then)."""
-    if not isinstance(module, ModuleOp):
-        return
-    value = module.attributes.get(SYSTEM_ATTR)
-    if isinstance(value, StringAttr) and not _names_a_file(value.data):
-        System.from_module(module)
+    """The module verifier of `vdev.system`: the system it gives, as TOML text or as the
+    path of a file (relative to the IR file), must load; a file that is missing or
+    invalid is an error placed at the module, as invalid text is."""
+    if isinstance(module, ModuleOp):
+        try:
+            System.from_module(module)
+        except SystemDescriptionError as e:
+            raise ModuleSystemError(str(e)) from None
 
 
 def _names_a_file(text: str) -> bool:
@@ -882,6 +889,7 @@ __all__ = [
     "DEVICE_ATTR_KINDS",
     "DeviceSpec",
     "LinkSpec",
+    "ModuleSystemError",
     "ScopeRef",
     "System",
     "SystemDescriptionError",

@@ -568,6 +568,17 @@ case(
     line=1,
     contains="small.toml",
 )
+case(
+    "module system",
+    "vdev.system naming a missing file (devplan-opt)",
+    devplan_opt(
+        'builtin.module attributes {vdev.system = "none/sys.toml"} {\n' + VECTOR_ADD + "}\n"
+    ),
+    "error",
+    located=True,
+    line=1,
+    contains=r"cannot read system description '.*none/sys\.toml': No such file or directory",
+)
 for _path in ("sys.txt", "/etc/devplan/system"):
     case(
         "module system",

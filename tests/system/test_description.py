@@ -14,6 +14,7 @@ from devplan.system.description import (
     DEFAULT_SYSTEM_TOML,
     DeviceSpec,
     LinkSpec,
+    ModuleSystemError,
     System,
     SystemDescriptionError,
 )
@@ -588,6 +589,19 @@ def test_module_naming_a_file_next_to_it(tmp_path: Path) -> None:
     system = System.from_module(devplan.parse(source))
     assert system is not None
     assert system.name == str(tmp_path / "sys.toml")
+
+
+def test_a_module_naming_a_missing_file_fails_its_verification(tmp_path: Path) -> None:
+    source = tmp_path / "m.mlir"
+    source.write_text('builtin.module attributes {vdev.system = "sys.toml"} {\n}\n')
+    with pytest.raises(ModuleSystemError) as info:
+        devplan.parse(source)
+    assert str(info.value).splitlines()[0] == (
+        f"{source}:1:1: error: cannot read system description '{tmp_path / 'sys.toml'}': "
+        "No such file or directory"
+    )
+    (tmp_path / "sys.toml").write_text(CPU)
+    devplan.parse(source)
 
 
 def test_module_system_errors_are_placed_at_the_module(tmp_path: Path) -> None:

@@ -173,6 +173,12 @@ builtin.module attributes {vdev.system = 1} {
 
 // -----
 
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: cannot read system description '{{.*}}/no-such-dir/sys.toml': No such file or directory
+builtin.module attributes {vdev.system = "no-such-dir/sys.toml"} {
+}
+
+// -----
+
 // CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'vdev.host_device' is a module attribute; put it on the builtin.module
 func.func @f() attributes {vdev.host_device = #vdev.device<"cpu", 0>} {
   func.return
