@@ -41,7 +41,9 @@ from .passes.pipeline import build_pipeline
 if TYPE_CHECKING:
     from .execution import execute
 
-__version__ = "0.1.0"
+    __version__: str
+    """pyproject.toml's version of the installed package (read on first use)."""
+
 
 
 def _verify_system_attribute(module: Operation) -> None:
@@ -175,6 +177,12 @@ def __getattr__(name: str) -> object:
         from .execution import execute
 
         return execute
+    if name == "__version__":
+        # The version is pyproject.toml's, as installed; read on first use, since
+        # importlib.metadata costs `import devplan` time that few callers need.
+        from importlib.metadata import version
+
+        return version("devplan")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
