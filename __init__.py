@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     """pyproject.toml's version of the installed package (read on first use)."""
 
 
-
 def _verify_system_attribute(module: Operation) -> None:
     """The module verifier of `vdev.system`, which loads the system description (and the
     device kinds it names) only when a module is verified, not on `import devplan`."""

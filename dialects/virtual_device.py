@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from numbers import Integral
 from typing import cast
 
 from xdsl.dialects.builtin import IntAttr, MemRefType, NoneAttr, StringAttr
@@ -227,6 +228,19 @@ class DeviceAttr(ParametrizedAttribute):
     ) -> DeviceAttr:
         """A virtual device; None fields are unconstrained. A target (a `TargetAttr`, or
         a string for `Target.parse`) implies the device type, which must agree if given."""
+        for parameter, value, accepted in (
+            ("type_name", type_name, str),
+            ("device_id", device_id, Integral),
+            ("target", target, TargetAttr | str),
+            ("scope", scope, str),
+        ):
+            if value is not None and (
+                not isinstance(value, accepted) or value is True or value is False
+            ):
+                raise VirtualDeviceError(
+                    f"VirtualDevice.make: {parameter} must be a {_MAKE_TYPES[parameter]} or None, "
+                    f"got {describe_value(value)}"
+                )
         return DeviceAttr.new(
             _fields(
                 type_name,
@@ -343,6 +357,14 @@ def _id_problem(device_id: int) -> str | None:
         return f"invalid virtual id {device_id}: it does not fit in 64 bits"
     return None
 
+
+_MAKE_TYPES = {
+    "type_name": "device type name such as 'cuda'",
+    "device_id": "virtual id (an integer)",
+    "target": "Target or a target string",
+    "scope": "memory scope name such as 'global'",
+}
+"""What `DeviceAttr.make` takes for each parameter (None: unconstrained)."""
 
 _UNCONSTRAINED_CODE = -1
 """TVM's marker of an unconstrained device type (`kInvalidDeviceType`) and virtual id."""

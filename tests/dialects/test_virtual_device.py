@@ -397,3 +397,17 @@ def test_a_virtual_id_beyond_int64_in_ir_is_a_located_error() -> None:
 def test_join_and_default_of_a_non_device_name_the_argument(call: object, message: str) -> None:
     with pytest.raises(VirtualDeviceError, match=message):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((5,), "type_name must be a device type name such as 'cuda' or None, got int 5"),
+        (("cuda", "0"), r"device_id must be a virtual id \(an integer\) or None, got str '0'"),
+        (("cuda", 0, 5), "target must be a Target or a target string or None, got int 5"),
+        (("cuda", 0, None, 5), "scope must be a memory scope name such as 'global' or None"),
+    ],
+)
+def test_make_of_a_wrong_type_names_the_parameter(args: tuple[object, ...], message: str) -> None:
+    with pytest.raises(VirtualDeviceError, match=f"^VirtualDevice.make: {message}"):
+        make(*args)  # type: ignore[arg-type]
