@@ -12,6 +12,7 @@ devplan.apply(module, "canonicalize")
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,8 @@ from .passes.pipeline import build_pipeline
 if TYPE_CHECKING:
     from .execution import execute
 
-__version__ = "0.1.0"
+    __version__: str
+    """pyproject.toml's version of the installed package (read on first use)."""
 
 
 def _verify_system_attribute(module: Operation) -> None:
@@ -73,11 +75,29 @@ def context() -> Context:
     return ctx
 
 
+_IR_PUNCTUATION = frozenset('{}()%@="<>')
+"""Characters every op's text has and file names rarely have."""
+
+
+def _looks_like_a_path(source: str) -> bool:
+    """Whether `source` is meant as a file name rather than IR text: one line that ends
+    in `.mlir` or contains a path separator, and none of IR's punctuation."""
+    text = source.strip()
+    return (
+        bool(text)
+        and "\n" not in text
+        and (text.endswith(".mlir") or "/" in text or os.sep in text)
+        and _IR_PUNCTUATION.isdisjoint(text)
+    )
+
+
 @with_deep_stack
 def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -> ModuleOp:
     """Parse MLIR text, or the file at a `Path`, into a `builtin.module`.
 
-    A string that names an existing `.mlir` file is read as that file. Every op gets
+    A string that names an existing `.mlir` file is read as that file; one that looks
+    like a path (one line ending in `.mlir` or with a `/`, and no IR punctuation) but
+    names no file raises `DevplanError` "no such file". Every op gets
     its `loc("file":line:col)`. Bad input (and a `source` that is neither a str nor a
     Path) raises `DevplanError` whose text is one located diagnostic; a file that
     cannot be read raises the `OSError` (e.g. `FileNotFoundError`) naming it.
@@ -85,8 +105,12 @@ def parse(source: str | Path, ctx: Context | None = None, verify: bool = True) -
     check_argument("devplan.parse", "source", source, (str, Path), "MLIR text (str) or a Path")
     check_argument("devplan.parse", "ctx", ctx, (Context, type(None)), "an xdsl Context or None")
     check_argument("devplan.parse", "verify", verify, bool, "True or False")
-    if isinstance(source, Path) or (
-        "\n" not in source and source.endswith(".mlir") and Path(source).is_file()
+    if isinstance(source, str) and _looks_like_a_path(source) and not Path(source).exists():
+        raise DevplanError(f"error: devplan.parse: no such file: {source}")
+    if (
+        isinstance(source, Path)
+        or _looks_like_a_path(source)
+        or ("\n" not in source and source.endswith(".mlir") and Path(source).is_file())
     ):
         name = str(source)
         try:
@@ -152,6 +176,12 @@ def __getattr__(name: str) -> object:
         from .execution import execute
 
         return execute
+    if name == "__version__":
+        # The version is pyproject.toml's, as installed; read on first use, since
+        # importlib.metadata costs `import devplan` time that few callers need.
+        from importlib.metadata import version
+
+        return version("devplan")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

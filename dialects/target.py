@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Final, TypeVar, cast
@@ -73,6 +73,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from ..diagnostics import check_argument
 from .target_kinds import (
     BOOL,
     COMMON_ATTRS,
@@ -432,6 +433,41 @@ def _host_target(host: object) -> TargetAttr | Inherit | None:
     )
 
 
+_TARGET_FORMS: Final = (
+    "a kind or tag name, a CLI string such as 'cuda -arch=sm_80', JSON text, a config "
+    "dict or a Target"
+)
+"""What `Target(...)` takes for a target or a host, as TVM's `Target(...)` does."""
+
+
+def _is_host_form(second: object) -> bool:
+    """Whether `Target(target, second)` gives a host, as TVM's second argument does: a
+    target, a string, or a config dict naming its kind or tag (attributes never do)."""
+    if isinstance(second, TargetAttr | str):
+        return True
+    return isinstance(second, Mapping) and ("kind" in second or "tag" in second)
+
+
+def _build_from(
+    target: str | Mapping[str, object] | TargetAttr, attrs: Mapping[str, object], host: object
+) -> TargetAttr:
+    """`Target(target, attrs, host=host)`: a plain kind or tag name is built directly;
+    any other form is read first, then `attrs` and `host` override what it gives."""
+    if isinstance(target, str) and (find_kind(target) or find_tag(target)):
+        return _build(target, attrs, host)
+    if isinstance(target, TargetAttr):
+        base = target
+    elif isinstance(target, str):
+        base = _parse_target_string(target)
+    else:
+        base = TargetAttr.from_config(target)
+    if not attrs and isinstance(host, Inherit):
+        return base
+    resolved = base.resolved
+    given = {**_canonical_given(resolved), **attrs}
+    return _build(resolved.name, given, resolved.host if isinstance(host, Inherit) else host)
+
+
 # --------------------------------------------------------------------------------------
 # The attribute
 # --------------------------------------------------------------------------------------
@@ -460,15 +496,45 @@ class TargetAttr(ParametrizedAttribute):
 
     def __init__(
         self,
-        kind: str,
-        attrs: Mapping[str, object] | None = None,
+        target: str | Mapping[str, object] | TargetAttr,
+        attrs: Mapping[str, object] | str | TargetAttr | None = None,
         host: TargetAttr | str | Mapping[str, object] | Inherit | None = INHERIT,
     ):
-        """`TargetAttr("cuda", {"arch": "sm_80"}, host="llvm")`; a tag works as `kind`.
+        """A target from what TVM's `Target(...)` takes, plus attributes.
 
-        Without `host`, a tag's host applies; `host=None` means no host.
+        `target` is a kind (`"cuda"`), a tag (`"nvidia/nvidia-a100"`), a CLI string
+        (`"cuda -arch=sm_80"`), JSON text, a config dict or a target. `attrs` overrides
+        its attributes (`Target("cuda", {"arch": "sm_80"})`); as in TVM, a second
+        argument that is a target, a string or a config dict with a `"kind"` or `"tag"`
+        is the host instead (`Target("cuda", "llvm")`). `host` (a target or anything
+        `Target` takes) replaces the host; without it, the host `target` gives (a tag's
+        or a CLI string's) applies, and `host=None` means no host.
         """
-        built = _build(kind, attrs or {}, host)
+        if not isinstance(target, str | Mapping | TargetAttr):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TargetError(
+                f"Target: target must be {_TARGET_FORMS}, got {_describe(target)}", "kind"
+            )
+        if _is_host_form(attrs):
+            if not isinstance(host, Inherit):
+                raise TargetError(
+                    "Target: the host is given twice, as the second argument (TVM's "
+                    "Target(target, host)) and as host=; give it once",
+                    "host",
+                )
+            attrs, host = None, cast(TargetAttr | str | Mapping[str, object], attrs)
+        if attrs is not None and not isinstance(attrs, Mapping):
+            raise TargetError(
+                "Target: attrs must be a dict of attribute values such as "
+                f'{{"arch": "sm_80"}} (or, as in TVM, the host: {_TARGET_FORMS}), '
+                f"got {_describe(attrs)}",
+                "attrs",
+            )
+        if not isinstance(host, Inherit | TargetAttr | str | Mapping | None):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TargetError(
+                f"Target: host must be {_TARGET_FORMS}, or None for no host, got {_describe(host)}",
+                "host",
+            )
+        built = _build_from(target, attrs or {}, host)
         # Share the built target's resolved configuration, so verification is a lookup.
         object.__setattr__(self, "_resolved", built.resolved)
         object.__setattr__(self, "_hash", hash(built))
@@ -661,6 +727,7 @@ class TargetAttr(ParametrizedAttribute):
         As TVM's `GetAttr`, a name the kind does not have gives `default`, so passes
         can ask any target for, e.g., `thread_warp_size`. `"keys"` gives the keys.
         """
+        _argument_checker("Target.get_attr")("name", name, str, "an attribute name")
         if name == "keys":
             return self.resolved.keys
         return self.resolved.attr_map.get(name, default)
@@ -805,6 +872,18 @@ def _type_name(type_spec: object, attr_name: str) -> str:
     )
 
 
+def _argument_checker(function: str) -> Callable[[str, object, type | tuple[type, ...], str], None]:
+    """`check(parameter, value, expected, description)` for `function`'s arguments,
+    raising `TargetError` naming the parameter."""
+
+    def check(
+        parameter: str, value: object, expected: type | tuple[type, ...], description: str
+    ) -> None:
+        check_argument(function, parameter, value, expected, description, TargetError)
+
+    return check
+
+
 def register_target_kind(
     name: str,
     device_type: str,
@@ -818,6 +897,12 @@ def register_target_kind(
     `"Array<str>"` (or `list[str]`) or `"Array<Target>"`; default None for none.
     Registering the same kind again with the same definition is a no-op.
     """
+    check = _argument_checker("register_target_kind")
+    check("name", name, str, "a kind name such as 'dsp'")
+    check("device_type", device_type, str, "a device type name such as 'cpu' or 'dsp'")
+    check("attrs", attrs, (Mapping, type(None)), "a dict of name: (type, default), or None")
+    check("default_keys", default_keys, (list, tuple), "a list of key strings")
+    check("host_capable", host_capable, bool, "True or False")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", name):
         raise TargetError(f"invalid target kind name {name!r}: use letters, digits, '_' and '-'")
     if find_tag(name) is not None:
@@ -850,6 +935,10 @@ def register_tag(
     Re-registering a tag needs `override=True`; targets built before keep the old
     configuration. Returns the tag's target.
     """
+    check = _argument_checker("register_tag")
+    check("name", name, str, "a tag name such as 'my/board'")
+    check("config", config, (Mapping, str, TargetAttr), "a config dict, JSON text or a Target")
+    check("override", override, bool, "True or False")
     if not name or any(c.isspace() for c in name) or name.startswith(("{", "-")):
         raise TargetError(f"invalid tag name {name!r}: no spaces, not starting with '{{' or '-'")
     if find_kind(name) is not None:

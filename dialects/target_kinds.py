@@ -20,9 +20,14 @@ from typing import Final, cast
 
 from xdsl.ir import Attribute
 
+from ..diagnostics import DevplanError
 
-class TargetError(ValueError):
+
+class TargetError(DevplanError, ValueError):
     """A bad target: unknown kind, attribute, type, host, tag or malformed text.
+
+    A `DevplanError`, so callers of the Python API catch one error type; still a
+    `ValueError`, as TVM raises for a bad target.
 
     `field` names the configuration entry at fault (`"kind"`, `"tag"`, `"host"`, an
     attribute name) when there is one, so the IR parser can point at it; `at_name` says

@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ..diagnostics import error_at
 from .target import TargetAttr
+from .target_registry import host_capable_kinds, kind_device_type
 from .virtual_device import DeviceAttr, ir_text, memory_space_problem
 
 # --- ops -----------------------------------------------------------------------------
@@ -306,13 +307,37 @@ def _check_targets(op: Operation, value: Attribute) -> None:
             )
 
 
+def _check_host_device(op: Operation, device: DeviceAttr) -> None:
+    """The host device runs host code: its type is one a host-capable target kind
+    compiles for (`cpu`, `hexagon`, ...), and its target, if any, is host-capable."""
+    where = f"'{HOST_DEVICE_ATTR}' {ir_text(device)}"
+    if device.type_name is None:
+        raise error_at(op, f"{where} must name a device type")
+    target = device.target_value
+    host_kinds = host_capable_kinds()
+    if target is not None and not target.target_kind.host_capable:
+        raise error_at(
+            op,
+            f"{where} has target kind '{target.kind_name}', which cannot compile host code "
+            f"(host-capable kinds: {', '.join(host_kinds)})",
+        )
+    host_types = sorted({kind_device_type(kind) for kind in host_kinds})
+    if device.type_name not in host_types:
+        raise error_at(
+            op,
+            f"{where} is a '{device.type_name}' device, which cannot run host code "
+            f"(host device types: {', '.join(host_types)}); name a host device such as "
+            '#vdev.device<"cpu", 0>',
+        )
+
+
 def _check_module_attr(op: Operation, name: str, value: Attribute) -> None:
     if not isinstance(op, ModuleOp):
         raise error_at(op, f"'{name}' is a module attribute; put it on the builtin.module")
     if name in (HOST_DEVICE_ATTR, DEFAULT_DEVICE_ATTR):
         _check_device_value(op, f"'{name}'", value)
-        if name == HOST_DEVICE_ATTR and cast(DeviceAttr, value).type_name is None:
-            raise error_at(op, f"'{name}' {value} must name a device type")
+        if name == HOST_DEVICE_ATTR:
+            _check_host_device(op, cast(DeviceAttr, value))
     elif name == TARGETS_ATTR:
         _check_targets(op, value)
     elif not isinstance(value, StringAttr):

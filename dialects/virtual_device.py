@@ -26,7 +26,8 @@ dialect that holds the attribute, with its ops, is in `vdev.py`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from numbers import Integral
 from typing import cast
 
 from xdsl.dialects.builtin import IntAttr, MemRefType, NoneAttr, StringAttr
@@ -36,8 +37,9 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ..diagnostics import DevplanError
+from ..diagnostics import DevplanError, describe_value
 from .target import Target, TargetAttr
+from .target_kinds import DLPACK_DEVICE_TYPES, INT64_MAX
 
 
 class VirtualDeviceError(DevplanError, ValueError):
@@ -132,12 +134,10 @@ class DeviceAttr(ParametrizedAttribute):
                 field = fields[i]
                 if isinstance(field, StringAttr) and (why := _check_name(what[i], field.data)):
                     parser.raise_error(why, starts[i], ends[i])
-                if isinstance(field, IntAttr) and (value := cast(IntAttr[int], field).data) < 0:
-                    parser.raise_error(
-                        f"invalid virtual id {value}: expected 0 or more (? = unconstrained)",
-                        starts[i],
-                        ends[i],
-                    )
+                if isinstance(field, IntAttr) and (
+                    why := _id_problem(cast(IntAttr[int], field).data)
+                ):
+                    parser.raise_error(f"{why} (? = unconstrained)", starts[i], ends[i])
                 if i == 2 and not isinstance(field, TargetAttr | NoneAttr):
                     parser.raise_error(
                         "expected a #target.target or ? as the device's target, "
@@ -181,10 +181,8 @@ class DeviceAttr(ParametrizedAttribute):
             why := _check_name("memory scope", self.memory_scope.data)
         ):
             raise VerifyException(why)
-        if (device_id := self.device_id) is not None and device_id < 0:
-            raise VerifyException(
-                f"invalid virtual id {device_id}: expected 0 or more (? = unconstrained)"
-            )
+        if (device_id := self.device_id) is not None and (why := _id_problem(device_id)):
+            raise VerifyException(f"{why} (? = unconstrained)")
         if isinstance(self.target, TargetAttr):
             if isinstance(self.device_type, NoneAttr):
                 # Canonical form stores the type a target implies (DeviceAttr.make does).
@@ -197,6 +195,30 @@ class DeviceAttr(ParametrizedAttribute):
 
     # --- Python API ------------------------------------------------------------------
 
+    def __init__(
+        self,
+        device_type: str | int | None = None,
+        virtual_device_id: int | None = None,
+        target: TargetAttr | str | Mapping[str, object] | None = None,
+        memory_scope: str | None = None,
+    ):
+        """`VirtualDevice("cuda", 0)`: TVM's `VirtualDevice(device_type, virtual_device_id,
+        target, memory_scope)`, positional or by keyword.
+
+        `device_type` is a name (`"cuda"`) or TVM's DLDeviceType code (`2`); `target`
+        anything `Target(...)` takes. A field that is None, or TVM's unconstrained marker
+        (-1 for the type and the id, `""` for the scope), is unconstrained. Wrong types and
+        values raise `VirtualDeviceError` naming the argument.
+        """
+        super().__init__(
+            *_fields(
+                _device_type_name(device_type),
+                _virtual_id(virtual_device_id),
+                _target(target),
+                _memory_scope(memory_scope),
+            )
+        )
+
     @staticmethod
     def make(
         type_name: str | None = None,
@@ -206,25 +228,26 @@ class DeviceAttr(ParametrizedAttribute):
     ) -> DeviceAttr:
         """A virtual device; None fields are unconstrained. A target (a `TargetAttr`, or
         a string for `Target.parse`) implies the device type, which must agree if given."""
-        if isinstance(target, str):
-            target = Target.parse(target)
-        if target is not None:
-            if type_name is None:
-                type_name = target.device_type
-            elif type_name != target.device_type:
-                raise VirtualDeviceError(_mismatch(type_name, target))
-        for what, name in (("device type", type_name), ("memory scope", scope)):
-            if name is not None and (why := _check_name(what, name)):
-                raise VirtualDeviceError(why)
-        if device_id is not None and device_id < 0:
-            raise VirtualDeviceError(
-                f"invalid virtual id {device_id}: expected 0 or more (None = unconstrained)"
+        for parameter, value, accepted in (
+            ("type_name", type_name, str),
+            ("device_id", device_id, Integral),
+            ("target", target, TargetAttr | str),
+            ("scope", scope, str),
+        ):
+            if value is not None and (
+                not isinstance(value, accepted) or value is True or value is False
+            ):
+                raise VirtualDeviceError(
+                    f"VirtualDevice.make: {parameter} must be a {_MAKE_TYPES[parameter]} or None, "
+                    f"got {describe_value(value)}"
+                )
+        return DeviceAttr.new(
+            _fields(
+                type_name,
+                device_id,
+                Target.parse(target) if isinstance(target, str) else target,
+                scope,
             )
-        return DeviceAttr(
-            StringAttr(type_name) if type_name is not None else NoneAttr(),
-            IntAttr(device_id) if device_id is not None else NoneAttr(),
-            target if target is not None else NoneAttr(),
-            StringAttr(scope) if scope is not None else NoneAttr(),
         )
 
     @staticmethod
@@ -296,17 +319,122 @@ class DeviceAttr(ParametrizedAttribute):
 
     def join(self, other: DeviceAttr) -> DeviceAttr | None:
         """`join(self, other)`."""
-        return join(self, other)
+        return join(self, _check_device("VirtualDevice.join", "other", other))
 
     def default(self, other: DeviceAttr) -> DeviceAttr:
         """`default(self, other)`."""
-        return default(self, other)
+        return default(self, _check_device("VirtualDevice.default", "other", other))
+
+
+def _fields(
+    type_name: str | None, device_id: int | None, target: TargetAttr | None, scope: str | None
+) -> tuple[Attribute, ...]:
+    """The attribute's parameters, checked: None fields are unconstrained; a target
+    implies the device type, which must agree if given."""
+    if target is not None:
+        if type_name is None:
+            type_name = target.device_type
+        elif type_name != target.device_type:
+            raise VirtualDeviceError(_mismatch(type_name, target))
+    for what, name in (("device type", type_name), ("memory scope", scope)):
+        if name is not None and (why := _check_name(what, name)):
+            raise VirtualDeviceError(why)
+    if device_id is not None and (why := _id_problem(device_id)):
+        raise VirtualDeviceError(why + " (None = unconstrained)")
+    return (
+        StringAttr(type_name) if type_name is not None else NoneAttr(),
+        IntAttr(device_id) if device_id is not None else NoneAttr(),
+        target if target is not None else NoneAttr(),
+        StringAttr(scope) if scope is not None else NoneAttr(),
+    )
+
+
+def _id_problem(device_id: int) -> str | None:
+    """Why `device_id` is not a virtual id, or None when it is."""
+    if device_id < 0:
+        return f"invalid virtual id {device_id}: expected 0 or more"
+    if device_id > INT64_MAX:
+        return f"invalid virtual id {device_id}: it does not fit in 64 bits"
+    return None
+
+
+_MAKE_TYPES = {
+    "type_name": "device type name such as 'cuda'",
+    "device_id": "virtual id (an integer)",
+    "target": "Target or a target string",
+    "scope": "memory scope name such as 'global'",
+}
+"""What `DeviceAttr.make` takes for each parameter (None: unconstrained)."""
+
+_UNCONSTRAINED_CODE = -1
+"""TVM's marker of an unconstrained device type (`kInvalidDeviceType`) and virtual id."""
+
+
+def _is_unconstrained_code(value: object) -> bool:
+    return type(value) is int and value == _UNCONSTRAINED_CODE
+
+
+def _wrong(parameter: str, accepted: str, value: object) -> VirtualDeviceError:
+    return VirtualDeviceError(
+        f"VirtualDevice: {parameter} must be {accepted}, got {describe_value(value)}"
+    )
+
+
+def _device_type_name(value: object) -> str | None:
+    codes = ", ".join(f"{code} ({name})" for code, name in DLPACK_DEVICE_TYPES.items())
+    accepted = "a device type name such as 'cuda', a DLDeviceType code such as 2, or None"
+    if value is None or _is_unconstrained_code(value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value not in DLPACK_DEVICE_TYPES:
+            raise VirtualDeviceError(
+                f"VirtualDevice: device_type {value} is not a DLDeviceType code; known "
+                f"codes: {codes} (-1 or None = unconstrained)"
+            )
+        return DLPACK_DEVICE_TYPES[value]
+    raise _wrong("device_type", accepted, value)
+
+
+def _virtual_id(value: object) -> int | None:
+    if value is None or _is_unconstrained_code(value):
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _wrong("virtual_device_id", "an integer 0 or more, or None (or -1)", value)
+    if why := _id_problem(value):
+        raise VirtualDeviceError(f"VirtualDevice: {why} (-1 or None = unconstrained)")
+    return value
+
+
+def _target(value: object) -> TargetAttr | None:
+    if value is None or isinstance(value, TargetAttr):
+        return value
+    if isinstance(value, str | Mapping):
+        return Target(cast(str | Mapping[str, object], value))
+    raise _wrong("target", "a Target, anything Target(...) takes, or None", value)
+
+
+def _memory_scope(value: object) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    raise _wrong("memory_scope", "a memory scope name such as 'global', or None", value)
+
+
+def _check_device(function: str, parameter: str, value: object) -> DeviceAttr:
+    if not isinstance(value, DeviceAttr):
+        raise VirtualDeviceError(
+            f"{function}: {parameter} must be a VirtualDevice, got {describe_value(value)}"
+        )
+    return value
 
 
 VirtualDevice = DeviceAttr
 """The Python name of TVM's concept; the same class."""
 
-UNCONSTRAINED = DeviceAttr(NoneAttr(), NoneAttr(), NoneAttr(), NoneAttr())
+UNCONSTRAINED = DeviceAttr.new((NoneAttr(), NoneAttr(), NoneAttr(), NoneAttr()))
 """`#vdev.device<?>`."""
 
 
@@ -317,6 +445,8 @@ def join(a: DeviceAttr, b: DeviceAttr) -> DeviceAttr | None:
     field both sides constrain to different values means no join. Targets compare by
     value. Example: `join(cpu/?/llvm/?, ?/3/?/"local") == cpu/3/llvm/"local"`.
     """
+    _check_device("join", "a", a)
+    _check_device("join", "b", b)
     fields: list[Attribute] = []
     for mine, theirs in zip(a.parameters, b.parameters, strict=True):
         if isinstance(mine, NoneAttr):
@@ -337,6 +467,8 @@ def default(a: DeviceAttr, b: DeviceAttr) -> DeviceAttr:
     else from `b`; `b`'s target is taken only when `a` has none and `b`'s target's device
     type equals the resulting device type (otherwise the target stays unconstrained).
     """
+    _check_device("default", "a", a)
+    _check_device("default", "b", b)
     type_name = a.type_name if a.type_name is not None else b.type_name
     target = a.target_value
     if target is None and b.target_value is not None and b.target_value.device_type == type_name:

@@ -64,13 +64,14 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
 from ..diagnostics import (
     DevplanError,
+    LocatedError,
     describe_value,
     diagnostic_at,
     location_of,
@@ -89,6 +90,11 @@ class SystemDescriptionError(DevplanError):
     """A bad system description; the message names the file, the entry and the key."""
 
 
+class ModuleSystemError(SystemDescriptionError, LocatedError):
+    """A bad `vdev.system` found when its module is verified: placed at the module, and
+    reported as verification failures are (`--verify-diagnostics`, `--split-input-file`)."""
+
+
 # --- the description -----------------------------------------------------------------------
 
 DEVICE_ATTR_KINDS: tuple[str, ...] = tuple(DEVICE_ATTR_VALUE_KINDS)
@@ -100,6 +106,22 @@ def _compute_version(arch: object) -> str | None:
     """CUDA compute version from an `sm_XY[a]` arch: `"sm_80"` -> `"8.0"`."""
     match = re.fullmatch(r"sm_(\d+)(\d)[a-z]?", arch) if isinstance(arch, str) else None
     return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+CUDA_THREAD_DIMENSIONS: Final = (1024, 1024, 64)
+"""The largest block along x, y and z on every CUDA GPU (compute capability 2.0 on)."""
+
+
+def _thread_dimensions(device_type: str, target: TargetAttr) -> str | None:
+    """TVM's `max_thread_dimensions` text, `"[1024, 1024, 64]"`, or None when unknown."""
+    given = [target.get_attr(f"max_block_size_{axis}") for axis in "xyz"]
+    if all(isinstance(size, int) for size in given):
+        dims = cast(list[int], given)
+    elif device_type == "cuda":
+        dims = list(CUDA_THREAD_DIMENSIONS)
+    else:
+        return None
+    return f"[{dims[0]}, {dims[1]}, {dims[2]}]"
 
 
 @dataclass(frozen=True)
@@ -149,8 +171,9 @@ class DeviceSpec:
         (thread_warp_size), max_shared_memory_per_block (else the `shared` scope's
         capacity), compute_version (from `arch`, `"sm_80"` -> `"8.0"`), gcn_arch (rocm
         `mcpu`), max_registers_per_block, l2_cache_size_bytes, device_name (the tag, else
-        the kind); from the entry: exist, total_global_memory (the `global` capacity);
-        then the entry's `attrs` table overrides.
+        the kind), max_thread_dimensions (a vulkan target's `max_block_size_x/y/z`;
+        CUDA's limits for a `cuda` device); from the entry: exist, total_global_memory
+        (the `global` capacity); then the entry's `attrs` table overrides.
         """
         target = self.target
         derived: dict[str, object | None] = {
@@ -166,6 +189,7 @@ class DeviceSpec:
             "gcn_arch": target.get_attr("mcpu") if target.kind_name == "rocm" else None,
             "l2_cache_size_bytes": target.get_attr("l2_cache_size_bytes"),
             "total_global_memory": self.scopes[DEFAULT_SCOPE],
+            "max_thread_dimensions": _thread_dimensions(self.type, target),
         }
         attrs = {k: v for k, v in derived.items() if v is not None}
         attrs.update(self.attr_overrides)
@@ -424,6 +448,11 @@ def _equivalence_classes(
 _MAY_BE_ZERO = ("exist", "available_global_memory", "api_version", "driver_version")
 """Integer device attributes for which 0 means something; the others are counts or
 sizes and must be at least 1."""
+_ATTRS_SIZING_SCOPES: Final = {
+    "max_shared_memory_per_block": "shared",
+    "total_global_memory": DEFAULT_SCOPE,
+}
+"""Device attributes that state the capacity of a scope."""
 _TOP_KEYS = ("device", "same_memory", "link", "host", "target_kind")
 _TARGET_KIND_KEYS = ("name", "device_type", "attrs", "keys", "host_capable")
 _DEVICE_KEYS = (
@@ -495,6 +524,8 @@ class _Reader:
             self.same_memory(f"same_memory[{i}]", entry, by_name)
             for i, entry in enumerate(self.entries(table, "same_memory"))
         ]
+        for i, group in enumerate(same_memory):
+            self.one_capacity(f"same_memory[{i}]", group, by_name)
         links: list[LinkSpec] = []
         for i, entry in enumerate(self.entries(table, "link")):
             link = self.link(f"link[{i}]", entry, by_name)
@@ -581,7 +612,7 @@ class _Reader:
             raise self.error(
                 where, f'api: expected a DeviceAPI name such as "simulated", got {api!r}'
             )
-        return DeviceSpec(
+        spec = DeviceSpec(
             type_name,
             device_id,
             target,
@@ -590,6 +621,28 @@ class _Reader:
             self.attrs(where, entry.get("attrs", {})),
             *self.throughput(where, entry),
         )
+        self.attrs_agree_with_scopes(where, spec)
+        return spec
+
+    def attrs_agree_with_scopes(self, where: str, spec: DeviceSpec) -> None:
+        """An attribute that states a scope's size (from `attrs` or the target) must be
+        that scope's capacity: the runtime checks launches against the one and
+        allocations against the other."""
+        attrs = spec.attrs
+        for key, scope in _ATTRS_SIZING_SCOPES.items():
+            value, capacity = attrs.get(key), spec.scopes.get(scope)
+            if value is None or capacity is None or value == capacity:
+                continue
+            source = (
+                f"attrs.{key} = {value}"
+                if key in spec.attr_overrides
+                else f"target {ir_text(spec.target)} has {key} = {value}"
+            )
+            raise self.error(
+                where,
+                f"{source}, but scopes.{scope} is {capacity} bytes; they are one memory "
+                f"size: make them equal",
+            )
 
     def throughput(
         self, where: str, entry: dict[str, Any]
@@ -675,6 +728,14 @@ class _Reader:
                     )
             elif not isinstance(item, str):  # get_attr gives an override back unchanged
                 raise self.error(where, f"attrs.{key}: expected a string, got {item!r}")
+            elif key == "max_thread_dimensions" and not re.fullmatch(
+                r"\[\s*[1-9]\d*\s*,\s*[1-9]\d*\s*,\s*[1-9]\d*\s*\]", item
+            ):
+                raise self.error(
+                    where,
+                    f"attrs.{key}: expected the block limits along x, y and z, e.g. "
+                    f'"[1024, 1024, 64]", got {item!r}',
+                )
         return dict(attrs)
 
     def scope_ref(self, where: str, value: object, devices: dict[str, DeviceSpec]) -> ScopeRef:
@@ -715,6 +776,18 @@ class _Reader:
             for i, ref in enumerate(cast(list[object], refs))
         ]
 
+    def one_capacity(
+        self, where: str, group: list[ScopeRef], devices: dict[str, DeviceSpec]
+    ) -> None:
+        """Scopes that are one memory area have one capacity."""
+        sizes = {f"{name}/{scope}": devices[name].scopes[scope] for name, scope in group}
+        if len(set(sizes.values())) > 1:
+            listed = ", ".join(f"{ref} = {size} bytes" for ref, size in sizes.items())
+            raise self.error(
+                where,
+                f"scopes: {listed}: scopes that are one memory area must declare the same capacity",
+            )
+
     def link(self, where: str, entry: dict[str, Any], devices: dict[str, DeviceSpec]) -> LinkSpec:
         self.check_keys(where, entry, _LINK_KEYS, _LINK_KEYS)
         between = entry["between"]
@@ -747,13 +820,14 @@ class _Reader:
 
 
 def verify_system_attribute(module: Operation) -> None:
-    """The module verifier of `vdev.system`: a system given as TOML text must be valid.
-    A path is read when the program runs (the file may live elsewhere until then)."""
-    if not isinstance(module, ModuleOp):
-        return
-    value = module.attributes.get(SYSTEM_ATTR)
-    if isinstance(value, StringAttr) and not _names_a_file(value.data):
-        System.from_module(module)
+    """The module verifier of `vdev.system`: the system it gives, as TOML text or as the
+    path of a file (relative to the IR file), must load; a file that is missing or
+    invalid is an error placed at the module, as invalid text is."""
+    if isinstance(module, ModuleOp):
+        try:
+            System.from_module(module)
+        except SystemDescriptionError as e:
+            raise ModuleSystemError(str(e)) from None
 
 
 def _names_a_file(text: str) -> bool:
@@ -815,6 +889,7 @@ __all__ = [
     "DEVICE_ATTR_KINDS",
     "DeviceSpec",
     "LinkSpec",
+    "ModuleSystemError",
     "ScopeRef",
     "System",
     "SystemDescriptionError",

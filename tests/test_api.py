@@ -44,6 +44,28 @@ def test_parse_reads_a_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert func.location.filename.data == str(path)
 
 
+@pytest.mark.parametrize("source", ["examples/vectr_add.mlir", "vectr_add.mlir", "data/input"])
+def test_parse_of_a_path_naming_no_file_says_no_such_file(source: str) -> None:
+    with pytest.raises(devplan.DevplanError) as info:
+        devplan.parse(source)
+    assert str(info.value) == f"error: devplan.parse: no such file: {source}"
+
+
+def test_parse_reads_a_path_given_as_a_string(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "program.ir"
+    path.write_text("func.func @g() {\n  func.return\n}\n")
+    func = next(iter(devplan.parse(str(path)).ops))
+    assert isinstance(func.location, FileLineColLoc)
+    assert func.location.filename.data == str(path)
+
+
+@pytest.mark.parametrize(
+    "text", ["func.func @f() { func.return }", '"test.op"() {file = "a/b.mlir"} : () -> ()']
+)
+def test_parse_of_one_line_of_ir_is_not_taken_for_a_path(text: str) -> None:
+    assert isinstance(devplan.parse(text, verify=False), ModuleOp)
+
+
 def test_parse_verify_must_be_a_bool() -> None:
     # verify=None skipped verification without a word, as verify=False does.
     with pytest.raises(devplan.DevplanError) as info:

@@ -568,6 +568,17 @@ case(
     line=1,
     contains="small.toml",
 )
+case(
+    "module system",
+    "vdev.system naming a missing file (devplan-opt)",
+    devplan_opt(
+        'builtin.module attributes {vdev.system = "none/sys.toml"} {\n' + VECTOR_ADD + "}\n"
+    ),
+    "error",
+    located=True,
+    line=1,
+    contains=r"cannot read system description '.*none/sys\.toml': No such file or directory",
+)
 for _path in ("sys.txt", "/etc/devplan/system"):
     case(
         "module system",
@@ -584,6 +595,22 @@ case(
     devplan_opt("builtin.module attributes {vdev.system = 3} {\n}\n"),
     "error",
     located=True,
+)
+
+
+case(
+    "module system",
+    "vdev.host_device on a cuda device",
+    devplan_opt(
+        'builtin.module attributes {vdev.host_device = #vdev.device<"cuda", 0>} {\n'
+        + VECTOR_ADD
+        + "}\n"
+    ),
+    "error",
+    located=True,
+    line=1,
+    contains=r"'vdev.host_device' #vdev.device<\"cuda\", 0> is a 'cuda' device, which "
+    "cannot run host code",
 )
 
 
@@ -685,6 +712,28 @@ for _backend in ("numpy", "numba"):
             "error",
             located=True,
             contains="grid",
+        )
+
+    for _block, _expect in (((1, 1, 128), "error"), ((1, 1, 64), "ok"), ((2, 1, 512), "error")):
+        case(
+            "capacities",
+            f"block {_block} against CUDA's 1024 x 1024 x 64 ({_backend})",
+            devplan_run(
+                grid_program(1)
+                .replace("block(%c1, %c1, %c1)", "block(%bx, %by, %bz)")
+                .replace(
+                    "  %d = device.alloc()",
+                    "  %bx = arith.constant {}: index\n  %by = arith.constant {}: index\n"
+                    "  %bz = arith.constant {}: index\n  %d = device.alloc()".format(*_block),
+                ),
+                "--kernel-backend",
+                _backend,
+            ),
+            _expect,
+            located=True,
+            line=23,
+            contains=r"'device.launch' block .* threads along z, more than the limit of 64 "
+            r"\(max_thread_dimensions \[1024, 1024, 64\]\)",
         )
 
 
@@ -946,6 +995,46 @@ for _name, (_old, _new) in SYSTEM_MUTATIONS.items():
         "error",
         contains=r"sys\.toml: ",
     )
+# Two statements of one size that disagree: which one the runtime would use is arbitrary.
+SYSTEM_CONTRADICTIONS = {
+    "same_memory scopes of different capacities": (
+        GOOD_SYSTEM.replace('global = "1 GiB", shared', 'global = "2 GiB", shared').replace(
+            "[[link]]", '[[same_memory]]\nscopes = ["cpu:0/global", "cuda:0/global"]\n\n[[link]]'
+        ),
+        r"sys(\.toml)?: same_memory\[0\]: scopes: cpu:0/global = 1073741824 bytes, "
+        r"cuda:0/global = 2147483648 bytes: scopes that are one memory area must declare",
+    ),
+    "attrs.max_shared_memory_per_block against scopes.shared": (
+        GOOD_SYSTEM.replace(
+            'api = "simulated"',
+            'api = "simulated"\nattrs = { max_shared_memory_per_block = 65536 }',
+        ),
+        r"sys(\.toml)?: device\[1\]: attrs.max_shared_memory_per_block = 65536, but "
+        r"scopes.shared is 49152 bytes",
+    ),
+    "a tag's max_shared_memory_per_block against scopes.shared": (
+        GOOD_SYSTEM.replace('target = { kind = "cuda" }', 'target = "nvidia/nvidia-a100"').replace(
+            'shared = "48 KiB"', 'shared = "96 KiB"'
+        ),
+        r"sys(\.toml)?: device\[1\]: target #target.target<\"nvidia/nvidia-a100\"> has "
+        r"max_shared_memory_per_block = 49152, but scopes.shared is 98304 bytes",
+    ),
+}
+for _name, (_text, _contains) in SYSTEM_CONTRADICTIONS.items():
+    case(
+        "system files",
+        _name,
+        devplan_run(VECTOR_ADD, "--random-args", "0", "--system", "{sys}", files={"sys": _text}),
+        "error",
+        contains=_contains,
+    )
+    case(
+        "system files",
+        _name + " (System.from_text)",
+        api(lambda tmp, text=_text: devplan.system.description.System.from_text(text, "sys.toml")),
+        "error",
+        contains=_contains,
+    )
 case(
     "system files",
     "good system",
@@ -1166,7 +1255,7 @@ case(
 
 # --- Python API ---------------------------------------------------------------------------
 
-from devplan.dialects.virtual_device import VirtualDevice  # noqa: E402
+from devplan.dialects.virtual_device import VirtualDevice, default, join  # noqa: E402
 from devplan.system.description import System  # noqa: E402
 
 API_MISUSE: dict[str, Callable[[Path], object]] = {
@@ -1204,8 +1293,46 @@ API_MISUSE: dict[str, Callable[[Path], object]] = {
         devplan.parse(SCALE), [np.zeros(3, np.float32)], system=str(tmp / "none.toml")
     ),
 }
+# Each wrong argument is named, with what the function accepts.
+API_MISUSE_NAMED: dict[str, tuple[Callable[[Path], object], str]] = {
+    "Target(5)": (lambda tmp: devplan.Target(5), r"^Target: target must be a kind or tag"),  # type: ignore[arg-type]
+    'Target("cuda", 5)': (lambda tmp: devplan.Target("cuda", 5), r"^Target: attrs must be"),  # type: ignore[arg-type]
+    'Target("cuda", host=5)': (
+        lambda tmp: devplan.Target("cuda", host=5),  # type: ignore[arg-type]
+        r"^Target: host must be",
+    ),
+    "VirtualDevice('cuda', 2**64)": (
+        lambda tmp: VirtualDevice("cuda", 1 << 64),
+        r"^VirtualDevice: invalid virtual id 18446744073709551616: it does not fit in 64 bits",
+    ),
+    "VirtualDevice('cuda', -5)": (
+        lambda tmp: VirtualDevice("cuda", -5),
+        r"^VirtualDevice: invalid virtual id -5: expected 0 or more",
+    ),
+    "join(device, 5)": (
+        lambda tmp: join(VirtualDevice("cuda", 0), 5),  # type: ignore[arg-type]
+        r"^join: b must be a VirtualDevice, got int 5$",
+    ),
+    "default(device, None)": (
+        lambda tmp: default(VirtualDevice("cuda", 0), None),  # type: ignore[arg-type]
+        r"^default: b must be a VirtualDevice, got NoneType None$",
+    ),
+    "devplan.parse of a misspelt path": (
+        lambda tmp: devplan.parse("examples/vectr_add.mlir"),
+        r"^error: devplan.parse: no such file: examples/vectr_add.mlir$",
+    ),
+}
+for _name, (_call, _contains) in API_MISUSE_NAMED.items():
+    case("python api", _name, api(_call), "error", contains=_contains)
 for _name, _call in API_MISUSE.items():
     case("python api", _name, api(_call), "error")
+case("python api", "VirtualDevice('cuda', 0)", api(lambda tmp: VirtualDevice("cuda", 0)), "ok")
+case(
+    "python api",
+    'Target("cuda -arch=sm_80", host="llvm")',
+    api(lambda tmp: devplan.Target("cuda -arch=sm_80", host="llvm")),
+    "ok",
+)
 case("python api", "devplan.parse('')", api(lambda tmp: devplan.parse("")), "ok")
 case(
     "python api",

@@ -41,7 +41,9 @@ them, so only dominance matters):
     transfer instead of two) when the system can route W→`to`.
   * `reroute` (no bytes saved): the operand W→X has other uses, and the system's
     links make W→`to` strictly cheaper than X→`to`: copy from W instead.
-  * `constant`: the operand is an `arith.constant` tensor: clone it onto `to`.
+  * `constant`: the operand is an `arith.constant` tensor, directly or through
+    `vdev.on_device` ops (which pin where a value lives, not what it is): clone it onto
+    `to`; the constant and those ops go when nothing else uses them.
 
 Level 2, `device.copy` and `device.copy_async` (`buffer_copies.py`; buffers: writes
 matter):

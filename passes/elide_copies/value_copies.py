@@ -6,7 +6,7 @@ order they are tried, are listed in the package's header (`elision.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import NoneAttr, TensorType
@@ -15,7 +15,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from ...analysis.dominance import Positions, dominates
 from ...analysis.memory_areas import MemoryAreas, byte_size
 from ...dialects.memory_scopes import DEFAULT_SCOPE
-from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
+from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
 from ...dialects.virtual_device import DeviceAttr
 from .decisions import Decision, Elide, Keep, erase
 
@@ -59,10 +59,14 @@ def _reroute(
 
 
 def _materialise(
-    copy: DeviceCopyOp, constant: arith.ConstantOp, existing: Operation | None = None
+    copy: DeviceCopyOp,
+    constant: arith.ConstantOp,
+    pins: Sequence[OnDeviceOp],
+    existing: Operation | None = None,
 ) -> Callable[[], None]:
     """Uses of the copy take `existing` (the constant already on the destination) or a
-    clone of `constant` placed there; `constant` goes when nothing else uses it."""
+    clone of `constant` placed there; `pins` (the `vdev.on_device` ops between the
+    constant and the copy) and `constant` go when nothing else uses them."""
 
     def rewrite() -> None:
         if existing is None:
@@ -75,10 +79,24 @@ def _materialise(
             value = existing.results[0]
         copy.result.replace_all_uses_with(value)
         erase(copy)
-        if not constant.result.uses:
-            erase(constant)
+        for op in (*pins, constant):
+            if not op.results[0].uses:
+                erase(op)
 
     return rewrite
+
+
+def copied_constant(value: SSAValue) -> tuple[arith.ConstantOp, list[OnDeviceOp]] | None:
+    """The tensor constant `value` is, through any `vdev.on_device` ops (whose result is
+    their operand), with those ops from `value` down; None when it is no constant."""
+    pins: list[OnDeviceOp] = []
+    while isinstance(value.owner, OnDeviceOp):
+        pins.append(value.owner)
+        value = value.owner.operands[0]
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.result.type, TensorType):
+        return owner, pins
+    return None
 
 
 def _constant_key(op: arith.ConstantOp, device: Attribute) -> tuple[Attribute, ...]:
@@ -122,13 +140,15 @@ class Level1:
         source = copy.input.owner
         if isinstance(source, DeviceCopyOp):
             return self.decide_after_copy(copy, source)
-        if isinstance(source, arith.ConstantOp) and isinstance(source.result.type, TensorType):
-            key = _constant_key(source, copy.dst_device)
+        if (found := copied_constant(copy.input)) is not None:
+            constant, pins = found
+            touched = here | {constant, *pins}
+            key = _constant_key(constant, copy.dst_device)
             for existing in self.constants.get(key, ()):
                 if dominates(existing, copy, self.positions):
-                    rewrite = _materialise(copy, source, existing)
-                    return Elide("constant", copy, rewrite, here | {existing, source})
-            return Elide("constant", copy, _materialise(copy, source), here | {source})
+                    rewrite = _materialise(copy, constant, pins, existing)
+                    return Elide("constant", copy, rewrite, touched | {existing})
+            return Elide("constant", copy, _materialise(copy, constant, pins), touched)
         return Keep(copy, self.transfer_text(copy))
 
     def decide_after_copy(self, copy: DeviceCopyOp, previous: DeviceCopyOp) -> Decision:

@@ -145,6 +145,7 @@ class LaunchSite:
         "cost",
         "device",
         "device_name",
+        "dims",
         "ex",
         "frees",
         "grid",
@@ -207,6 +208,8 @@ class LaunchSite:
         self.device_name = str(device)
         self.totals = self.scheduler.totals.kernel_totals(self.device_name)
         self.limit = ex.limit(device, self.api)
+        self.dims = ex.block_dims(device, self.api)
+        """The device's largest block along x, y and z."""
         self.known = known_sizes(launched_kernel(op))
         """The block and grid the kernel declares (`known_block_size`/`known_grid_size`)."""
         self.stream = None if blocking else ex.stream(device, "compute", op)
@@ -247,6 +250,9 @@ class LaunchSite:
             or g[2] < 1
             or threads < 1
             or threads > self.limit
+            or b[0] > self.dims[0]
+            or b[1] > self.dims[1]
+            or b[2] > self.dims[2]
             or g[0] > MAX_GRID[0]
             or g[1] > MAX_GRID[1]
             or g[2] > MAX_GRID[2]
@@ -366,7 +372,7 @@ def _reject_launch_sizes(
     block: tuple[int, int, int],
 ) -> None:
     """Raise the error for a grid or block with a size below 1, a grid beyond
-    `MAX_GRID` or a block of too many threads."""
+    `MAX_GRID`, a block beyond the device's size along an axis or of too many threads."""
     for what, sizes in (("grid", grid), ("block", block)):
         if min(sizes) < 1:
             raise error_at(
@@ -381,10 +387,20 @@ def _reject_launch_sizes(
             f"{grid_beyond_limit(grid)}",
         )
     threads = block[0] * block[1] * block[2]
+    limit = ex.limit(device, api)
+    if threads > limit:
+        raise error_at(
+            op,
+            f"'device.launch' block ({', '.join(map(str, block))}) has {threads} threads, "
+            f"more than max_threads_per_block = {limit} of {device}",
+        )
+    dims = ex.block_dims(device, api)
+    axis, size, most = next(a for a in zip("xyz", block, dims, strict=True) if a[1] > a[2])
     raise error_at(
         op,
-        f"'device.launch' block ({', '.join(map(str, block))}) has {threads} threads, "
-        f"more than max_threads_per_block = {ex.limit(device, api)} of {device}",
+        f"'device.launch' block ({', '.join(map(str, block))}) on {device}: {size} threads "
+        f"along {axis}, more than the limit of {most:g} (max_thread_dimensions "
+        f"[{', '.join(f'{d:g}' for d in dims)}])",
     )
 
 

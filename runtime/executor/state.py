@@ -3,11 +3,13 @@ and the system, devices and host memory it runs with."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -58,6 +60,9 @@ class Execution:
         """Host arrays freed by memref.dealloc (kept alive so their ids stay unique)."""
         self.max_threads: dict[Device, float] = {}
         """Each device's max_threads_per_block (infinity when it reports none)."""
+        self.max_block_dims: dict[Device, tuple[float, float, float]] = {}
+        """Each device's largest block along x, y and z (its max_thread_dimensions;
+        infinity where it reports none)."""
         self.launch_sites: dict[Operation, Any] = {}
         """Per `device.launch` op, what its launches in this run share (a `LaunchSite` of
         `launch.py`, which builds on this module)."""
@@ -82,6 +87,16 @@ class Execution:
             value = api.get_attr(device, "max_threads_per_block")
             limit = self.max_threads[device] = value if isinstance(value, int) else math.inf
         return limit
+
+    def block_dims(self, device: Device, api: DeviceAPI) -> tuple[float, float, float]:
+        """The device's largest block along x, y and z (`max_thread_dimensions`, TVM's
+        `"[1024, 1024, 64]"` text; infinity along each axis when it reports none)."""
+        dims = self.max_block_dims.get(device)
+        if dims is None:
+            dims = self.max_block_dims[device] = thread_dimensions(
+                api.get_attr(device, "max_thread_dimensions")
+            )
+        return dims
 
     def stream(self, device: Device, purpose: str, op: Operation) -> Stream:
         """The stream of `device` for async work of one kind ("compute", or a copy
@@ -153,3 +168,18 @@ def as_memref_type(type_: Attribute) -> MemRefType[Attribute]:
     """`type_`, a memref (or a tensor, whose shape and element type read the same)."""
     loose: Any = type_
     return loose
+
+
+def thread_dimensions(value: object) -> tuple[float, float, float]:
+    """`"[1024, 1024, 64]"` as a tuple; infinity along each axis for anything else (a
+    device that does not report its limits; a system checks the text it gives)."""
+    dims: object = None
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            dims = json.loads(value)
+    if isinstance(dims, list):
+        items = cast(list[object], dims)
+        if len(items) == 3 and all(type(d) is int and d > 0 for d in items):
+            x, y, z = cast(list[int], items)
+            return (x, y, z)
+    return (math.inf, math.inf, math.inf)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from devplan.diagnostics import DevplanError
 from devplan.dialects.target import (
     Target,
     TargetAttr,
@@ -952,17 +953,16 @@ def test_tags_are_listed_as_targets() -> None:
     assert all(isinstance(t, TargetAttr) for t in tags.values())
 
 
-@pytest.mark.parametrize(
-    ("entry", "hint"),
-    [
-        ("tag", "name the tag first"),
-        ("host", "pass it as host=..."),
-        ("kind", "name the kind first"),
-    ],
-)
-def test_kind_tag_and_host_are_not_attributes(entry: str, hint: str) -> None:
-    with pytest.raises(TargetError, match=f"^'{entry}' is not an attribute: {hint}"):
+def test_host_is_not_an_attribute() -> None:
+    with pytest.raises(TargetError, match=r"^'host' is not an attribute: pass it as host=\.\.\."):
+        Target("cuda", {"host": "x"})
+
+
+@pytest.mark.parametrize("entry", ["kind", "tag"])
+def test_a_second_argument_naming_a_kind_or_tag_is_the_host_as_in_tvm(entry: str) -> None:
+    with pytest.raises(TargetError, match=r"^in host: unknown target "):
         Target("cuda", {entry: "x"})
+    assert Target("cuda", {"kind": "llvm"}) == Target("cuda", host="llvm")
 
 
 def test_tvm_legacy_str_output_parses_back() -> None:
@@ -980,3 +980,92 @@ def test_equal_targets_are_one_interned_object() -> None:
     first = Target.from_config({"kind": "rocm", "mcpu": "gfx90a"})
     assert Target.parse("rocm -mcpu=gfx90a") is first
     assert first.with_host("llvm").without_host() is first
+
+
+# --- Target(...) takes what TVM's Target(...) takes ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "cuda -arch=sm_80",
+        '{"kind": "cuda", "arch": "sm_80"}',
+        {"kind": "cuda", "arch": "sm_80"},
+        Target("cuda", {"arch": "sm_80"}),
+    ],
+    ids=["cli string", "json", "dict", "target"],
+)
+def test_target_takes_every_form_tvm_takes(form: object) -> None:
+    assert Target(form) == Target("cuda", {"arch": "sm_80"})  # type: ignore[arg-type]
+
+
+def test_target_of_a_tag_is_the_tag() -> None:
+    assert Target("nvidia/nvidia-a100").tag == "nvidia/nvidia-a100"
+
+
+@pytest.mark.parametrize("host", ["llvm -mcpu=skylake", {"kind": "llvm", "mcpu": "skylake"}])
+def test_target_host_takes_every_form_a_target_does(host: object) -> None:
+    expected = Target("cuda", host=Target("llvm", {"mcpu": "skylake"}))
+    assert Target("cuda", host=host) == expected  # type: ignore[arg-type]
+    assert Target("cuda", host) == expected  # type: ignore[arg-type]  # TVM's Target(t, host)
+
+
+def test_target_host_replaces_the_host_of_a_cli_string() -> None:
+    hosted = Target("cuda -arch=sm_80 --host=llvm", host="c")
+    assert hosted.host_target == Target("c")
+    assert Target("cuda -arch=sm_80 --host=llvm").host_target == Target("llvm")
+
+
+def test_target_attrs_override_those_of_a_cli_string() -> None:
+    target = Target("cuda -arch=sm_80", {"max_num_threads": 512})
+    assert (target.get_attr("arch"), target.get_attr("max_num_threads")) == ("sm_80", 512)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: Target(5),
+            r"^Target: target must be a kind or tag name, a CLI string .*"
+            r"got the integer 5$",
+        ),
+        (lambda: Target(None), r"^Target: target must be .*, got null$"),
+        (
+            lambda: Target("cuda", 5),
+            r"^Target: attrs must be a dict of attribute values .*"
+            r"got the integer 5$",
+        ),
+        (
+            lambda: Target("cuda", host=5),
+            r"^Target: host must be .* or None for no host, "
+            r"got the integer 5$",
+        ),
+        (lambda: Target("cuda", "llvm", host="c"), r"^Target: the host is given twice"),
+    ],
+    ids=["Target(5)", "Target(None)", 'Target("cuda", 5)', "host=5", "host twice"],
+)
+def test_target_of_a_wrong_type_names_the_argument(call: object, message: str) -> None:
+    with pytest.raises(TargetError, match=message) as raised:
+        call()  # type: ignore[operator]
+    assert isinstance(raised.value, DevplanError)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: register_target_kind(5, "dsp"), "register_target_kind: name must be"),
+        (lambda: register_target_kind("k", "x", attrs=5), "register_target_kind: attrs must"),
+        (
+            lambda: register_target_kind("k", "x", default_keys=5),
+            "register_target_kind: default_keys must be",
+        ),
+        (lambda: register_tag(5, {}), "register_tag: name must be a tag name"),
+        (lambda: register_tag("a/b", 5), "register_tag: config must be a config dict"),
+        (lambda: Target("cuda").get_attr(5), "Target.get_attr: name must be an attribute name"),
+    ],
+)
+def test_registering_and_asking_with_wrong_types_name_the_argument(
+    call: object, message: str
+) -> None:
+    with pytest.raises(TargetError, match=f"^{message}.*, got int 5$"):
+        call()  # type: ignore[operator]

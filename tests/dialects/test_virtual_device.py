@@ -317,3 +317,97 @@ def test_memory_space_parses_and_prints() -> None:
     assert isinstance(result_type, MemRefType)
     assert str(result_type) == text
     assert memory_space_of(result_type) == make("cuda", 0, None, "global")  # pyright: ignore[reportUnknownArgumentType]
+
+
+# --- VirtualDevice(device_type, virtual_device_id, target, memory_scope), as TVM's ------
+
+
+def test_virtual_device_takes_tvm_positional_arguments() -> None:
+    assert VirtualDevice("cuda", 0) == make("cuda", 0)
+    assert VirtualDevice("cuda", 1, "cuda -arch=sm_80", "global") == make(
+        "cuda", 1, Target("cuda -arch=sm_80"), "global"
+    )
+
+
+def test_virtual_device_takes_tvm_keywords() -> None:
+    device = VirtualDevice(
+        device_type="cuda", virtual_device_id=2, target=CUDA, memory_scope="shared"
+    )
+    assert device == make("cuda", 2, CUDA, "shared")
+
+
+def test_virtual_device_type_may_be_a_dldevicetype_code() -> None:
+    assert VirtualDevice(2, 0) == make("cuda", 0)
+    assert VirtualDevice(1) == make("cpu")
+
+
+def test_virtual_device_target_may_be_anything_target_takes() -> None:
+    assert VirtualDevice(target={"kind": "llvm"}) == make("cpu", None, LLVM)
+
+
+def test_tvm_unconstrained_markers_leave_fields_unconstrained() -> None:
+    assert VirtualDevice(-1, -1, None, "") == UNCONSTRAINED
+    assert VirtualDevice() == UNCONSTRAINED
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("cuda", 1 << 63), "invalid virtual id 9223372036854775808: it does not fit in 64 bits"),
+        (("cuda", -2), "invalid virtual id -2: expected 0 or more"),
+        ((3,), r"device_type 3 is not a DLDeviceType code; known codes: 1 \(cpu\), 2 \(cuda\)"),
+        ((1.5,), "device_type must be a device type name such as 'cuda', .* got float 1.5"),
+        (("cuda", "0"), "virtual_device_id must be an integer 0 or more, .* got str '0'"),
+        (("cuda", True), "virtual_device_id must be .* got bool True"),
+        (("cuda", 0, 5), "target must be a Target, anything Target\\(...\\) takes, .* got int 5"),
+        (("cuda", 0, None, 5), "memory_scope must be a memory scope name .* got int 5"),
+    ],
+)
+def test_virtual_device_of_a_wrong_argument_names_it(
+    args: tuple[object, ...], message: str
+) -> None:
+    with pytest.raises(VirtualDeviceError, match=f"^VirtualDevice: {message}"):
+        VirtualDevice(*args)  # type: ignore[arg-type]
+
+
+def test_virtual_device_with_a_target_of_another_type_names_both() -> None:
+    with pytest.raises(VirtualDeviceError, match="device type 'cpu' does not match"):
+        VirtualDevice("cpu", 0, CUDA)
+
+
+def test_a_virtual_id_beyond_int64_in_ir_is_a_located_error() -> None:
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"^<string>:1:\d+: error: invalid virtual id "
+        r"99999999999999999999: it does not fit in 64 bits",
+    ):
+        parse_attr('#vdev.device<"cuda", 99999999999999999999>')
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: join(make("cuda"), 5), "^join: b must be a VirtualDevice, got int 5$"),
+        (lambda: join(None, make("cuda")), "^join: a must be a VirtualDevice, got NoneType None$"),
+        (lambda: default(make("cuda"), None), "^default: b must be a VirtualDevice, got NoneType"),
+        (lambda: make("cuda").join(5), "^VirtualDevice.join: other must be a VirtualDevice"),
+        (lambda: make("cuda").default("cpu"), "^VirtualDevice.default: other must be a Virtual"),
+    ],
+)
+def test_join_and_default_of_a_non_device_name_the_argument(call: object, message: str) -> None:
+    with pytest.raises(VirtualDeviceError, match=message):
+        call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((5,), "type_name must be a device type name such as 'cuda' or None, got int 5"),
+        (("cuda", "0"), r"device_id must be a virtual id \(an integer\) or None, got str '0'"),
+        (("cuda", 0, 5), "target must be a Target or a target string or None, got int 5"),
+        (("cuda", 0, None, 5), "scope must be a memory scope name such as 'global' or None"),
+    ],
+)
+def test_make_of_a_wrong_type_names_the_parameter(args: tuple[object, ...], message: str) -> None:
+    with pytest.raises(VirtualDeviceError, match=f"^VirtualDevice.make: {message}"):
+        make(*args)  # type: ignore[arg-type]

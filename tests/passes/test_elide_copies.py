@@ -301,6 +301,41 @@ def test_injected_redundant_copies_are_removed() -> None:
     assert tags(module) == {2, 3, 4, 9, 10, 11}
 
 
+PINNED_CONSTANT = """func.func @main(%a: tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>})
+    -> (tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>}) {
+  %c = arith.constant dense<1.5> : tensor<4xf32>
+  %p = vdev.on_device %c to #vdev.device<"cpu", 0> {constrain_result} : tensor<4xf32>
+  %d = vdev.device_copy %p from #vdev.device<"cpu", 0> to #vdev.device<"cuda", 0> : tensor<4xf32>
+  %r = arith.addf %a, %d {vdev.device = #vdev.device<"cuda", 0>} : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+"""
+
+
+def test_a_copied_constant_pinned_by_on_device_is_materialised_where_it_is_used() -> None:
+    module = devplan.apply(devplan.parse(PINNED_CONSTANT), "elide-copies")
+    names = [op.name for op in module.walk()]
+    assert "vdev.device_copy" not in names
+    assert "vdev.on_device" not in names  # it pinned only what the copy read
+    (constant,) = [op for op in module.walk() if isinstance(op, arith.ConstantOp)]
+    assert constant.attributes[DEVICE_ATTR] == DeviceAttr.make("cuda", 0)
+    (add,) = [op for op in module.walk() if isinstance(op, arith.AddfOp)]
+    assert add.operands[1] is constant.result
+
+
+def test_a_pinned_constant_used_elsewhere_too_keeps_its_pin() -> None:
+    text = PINNED_CONSTANT.replace(
+        "func.return %r : tensor<4xf32>",
+        '%s = arith.addf %p, %p {vdev.device = #vdev.device<"cpu", 0>} : tensor<4xf32>\n'
+        "  func.return %r : tensor<4xf32>",
+    )
+    module = devplan.apply(devplan.parse(text), "elide-copies")
+    names = [op.name for op in module.walk()]
+    assert "vdev.device_copy" not in names
+    assert names.count("vdev.on_device") == 1
+    assert names.count("arith.constant") == 2  # the pinned one and its clone on cuda:0
+
+
 def test_a_copy_in_a_branch_into_a_buffer_read_after_it_stays() -> None:
     """The copy is the last op of the branch touching h0, a local allocation of the
     function that is returned after the branch: its value is live at the region's end."""

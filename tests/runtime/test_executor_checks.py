@@ -318,6 +318,31 @@ func.func @main(%n: index) {
     )
 
 
+BLOCK_OF_N_ALONG_Z = """kernel.module @k target #target.target<"cuda"> {
+  kernel.func @nop() {
+    kernel.return
+  }
+}
+func.func @main(%n: index) {
+  %c1 = arith.constant 1 : index
+  device.launch @k::@nop on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %n) args()
+  func.return
+}
+"""
+
+
+def test_block_beyond_cudas_64_along_z_is_a_run_time_error() -> None:
+    lines = failure(BLOCK_OF_N_ALONG_Z, 128)
+    assert lines[0] == (
+        "<string>:8:3: error: 'device.launch' block (1, 1, 128) on cuda:0: 128 threads along z, "
+        "more than the limit of 64 (max_thread_dimensions [1024, 1024, 64])"
+    )
+
+
+def test_block_of_64_along_z_runs() -> None:
+    devplan.execute(devplan.parse(BLOCK_OF_N_ALONG_Z), [64])
+
+
 def test_empty_grid_is_an_error_not_a_no_op() -> None:
     lines = failure(
         """kernel.module @k target #target.target<"cuda"> {

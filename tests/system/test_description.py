@@ -14,6 +14,7 @@ from devplan.system.description import (
     DEFAULT_SYSTEM_TOML,
     DeviceSpec,
     LinkSpec,
+    ModuleSystemError,
     System,
     SystemDescriptionError,
 )
@@ -390,8 +391,16 @@ def test_a_string_device_attr_given_a_number_is_an_error() -> None:
 
 def test_every_device_attr_name_is_a_system_attribute() -> None:
     # One list: what a system may set is what device.attr can read.
+    # Those that state a scope's capacity must state GPU's (48 KiB shared, 16 GiB global);
+    # max_thread_dimensions has a form.
+    values: dict[str, object] = {
+        "max_shared_memory_per_block": 48 << 10,
+        "total_global_memory": 16 << 30,
+        "max_thread_dimensions": "[1024, 1024, 64]",
+    }
     attrs = ", ".join(
-        f"{name} = {1 if kind == 'int' else repr('1')}" for name, kind in DEVICE_ATTR_KINDS.items()
+        f"{name} = {values.get(name, 1) if kind == 'int' else repr(values.get(name, '1'))}"
+        for name, kind in DEVICE_ATTR_KINDS.items()
     )
     system = System.from_text(CPU + GPU + f"attrs = {{ {attrs} }}\n")
     assert set(system.device("cuda", 0).attrs) >= set(DEVICE_ATTR_KINDS)
@@ -493,14 +502,14 @@ type = "hexagon"
 id = 0
 target = { kind = "hexagon" }
 api = "simulated"
-scopes = { global = "1 GiB", vtcm = "4 MiB" }
+scopes = { global = "1 GiB", vtcm = "1 GiB" }
 
 [[device]]
 type = "cuda"
 id = 1
 target = { kind = "cuda", arch = "sm_80" }
 api = "simulated"
-scopes = { global = "16 GiB", shared = "48 KiB" }
+scopes = { global = "1 GiB", shared = "48 KiB" }
 
 [[same_memory]]
 scopes = ["cuda:0/host", "cuda:1/global"]
@@ -582,6 +591,19 @@ def test_module_naming_a_file_next_to_it(tmp_path: Path) -> None:
     assert system.name == str(tmp_path / "sys.toml")
 
 
+def test_a_module_naming_a_missing_file_fails_its_verification(tmp_path: Path) -> None:
+    source = tmp_path / "m.mlir"
+    source.write_text('builtin.module attributes {vdev.system = "sys.toml"} {\n}\n')
+    with pytest.raises(ModuleSystemError) as info:
+        devplan.parse(source)
+    assert str(info.value).splitlines()[0] == (
+        f"{source}:1:1: error: cannot read system description '{tmp_path / 'sys.toml'}': "
+        "No such file or directory"
+    )
+    (tmp_path / "sys.toml").write_text(CPU)
+    devplan.parse(source)
+
+
 def test_module_system_errors_are_placed_at_the_module(tmp_path: Path) -> None:
     source = tmp_path / "m.mlir"
     text = CPU.replace("scopes", "scops").replace('"', '\\"').replace("\n", "\\n")
@@ -609,3 +631,60 @@ def test_default_system_is_read_once_and_cannot_be_changed():
     assert System.default() is system
     assert isinstance(system.devices, tuple)
     assert isinstance(system.links, tuple)
+
+
+# --- one size stated twice must agree -------------------------------------------------------
+
+
+def test_scopes_that_are_one_memory_area_must_declare_one_capacity() -> None:
+    text = CPU + GPU + '\n[[same_memory]]\nscopes = ["cpu:0/global", "cuda:0/global"]\n'
+    with pytest.raises(SystemDescriptionError) as info:
+        System.from_text(text, "sys.toml")
+    assert str(info.value) == (
+        "sys.toml: same_memory[0]: scopes: cpu:0/global = 1073741824 bytes, cuda:0/global = "
+        "17179869184 bytes: scopes that are one memory area must declare the same capacity"
+    )
+
+
+@pytest.mark.parametrize(
+    ("attr", "scope", "capacity"),
+    [("max_shared_memory_per_block", "shared", 49152), ("total_global_memory", "global", 16 << 30)],
+)
+def test_an_attribute_stating_a_scope_size_must_match_the_scope(
+    attr: str, scope: str, capacity: int
+) -> None:
+    with pytest.raises(SystemDescriptionError) as info:
+        System.from_text(CPU + GPU + f"attrs = {{ {attr} = 4096 }}\n", "sys.toml")
+    assert str(info.value) == (
+        f"sys.toml: device[1]: attrs.{attr} = 4096, but scopes.{scope} is {capacity} bytes; "
+        "they are one memory size: make them equal"
+    )
+    agreeing = System.from_text(CPU + GPU + f"attrs = {{ {attr} = {capacity} }}\n")
+    assert agreeing.device("cuda", 0).attrs[attr] == capacity
+
+
+def test_a_target_stating_another_shared_size_than_the_scope_is_an_error() -> None:
+    gpu = GPU.replace('{ kind = "cuda", arch = "sm_80" }', '"nvidia/nvidia-a100"').replace(
+        '"48 KiB"', '"96 KiB"'
+    )
+    with pytest.raises(
+        SystemDescriptionError,
+        match=r"has max_shared_memory_per_block = 49152, "
+        r"but scopes.shared is 98304 bytes",
+    ):
+        System.from_text(CPU + gpu)
+
+
+def test_a_cuda_device_reports_cudas_block_limits_along_each_axis() -> None:
+    assert System.default().device("cuda", 0).attrs["max_thread_dimensions"] == ("[1024, 1024, 64]")
+    assert "max_thread_dimensions" not in System.default().host.attrs
+
+
+@pytest.mark.parametrize("text", ["1024", "[1024, 1024]", "[1024, 0, 64]", "[a, b, c]"])
+def test_max_thread_dimensions_must_give_three_positive_sizes(text: str) -> None:
+    with pytest.raises(
+        SystemDescriptionError,
+        match="attrs.max_thread_dimensions: expected the "
+        r"block limits along x, y and z, e\.g\. \"\[1024, 1024, 64\]\"",
+    ):
+        System.from_text(CPU + GPU + f'attrs = {{ max_thread_dimensions = "{text}" }}\n')

@@ -63,7 +63,7 @@ builtin.module attributes {
 
 // -----
 
-// A module may carry its own system description.
-// CHECK: builtin.module attributes {vdev.system = "sys.toml"}
-builtin.module attributes {vdev.system = "sys.toml"} {
+// A module may carry its own system description, or name its file (relative to the IR file).
+// CHECK: builtin.module attributes {vdev.system = "inputs/sys.toml"}
+builtin.module attributes {vdev.system = "inputs/sys.toml"} {
 }

@@ -131,6 +131,18 @@ builtin.module attributes {vdev.host_device = #vdev.device<?, 0>} {
 
 // -----
 
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'vdev.host_device' #vdev.device<"cuda", 0> is a 'cuda' device, which cannot run host code (host device types: cpu, hexagon); name a host device such as #vdev.device<"cpu", 0>
+builtin.module attributes {vdev.host_device = #vdev.device<"cuda", 0>} {
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'vdev.host_device' #vdev.device<"cpu", 0, #target.target<"composite">> has target kind 'composite', which cannot compile host code (host-capable kinds: c, hexagon, llvm)
+builtin.module attributes {vdev.host_device = #vdev.device<"cpu", 0, #target.target<"composite">>} {
+}
+
+// -----
+
 // CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'vdev.default_device' must be a #vdev.device, got 0 : i64
 builtin.module attributes {vdev.default_device = 0} {
 }
@@ -157,6 +169,12 @@ builtin.module attributes {vdev.targets = [#target.target<"cuda">, #target.targe
 
 // CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'vdev.system' must be a string (TOML text or a .toml path), got 1 : i64
 builtin.module attributes {vdev.system = 1} {
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: cannot read system description '{{.*}}/no-such-dir/sys.toml': No such file or directory
+builtin.module attributes {vdev.system = "no-such-dir/sys.toml"} {
 }
 
 // -----
