@@ -1,6 +1,6 @@
 """devplan: targets, virtual devices, device planning and a multi-device executor on xDSL.
 
-The embedding API (names pinned by DESIGN §6):
+The embedding API (its names are pinned: tools and users rely on them):
 
 ```python
 import devplan

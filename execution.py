@@ -63,7 +63,7 @@ def forget_programs(module: ModuleOp) -> None:
 
 
 def is_level_1(module: ModuleOp) -> bool:
-    """Whether `module` has tensor values (a level-1 program, DESIGN §2)."""
+    """Whether `module` has tensor values (a level-1 program)."""
     for op in module.walk():
         if isinstance(op, func.FuncOp):
             types = [*op.function_type.inputs.data, *op.function_type.outputs.data]

@@ -1,4 +1,4 @@
-"""Facts computed over IR and its types that several layers use (DESIGN §1, layer 2).
+"""Facts computed over IR and its types that several layers use (layer 2 of ARCHITECTURE.md).
 
 An analysis reads IR and the system description and changes neither: memory effects
 and roots of buffers, memory areas and copy routes, the devices owning memory, the

@@ -1,6 +1,6 @@
 // A two-layer perceptron at level 1: tensors, and three placement hints saying where
 // each layer runs. plan-devices places every other value and plans the copies;
-// lower-to-device turns it into kernels, copies and frees (DESIGN §2).
+// lower-to-device turns it into kernels, copies and frees.
 //
 //   devplan-run examples/mlp.mlir --random-args 0 --stats
 //   devplan-run examples/mlp.mlir --random-args 0 --print-pipeline-ir

@@ -1,4 +1,4 @@
-"""`lower-to-device`: a planned level-1 module becomes a level-2 host program (DESIGN §2, §4).
+"""`lower-to-device`: a planned level-1 module becomes a level-2 host program.
 
 Input: a *planned* module (the placement contract plan-devices guarantees): every op
 yielding tensors carries `vdev.device`, every tensor argument and result of a function

@@ -6,7 +6,7 @@ outputs = evaluate(module, [a, b], entry="main")
 ```
 
 `evaluate` ignores placement (`vdev.on_device` and `vdev.device_copy` are the identity,
-`vdev.device` attributes are not read) and runs each op of the level-1 set (DESIGN §2)
+`vdev.device` attributes are not read) and runs each op of the level-1 set
 the way MLIR defines it, one NumPy operation per op: elementwise `arith`/`math` on
 tensors and scalars, `linalg.fill`, `linalg.matmul` (outs + ins[0] x ins[1]),
 `tensor.empty` (zeros, as every DeviceAPI allocates), `arith.constant`, `func.call`,

@@ -1,6 +1,6 @@
 """The system description: which devices exist, their memories, and the links between them.
 
-A TOML file (DESIGN §5) lists the devices (type, virtual id, target, which DeviceAPI
+A TOML file lists the devices (type, virtual id, target, which DeviceAPI
 runs them, memory scopes with capacities, optional DeviceAPI attributes), the scopes
 that are one memory area seen from two devices, and the links copies travel over:
 
@@ -25,9 +25,9 @@ bandwidth = "24 GB/s"
 latency = "10 us"
 ```
 
-Beyond DESIGN's keys: an optional top-level `host = "cpu:0"` naming the device host code
-runs on (default: the `cpu` device with the lowest id), and `[[target_kind]]` entries that
-register user target kinds before the devices are read (DESIGN §3.1):
+Beyond those keys: an optional top-level `host = "cpu:0"` naming the device host code runs
+on (default: the `cpu` device with the lowest id), and `[[target_kind]]` entries that
+register user target kinds before the devices are read:
 
 ```toml
 [[target_kind]]
@@ -223,7 +223,7 @@ ScopeRef = tuple[str, str]
 
 
 class System:
-    """A loaded, validated system description (DESIGN §5); it does not change once read."""
+    """A loaded, validated system description; it does not change once read."""
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """The package's layers (ARCHITECTURE.md): no import cycle, no import against the layering,
 and importing devplan changes nothing in xDSL.
 
-Layers, lowest first (DESIGN §1): `diagnostics` and `dispatch`; `dialects` and `upstream`;
+Layers, lowest first (ARCHITECTURE.md): `diagnostics` and `dispatch`; `dialects` and `upstream`;
 `system` and `analysis`; `passes`, `runtime` and `reference` side by side; the package API
 (the root `__init__`, `universe`, `execution`); `tools`. A module may import its own package
 and any lower layer; of its own layer, only what `SIDEWAYS` allows. Every import counts: at the top

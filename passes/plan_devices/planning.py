@@ -1,6 +1,6 @@
 """`plan-devices`: place every tensor value of a level-1 program (TVM's PlanDevices).
 
-A level-1 program with a few placement hints comes out *planned* (DESIGN §4 and the
+A level-1 program with a few placement hints comes out *planned* (the
 placement contract): every op with a tensor result carries `vdev.device` (one fully
 constrained `#vdev.device`, or an array with one per result for `scf.if`, `scf.for`,
 `func.call` and other multi-result ops), every tensor argument and result of every

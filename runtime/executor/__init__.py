@@ -1,4 +1,4 @@
-"""The executor: runs level-2 devplan programs on a `Runtime` (DESIGN §5, §6).
+"""The executor: runs level-2 devplan programs on a `Runtime` (see ARCHITECTURE.md).
 
 `Program(module, kernel_backend)` compiles a level-2 module once; `program.run(inputs)`
 runs its entry function (`devplan.execute` lowers a level-1 module first and keeps one

@@ -1,4 +1,4 @@
-"""The system description (DESIGN §5): loading, validation errors, queries, the default."""
+"""The system description: loading, validation errors, queries, the default."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 // RUN: DEVPLAN_ROUNDTRIP
 // RUN: devplan-opt %s --split-input-file | filecheck %s
 
-// Every kernel op, printed back in its pinned syntax (DESIGN §3.4's example).
+// Every kernel op, printed back in its pinned syntax.
 
 // CHECK:      kernel.module @kernels target #target.target<"cuda"> {
 // CHECK-NEXT:   kernel.func @add(%{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>) {
