@@ -43,7 +43,8 @@ DEFAULT_PIPELINE: tuple[str, ...] = tuple(step.name for step in STEPS)
 
 @dataclass(frozen=True)
 class DefaultPipelinePass(ModulePass):
-    """Runs `STEPS`, verifying (with locations) after each pass."""
+    """Runs plan-devices, elide-copies, lower-to-device, elide-copies and classify-regions,
+    verifying (with locations) after each pass."""
 
     name = "default-pipeline"
 
