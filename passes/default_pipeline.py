@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ..diagnostics import LocatedError, verify_located
+from ..diagnostics.progress import progress
 from ..dialects.vdev import verify_placement_attributes
 from ..system.description import verify_system_attribute
 from .classify_regions import ClassifyRegionsPass
@@ -50,7 +51,8 @@ class DefaultPipelinePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for step in STEPS:
-            step().apply(ctx, op)
+            with progress(f"running pass '{step.name}'"):
+                step().apply(ctx, op)
             try:
                 verify_located(op, (verify_placement_attributes, verify_system_attribute))
             except LocatedError as e:
