@@ -4,9 +4,9 @@ Work that may be slow (a pass, a kernel compile) runs inside `progress(what)`, w
 `what` says what is running (`"running pass 'plan-devices'"`, `"compiling kernel @add
 for cuda:0"`). If the block is still running after `DELAY` seconds, the sink gets `what`
 once, from a timer thread. Where progress goes is the caller's choice, held in a context
-variable as the remark sink is: by default nowhere (a library does not print), and the
-tools send it to stderr (`progress_to(print_progress)`) unless `--quiet`, or stderr is
-not a terminal and `--progress` was not given.
+variable as the remark sink is: by default nowhere (a library does not print). The tools
+send it to stderr, prefixed with their name, unless `--quiet`, or stderr is not a
+terminal and `--progress` was not given; a Python caller may use `print_progress`.
 """
 
 from __future__ import annotations
