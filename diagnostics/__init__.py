@@ -9,6 +9,8 @@ imports nothing of devplan: every other layer builds on it.
 - `lexer`, `parser`: `LocatingParser`, which gives every parsed op its location;
 - `verification`: `verify_located`, op by op, then the module verifiers the caller passes;
 - `remarks`: the one sink of remarks (`emit_remark`, `collect_remarks`);
+- `progress`: a line for work that runs longer than a second (`progress`, `progress_to`);
+- `expected`: mlir-opt's `expected-error` annotations, checked by `--verify-diagnostics`;
 - `deep_stack`: `with_deep_stack`, the big-stack workers entry points run on.
 """
 

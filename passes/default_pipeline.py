@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ..diagnostics import LocatedError, verify_located
+from ..diagnostics.progress import progress
 from ..dialects.vdev import verify_placement_attributes
 from ..system.description import verify_system_attribute
 from .classify_regions import ClassifyRegionsPass
@@ -43,13 +44,15 @@ DEFAULT_PIPELINE: tuple[str, ...] = tuple(step.name for step in STEPS)
 
 @dataclass(frozen=True)
 class DefaultPipelinePass(ModulePass):
-    """Runs `STEPS`, verifying (with locations) after each pass."""
+    """Runs plan-devices, elide-copies, lower-to-device, elide-copies and classify-regions,
+    verifying (with locations) after each pass."""
 
     name = "default-pipeline"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for step in STEPS:
-            step().apply(ctx, op)
+            with progress(f"running pass '{step.name}'"):
+                step().apply(ctx, op)
             try:
                 verify_located(op, (verify_placement_attributes, verify_system_attribute))
             except LocatedError as e:

@@ -2,6 +2,11 @@
 
 xDSL reports a misspelt pass or option as a `ValueError` listing Python names; devplan
 checks a pipeline first and says which pass, which option, and what would be valid.
+MLIR's anchored form, `builtin.module(pass-a,pass-b{opt=1})`, is the same pipeline:
+devplan's passes are all module passes, so an op anchor nested inside it (`func.func(...)`)
+is an error rather than something run on the wrong op. Each pass runs inside
+`diagnostics.progress`, so a pass that runs longer than a second is announced where the
+caller sends progress.
 """
 
 from __future__ import annotations
@@ -10,12 +15,16 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Callable
+from contextlib import ExitStack
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
 from xdsl.utils.arg_spec import ArgSpec, PipelineLexer, SpecTokenKind, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from ..diagnostics import DevplanError
+from ..diagnostics.progress import progress
 
 PassFactories = dict[str, Callable[[], type[ModulePass]]]
 
@@ -34,10 +43,43 @@ def pass_options(pass_class: type[ModulePass]) -> list[str]:
     ]
 
 
+def pass_option_fields(pass_class: type[ModulePass]) -> list[tuple[str, str, str]]:
+    """Each option of a pass as (name on the command line, type, default as written in a
+    pipeline: `true`, `"text"`, `none` for unset)."""
+    fields: list[tuple[str, str, str]] = []
+    for f in dataclasses.fields(pass_class):
+        if not f.init or f.name == "name":
+            continue
+        if f.default is not dataclasses.MISSING:
+            default: object = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = dataclasses.MISSING
+        type_ = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        fields.append((f.name.replace("_", "-"), type_, _pipeline_text(default)))
+    return fields
+
+
+def _pipeline_text(value: object) -> str:
+    if value is dataclasses.MISSING:
+        return "(required)"
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple):
+        return ",".join(_pipeline_text(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return str(value)
+
+
 def build_pipeline(
     spec: str, passes: PassFactories, callback: PassPipelineCallbackType | None = None
 ) -> PassPipeline:
     """The pipeline `spec` names; a `DevplanError` naming the bad pass or option."""
+    spec = unanchored(spec)
     try:
         specs = list(parse_pipeline(spec))
     except ArgSpecParseError as e:
@@ -50,7 +92,7 @@ def build_pipeline(
             raise DevplanError(
                 f"error: unknown pass '{pass_spec.name}'"
                 f"{_suggestion(pass_spec.name, sorted(passes))}; "
-                "`devplan-opt --help` lists every pass"
+                "`devplan-opt --list-passes` lists every pass"
             )
         pass_class = factory()
         options = pass_options(pass_class)
@@ -67,7 +109,73 @@ def build_pipeline(
             raise DevplanError(
                 f"error: pass '{pass_spec.name}': {_option_error(e, pass_spec)}"
             ) from None
-    return PassPipeline(tuple(built), callback)
+    return ProgressPipeline(tuple(built), callback)
+
+
+def unanchored(spec: str) -> str:
+    """The xdsl-opt form of a pipeline: MLIR's `builtin.module(a,b{x=1})` unwrapped, any
+    other text as it is; a `DevplanError` for an anchor devplan cannot run."""
+    text = spec.strip()
+    match = re.match(r"([\w.$-]+)\s*\(", text)
+    if match is None:
+        return spec
+    anchor = match.group(1)
+    if anchor != "builtin.module":
+        raise DevplanError(
+            f"error: pass pipeline anchored on '{anchor}': devplan runs module passes "
+            "only; write 'builtin.module(...)' or the passes alone"
+        )
+    inner, rest = _up_to_closing_paren(text, match.end())
+    if rest.strip():
+        raise DevplanError(
+            f"error: unexpected '{rest.strip()}' after 'builtin.module(...)' in the pass pipeline"
+        )
+    nested = re.search(r"([\w.$-]+)\s*\(", _outside_quotes(inner))
+    if nested is not None:
+        raise DevplanError(
+            f"error: pass pipeline nests '{nested.group(1)}(...)' in 'builtin.module': "
+            "devplan runs module passes only; list the passes directly inside it"
+        )
+    return inner
+
+
+def _outside_quotes(text: str) -> str:
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+
+
+def _up_to_closing_paren(text: str, start: int) -> tuple[str, str]:
+    """The text from `start` to the `)` that closes the `(` before it, and what follows."""
+    depth, quoted = 1, False
+    for i in range(start, len(text)):
+        c = text[i]
+        if c == '"' and text[i - 1] != "\\":
+            quoted = not quoted
+        elif not quoted and c == "(":
+            depth += 1
+        elif not quoted and c == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start:i], text[i + 1 :]
+    raise DevplanError("error: 'builtin.module(' in the pass pipeline has no closing ')'")
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgressPipeline(PassPipeline):
+    """A `PassPipeline` that runs each pass inside `progress("running pass '<name>'")`."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        with ExitStack() as running:
+
+            def call(
+                previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
+            ) -> None:
+                running.close()  # the previous pass has ended
+                if self.callback is not None:
+                    self.callback(previous, module, following)
+                if following is not None:
+                    running.enter_context(progress(f"running pass '{following.name}'"))
+
+            PassPipeline(self.passes, call).apply(ctx, op)
 
 
 def _check_no_option_twice(spec: str) -> None:

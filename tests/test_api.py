@@ -80,7 +80,7 @@ def test_apply_unknown_pass_is_a_user_error() -> None:
     with pytest.raises(devplan.DevplanError) as info:
         devplan.apply(module, "no-such-pass")
     assert str(info.value) == (
-        "error: unknown pass 'no-such-pass'; `devplan-opt --help` lists every pass"
+        "error: unknown pass 'no-such-pass'; `devplan-opt --list-passes` lists every pass"
     )
 
 

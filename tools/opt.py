@@ -3,6 +3,11 @@
 On top of `xdsl-opt` it gives parsed ops their source locations, verifies with
 located diagnostics, and turns every user error (bad IR, unknown pass or option,
 missing file) into one message and exit status 1; `--debug` shows tracebacks.
+It follows mlir-opt's conventions: `-` or no file reads stdin; `--pass-pipeline` takes
+`builtin.module(a,b{x=1})` as well as xdsl-opt's `a,b{x=1}`; the IR is the only thing on
+stdout (diagnostics, remarks, `--time-passes`, `--print-between-passes` and progress
+lines go to stderr); `--verify-diagnostics` checks `expected-error` annotations
+(`diagnostics/expected.py`); Ctrl-C is exit status 130.
 """
 
 from __future__ import annotations
@@ -12,30 +17,64 @@ import contextlib
 import dataclasses
 import os
 import sys
+import textwrap
+import time
 from collections.abc import Sequence
-from typing import IO
+from io import BytesIO
+from typing import IO, Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from .. import MODULE_VERIFIERS, __version__
+from .. import MODULE_VERIFIERS
 from ..diagnostics import (
     DevplanError,
     LocatedError,
     LocatingParser,
     register_source,
+    remarks_to,
     verify_located,
     with_deep_stack,
 )
-from ..passes.pipeline import build_pipeline
+from ..diagnostics.expected import check_diagnostics, expected_diagnostics, produced_diagnostics
+from ..diagnostics.progress import progress_to
+from ..passes.pipeline import build_pipeline, pass_option_fields
+from ..passes.registry import PASSES
+from .console import (
+    UnbrokenHelpFormatter,
+    add_feedback_arguments,
+    progress_sink,
+    report_interrupted,
+    version_line,
+)
+
+STDIN = "<stdin>"
+"""The input's name in diagnostics when it comes from stdin (as mlir-opt names it)."""
+
+
+class _PipelineOnce(argparse.Action):
+    """`-p`, `--passes` and `--pass-pipeline` name one pipeline: giving it twice is an
+    error rather than the last one silently winning."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, ""):
+            parser.error(f"{option_string}: the pass pipeline is already given; give it once")
+        setattr(namespace, self.dest, values)
 
 
 class DevplanOptMain(xDSLOptMain):
     """`xDSLOptMain` with source locations and located verification."""
 
-    version_format = f"devplan-opt {__version__} (xdsl {{xdsl_version}})"
+    version_format = version_line("devplan-opt")
     _line_offset: int = 0
 
     def __init__(self, args: Sequence[str] | None = None):
@@ -56,13 +95,22 @@ class DevplanOptMain(xDSLOptMain):
                 text = io.read().decode("utf-8")
             except UnicodeDecodeError as e:
                 raise DevplanError(f"error: {name}: {not_utf8(e)}") from None
-            if self.args.input_file is None and self._line_offset == 0:
-                register_source(name, text)
             parser = LocatingParser(self.ctx, text, name)
             parser.line_offset = self._line_offset
             return parser.parse_module(not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
+
+    def get_input_name(self) -> str:
+        return self.args.input_file or STDIN
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        if self.args.input_file is not None:
+            return super().get_input_stream()
+        # Read whole, so that diagnostics in any chunk can quote its lines.
+        data = sys.stdin.buffer.read()
+        register_source(STDIN, data.decode("utf-8", "replace"))
+        return BytesIO(data), "mlir"
 
     def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
         if self.args.input_file is not None:
@@ -86,34 +134,43 @@ class DevplanOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def setup_pipeline(self) -> None:
-        build_pipeline(self.args.passes, self.available_passes)  # clear errors first
-        super().setup_pipeline()
-        xdsl_callback = self.pipeline.callback
-        verify = not self.args.disable_verify
+        if self.args.input_file == "-":
+            self.args.input_file = None  # mlir-opt's name for stdin
         # The pipeline calls back before the first pass and after every pass (also when
-        # it is empty); verify there once, with locations, instead of xDSL's unlocated
-        # module.verify() (the flag is read only by xDSL's callback from here on).
-        self.args.disable_verify = True
+        # it is empty); verify there, with locations, instead of xDSL's unlocated
+        # module.verify(); what is reported about the run goes to stderr.
+        self.pipeline = build_pipeline(self.args.passes, self.available_passes, self._between)
+        self._pass_started = time.perf_counter()
 
-        def verify_then_continue(
-            previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
-        ) -> None:
-            if verify:
-                try:
-                    verify_located(module, MODULE_VERIFIERS)
-                except LocatedError as e:
-                    if previous is None:
-                        raise
-                    raise LocatedError(f"{e} (IR produced by pass '{previous.name}')") from e
-            if xdsl_callback is not None:
-                xdsl_callback(previous, module, following)
-
-        self.pipeline = dataclasses.replace(self.pipeline, callback=verify_then_continue)
+    def _between(
+        self, previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
+    ) -> None:
+        if previous is not None and self.args.time_passes:
+            elapsed = time.perf_counter() - self._pass_started
+            print(f"pass '{previous.name}' took {elapsed * 1e3:.3f} ms", file=sys.stderr)
+        if not self.args.disable_verify:
+            try:
+                verify_located(module, MODULE_VERIFIERS)
+            except LocatedError as e:
+                if previous is None:
+                    raise
+                raise LocatedError(f"{e} (IR produced by pass '{previous.name}')") from e
+        if previous is not None and following is not None and self.args.print_between_passes:
+            print(f"// -----// IR Dump After {previous.name} //----- //", file=sys.stderr)
+            Printer(
+                stream=sys.stderr,
+                print_generic_format=self.args.print_op_generic,
+                print_properties_as_attributes=self.args.print_no_properties,
+                print_debuginfo=self.args.print_debuginfo,
+            ).print_op(module)
+            print("\n", file=sys.stderr, flush=True)
+        self._pass_started = time.perf_counter()
 
     def run(self) -> None:
-        if not self.args.split_input_file or (
-            self.args.verify_diagnostics or self.args.parsing_diagnostics
-        ):
+        if self.args.list_passes:
+            print(list_passes(self.available_passes))
+            return
+        if self.args.shrink:
             super().run()
             return
         # As mlir-opt does: every chunk runs; a chunk's error is reported (stderr) and the
@@ -126,17 +183,11 @@ class DevplanOptMain(xDSLOptMain):
                 try:
                     if i > 0:
                         output.write("// -----\n")
-                    module = self.parse_chunk(chunk, file_extension, offset)
-                    if module is not None:
-                        self.apply_passes(module)
-                        output.write(self.output_resulting_program(module))
+                    if self.args.verify_diagnostics:
+                        failed |= not self._run_verifying(chunk, file_extension, offset, output)
+                    else:
+                        failed |= not self._run_chunk(chunk, file_extension, offset, output)
                     output.flush()
-                except (ParseError, DiagnosticException, DevplanError) as e:
-                    if isinstance(e, ParseError):
-                        e.span = dataclasses.replace(e.span, line_offset=offset)
-                    output.flush()
-                    print(user_error_text(e), file=sys.stderr)
-                    failed = True
                 finally:
                     chunk.close()
         finally:
@@ -145,11 +196,138 @@ class DevplanOptMain(xDSLOptMain):
         if failed:
             raise SystemExit(1)
 
+    def _run_chunk(self, chunk: IO[bytes], extension: str, offset: int, output: IO[str]) -> bool:
+        """Parse, transform and print one chunk; report its error; whether it succeeded."""
+        try:
+            module = self.parse_chunk(chunk, extension, offset)
+            if module is not None:
+                self.apply_passes(module)
+                output.write(self.output_resulting_program(module))
+            return True
+        except (ParseError, DiagnosticException, DevplanError) as e:
+            output.flush()
+            print(chunk_error_text(e, offset), file=sys.stderr)
+            # xDSL's --parsing-diagnostics: a parse error is reported, not a failure.
+            return isinstance(e, ParseError) and self.args.parsing_diagnostics
+
+    def _run_verifying(
+        self, chunk: IO[bytes], extension: str, offset: int, output: IO[str]
+    ) -> bool:
+        """`--verify-diagnostics` for one chunk: run it collecting every diagnostic, then
+        check them against the chunk's `expected-*` annotations; whether all matched."""
+        name = self.get_input_name()
+        text = chunk.read().decode("utf-8", "replace")
+        expected, failures = expected_diagnostics(name, text, offset)
+        reported: list[str] = []
+        with remarks_to(reported.append):
+            try:
+                module = self.parse_chunk(BytesIO(text.encode()), extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    output.write(self.output_resulting_program(module))
+            except (ParseError, DiagnosticException, DevplanError) as e:
+                reported.append(chunk_error_text(e, offset))
+        produced = [d for message in reported for d in produced_diagnostics(message)]
+        failures += check_diagnostics(name, expected, produced)
+        if failures:
+            output.flush()
+            print("\n".join(failures), file=sys.stderr)
+        return not failures
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        arg_parser.formatter_class = UnbrokenHelpFormatter
+        # xDSL's input, -t and -p are re-declared below, with help that fits devplan.
+        arg_parser._optionals.conflict_handler = "resolve"  # pyright: ignore[reportPrivateUsage]
+        for action in arg_parser._actions:  # pyright: ignore[reportPrivateUsage]
+            if action.dest == "input_file":
+                action.help = "the input (.mlir); '-' or none reads stdin"
+        arg_parser.add_argument(
+            "-t",
+            "--target",
+            default="mlir",
+            help=f"what to print: {', '.join(self.available_targets)} (default: mlir)",
+        )
+        arg_parser.add_argument(
+            "-p",
+            "--passes",
+            "--pass-pipeline",
+            dest="passes",
+            action=_PipelineOnce,
+            default="",
+            metavar="PIPELINE",
+            help="the passes to run: 'a,b{option=value}' (xdsl-opt) or "
+            "'builtin.module(a,b{option=value})' (mlir-opt); --list-passes lists them",
+        )
+        arg_parser.add_argument(
+            "--list-passes",
+            action="store_true",
+            help="list devplan's passes with their options, then xDSL's, and exit",
+        )
+        arg_parser.add_argument(
+            "--print-between-passes",
+            action="store_true",
+            help="print the IR after each pass but the last to stderr",
+        )
+        arg_parser.add_argument(
+            "--time-passes", action="store_true", help="print each pass's time to stderr"
+        )
+        arg_parser.add_argument(
+            "--verify-diagnostics",
+            action="store_true",
+            help="check the diagnostics against the input's 'expected-error@+1 {{text}}' "
+            "(-warning, -remark, -note) annotations, as mlir-opt does; exit 1 when one is "
+            "missing or unexpected",
+        )
+        arg_parser.add_argument(
+            "--parsing-diagnostics",
+            action="store_true",
+            help="report a parse error on stderr and exit 0 (xdsl-opt's option)",
+        )
+        add_feedback_arguments(arg_parser)
         arg_parser.add_argument(
             "--debug", action="store_true", help="show Python tracebacks for errors"
         )
+
+
+def list_passes(available: dict[str, Any]) -> str:
+    """devplan's passes, one block each (name, description, options), then xDSL's names."""
+    blocks: list[str] = []
+    for name, factory in PASSES.items():
+        pass_class = factory()
+        lines = [f"{name}: {summary(pass_class.__doc__)}"]
+        for option, type_, default in pass_option_fields(pass_class):
+            lines.append(f"  {option}: {type_} = {default}")
+        if len(lines) == 1:
+            lines.append("  (no options)")
+        blocks.append("\n".join(lines))
+    others = ", ".join(sorted(n for n in available if n not in PASSES))
+    blocks.append(
+        "xDSL's passes (options: see xdsl-opt):\n"
+        + textwrap.fill(
+            others,
+            88,
+            initial_indent="  ",
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+    )
+    return "\n\n".join(blocks)
+
+
+def summary(doc: str | None) -> str:
+    """The first paragraph of a docstring, on one line."""
+    if not doc:
+        return "(no description)"
+    return " ".join(doc.strip().split("\n\n", 1)[0].split())
+
+
+def chunk_error_text(error: BaseException, offset: int) -> str:
+    """The message of a chunk's error; a ParseError's lines counted from the file's start."""
+    if isinstance(error, ParseError):
+        error.span = dataclasses.replace(error.span, line_offset=offset)
+    return str(error)
 
 
 def not_utf8(error: UnicodeDecodeError) -> str:
@@ -201,7 +379,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
-        with_deep_stack(DevplanOptMain(args=args).run)()
+        tool = DevplanOptMain(args=args)
+        sink = progress_sink("devplan-opt", tool.args.quiet, tool.args.progress)
+        with progress_to(sink):
+            with_deep_stack(tool.run)()
+    except KeyboardInterrupt:
+        return report_interrupted("devplan-opt")
     except SystemExit as e:
         # argparse's usage errors exit with 2; they are user errors (1) here.
         return 1 if e.code == 2 else (e.code if isinstance(e.code, int) else 1)

@@ -1,12 +1,14 @@
 """`devplan-run`: run a devplan program and print its results (DESIGN §6).
 
 ```
-devplan-run FILE.mlir [--entry main] [--system sys.toml] [--pipeline PASSES]
+devplan-run [FILE.mlir|-] [-e|--entry main] [--system sys.toml] [-p|--pipeline PASSES]
                       [--arg FILE.npy|VALUE ...] [--args FILE.npy|VALUE ...]
                       [--random-args SEED] [--kernel-backend numpy|numba|numba-cuda] [--stats]
                       [--trace t.json] [--strict] [--debug] [--print-full]
-                      [--print-pipeline-ir]
+                      [--print-pipeline-ir] [--quiet|--progress] [--version]
 ```
+
+The program comes from FILE, or from stdin when FILE is `-` or missing.
 
 Arguments of the entry function come from `--arg` and `--args` (in order: a `.npy` file
 for a memref, a number or `true`/`false` for a scalar) and, for the ones not given, from
@@ -31,9 +33,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.utils.exceptions import ParseError
 
 from ..diagnostics import with_deep_stack
-from .opt import finish, quiet_broken_pipe
+from ..diagnostics.progress import progress_to
+from .console import (
+    UnbrokenHelpFormatter,
+    add_feedback_arguments,
+    progress_sink,
+    report_interrupted,
+    version_line,
+)
+from .opt import STDIN, finish, quiet_broken_pipe
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -51,6 +62,22 @@ class _ArgumentParser(argparse.ArgumentParser):
         sys.exit(1)
 
 
+class _PipelineOnce(argparse.Action):
+    """`-p`, `--pipeline` and `--pass-pipeline` name one pipeline: giving it twice is an
+    error rather than the last one silently winning."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None):
+            parser.error(f"{option_string}: the pass pipeline is already given; give it once")
+        setattr(namespace, self.dest, values)
+
+
 _NEGATIVE_NUMBER = re.compile(r"^-((\d+\.?\d*|\.\d+)(e[-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
 
 
@@ -59,9 +86,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="devplan-run",
         description="Run a devplan program (level 1 through default-pipeline, or level 2) "
         "on the devplan executor.",
+        formatter_class=UnbrokenHelpFormatter,
     )
-    p.add_argument("file", help="the program (.mlir)")
-    p.add_argument("--entry", default="main", help="function to run (default: main)")
+    p.add_argument("file", nargs="?", help="the program (.mlir); '-' or none reads stdin")
+    p.add_argument("-e", "--entry", default="main", help="function to run (default: main)")
     p.add_argument(
         "--system", help="system description (TOML); default: one CPU and two simulated GPUs"
     )
@@ -81,9 +109,14 @@ def _parser() -> argparse.ArgumentParser:
         help="several arguments at once (after those given by --arg)",
     )
     p.add_argument(
+        "-p",
         "--pipeline",
+        "--pass-pipeline",
+        dest="pipeline",
+        action=_PipelineOnce,
         metavar="PASSES",
-        help="an xdsl-opt pass pipeline to run on the program first (e.g. 'canonicalize')",
+        help="a pass pipeline to run on the program first: 'a,b{option=value}' (xdsl-opt) "
+        "or 'builtin.module(a,b{option=value})' (mlir-opt)",
     )
     p.add_argument(
         "--random-args",
@@ -108,6 +141,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the program that runs (a level-1 program after default-pipeline) first",
     )
+    add_feedback_arguments(p)
+    p.add_argument("--version", action="version", version=version_line("devplan-run"))
     return p
 
 
@@ -224,6 +259,26 @@ def _count_trailing_last(position: Sequence[Any], shape: Sequence[int]) -> int:
     return count
 
 
+def _parse_stdin() -> Any:
+    """The program on stdin, verified, its diagnostics naming `<stdin>`."""
+    from .. import MODULE_VERIFIERS, context
+    from ..diagnostics import (
+        DevplanError,
+        LocatingParser,
+        register_source,
+        verify_located,
+    )
+
+    text = sys.stdin.buffer.read().decode("utf-8", "replace")
+    register_source(STDIN, text)
+    try:
+        module = LocatingParser(context(), text, STDIN).parse_module()
+    except ParseError as e:
+        raise DevplanError(str(e)) from None
+    verify_located(module, MODULE_VERIFIERS)
+    return module
+
+
 def run(args: argparse.Namespace) -> int:
     from xdsl.dialects.builtin import BFloat16Type
 
@@ -232,7 +287,7 @@ def run(args: argparse.Namespace) -> int:
     from ..execution import compile_program, execute
     from ..runtime.executor import find_entry, random_inputs, signature, source_type
 
-    module = parse(Path(args.file))
+    module = parse(Path(args.file)) if args.file not in (None, "-") else _parse_stdin()
     if args.pipeline:
         apply(module, args.pipeline)
     elif any(op.name.startswith(("gpu.", "async.")) for op in module.walk()):
@@ -289,9 +344,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
     try:
-        return with_deep_stack(run)(args)
+        args = _parser().parse_args(argv)
+    except KeyboardInterrupt:
+        return report_interrupted("devplan-run")
+    try:
+        with progress_to(progress_sink("devplan-run", args.quiet, args.progress)):
+            return with_deep_stack(run)(args)
+    except KeyboardInterrupt:
+        return report_interrupted("devplan-run")
     except BrokenPipeError:
         return quiet_broken_pipe()
     except Exception as e:

@@ -12,6 +12,6 @@ func.func @f() {
   func.return
 }
 
-// PASS: {{^}}error: unknown pass 'no-such-pass'; `devplan-opt --help` lists every pass
+// PASS: {{^}}error: unknown pass 'no-such-pass'; `devplan-opt --list-passes` lists every pass
 // PASS-NOT: Traceback
 // MISSING: error: cannot read '{{.*}}devplan_opt_errors.mlir.missing': No such file or directory

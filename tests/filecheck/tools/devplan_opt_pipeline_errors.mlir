@@ -4,7 +4,7 @@
 // RUN: not devplan-opt %s -p 'classify-regions{explain=maybe}' 2>&1 | filecheck %s --check-prefix=TYPE
 // RUN: not devplan-opt %s -p 'classify-regions{explain=true' 2>&1 | filecheck %s --check-prefix=SYNTAX
 
-// PASS: error: unknown pass 'clasify-regions' (did you mean 'classify-regions'?); `devplan-opt --help` lists every pass
+// PASS: error: unknown pass 'clasify-regions' (did you mean 'classify-regions'?); `devplan-opt --list-passes` lists every pass
 // PASS-NOT: Traceback
 // OPTION: error: pass 'classify-regions' has no option 'explian' (did you mean 'explain'?); its options: explain
 // TYPE: error: pass 'classify-regions': option 'explain' expects bool, got 'maybe'

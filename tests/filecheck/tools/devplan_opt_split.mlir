@@ -1,5 +1,5 @@
 // Diagnostics in later chunks of --split-input-file keep the file's line numbers and quote the line.
-// RUN: devplan-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// RUN: devplan-opt %s --split-input-file --parsing-diagnostics 2>&1 | filecheck %s
 
 // CHECK: func.func @first
 func.func @first() {

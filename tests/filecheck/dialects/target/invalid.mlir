@@ -1,4 +1,4 @@
-// RUN: devplan-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// RUN: not devplan-opt %s --split-input-file 2>&1 | filecheck %s
 // RUN: not devplan-opt %s 2>&1 | filecheck %s --check-prefix=FIRST
 
 // Every error names the offending word and points at it (file:line:col and a caret).

@@ -1,4 +1,4 @@
-// RUN: devplan-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// RUN: not devplan-opt %s --split-input-file 2>&1 | filecheck %s
 
 // A #vdev.device field of the wrong kind names the field it expected.
 
