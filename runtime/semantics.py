@@ -900,13 +900,13 @@ def int_scalar(name: str) -> Any:
 
 
 @cache
-def int_ufunc(name: str) -> Any:
-    """A ufunc of the same compiled definition (NumPy backend); the binary arithmetic
-    ops have a loop per integer storage type, so arrays keep their dtype."""
+def int_ufunc(name: str, storage: str = "int64") -> Any:
+    """A ufunc of the same compiled definition (NumPy backend). A binary arithmetic op's
+    ufunc has one loop, over `storage` (int8 to int64), so arrays keep their dtype: each
+    loop costs a wrapper compile in every process, so only the types used are built."""
     definition, signature = _INT_DEFS[name]
     if name in INT_BINARY_DEFS:
-        types = ("int8", "int16", "int32", "int64")
-        return numba_cache.vectorize([f"{t}({t}, {t}, int64)" for t in types])(definition)
+        return numba_cache.vectorize([f"{storage}({storage}, {storage}, int64)"])(definition)
     return numba_cache.vectorize([signature])(definition)
 
 

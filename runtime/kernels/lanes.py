@@ -275,7 +275,8 @@ def integer(name: str, x: Value, y: Value, width: int) -> Value:
     if uniform:
         out = semantics.int_scalar(name)(a, b, width)
     else:
-        out = semantics.int_ufunc(name)(a, b, width, dtype=_SIGNED_FORM[width])
+        storage = _SIGNED_FORM[width]
+        out = semantics.int_ufunc(name, storage.name)(a, b, width, dtype=storage)
     return _from_signed_form(out, width, uniform)
 
 
