@@ -7,6 +7,7 @@ import argparse
 import sys
 import textwrap
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from ..diagnostics.progress import ProgressSink
 
@@ -62,3 +63,19 @@ def report_interrupted(tool: str) -> int:
     sys.stdout.flush()
     print(f"{tool}: interrupted", file=sys.stderr, flush=True)
     return INTERRUPTED
+
+
+class PipelineOnce(argparse.Action):
+    """The options naming a pass pipeline (`-p`, `--pass-pipeline`, ...) name one: giving
+    it twice is an error rather than the last one silently winning."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None):
+            parser.error(f"{option_string}: the pass pipeline is already given; give it once")
+        setattr(namespace, self.dest, values)

@@ -44,6 +44,7 @@ from ..diagnostics.progress import progress_to
 from ..passes.pipeline import build_pipeline, pass_option_fields
 from ..passes.registry import PASSES
 from .console import (
+    PipelineOnce,
     UnbrokenHelpFormatter,
     add_feedback_arguments,
     progress_sink,
@@ -53,22 +54,6 @@ from .console import (
 
 STDIN = "<stdin>"
 """The input's name in diagnostics when it comes from stdin (as mlir-opt names it)."""
-
-
-class _PipelineOnce(argparse.Action):
-    """`-p`, `--passes` and `--pass-pipeline` name one pipeline: giving it twice is an
-    error rather than the last one silently winning."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        if getattr(namespace, self.dest, ""):
-            parser.error(f"{option_string}: the pass pipeline is already given; give it once")
-        setattr(namespace, self.dest, values)
 
 
 class DevplanOptMain(xDSLOptMain):
@@ -253,7 +238,7 @@ class DevplanOptMain(xDSLOptMain):
             "--passes",
             "--pass-pipeline",
             dest="passes",
-            action=_PipelineOnce,
+            action=PipelineOnce,
             default="",
             metavar="PIPELINE",
             help="the passes to run: 'a,b{option=value}' (xdsl-opt) or "

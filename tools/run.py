@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import ParseError
 from ..diagnostics import with_deep_stack
 from ..diagnostics.progress import progress_to
 from .console import (
+    PipelineOnce,
     UnbrokenHelpFormatter,
     add_feedback_arguments,
     progress_sink,
@@ -60,22 +61,6 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"devplan-run: error: {message}", file=sys.stderr)
         sys.exit(1)
-
-
-class _PipelineOnce(argparse.Action):
-    """`-p`, `--pipeline` and `--pass-pipeline` name one pipeline: giving it twice is an
-    error rather than the last one silently winning."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        if getattr(namespace, self.dest, None):
-            parser.error(f"{option_string}: the pass pipeline is already given; give it once")
-        setattr(namespace, self.dest, values)
 
 
 _NEGATIVE_NUMBER = re.compile(r"^-((\d+\.?\d*|\.\d+)(e[-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
@@ -113,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
         "--pipeline",
         "--pass-pipeline",
         dest="pipeline",
-        action=_PipelineOnce,
+        action=PipelineOnce,
         metavar="PASSES",
         help="a pass pipeline to run on the program first: 'a,b{option=value}' (xdsl-opt) "
         "or 'builtin.module(a,b{option=value})' (mlir-opt)",
