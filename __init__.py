@@ -18,14 +18,12 @@ from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError
 
 from .diagnostics import (
     DevplanError,
     LocatingParser,
-    ModuleVerifier,
     check_argument,
     collect_remarks,
     register_source,
@@ -34,32 +32,15 @@ from .diagnostics import (
 )
 from .dialects.target import Target
 from .dialects.target_kinds import TargetError
-from .dialects.vdev import verify_placement_attributes
 from .dialects.virtual_device import VirtualDevice
 from .passes.pipeline import build_pipeline
+from .system.module_verifiers import MODULE_VERIFIERS
 
 if TYPE_CHECKING:
     from .execution import execute
 
     __version__: str
     """pyproject.toml's version of the installed package (read on first use)."""
-
-
-def _verify_system_attribute(module: Operation) -> None:
-    """The module verifier of `vdev.system`, which loads the system description (and the
-    device kinds it names) only when a module is verified, not on `import devplan`."""
-    from .system.description import verify_system_attribute
-
-    verify_system_attribute(module)
-
-
-MODULE_VERIFIERS: tuple[ModuleVerifier, ...] = (
-    verify_placement_attributes,
-    _verify_system_attribute,
-)
-"""The checks of a whole module that `parse`, `apply` and devplan-opt run after the op
-verifiers (`verify_located(module, MODULE_VERIFIERS)`): the vdev dialect's attributes,
-then a `vdev.system` given as TOML text."""
 
 
 def context() -> Context:

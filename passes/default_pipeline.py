@@ -21,8 +21,7 @@ from xdsl.passes import ModulePass
 
 from ..diagnostics import LocatedError, verify_located
 from ..diagnostics.progress import progress
-from ..dialects.vdev import verify_placement_attributes
-from ..system.description import verify_system_attribute
+from ..system.module_verifiers import MODULE_VERIFIERS
 from .classify_regions import ClassifyRegionsPass
 from .elide_copies import ElideCopiesPass
 from .lower_to_device import LowerToDevicePass
@@ -54,6 +53,6 @@ class DefaultPipelinePass(ModulePass):
             with progress(f"running pass '{step.name}'"):
                 step().apply(ctx, op)
             try:
-                verify_located(op, (verify_placement_attributes, verify_system_attribute))
+                verify_located(op, MODULE_VERIFIERS)
             except LocatedError as e:
                 raise LocatedError(f"{e} (IR produced by pass '{step.name}')") from e
