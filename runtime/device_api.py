@@ -832,8 +832,15 @@ class DeviceAPI(ABC):
         return memory.nbytes
 
     def _copy_bytes(self, src: Any, dst: Any) -> None:
-        """Copy between two byte arrays of equal length (storage or host arrays)."""
-        dst[...] = src
+        """Copy between two byte arrays of equal length (storage or host arrays). A side
+        that is not a NumPy array is another DeviceAPI's storage on a GPU (a numba.cuda
+        device array, as `cuda` keeps it), which copies itself."""
+        if isinstance(dst, np.ndarray) and isinstance(src, np.ndarray):
+            dst[...] = src
+        elif not isinstance(dst, np.ndarray):
+            dst.copy_to_device(src)
+        else:
+            src.copy_to_host(dst)
 
     def _bytes_of(self, memory: Memory, overwrite: bool = False) -> Any:
         if isinstance(memory, np.ndarray):

@@ -99,8 +99,9 @@ def test_every_example_kernel_and_scalar_op_compiles_to_ptx(
     kernels = example_kernels() + op_kernels()
     for func in kernels:
         gen = CudaSource(Kernel(func), cuda, simulated=False)
+        source = gen.generate()  # adds the functions it calls to the namespace
         namespace = dict(gen.namespace)
-        exec(compile(gen.generate(), f"<{func.sym_name.data}>", "exec"), namespace)
+        exec(compile(source, f"<{func.sym_name.data}>", "exec"), namespace)
         signature = (types.Array(types.int64, 1, "C"), *map(numba_type, func.param_types))
         ptx, _ = cuda.compile_ptx(namespace["kernel"].py_func, signature, cc=(8, 0))
         assert ".entry" in ptx
