@@ -1,0 +1,193 @@
+"""The `ray` DeviceAPI on a local two-raylet Ray cluster (`ray.cluster_utils.Cluster`).
+
+One cluster serves the whole file (`ray_cluster`, started once per test session: a Ray
+start costs 15-20 s here): a head node with the custom resource `n0` and a second raylet
+with `n1`, so that `examples/two_nodes.toml` puts `cuda:1` and `cpu:1` on another raylet
+and copies to them cross between two object stores. When the session ends the fixture
+stops the actors, Ray and both raylets, and checks that no process Ray started is left.
+
+Results of the ray system are compared bit for bit with the in-process run (the default
+system: the same device names, simulated and cpu APIs in this process), on every example
+and on a sample of the differential fuzzer's programs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+import pytest
+from hypothesis import HealthCheck, given, settings
+from support import EXAMPLES
+from support.level1_programs import Drawn, inputs_for, programs
+
+import devplan
+from devplan.runtime.device_api import Buffer
+from devplan.runtime.errors import DeviceLostError, HostAccessError
+from devplan.runtime.executor import random_inputs
+from devplan.runtime.ray_device import RayDeviceAPI, shutdown_actors
+from devplan.runtime.runtime import Runtime
+from devplan.system.description import System
+from devplan.system.devices import Device
+
+ray = pytest.importorskip("ray")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+TWO_NODES = EXAMPLES / "two_nodes.toml"
+SMALL_STORE = 80 * 2**20
+
+
+def _ray_processes(before: set[int]) -> list[psutil.Process]:
+    me = psutil.Process()
+    return [p for p in me.children(recursive=True) if p.pid not in before]
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[System]:
+    """A head raylet (`n0`) and a second raylet (`n1`), and the system that uses them."""
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 1,
+            "resources": {"n0": 1},
+            "object_store_memory": SMALL_STORE,
+            "include_dashboard": False,
+        },
+    )
+    try:
+        cluster.add_node(num_cpus=1, resources={"n1": 1}, object_store_memory=SMALL_STORE)
+        ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+        yield System.load(TWO_NODES)
+    finally:
+        shutdown_actors()
+        ray.shutdown()
+        cluster.shutdown()
+        deadline = time.monotonic() + 20
+        left = _ray_processes(before)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = [p for p in left if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        for p in left:
+            p.kill()
+        assert not left, f"Ray processes outlived the tests: {[p.cmdline()[:2] for p in left]}"
+
+
+def _run(source: str | Path, inputs: list[Any], system: System | None) -> list[np.ndarray]:
+    result = devplan.execute(devplan.parse(source), inputs, system=system,
+                             kernel_backend="numpy", strict=True)  # fmt: skip
+    return result.outputs
+
+
+def _same_bits(got: list[np.ndarray], want: list[np.ndarray]) -> None:
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert g.tobytes() == w.tobytes()
+
+
+EXAMPLE_FILES = sorted(p.name for p in EXAMPLES.glob("*.mlir") if p.name != "targets.mlir")
+
+
+def test_every_example_gives_the_in_process_bits_across_two_nodes(ray_cluster: System) -> None:
+    for name in EXAMPLE_FILES:
+        path = EXAMPLES / name
+        inputs = random_inputs(devplan.parse(path), seed=0)
+        _same_bits(_run(path, inputs, ray_cluster), _run(path, inputs, None))
+
+
+@settings(max_examples=6, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+@given(programs())
+def test_fuzz_programs_give_the_in_process_bits_across_two_nodes(
+    ray_cluster: System, drawn: Drawn
+) -> None:
+    inputs = inputs_for(devplan.parse(drawn.text), drawn)
+    _same_bits(_run(drawn.text, inputs, ray_cluster), _run(drawn.text, inputs, None))
+
+
+def test_report_shows_the_network_link_and_the_kernels_compile_once(ray_cluster: System) -> None:
+    text = (EXAMPLES / "mlp.mlir").read_text()
+    module = devplan.parse(text)
+    inputs = random_inputs(module, seed=0)
+    first = devplan.execute(devplan.parse(text), inputs, system=ray_cluster, kernel_backend="numpy")
+    runtime = Runtime.from_system(ray_cluster)
+    api = runtime.api("cuda:1")
+    assert isinstance(api, RayDeviceAPI)
+    compiled = ray.get(api._actor.handle.ping.remote())[1]  # pyright: ignore[reportPrivateUsage]
+    runtime.teardown()
+    second = devplan.execute(devplan.parse(text), inputs, system=ray_cluster, kernel_backend="numpy")
+    assert ray.get(api._actor.handle.ping.remote())[1] == compiled > 0  # pyright: ignore[reportPrivateUsage]
+    network = second.report.links["n0<->n1"]
+    assert network.copies > 0 and network.bytes > 0
+    assert second.report.model_seconds == first.report.model_seconds
+
+
+def test_host_access_to_a_ray_buffer_is_the_simulated_error(ray_cluster: System) -> None:
+    runtime = Runtime.from_system(ray_cluster)
+    local = Runtime.from_system(System.default())
+    messages: list[str] = []
+    for rt in (runtime, local):
+        api = rt.api("cuda:0")
+        buffer = api.alloc_data_space(Device("cuda", 0), (4,), "float32", label="%a")
+        with pytest.raises(HostAccessError) as caught:
+            api.host_view(buffer)
+        messages.append(str(caught.value))
+        api.free_data_space(Device("cuda", 0), buffer)
+    assert messages[0] == messages[1]
+    assert runtime.teardown() == [] and local.teardown() == []
+
+
+def test_device_to_device_copies_go_actor_to_actor(
+    ray_cluster: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = Runtime.from_system(ray_cluster)
+    data = np.arange(12, dtype=np.int32)
+    bufs: list[Buffer] = []
+    for name in ("cuda:0", "cuda:1"):
+        device = Device.parse(name)
+        bufs.append(runtime.api(name).alloc_data_space(device, (12,), "int32", label=name))
+    runtime.copy(data, bufs[0])
+
+    def through_the_driver(*args: object) -> None:
+        raise AssertionError("a device-to-device copy went through the driver")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RayDeviceAPI, "fetch", through_the_driver)
+        runtime.copy(bufs[0], bufs[1])
+    out = np.zeros(12, np.int32)
+    runtime.copy(bufs[1], out)
+    assert out.tolist() == data.tolist()
+    for b in bufs:
+        runtime.api(b.device).free_data_space(b.device, b)
+    assert runtime.teardown() == []
+
+
+def test_a_killed_actor_is_a_lost_device_naming_device_and_node(ray_cluster: System) -> None:
+    runtime = Runtime.from_system(ray_cluster)
+    near, far = runtime.api("cuda:0"), runtime.api("cuda:1")
+    assert isinstance(far, RayDeviceAPI)
+    a = near.alloc_data_space(Device("cuda", 0), (8,), "float32", label="%a")
+    b = far.alloc_data_space(Device("cuda", 1), (8,), "float32", label="%b")
+    stream = far.create_stream(Device("cuda", 1))
+    runtime.copy(np.ones(8, np.float32), a)
+    runtime.copy(a, b, stream=near.create_stream(Device("cuda", 0)))
+    ray.kill(far._actor.handle, no_restart=True)  # pyright: ignore[reportPrivateUsage]
+    started = time.monotonic()
+    with pytest.raises(DeviceLostError, match=r"device cuda:1 on node n1 is lost"):
+        runtime.synchronize()
+        far.stream_sync(Device("cuda", 1), stream)
+    with pytest.raises(DeviceLostError, match="cuda:1 on node n1"):
+        far.alloc_data_space(Device("cuda", 1), (8,), "float32", label="%c")
+    assert time.monotonic() - started < 30
+    near.free_data_space(Device("cuda", 0), a)
+    assert far.teardown() == []  # no leak reported for the lost device
+    assert near.teardown() == []
+    # The next runtime gets a new actor (none is restarted in place).
+    fresh = Runtime.from_system(ray_cluster).api("cuda:1")
+    assert isinstance(fresh, RayDeviceAPI) and fresh._actor is not far._actor  # pyright: ignore[reportPrivateUsage]
+    assert fresh.teardown() == []
