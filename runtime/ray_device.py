@@ -244,8 +244,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             self.attrs, host_scopes,
         )  # fmt: skip
         self.session = next(_sessions)
-        self._call("open")
-        self._settle()
+        self._call("open")  # not waited for: the actors of a runtime start side by side
 
     @property
     def where(self) -> str:

@@ -13,6 +13,7 @@ and on a sample of the differential fuzzer's programs.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,7 +91,15 @@ def _same_bits(got: list[np.ndarray], want: list[np.ndarray]) -> None:
         assert g.tobytes() == w.tobytes()
 
 
-EXAMPLE_FILES = sorted(p.name for p in EXAMPLES.glob("*.mlir") if p.name != "targets.mlir")
+SLOW_EXAMPLES = ("mlp.mlir", "mlp_three_devices.mlir", "smoothing.mlir", "targets.mlir")
+"""Not run here: the level-1 examples' pipelines take seconds (mlp.mlir is compared in the
+report's test); `DEVPLAN_RAY_ALL_EXAMPLES=1` runs them too. targets.mlir has no @main."""
+EXAMPLE_FILES = sorted(
+    p.name
+    for p in EXAMPLES.glob("*.mlir")
+    if p.name != "targets.mlir"
+    and (os.environ.get("DEVPLAN_RAY_ALL_EXAMPLES") or p.name not in SLOW_EXAMPLES)
+)
 
 
 def test_every_example_gives_the_in_process_bits_across_two_nodes(ray_cluster: System) -> None:
@@ -100,7 +109,7 @@ def test_every_example_gives_the_in_process_bits_across_two_nodes(ray_cluster: S
         _same_bits(_run(path, inputs, ray_cluster), _run(path, inputs, None))
 
 
-@settings(max_examples=6, derandomize=True, database=None, deadline=None,
+@settings(max_examples=3, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 @given(programs())
 def test_fuzz_programs_give_the_in_process_bits_across_two_nodes(
@@ -110,11 +119,12 @@ def test_fuzz_programs_give_the_in_process_bits_across_two_nodes(
     _same_bits(_run(drawn.text, inputs, ray_cluster), _run(drawn.text, inputs, None))
 
 
-def test_report_shows_the_network_link_and_the_kernels_compile_once(ray_cluster: System) -> None:
+def test_mlp_across_two_nodes_reports_the_network_and_compiles_once(ray_cluster: System) -> None:
     text = (EXAMPLES / "mlp.mlir").read_text()
     module = devplan.parse(text)
     inputs = random_inputs(module, seed=0)
     first = devplan.execute(devplan.parse(text), inputs, system=ray_cluster, kernel_backend="numpy")
+    _same_bits(first.outputs, _run(text, inputs, None))
     runtime = Runtime.from_system(ray_cluster)
     api = runtime.api("cuda:1")
     assert isinstance(api, RayDeviceAPI)
