@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -169,10 +169,13 @@ class DeviceActor:
             kernel = self.kernels[key] = compile_kernel(self._parse(text, name), backend)
             self.compiles += 1
         s = self.sessions[session]
-        values = [
-            s.buffers[a[1]] if isinstance(a, tuple) and a[0] == "buffer" else a  # pyright: ignore[reportUnknownMemberType]
-            for a in args
-        ]
+        values: list[object] = []
+        for a in args:
+            if isinstance(a, tuple):
+                ref = cast(tuple[str, int], a)
+                values.append(s.buffers[ref[1]])
+            else:
+                values.append(a)
 
         def body(views: list[Any]) -> None:
             with np.errstate(all="ignore"):

@@ -47,7 +47,7 @@ import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -198,7 +198,7 @@ class _RemoteBytes:
         self.api = api
         self.buffer = buffer
 
-    def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> np.ndarray:
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         data = self.api.fetch(self.buffer)
         return data if dtype is None else data.astype(dtype)
 
@@ -367,7 +367,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         """`AllocWorkspace`: a buffer of the actor's (the pool is the actor's allocator)."""
         self._check_device(device, "alloc_workspace")
         dt = np.dtype(dtype_hint if dtype_hint is not None else np.uint8)
-        if not isinstance(nbytes, int) or nbytes < 0 or nbytes % dt.itemsize:
+        if isinstance(nbytes, bool) or nbytes < 0 or nbytes % dt.itemsize:
             raise DeviceError(
                 f"alloc_workspace of {label} on {device}: {nbytes!r} bytes is not a whole, "
                 f"non-negative number of {dt} elements"
@@ -497,7 +497,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
 
 def _scalar(value: object) -> object:
     if isinstance(value, np.generic):
-        return value.item()
+        return cast(object, value.item())  # pyright: ignore[reportUnknownMemberType]
     if isinstance(value, np.ndarray):
         raise DeviceError("a kernel on a ray device cannot take a host array: copy it first")
     return value

@@ -43,8 +43,9 @@ nodes goes device -> the source node's host -> network -> the destination node's
 device: up to four hops, the network one over the `[[node_link]]` between the nodes
 (named `n0<->n1` in the report); a device that is its node's host skips its leg. Every
 kernel launch on a device away from the host's node also pays the node link's latency
-once (the actor call that starts it). Copies and launches within the host's node cost
-what they cost without nodes.
+once (the actor call that starts it). Two devices of one node without a direct link are
+staged through that node's host. Copies and launches within the host's node cost what
+they cost without nodes.
 """
 
 from __future__ import annotations
@@ -227,22 +228,25 @@ class CostModel:
         """The hops of a copy from `src` to `dst`: none apart from one on the same device."""
         if src == dst:
             return [Hop(src, dst, None)]
+        host = self.host
         network = self.network
         if network is not None:
             a, b = network.nodes.get(src), network.nodes.get(dst)
             if a is not None and b is not None and a != b:
                 return self._network_route(network, src, dst, a, b)
+            if a is not None:
+                host = network.node_hosts.get(a, host)  # staged through its node's host
         direct = self.link_between(src, dst)
         if direct is not None or self._connect_all:
             return [Hop(src, dst, direct)]
-        to_host = self.link_between(src, self.host)
-        from_host = self.link_between(self.host, dst)
-        if src != self.host and dst != self.host and to_host and from_host:
-            return [Hop(src, self.host, to_host), Hop(self.host, dst, from_host)]
+        to_host = self.link_between(src, host)
+        from_host = self.link_between(host, dst)
+        if src != host and dst != host and to_host and from_host:
+            return [Hop(src, host, to_host), Hop(host, dst, from_host)]
         known = ", ".join(sorted(link.name for link in self.links.values())) or "none"
         raise NoLinkError(
             f"cannot copy from {src} to {dst}: the system has no link between them and no "
-            f"route through the host {self.host} (links: {known}); add a [[link]] with "
+            f"route through the host {host} (links: {known}); add a [[link]] with "
             f'between = ["{src}", "{dst}"] to the system description'
         )
 

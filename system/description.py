@@ -461,9 +461,10 @@ class System:
     def host_visible(self, device_name: str, scope: str | None) -> bool:
         """Whether host code may touch memory in `device_name/scope` without a copy:
         any scope of a `cpu` device, any `host` scope, and anything that is one memory
-        area with one of those."""
+        area with one of those; never memory of a Ray actor (`api = "ray"`)."""
         return any(
-            self._by_name[name].type == "cpu" or s == HOST_SCOPE
+            (self._by_name[name].type == "cpu" or s == HOST_SCOPE)
+            and self._by_name[name].api != "ray"
             for name, s in self.memory_area(device_name, scope)
         )
 
@@ -474,7 +475,8 @@ class System:
         launched on `launch_device_name`.
 
         Never for kernel-private scopes (`shared`, `local`); always for the launch
-        device's own other scopes; for a `cpu` launch device, whatever is host-visible;
+        device's own other scopes; for a `cpu` launch device in this process (not `ray`),
+        whatever is host-visible;
         otherwise when the memory is one memory area with a non-private scope of the
         launch device.
         """
@@ -483,7 +485,9 @@ class System:
         if (scope or DEFAULT_SCOPE) in KERNEL_PRIVATE_SCOPES:
             return False
         if memory_device_name == launch.name or (
-            launch.type == "cpu" and self.host_visible(memory_device_name, scope)
+            launch.type == "cpu"
+            and launch.api != "ray"
+            and self.host_visible(memory_device_name, scope)
         ):
             return True
         return any(name == launch.name and s not in KERNEL_PRIVATE_SCOPES for name, s in area)
@@ -981,10 +985,18 @@ class _Reader:
                 "scopes: expected two or more scope references, "
                 'e.g. ["cpu:0/global", "cuda:0/host"]',
             )
-        return [
+        group = [
             self.scope_ref(f"{where}: scopes[{i}]", ref, devices)
             for i, ref in enumerate(cast(list[object], refs))
         ]
+        for i, (name, scope) in enumerate(group):
+            if devices[name].api == "ray":
+                raise self.error(
+                    f"{where}: scopes[{i}]",
+                    f'{name}/{scope} is memory of a Ray actor (api = "ray"), in another '
+                    "process: it is one memory area with no other device's memory",
+                )
+        return group
 
     def one_capacity(
         self, where: str, group: list[ScopeRef], devices: dict[str, DeviceSpec]

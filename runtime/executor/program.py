@@ -15,7 +15,7 @@ error unless the system makes that scope host-visible (a CPU device, a "host" sc
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -234,7 +234,7 @@ class Program:
 
 
 @contextmanager
-def _abandoned_on_fault(runtime: Any) -> Iterator[None]:
+def _abandoned_on_fault(runtime: Any) -> Generator[None]:
     """A run that fails abandons its runtime: remote devices free its memory."""
     try:
         yield

@@ -87,7 +87,8 @@ def _run(source: str | Path, inputs: list[Any], system: System | None) -> list[n
 def _same_bits(got: list[np.ndarray], want: list[np.ndarray]) -> None:
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
-        assert g.dtype == w.dtype and g.shape == w.shape
+        assert g.dtype == w.dtype
+        assert g.shape == w.shape
         assert g.tobytes() == w.tobytes()
 
 
@@ -130,10 +131,13 @@ def test_mlp_across_two_nodes_reports_the_network_and_compiles_once(ray_cluster:
     assert isinstance(api, RayDeviceAPI)
     compiled = ray.get(api._actor.handle.ping.remote())[1]  # pyright: ignore[reportPrivateUsage]
     runtime.teardown()
-    second = devplan.execute(devplan.parse(text), inputs, system=ray_cluster, kernel_backend="numpy")
+    second = devplan.execute(
+        devplan.parse(text), inputs, system=ray_cluster, kernel_backend="numpy"
+    )
     assert ray.get(api._actor.handle.ping.remote())[1] == compiled > 0  # pyright: ignore[reportPrivateUsage]
     network = second.report.links["n0<->n1"]
-    assert network.copies > 0 and network.bytes > 0
+    assert network.copies > 0
+    assert network.bytes > 0
     assert second.report.model_seconds == first.report.model_seconds
 
 
@@ -149,7 +153,8 @@ def test_host_access_to_a_ray_buffer_is_the_simulated_error(ray_cluster: System)
         messages.append(str(caught.value))
         api.free_data_space(Device("cuda", 0), buffer)
     assert messages[0] == messages[1]
-    assert runtime.teardown() == [] and local.teardown() == []
+    assert runtime.teardown() == []
+    assert local.teardown() == []
 
 
 def test_device_to_device_copies_go_actor_to_actor(
@@ -188,8 +193,8 @@ def test_a_killed_actor_is_a_lost_device_naming_device_and_node(ray_cluster: Sys
     runtime.copy(a, b, stream=near.create_stream(Device("cuda", 0)))
     ray.kill(far._actor.handle, no_restart=True)  # pyright: ignore[reportPrivateUsage]
     started = time.monotonic()
+    runtime.synchronize()  # submits the copy into the dead actor: nothing waits yet
     with pytest.raises(DeviceLostError, match=r"device cuda:1 on node n1 is lost"):
-        runtime.synchronize()
         far.stream_sync(Device("cuda", 1), stream)
     with pytest.raises(DeviceLostError, match="cuda:1 on node n1"):
         far.alloc_data_space(Device("cuda", 1), (8,), "float32", label="%c")
@@ -199,5 +204,6 @@ def test_a_killed_actor_is_a_lost_device_naming_device_and_node(ray_cluster: Sys
     assert near.teardown() == []
     # The next runtime gets a new actor (none is restarted in place).
     fresh = Runtime.from_system(ray_cluster).api("cuda:1")
-    assert isinstance(fresh, RayDeviceAPI) and fresh._actor is not far._actor  # pyright: ignore[reportPrivateUsage]
+    assert isinstance(fresh, RayDeviceAPI)
+    assert fresh._actor is not far._actor
     assert fresh.teardown() == []
