@@ -7,7 +7,8 @@ with its own checks: the actor is that API in another process. The driver's
 the actor what must happen to the bytes: allocate and free buffers (by the driver's
 buffer id), write and read them, copy between two of them, launch a kernel.
 
-Kernels travel as IR text: a `kernel.func` printed by the driver is parsed and compiled
+Kernels travel as IR text: a `kernel.func` printed by the driver (with its ops'
+locations, so faults name the program's lines) is parsed and compiled
 here once, kept by the SHA-256 of its text and backend (the driver sends the text only
 with the first launch of a kernel on this actor), and the Numba backend's disk cache
 (`DEVPLAN_CACHE_DIR`) serves actors on the same machine as it serves processes.
@@ -26,7 +27,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..diagnostics import DevplanError
+from ..diagnostics import DevplanError, register_source
 from ..diagnostics.parser import LocatingParser
 from ..dialects.kernel import KernelFuncOp
 from ..system.cost import CostModel
@@ -89,9 +90,9 @@ class DeviceActor:
 
     # -- sessions --------------------------------------------------------------------------
 
-    def ping(self) -> tuple[int, int]:
-        """The actor's process id and how many kernels it compiled."""
-        return os.getpid(), self.compiles
+    def ping(self) -> tuple[int, int, int]:
+        """The actor's process id, how many kernels it compiled, how many sessions are open."""
+        return os.getpid(), self.compiles, len(self.sessions)
 
     def open(self, session: int) -> None:
         host = Device("cpu", 0)
@@ -154,18 +155,23 @@ class DeviceActor:
         self,
         session: int,
         key: str,
-        text: str | None,
+        ir: tuple[str, tuple[str, str] | None] | None,
         backend: str,
         grid: tuple[int, int, int],
         block: tuple[int, int, int],
         args: list[object],
         name: str,
     ) -> None:
-        """Run a kernel; `args` are ("buffer", id) pairs for buffers and scalars."""
+        """Run a kernel; `args` are ("buffer", id) pairs for buffers and scalars. `ir` (the
+        kernel's text, with locations, and its source file's name and text) comes with the
+        first launch of a kernel only."""
         kernel = self.kernels.get(key)
         if kernel is None:
-            if text is None:
+            if ir is None:
                 raise DeviceError(f"kernel {name}: its IR was never sent to {self.device}")
+            text, source = ir
+            if source is not None:
+                register_source(*source)  # a fault quotes its line, as in the driver
             kernel = self.kernels[key] = compile_kernel(self._parse(text, name), backend)
             self.compiles += 1
         s = self.sessions[session]

@@ -18,7 +18,9 @@ which does not block) and keep the call's ObjectRef:
   the source's `read` ObjectRef, so the bytes go actor to actor, not through the driver,
   and Ray starts the write only once the read is done;
 * launch: `launch(kernel key, IR text the first time, backend, grid, block, args)`; the
-  kernel's IR (`KernelCall`: the executor's launch) is printed once per compiled kernel.
+  kernel's IR (`KernelCall`: the executor's launch) is printed once per compiled kernel,
+  with each op's location and the source file's text, so a fault in the actor reads as
+  the same fault in this process would.
 
 Order: an actor runs one submitter's calls in submission order, one at a time, without
 retries (`max_task_retries=0`), and the driver submits in the scheduler's happens-before
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import itertools
 import os
 import weakref
@@ -51,8 +54,9 @@ from typing import Any, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
+from xdsl.printer import Printer
 
-from ..diagnostics import DevplanError
+from ..diagnostics import DevplanError, location_of, registered_source
 from ..system.description import NodeSpec
 from ..system.devices import Device
 from .device_api import ALLOC_ALIGNMENT, Buffer, BufferKind, KernelArg
@@ -102,9 +106,27 @@ class _Actor:
 
 _POOL: dict[tuple[object, ...], _Actor] = {}
 _sessions = itertools.count(1)
-_kernel_texts: weakref.WeakKeyDictionary[CompiledKernel, tuple[str, str]] = (
-    weakref.WeakKeyDictionary()
-)
+_kernel_texts: weakref.WeakKeyDictionary[
+    CompiledKernel, tuple[str, str, tuple[str, str] | None]
+] = weakref.WeakKeyDictionary()
+"""Per compiled kernel: its key, IR text and source file (see `_kernel_ir`)."""
+
+
+def _kernel_ir(compiled: CompiledKernel) -> tuple[str, str, tuple[str, str] | None]:
+    """What an actor needs to compile `compiled` and place its faults as here: its key, its
+    `kernel.func` printed with each op's location, and the text of the file it came from
+    (so that a fault quotes the line)."""
+    func = compiled.kernel.func
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=True).print_op(func)
+    text = out.getvalue()
+    loc = location_of(func)
+    source: tuple[str, str] | None = None
+    if loc is not None:
+        name = loc.filename.data
+        found = registered_source(name)
+        source = (name, found) if found is not None else None
+    return kernel_key(text, compiled.backend), text, source
 
 
 def _connect(ray: Any) -> None:
@@ -448,9 +470,8 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             compiled = call.kernel
             known = _kernel_texts.get(compiled)
             if known is None:
-                text = str(compiled.kernel.func)
-                known = _kernel_texts[compiled] = (kernel_key(text, compiled.backend), text)
-            key, text = known
+                known = _kernel_texts[compiled] = _kernel_ir(compiled)
+            key, text, source = known
             sent = key in self._actor.sent
             self._actor.sent.add(key)
             values = [
@@ -458,7 +479,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
                 for v in views
             ]
             self._call(
-                "launch", key, None if sent else text, compiled.backend, call.grid,
+                "launch", key, None if sent else (text, source), compiled.backend, call.grid,
                 call.block, values, name, located=call.located,
             )  # fmt: skip
             if blocking:

@@ -14,6 +14,7 @@ and on a sample of the differential fuzzer's programs.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -207,3 +208,72 @@ def test_a_killed_actor_is_a_lost_device_naming_device_and_node(ray_cluster: Sys
     assert isinstance(fresh, RayDeviceAPI)
     assert fresh._actor is not far._actor
     assert fresh.teardown() == []
+
+
+def test_a_kernel_fault_on_a_ray_device_reads_as_in_process(ray_cluster: System) -> None:
+    path = EXAMPLES / "errors" / "shift.mlir"
+    inputs = random_inputs(devplan.parse(path), seed=0)
+    messages: list[str] = []
+    for system in (ray_cluster, None):
+        with pytest.raises(devplan.DevplanError) as caught:
+            _run(path, inputs, system)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert "out-of-bounds load" in messages[0]
+
+
+G0 = '#vdev.device<"cuda", 0, ?, "global">'
+G1 = '#vdev.device<"cuda", 1, ?, "global">'
+LOOP = f"""
+kernel.module @k target #target.target<"cuda"> {{
+  kernel.func @bump(%x: memref<1xf32>) {{
+    %c0 = arith.constant 0 : index
+    %one = arith.constant 1.0 : f32
+    %v = memref.load %x[%c0] : memref<1xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %x[%c0] : memref<1xf32>
+    kernel.return
+  }}
+}}
+func.func @main(%n: index) -> memref<1xf32> {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = memref.alloc() : memref<1xf32>
+  %far = device.alloc() : memref<1xf32, {G1}>
+  device.copy %h to %far : memref<1xf32> to memref<1xf32, {G1}>
+  %d = device.alloc() : memref<1xf32, {G0}>
+  device.copy %h to %d : memref<1xf32> to memref<1xf32, {G0}>
+  scf.for %i = %c0 to %n step %c1 {{
+    device.launch @k::@bump on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : memref<1xf32, {G0}>
+  }}
+  device.copy %d to %h : memref<1xf32, {G0}> to memref<1xf32>
+  device.free %d : memref<1xf32, {G0}>
+  device.free %far : memref<1xf32, {G1}>
+  func.return %h : memref<1xf32>
+}}
+"""  # noqa: E501
+"""Launches on cuda:0 (node n0) while a buffer of cuda:1 (node n1) is live."""
+
+
+def test_killing_an_actor_during_a_run_stops_the_run_at_the_op_that_needed_it(
+    ray_cluster: System,
+) -> None:
+    module = devplan.parse(LOOP)
+    assert _run(LOOP, [3], ray_cluster)[0].tolist() == [3.0]  # actors up, kernel compiled
+    runtime = Runtime.from_system(ray_cluster)
+    near, far = runtime.api("cuda:0"), runtime.api("cuda:1")
+    assert isinstance(near, RayDeviceAPI)
+    assert isinstance(far, RayDeviceAPI)
+    runtime.teardown()
+    killer = threading.Timer(1.0, lambda: ray.kill(near._actor.handle, no_restart=True))  # pyright: ignore[reportPrivateUsage]
+    killer.start()
+    started = time.monotonic()
+    with pytest.raises(devplan.DevplanError) as caught:  # placed at the op, as device errors are
+        devplan.execute(module, [10**6], system=ray_cluster, kernel_backend="numpy")
+    killer.join()
+    message = str(caught.value)
+    assert "device cuda:0 on node n0 is lost: its Ray actor died" in message
+    assert "device.launch" in message  # placed at the launch that waited for it
+    assert time.monotonic() - started < 60
+    # The run's buffer on cuda:1 was freed: its actor has no session open.
+    assert ray.get(far._actor.handle.ping.remote(), timeout=30)[2] == 0  # pyright: ignore[reportPrivateUsage]
