@@ -25,8 +25,11 @@ which does not block) and keep the call's ObjectRef:
 Order: an actor runs one submitter's calls in submission order, one at a time, without
 retries (`max_task_retries=0`), and the driver submits in the scheduler's happens-before
 order, so one stream's work stays in order and a cross-device dependency rides on the
-ObjectRef a copy passes. A blocking operation (no stream) and every stream sync waits for
-the device's calls so far (`_settle`); an async launch's fault is raised at the next wait.
+ObjectRef a copy passes. A launch does not wait for its actor, blocking or not: nothing in
+this process can see the difference, since host code reaches the device's memory only by
+copies, and a copy to the host, a blocking copy and a stream sync wait for the device's
+calls so far (`_settle`), as does every `MAX_INFLIGHT`-th call. A kernel's fault is
+raised at that wait, placed at its launch (`KernelCall.located`).
 
 Faults: every wait has a deadline (`DEVPLAN_RAY_TIMEOUT` seconds, default 120). An actor
 that died, or passed the deadline, makes the device lost: `DeviceLostError` naming the
@@ -66,6 +69,10 @@ from .ray_actor import ACTOR_APIS, DeviceActor, kernel_key
 from .scheduler import Scheduler
 from .simulated import SimulatedDeviceAPI
 from .streams import Stream, Token
+
+MAX_INFLIGHT = 1024
+"""Calls submitted and not yet waited for, per device, before the next one waits for them
+(a host loop of launches runs ahead of its device by at most this many)."""
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds any wait on an actor may take before its device is lost (`DEVPLAN_RAY_TIMEOUT`)."""
@@ -291,6 +298,8 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             raise DeviceLostError(str(self.lost))
         ref = getattr(self._actor.handle, method).remote(self.session, *args)
         self._inflight.append((ref, located))
+        if len(self._inflight) > MAX_INFLIGHT:
+            self._settle()
         return ref
 
     def _settle(self, extra: Sequence[Any] = ()) -> list[Any]:
@@ -464,7 +473,6 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         call = kernel
-        blocking = stream is None
 
         def remote(views: list[Any]) -> None:
             compiled = call.kernel
@@ -482,8 +490,6 @@ class RayDeviceAPI(SimulatedDeviceAPI):
                 "launch", key, None if sent else (text, source), compiled.backend, call.grid,
                 call.block, values, name, located=call.located,
             )  # fmt: skip
-            if blocking:
-                self._settle()
 
         return super().launch(
             device, remote, args, name=name, seconds=seconds, stream=stream,
