@@ -107,18 +107,24 @@ class Runtime:
             plan = _plans[system] = _RuntimePlan(system)
         scheduler = Scheduler(plan.cost_model, host=plan.host)
         apis: list[DeviceAPI] = []
-        for api_name, device, scopes, attrs, host_scopes, options in plan.devices:
-            factory = registry.get(api_name)
-            api = factory(
-                device=device,
-                scopes=dict(scopes),
-                attrs=dict(attrs),
-                host_scopes=list(host_scopes),
-                scheduler=scheduler,
-                **options,
-            )
-            api.api_name = api_name
-            apis.append(api)
+        try:
+            for api_name, device, scopes, attrs, host_scopes, options in plan.devices:
+                factory = registry.get(api_name)
+                api = factory(
+                    device=device,
+                    scopes=dict(scopes),
+                    attrs=dict(attrs),
+                    host_scopes=list(host_scopes),
+                    scheduler=scheduler,
+                    **options,
+                )
+                api.api_name = api_name
+                apis.append(api)
+        except BaseException:
+            for built in apis:  # a ray device built before the failure ends its session
+                if isinstance(built, RayDeviceAPI):
+                    built.abandon()
+            raise
         return cls(apis, scheduler)
 
     # -- devices ---------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from support.level1_programs import Drawn, inputs_for, programs
 
 import devplan
 from devplan.runtime.device_api import Buffer
-from devplan.runtime.errors import DeviceLostError, HostAccessError
+from devplan.runtime.errors import DeviceError, DeviceLostError, HostAccessError
 from devplan.runtime.executor import random_inputs
 from devplan.runtime.ray_device import RayDeviceAPI, shutdown_actors
 from devplan.runtime.runtime import Runtime
@@ -277,3 +277,17 @@ def test_killing_an_actor_during_a_run_stops_the_run_at_the_op_that_needed_it(
     assert time.monotonic() - started < 60
     # The run's buffer on cuda:1 was freed: its actor has no session open.
     assert ray.get(far._actor.handle.ping.remote(), timeout=30)[2] == 0  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_node_the_cluster_lacks_and_a_bad_deadline_are_clear_errors(
+    ray_cluster: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = System.from_text(TWO_NODES.read_text().replace('resource = "n1"', 'resource = "n7"'))
+    with pytest.raises(DeviceError, match=r"device cpu:1: no node of the Ray cluster has the "
+                       r"resource 'n7' that node n1 is found by; start that node's raylet with "
+                       r"ray start --resources='\{\"n7\": 1\}'"):  # fmt: skip
+        Runtime.from_system(missing)
+    monkeypatch.setenv("DEVPLAN_RAY_TIMEOUT", "soon")
+    with pytest.raises(DeviceError, match="DEVPLAN_RAY_TIMEOUT must be a positive number of "
+                       "seconds, got 'soon'"):  # fmt: skip
+        Runtime.from_system(ray_cluster)
