@@ -878,7 +878,6 @@ def fault_message(kind: int, op: str, width: int) -> str:
 def shift_message(op: str, width: int) -> str:
     return f"'arith.{op}' shifts an i{width} by a negative amount or by {width} bits or more"
 
-
 _INT_DEFS: dict[str, tuple[Callable[..., Any], str]] = {
     **{name: (fn, "int64(int64, int64, int64)") for name, fn in INT_BINARY_DEFS.items()},
     "int_fault": (_int_fault, "int64(int64, int64, int64, int64, int64)"),

@@ -121,7 +121,6 @@ CMPF_PREDICATES = (
     "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
 )  # fmt: skip
 
-
 def value_dtype(type_: Attribute) -> np.dtype[np.generic] | None:
     """The NumPy dtype of values of a scalar type in the NumPy backend: as `dtype_of`, but
     a bf16 value is an f32 (which holds every bf16 value exactly)."""

@@ -316,7 +316,8 @@ class CudaSource(NumbaOps):
         self.messages[site] = BARRIER_MESSAGE
         operands = op.operands[:1] if op.name == "scf.if" else op.operands[:3]
         values = [
-            f"(1 if {self.v(o)} else 0)" if int_width(o.type) == 1 else self.v(o) for o in operands
+            f"(1 if {self.v(o)} else 0)" if int_width(o.type) == 1 else self.v(o)
+            for o in operands
         ]
         self.emit("cuda.syncthreads()")  # every thread is done with `uni`'s last values
         self.emit("if lin == 0:")

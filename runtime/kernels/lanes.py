@@ -336,7 +336,9 @@ class Faults:
             raise self.kernel.error(site, message, block, thread)
 
 
-def checked(f: Faults, site: int, op: str, x: Value, y: Value, width: int, flags: int = 0) -> Value:
+def checked(
+    f: Faults, site: int, op: str, x: Value, y: Value, width: int, flags: int = 0
+) -> Value:
     """A binary integer op with undefined behaviour (a division, a shift, an op with
     `nsw`/`nuw` flags, `flags` as `semantics.flag_bits`): the first active lane for which
     `semantics`' `int_fault` finds some is a located error, else the op's result."""
