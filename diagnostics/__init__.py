@@ -27,6 +27,7 @@ from .errors import (
     location_of,
     op_text,
     register_source,
+    registered_source,
 )
 from .parser import LocatedParseError, LocatingParser, explicit_location, format_parse_error
 from .remarks import RemarkSink, collect_remarks, emit_remark, remarks_to
@@ -52,6 +53,7 @@ __all__ = [
     "location_of",
     "op_text",
     "register_source",
+    "registered_source",
     "remarks_to",
     "verify_located",
     "with_deep_stack",

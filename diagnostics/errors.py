@@ -38,6 +38,12 @@ def register_source(name: str, text: str) -> None:
     _sources[name] = text
 
 
+def registered_source(name: str) -> str | None:
+    """The text `register_source` remembered as `name` (None: none), for a process that
+    quotes it too (a Ray actor compiling a kernel parsed here)."""
+    return _sources.get(name)
+
+
 def _source_line(filename: str, line: int) -> str | None:
     text = _sources.get(filename)
     if text is None:

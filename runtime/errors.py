@@ -60,6 +60,11 @@ class UnknownDeviceAPIError(DeviceError):
     """No DeviceAPI registered under a name."""
 
 
+class DeviceLostError(DeviceError):
+    """A device that stopped answering (a Ray actor that died or passed its deadline): its
+    memory and pending work are gone; the message names the device and its node."""
+
+
 class StreamError(DeviceError):
     """A stream was used wrongly (freed, of another device, ...)."""
 
@@ -75,6 +80,7 @@ class PendingWriteError(DeviceError):
 __all__ = [
     "CopySizeError",
     "DeviceError",
+    "DeviceLostError",
     "DoubleFreeError",
     "HostAccessError",
     "Name",

@@ -4,7 +4,7 @@ A `DeviceAPIRegistry` maps names to factories, called as `factory(device=, scope
 attrs=, host_scopes=, scheduler=)`. Nothing is registered when a module is imported:
 `Runtime.from_system` builds the registry it looks names up in (`device_apis()`), by an
 explicit call that registers the built-in APIs (`register_builtin_device_apis`: `cpu`,
-`simulated`, `cuda`) and then those a user registered for the process
+`simulated`, `cuda`, `ray`) and then those a user registered for the process
 (`register_device_api`), which may replace built-in ones.
 """
 
@@ -16,6 +16,7 @@ from .cpu import CPUDeviceAPI
 from .cuda import CUDADeviceAPI
 from .device_api import DeviceAPI
 from .errors import DeviceError, UnknownDeviceAPIError
+from .ray_device import ray_device_api
 from .simulated import SimulatedDeviceAPI
 
 DeviceAPIFactory = Callable[..., DeviceAPI]
@@ -53,11 +54,13 @@ class DeviceAPIRegistry:
 
 
 def register_builtin_device_apis(registry: DeviceAPIRegistry) -> None:
-    """Register devplan's DeviceAPIs in `registry`: `cpu`, `simulated` and `cuda` (which
-    imports numba.cuda only when a device is built)."""
+    """Register devplan's DeviceAPIs in `registry`: `cpu`, `simulated`, `cuda` (which
+    imports numba.cuda only when a device is built) and `ray` (which imports Ray, the
+    `devplan[ray]` extra, only when a device is built)."""
     registry.register("cpu", CPUDeviceAPI)
     registry.register("simulated", SimulatedDeviceAPI)
     registry.register("cuda", CUDADeviceAPI)
+    registry.register("ray", ray_device_api)
 
 
 _user_apis: dict[str, DeviceAPIFactory] = {}

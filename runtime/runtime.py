@@ -31,6 +31,7 @@ from ..system.description import System, SystemDescriptionError
 from ..system.devices import Device, DeviceNameError
 from .device_api import Buffer, DeviceAPI, Memory, copy_performer
 from .errors import DeviceError
+from .ray_device import RayDeviceAPI
 from .registry import DeviceAPIRegistry, device_apis
 from .report import Report
 from .scheduler import Scheduler
@@ -52,9 +53,16 @@ class _RuntimePlan:
                 dict(spec.scopes),
                 spec.attrs,
                 [s for s in spec.scopes if system.host_visible(spec.name, s)],
+                (
+                    {"actor_api": spec.actor_api, "node": system.node_of(spec.name)}
+                    if spec.actor_api is not None
+                    else {}
+                ),
             )
             for spec in system.devices
         ]
+        """Per device: its api, Device, scopes, attributes, host-visible scopes, and what a
+        `ray` device's factory is given besides (its `actor_api` and node)."""
 
 
 def _check_api_names(system: System, registry: DeviceAPIRegistry) -> None:
@@ -99,17 +107,24 @@ class Runtime:
             plan = _plans[system] = _RuntimePlan(system)
         scheduler = Scheduler(plan.cost_model, host=plan.host)
         apis: list[DeviceAPI] = []
-        for api_name, device, scopes, attrs, host_scopes in plan.devices:
-            factory = registry.get(api_name)
-            api = factory(
-                device=device,
-                scopes=dict(scopes),
-                attrs=dict(attrs),
-                host_scopes=list(host_scopes),
-                scheduler=scheduler,
-            )
-            api.api_name = api_name
-            apis.append(api)
+        try:
+            for api_name, device, scopes, attrs, host_scopes, options in plan.devices:
+                factory = registry.get(api_name)
+                api = factory(
+                    device=device,
+                    scopes=dict(scopes),
+                    attrs=dict(attrs),
+                    host_scopes=list(host_scopes),
+                    scheduler=scheduler,
+                    **options,
+                )
+                api.api_name = api_name
+                apis.append(api)
+        except BaseException:
+            for built in apis:  # a ray device built before the failure ends its session
+                if isinstance(built, RayDeviceAPI):
+                    built.abandon()
+            raise
         return cls(apis, scheduler)
 
     # -- devices ---------------------------------------------------------------------------
@@ -193,6 +208,14 @@ class Runtime:
         leaks = [b for api in self.apis.values() for b in api.teardown()]
         self.torn_down = True
         return leaks
+
+    def abandon(self) -> None:
+        """After a fault: end the run's sessions on its ray devices (their actors free the
+        run's memory) without running what is still queued."""
+        for api in self.apis.values():
+            if isinstance(api, RayDeviceAPI):
+                api.abandon()
+        self.torn_down = True
 
     def report(self, wall_seconds: float | None = None) -> Report:
         """Statistics so far (see `Report`); wall time since the runtime was built by default."""

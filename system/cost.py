@@ -37,6 +37,15 @@ Copies. A copy of `bytes` from device `a` to device `b` crosses the system's dir
 `[[link]]` between them (`latency + bytes / bandwidth`); two devices without a direct
 link are routed through the host (two hops, their times added); a copy within a device
 is free; no route is a `NoLinkError`.
+
+Nodes (a system of several machines, `Network`). A copy between devices on two different
+nodes goes device -> the source node's host -> network -> the destination node's host ->
+device: up to four hops, the network one over the `[[node_link]]` between the nodes
+(named `n0<->n1` in the report); a device that is its node's host skips its leg. Every
+kernel launch on a device away from the host's node also pays the node link's latency
+once (the actor call that starts it). Two devices of one node without a direct link are
+staged through that node's host. Copies and launches within the host's node cost what
+they cost without nodes.
 """
 
 from __future__ import annotations
@@ -135,6 +144,19 @@ class Hop:
         return 0.0 if self.link is None else self.link.seconds(nbytes)
 
 
+@dataclass(frozen=True)
+class Network:
+    """The machines of a system: each device's node, each node's host memory (a cpu
+    device's name), the links between nodes (`LinkCost` with node names)."""
+
+    nodes: Mapping[str, str]
+    node_hosts: Mapping[str, str]
+    links: Sequence[LinkCost]
+
+    def link(self, a: str, b: str) -> LinkCost | None:
+        return next((k for k in self.links if {k.a, k.b} == {a, b}), None)
+
+
 class CostModel:
     """Kernel and copy times of one system (see the module docstring)."""
 
@@ -143,8 +165,18 @@ class CostModel:
         links: Iterable[LinkCost] = (),
         host: str = "cpu:0",
         devices: Mapping[str, Throughput] | None = None,
+        network: Network | None = None,
     ) -> None:
         self.host = host
+        self.network = network
+        self._call_latency: dict[str, float] = {}
+        """Per device away from the host's node: the latency of an actor call to it."""
+        if network is not None:
+            home = network.nodes.get(host)
+            for device, node in network.nodes.items():
+                link = network.link(home, node) if home is not None and node != home else None
+                if link is not None:
+                    self._call_latency[device] = link.latency
         self.links: dict[frozenset[str], LinkCost] = {}
         self.devices: dict[str, Throughput] = dict(devices or {})
         self._connect_all = False
@@ -166,8 +198,12 @@ class CostModel:
         return known if known is not None else default_throughput(device.split(":")[0])
 
     def kernel_seconds(self, device: str, flops: float, nbytes: float) -> float:
-        """Modelled time of one launch on `device` doing `flops` and moving `nbytes`."""
-        return self.throughput(device).seconds(flops, nbytes)
+        """Modelled time of one launch on `device` doing `flops` and moving `nbytes` (and
+        the actor call that starts it, on a device of another node)."""
+        seconds = self.throughput(device).seconds(flops, nbytes)
+        if self._call_latency:
+            seconds += self._call_latency.get(device, 0.0)
+        return seconds
 
     def copy_seconds(self, src: str, dst: str, nbytes: float) -> float:
         """Modelled time of copying `nbytes` from `src` to `dst` (its route's hops)."""
@@ -192,19 +228,57 @@ class CostModel:
         """The hops of a copy from `src` to `dst`: none apart from one on the same device."""
         if src == dst:
             return [Hop(src, dst, None)]
+        host = self.host
+        network = self.network
+        if network is not None:
+            a, b = network.nodes.get(src), network.nodes.get(dst)
+            if a is not None and b is not None and a != b:
+                return self._network_route(network, src, dst, a, b)
+            if a is not None:
+                host = network.node_hosts.get(a, host)  # staged through its node's host
         direct = self.link_between(src, dst)
         if direct is not None or self._connect_all:
             return [Hop(src, dst, direct)]
-        to_host = self.link_between(src, self.host)
-        from_host = self.link_between(self.host, dst)
-        if src != self.host and dst != self.host and to_host and from_host:
-            return [Hop(src, self.host, to_host), Hop(self.host, dst, from_host)]
+        to_host = self.link_between(src, host)
+        from_host = self.link_between(host, dst)
+        if src != host and dst != host and to_host and from_host:
+            return [Hop(src, host, to_host), Hop(host, dst, from_host)]
         known = ", ".join(sorted(link.name for link in self.links.values())) or "none"
         raise NoLinkError(
             f"cannot copy from {src} to {dst}: the system has no link between them and no "
-            f"route through the host {self.host} (links: {known}); add a [[link]] with "
+            f"route through the host {host} (links: {known}); add a [[link]] with "
             f'between = ["{src}", "{dst}"] to the system description'
         )
+
+    def _network_route(self, network: Network, src: str, dst: str, a: str, b: str) -> list[Hop]:
+        """device -> host of node `a` -> network -> host of node `b` -> device."""
+        link = network.link(a, b)
+        if link is None:
+            known = ", ".join(k.name for k in network.links) or "none"
+            raise NoLinkError(
+                f"cannot copy from {src} (node {a}) to {dst} (node {b}): the system has no "
+                f"[[node_link]] between nodes {a} and {b} (node links: {known}); add one with "
+                f'between = ["{a}", "{b}"]'
+            )
+        src_host, dst_host = network.node_hosts[a], network.node_hosts[b]
+        hops: list[Hop] = []
+        if src != src_host:
+            hops.extend(self._local_route(src, src_host))
+        hops.append(Hop(src_host, dst_host, link))
+        if dst != dst_host:
+            hops.extend(self._local_route(dst_host, dst))
+        return hops
+
+    def _local_route(self, src: str, dst: str) -> list[Hop]:
+        """A leg within one node: its direct link, else a `NoLinkError`."""
+        direct = self.link_between(src, dst)
+        if direct is None:
+            raise NoLinkError(
+                f"cannot copy from {src} to {dst}: a copy between nodes passes through each "
+                "node's host memory (its cpu device of lowest id), and the system has no "
+                f'link between them; add a [[link]] with between = ["{src}", "{dst}"]'
+            )
+        return [Hop(src, dst, direct)]
 
 
 # --- what a kernel does -------------------------------------------------------------------
@@ -333,6 +407,7 @@ __all__ = [
     "CostModel",
     "Hop",
     "LinkCost",
+    "Network",
     "NoLinkError",
     "Throughput",
     "Work",

@@ -25,6 +25,36 @@ bandwidth = "24 GB/s"
 latency = "10 us"
 ```
 
+More than one machine (devices with `api = "ray"`, each a Ray actor: `runtime/ray_device.py`):
+`[[node]]` entries name the machines and say how Ray finds each (a Ray custom `resource` its
+raylet was started with, or its `address`, the IP Ray knows it by; neither: anywhere), a
+device's `node` says where it lives (default: the first node), and `[[node_link]]` entries are
+the network between nodes:
+
+```toml
+[[node]]
+name = "n1"
+resource = "n1"                                # `ray start --resources='{"n1": 1}'`
+[[device]]
+type = "cuda"
+id = 1
+target = "nvidia/nvidia-a100"
+api = "ray"                                    # a Ray actor ...
+actor_api = "simulated"                        # ... running this DeviceAPI inside
+node = "n1"
+scopes = { global = "40 GiB" }
+[[node_link]]
+between = ["n0", "n1"]
+bandwidth = "12.5 GB/s"
+latency = "20 us"
+```
+
+Each node's host memory is its `cpu` device of lowest id (a node with devices needs one);
+the host device is on the first node it is declared on and runs in this process (not
+`ray`); a device on another node than the host's needs `api = "ray"`. `actor_api` (only
+with `api = "ray"`; default `cpu` for a cpu device, else `simulated`) is the DeviceAPI the
+actor runs. A description without `[[node]]` is one process, as before.
+
 Beyond those keys: an optional top-level `host = "cpu:0"` naming the device host code runs
 on (default: the `cpu` device with the lowest id), and `[[target_kind]]` entries that
 register user target kinds before the devices are read:
@@ -82,7 +112,7 @@ from ..dialects.target import Target, TargetAttr, register_target_kind
 from ..dialects.target_kinds import TargetError
 from ..dialects.vdev import SYSTEM_ATTR
 from ..dialects.virtual_device import DeviceAttr, VirtualDeviceError, ir_text
-from .cost import CostModel, LinkCost, Throughput, default_throughput
+from .cost import CostModel, LinkCost, Network, Throughput, default_throughput
 from .units import parse_bandwidth, parse_latency, parse_size
 
 
@@ -147,6 +177,10 @@ class DeviceSpec:
     """The entry's `memory_bandwidth` in bytes per second (None: the default)."""
     launch_latency: float | None = None
     """The entry's `launch_latency` in seconds (None: the default)."""
+    node: str | None = None
+    """The `[[node]]` it lives on (None: the system has no nodes, one process)."""
+    actor_api: str | None = None
+    """With `api = "ray"`: the DeviceAPI its actor runs inside (`cpu`, `simulated`, `cuda`)."""
 
     @property
     def throughput(self) -> Throughput:
@@ -218,6 +252,17 @@ class LinkSpec:
         return self.latency + nbytes / self.bandwidth
 
 
+@dataclass(frozen=True)
+class NodeSpec:
+    """One `[[node]]`: a machine of a Ray cluster, and how Ray finds it."""
+
+    name: str
+    address: str | None = None
+    """The node's IP address as Ray knows it (`ray.nodes()`' `NodeManagerAddress`)."""
+    resource: str | None = None
+    """A Ray custom resource only that node's raylet has."""
+
+
 ScopeRef = tuple[str, str]
 """`("cuda:0", "host")`: a memory scope of one device."""
 
@@ -232,6 +277,8 @@ class System:
         links: Iterable[LinkSpec],
         same_memory: Iterable[Iterable[ScopeRef]],
         host: str,
+        nodes: Iterable[NodeSpec] = (),
+        node_links: Iterable[LinkSpec] = (),
     ):
         self.name = name
         """Where it came from: a path, `<default system>`, or the name given."""
@@ -240,6 +287,10 @@ class System:
         self._by_name = {d.name: d for d in devices}
         self.host = self._by_name[host]
         """The device host code runs on."""
+        self.nodes = tuple(nodes)
+        """The `[[node]]` entries (none: every device in this process)."""
+        self.node_links = tuple(node_links)
+        """The `[[node_link]]` entries: `a` and `b` are node names."""
         self._area = _equivalence_classes(
             [(d.name, s) for d in devices for s in d.scopes], same_memory
         )
@@ -338,7 +389,27 @@ class System:
         """The one cost model (`cost.py`) of this system: its links and devices."""
         links = [LinkCost(k.a, k.b, k.bandwidth, k.latency) for k in self.links]
         devices = {spec.name: spec.throughput for spec in self.devices}
-        return CostModel(links, host=self.host.name, devices=devices)
+        if not self.nodes:
+            return CostModel(links, host=self.host.name, devices=devices)
+        network = Network(
+            nodes={d.name: d.node for d in self.devices if d.node is not None},
+            node_hosts=self.node_hosts(),
+            links=[LinkCost(k.a, k.b, k.bandwidth, k.latency) for k in self.node_links],
+        )
+        return CostModel(links, host=self.host.name, devices=devices, network=network)
+
+    def node_hosts(self) -> dict[str, str]:
+        """Each node's host memory, by node name: its `cpu` device of lowest id."""
+        hosts: dict[str, str] = {}
+        for spec in sorted(self.devices, key=lambda d: d.id):
+            if spec.type == "cpu" and spec.node is not None:
+                hosts.setdefault(spec.node, spec.name)
+        return hosts
+
+    def node_of(self, device_name: str) -> NodeSpec | None:
+        """The node `device_name` lives on (None in a system without nodes)."""
+        node = self.device_named(device_name).node
+        return next((n for n in self.nodes if n.name == node), None)
 
     def device_named(self, name: str) -> DeviceSpec:
         """The device called `name` (`"cuda:0"`); DevplanError naming the known ones."""
@@ -390,9 +461,10 @@ class System:
     def host_visible(self, device_name: str, scope: str | None) -> bool:
         """Whether host code may touch memory in `device_name/scope` without a copy:
         any scope of a `cpu` device, any `host` scope, and anything that is one memory
-        area with one of those."""
+        area with one of those; never memory of a Ray actor (`api = "ray"`)."""
         return any(
-            self._by_name[name].type == "cpu" or s == HOST_SCOPE
+            (self._by_name[name].type == "cpu" or s == HOST_SCOPE)
+            and self._by_name[name].api != "ray"
             for name, s in self.memory_area(device_name, scope)
         )
 
@@ -403,7 +475,8 @@ class System:
         launched on `launch_device_name`.
 
         Never for kernel-private scopes (`shared`, `local`); always for the launch
-        device's own other scopes; for a `cpu` launch device, whatever is host-visible;
+        device's own other scopes; for a `cpu` launch device in this process (not `ray`),
+        whatever is host-visible;
         otherwise when the memory is one memory area with a non-private scope of the
         launch device.
         """
@@ -412,7 +485,9 @@ class System:
         if (scope or DEFAULT_SCOPE) in KERNEL_PRIVATE_SCOPES:
             return False
         if memory_device_name == launch.name or (
-            launch.type == "cpu" and self.host_visible(memory_device_name, scope)
+            launch.type == "cpu"
+            and launch.api != "ray"
+            and self.host_visible(memory_device_name, scope)
         ):
             return True
         return any(name == launch.name and s not in KERNEL_PRIVATE_SCOPES for name, s in area)
@@ -453,7 +528,10 @@ _ATTRS_SIZING_SCOPES: Final = {
     "total_global_memory": DEFAULT_SCOPE,
 }
 """Device attributes that state the capacity of a scope."""
-_TOP_KEYS = ("device", "same_memory", "link", "host", "target_kind")
+_TOP_KEYS = ("device", "same_memory", "link", "host", "target_kind", "node", "node_link")
+_NODE_KEYS = ("name", "address", "resource")
+_ACTOR_APIS = ("cpu", "simulated", "cuda")
+"""What a `ray` device's actor may run inside (`actor_api`)."""
 _TARGET_KIND_KEYS = ("name", "device_type", "attrs", "keys", "host_capable")
 _DEVICE_KEYS = (
     "type",
@@ -465,6 +543,8 @@ _DEVICE_KEYS = (
     "peak_gflops",
     "memory_bandwidth",
     "launch_latency",
+    "node",
+    "actor_api",
 )
 _DEVICE_REQUIRED = ("type", "id", "target", "api", "scopes")
 _SAME_MEMORY_KEYS = ("scopes",)
@@ -506,10 +586,11 @@ class _Reader:
                 )
         for i, entry in enumerate(self.entries(table, "target_kind")):
             self.target_kind(f"target_kind[{i}]", entry)
+        nodes = self.nodes(table)
         devices: list[DeviceSpec] = []
         first_entry: dict[str, str] = {}
         for i, entry in enumerate(self.entries(table, "device")):
-            device = self.device(f"device[{i}]", entry)
+            device = self.device(f"device[{i}]", entry, [n.name for n in nodes])
             if device.name in first_entry:
                 raise self.error(
                     f"device[{i}]",
@@ -536,7 +617,111 @@ class _Reader:
                         f"duplicate link between {link.a} and {link.b} (already link[{j}])",
                     )
             links.append(link)
-        return System(self.name, devices, links, same_memory, self.host(table, devices))
+        host = self.host(table, devices)
+        node_links = self.node_links(table, nodes)
+        if nodes:
+            self.check_nodes(devices, host)
+        return System(self.name, devices, links, same_memory, host, nodes, node_links)
+
+    def nodes(self, table: dict[str, Any]) -> list[NodeSpec]:
+        nodes: list[NodeSpec] = []
+        for i, entry in enumerate(self.entries(table, "node")):
+            node = self.node(f"node[{i}]", entry)
+            for j, earlier in enumerate(nodes):
+                if earlier.name == node.name:
+                    raise self.error(
+                        f"node[{i}]", f"name: duplicate node '{node.name}' (already node[{j}])"
+                    )
+            nodes.append(node)
+        return nodes
+
+    def node_links(self, table: dict[str, Any], nodes: list[NodeSpec]) -> list[LinkSpec]:
+        node_links: list[LinkSpec] = []
+        for i, entry in enumerate(self.entries(table, "node_link")):
+            link = self.node_link(f"node_link[{i}]", entry, [n.name for n in nodes])
+            for j, earlier in enumerate(node_links):
+                if {earlier.a, earlier.b} == {link.a, link.b}:
+                    raise self.error(
+                        f"node_link[{i}]",
+                        f"duplicate link between nodes {link.a} and {link.b} "
+                        f"(already node_link[{j}])",
+                    )
+            node_links.append(link)
+        return node_links
+
+    def node(self, where: str, entry: dict[str, Any]) -> NodeSpec:
+        self.check_keys(where, entry, _NODE_KEYS, ("name",))
+        name = entry["name"]
+        if not isinstance(name, str) or not name:
+            raise self.error(where, f'name: expected a node name such as "n1", got {name!r}')
+        found: dict[str, str] = {}
+        for key in ("address", "resource"):
+            value = entry.get(key)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise self.error(where, f"{key}: expected a non-empty string, got {value!r}")
+            if value is not None:
+                found[key] = value
+        if len(found) > 1:
+            raise self.error(
+                where, "address and resource both given: Ray finds a node by one of them"
+            )
+        return NodeSpec(name, found.get("address"), found.get("resource"))
+
+    def node_link(self, where: str, entry: dict[str, Any], nodes: list[str]) -> LinkSpec:
+        self.check_keys(where, entry, _LINK_KEYS, _LINK_KEYS)
+        between = entry["between"]
+        if (
+            not isinstance(between, list)
+            or len(between) != 2  # pyright: ignore[reportUnknownArgumentType]
+            or not all(isinstance(n, str) for n in between)  # pyright: ignore[reportUnknownVariableType]
+        ):
+            raise self.error(
+                where, f'between: expected two node names, e.g. ["n0", "n1"], got {between!r}'
+            )
+        a, b = cast(list[str], between)
+        for i, name in enumerate((a, b)):
+            if name not in nodes:
+                known = ", ".join(nodes) or "none: declare [[node]] entries"
+                raise self.error(where, f"between[{i}]: unknown node '{name}' (nodes: {known})")
+        if a == b:
+            raise self.error(where, f"between: a link joins two different nodes, got {a} twice")
+        try:
+            bandwidth = parse_bandwidth(entry["bandwidth"])
+        except ValueError as e:
+            raise self.error(where, f"bandwidth: {e}") from None
+        try:
+            latency = parse_latency(entry["latency"])
+        except ValueError as e:
+            raise self.error(where, f"latency: {e}") from None
+        return LinkSpec(a, b, bandwidth, latency)
+
+    def check_nodes(self, devices: list[DeviceSpec], host: str) -> None:
+        """The host runs here (not `ray`); devices away from the host's node are `ray`
+        devices; every node with devices has a cpu device (its host memory)."""
+        index = {d.name: i for i, d in enumerate(devices)}
+        by_name = {d.name: d for d in devices}
+        host_spec = by_name[host]
+        if host_spec.api == "ray":
+            raise self.error(
+                f"device[{index[host]}]",
+                f"api: {host} is the host device, which runs in this process: it cannot be "
+                'api = "ray" (give it api = "cpu")',
+            )
+        with_cpu = {d.node for d in devices if d.type == "cpu"}
+        for i, spec in enumerate(devices):
+            if spec.node != host_spec.node and spec.api != "ray":
+                raise self.error(
+                    f"device[{i}]",
+                    f"node: {spec.name} is on node {spec.node}, not on the host's node "
+                    f'{host_spec.node}: a device on another machine needs api = "ray"',
+                )
+            if spec.node not in with_cpu:
+                raise self.error(
+                    f"device[{i}]",
+                    f"node: node {spec.node} has no cpu device: declare its cpu device (the "
+                    f"node's host memory, which copies to other nodes pass through) with a "
+                    f"[[link]] to {spec.name}",
+                )
 
     def host(self, table: dict[str, Any], devices: list[DeviceSpec]) -> str:
         cpus = sorted((d for d in devices if d.type == "cpu"), key=lambda d: d.id)
@@ -589,7 +774,7 @@ class _Reader:
         except TargetError as e:
             raise self.error(where, str(e)) from None
 
-    def device(self, where: str, entry: dict[str, Any]) -> DeviceSpec:
+    def device(self, where: str, entry: dict[str, Any], nodes: list[str]) -> DeviceSpec:
         self.check_keys(where, entry, _DEVICE_KEYS, _DEVICE_REQUIRED)
         type_name, device_id = entry["type"], entry["id"]
         if not isinstance(type_name, str):
@@ -620,9 +805,38 @@ class _Reader:
             self.scopes(where, entry["scopes"]),
             self.attrs(where, entry.get("attrs", {})),
             *self.throughput(where, entry),
+            *self.placement(where, entry, api, type_name, nodes),
         )
         self.attrs_agree_with_scopes(where, spec)
         return spec
+
+    def placement(
+        self, where: str, entry: dict[str, Any], api: str, type_name: str, nodes: list[str]
+    ) -> tuple[str | None, str | None]:
+        """The device's `node` (default: the first node) and `actor_api`."""
+        node = entry.get("node")
+        if node is not None:
+            if not isinstance(node, str):
+                raise self.error(where, f'node: expected a node name such as "n1", got {node!r}')
+            if node not in nodes:
+                known = ", ".join(nodes) if nodes else "none: declare [[node]] entries"
+                raise self.error(where, f"node: unknown node '{node}' (nodes: {known})")
+        elif nodes:
+            node = nodes[0]
+        actor_api = entry.get("actor_api")
+        if actor_api is not None and api != "ray":
+            raise self.error(
+                where, f'actor_api: only a device with api = "ray" runs an actor (api = "{api}")'
+            )
+        if api == "ray":
+            if actor_api is None:
+                actor_api = "cpu" if type_name == "cpu" else "simulated"
+            if actor_api not in _ACTOR_APIS:
+                raise self.error(
+                    where,
+                    f"actor_api: expected one of {', '.join(_ACTOR_APIS)}, got {actor_api!r}",
+                )
+        return node, actor_api
 
     def attrs_agree_with_scopes(self, where: str, spec: DeviceSpec) -> None:
         """An attribute that states a scope's size (from `attrs` or the target) must be
@@ -771,10 +985,18 @@ class _Reader:
                 "scopes: expected two or more scope references, "
                 'e.g. ["cpu:0/global", "cuda:0/host"]',
             )
-        return [
+        group = [
             self.scope_ref(f"{where}: scopes[{i}]", ref, devices)
             for i, ref in enumerate(cast(list[object], refs))
         ]
+        for i, (name, scope) in enumerate(group):
+            if devices[name].api == "ray":
+                raise self.error(
+                    f"{where}: scopes[{i}]",
+                    f'{name}/{scope} is memory of a Ray actor (api = "ray"), in another '
+                    "process: it is one memory area with no other device's memory",
+                )
+        return group
 
     def one_capacity(
         self, where: str, group: list[ScopeRef], devices: dict[str, DeviceSpec]
@@ -890,6 +1112,7 @@ __all__ = [
     "DeviceSpec",
     "LinkSpec",
     "ModuleSystemError",
+    "NodeSpec",
     "ScopeRef",
     "System",
     "SystemDescriptionError",

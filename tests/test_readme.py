@@ -50,6 +50,10 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("README.md", "devplan-run examples/reduction.mlir --random-args 0 --system gpu.toml"): (
         "needs an NVIDIA GPU and its system file"
     ),
+    ("README.md", "ray start --head --port=6399"): (
+        "starts a Ray cluster of two raylets (20 s and 700 MB here; tests/runtime/"
+        "test_ray_device.py runs the same across two raylets)"
+    ),
 }
 """The blocks marked `no-test`, by file and the start of their first line, and why."""
 

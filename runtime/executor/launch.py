@@ -34,8 +34,7 @@ from ...system.cost import WORK_ATTR, CostModel, kernel_work
 from ...system.devices import Device
 from ..device_api import Buffer, DeviceAPI
 from ..host.frame import Compiler, Frame, Step
-from ..kernels.launch import MAX_GRID, grid_beyond_limit
-from ..kernels.watchdog import StoppedError
+from ..kernels.launch import MAX_GRID, KernelCall, grid_beyond_limit
 from .messages import place_of, placed_at
 from .state import Execution, device_of, memref_type_of
 
@@ -276,16 +275,7 @@ class LaunchSite:
         self.key = _NO_KEY
         if ex.freed_host:
             _check_not_freed(ex, op, values)
-
-        def body(views: list[Any]) -> None:
-            try:
-                # The run holds np.errstate(all="ignore") until its teardown, the last
-                # moment a kernel can run, so the kernel need not enter it again.
-                kernel.launch(g, b, views)
-            except StoppedError:
-                raise  # not a fault of its own: the scheduler reports the one that was
-            except DevplanError as e:
-                raise located(e) from None
+        body = KernelCall(kernel, g, b, located)
 
         api = self.api
         immediate = self.stream is None and not self.scheduler.queued

@@ -15,7 +15,8 @@ error unless the system makes that scope host-visible (a CPU device, a "host" sc
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,7 +211,7 @@ class Program:
         began = time.perf_counter()
         # Kernels run under this error state (IEEE results are values, not warnings);
         # the teardown is inside it too, since it runs what async work is still queued.
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), _abandoned_on_fault(runtime):
             args, owned = bind_inputs(ex, function, inputs, self.entry_facts(function))
             results = compiled(ex, args)
             outputs, returned = collect_outputs(ex, function, results)
@@ -230,6 +231,16 @@ class Program:
                 f"(never freed): {listed}"
             )
         return ExecutionResult(outputs, report, leaks)
+
+
+@contextmanager
+def _abandoned_on_fault(runtime: Any) -> Generator[None]:
+    """A run that fails abandons its runtime: remote devices free its memory."""
+    try:
+        yield
+    except BaseException:
+        runtime.abandon()  # (a `Runtime`: imported where runs start, as `run` does)
+        raise
 
 
 def _global_data(op: memref.GlobalOp) -> np.ndarray[Any, Any]:

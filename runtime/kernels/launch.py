@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import BFloat16Type, MemRefType
 from ...diagnostics import DevplanError
 from ..semantics import bf16_value
 from .common import Kernel, dtype_of, int_width, is_float
+from .watchdog import StoppedError
 
 ArgValue = np.ndarray[Any, Any] | int | float | bool
 
@@ -118,6 +119,38 @@ class CompiledKernel:
             else:
                 return args
         return _check_args(self.kernel, args, on_gpu=self.backend == "numba-cuda")
+
+
+class KernelCall:
+    """One launch of a compiled kernel: called with the arguments as the kernel sees them
+    (views of device memory), it runs `kernel` over `grid` and `block`, a fault placed by
+    `located`. The executor hands one to `DeviceAPI.launch`; a DeviceAPI whose kernels run
+    in another process (`ray_device.py`) sends its kernel's IR, grid and block there
+    instead of calling it."""
+
+    __slots__ = ("block", "grid", "kernel", "located")
+
+    def __init__(
+        self,
+        kernel: CompiledKernel,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        located: Callable[[DevplanError], DevplanError],
+    ) -> None:
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+        self.located = located
+
+    def __call__(self, views: list[Any]) -> None:
+        try:
+            # The run holds np.errstate(all="ignore") until its teardown, the last
+            # moment a kernel can run, so the kernel need not enter it again.
+            self.kernel.launch(self.grid, self.block, views)
+        except StoppedError:
+            raise  # not a fault of its own: the scheduler reports the one that was
+        except DevplanError as e:
+            raise self.located(e) from None
 
 
 def _fast_check(type_: Any) -> tuple[np.dtype[Any], int] | None:

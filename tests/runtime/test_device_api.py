@@ -514,7 +514,7 @@ def test_a_new_registry_is_empty_until_the_builtin_apis_are_registered() -> None
     register_builtin_device_apis(registry)
     assert registry.get("cpu") is CPUDeviceAPI
     assert registry.get("simulated") is SimulatedDeviceAPI
-    assert registry.names() == ["cpu", "cuda", "simulated"]
+    assert registry.names() == ["cpu", "cuda", "ray", "simulated"]
 
 
 def test_builtin_apis_are_known_to_every_runtime() -> None:

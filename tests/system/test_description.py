@@ -167,7 +167,7 @@ def test_default_description_text_is_a_loadable_file(tmp_path: Path) -> None:
 def test_unknown_device_key() -> None:
     assert error_of(CPU + GPU.replace("scopes =", "scops =")) == (
         "sys.toml: device[1]: unknown key 'scops' (valid: type, id, target, api, scopes, attrs, "
-        "peak_gflops, memory_bandwidth, launch_latency)"
+        "peak_gflops, memory_bandwidth, launch_latency, node, actor_api)"
     )
 
 
@@ -333,7 +333,7 @@ def test_device_id_must_be_an_integer_0_or_more(bad: str) -> None:
 def test_unknown_top_level_key() -> None:
     assert error_of(CPU + '\n[[devices]]\ntype = "cpu"\n') == (
         "sys.toml: unknown top-level key 'devices' "
-        "(valid: device, same_memory, link, host, target_kind)"
+        "(valid: device, same_memory, link, host, target_kind, node, node_link)"
     )
 
 
@@ -613,7 +613,7 @@ def test_module_system_errors_are_placed_at_the_module(tmp_path: Path) -> None:
     assert str(info.value).splitlines()[0] == (
         f"{source}:1:1: error: vdev.system: device[0]: unknown key 'scops' "
         "(valid: type, id, target, api, scopes, attrs, peak_gflops, memory_bandwidth, "
-        "launch_latency)"
+        "launch_latency, node, actor_api)"
     )
 
 

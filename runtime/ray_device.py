@@ -1,0 +1,539 @@
+"""The `ray` DeviceAPI: a device that is a Ray actor, on this machine or another node.
+
+TVM's RPC devices on an existing engine: the driver (this process) keeps what every
+DeviceAPI keeps — buffer handles, scope statistics, streams and the scheduler's timeline —
+and a `DeviceActor` (`ray_actor.py`) owns the bytes and the compiled kernels, running the
+DeviceAPI the system names as the device's `actor_api` inside. Host code cannot touch a
+ray device's memory (`host_can_access` is false: the same `HostAccessError` as for a
+simulated device); it reaches it through copies.
+
+How each operation travels. The driver's scheduler decides *when* an operation happens,
+as for every DeviceAPI; what its effect does here is submit one actor call (`.remote`,
+which does not block) and keep the call's ObjectRef:
+
+* alloc/free: `alloc`/`free` calls by the driver's buffer id;
+* host -> device: `write(id, bytes)` (Ray serialises the bytes when the call is made);
+* device -> host: `read(id)`, waited for (the host needs the bytes);
+* device -> device of one actor: `copy`; of two actors: the destination's `write` takes
+  the source's `read` ObjectRef, so the bytes go actor to actor, not through the driver,
+  and Ray starts the write only once the read is done;
+* launch: `launch(kernel key, IR text the first time, backend, grid, block, args)`; the
+  kernel's IR (`KernelCall`: the executor's launch) is printed once per compiled kernel,
+  with each op's location and the source file's text, so a fault in the actor reads as
+  the same fault in this process would.
+
+Order: an actor runs one submitter's calls in submission order, one at a time, without
+retries (`max_task_retries=0`), and the driver submits in the scheduler's happens-before
+order, so one stream's work stays in order and a cross-device dependency rides on the
+ObjectRef a copy passes. A launch does not wait for its actor, blocking or not: nothing in
+this process can see the difference, since host code reaches the device's memory only by
+copies, and a copy to the host, a blocking copy and a stream sync wait for the device's
+calls so far (`_settle`), as does every `MAX_INFLIGHT`-th call. A kernel's fault is
+raised at that wait, placed at its launch (`KernelCall.located`).
+
+Faults: every wait has a deadline (`DEVPLAN_RAY_TIMEOUT` seconds, default 120). An actor
+that died, or passed the deadline, makes the device lost: `DeviceLostError` naming the
+device and its node at the operation that waited; every later operation on it raises the
+same; its buffers are not reported as leaks. Actors are created with `max_restarts=0`: a
+restarted actor would have lost the memory its buffers name, so none is restarted.
+
+Actors outlive a run: one per device description in the process (`_POOL`), reused by the
+next runtime (a new session on the actor, its compiled kernels kept);
+`shutdown_actors()` ends them. When Ray is not running, the first ray device connects to
+`$RAY_ADDRESS`, or starts a small local Ray (stopped when the process exits).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import itertools
+import os
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+from numpy.typing import DTypeLike
+from xdsl.printer import Printer
+
+from ..diagnostics import DevplanError, location_of, registered_source
+from ..system.description import NodeSpec
+from ..system.devices import Device
+from .device_api import ALLOC_ALIGNMENT, Buffer, BufferKind, KernelArg
+from .errors import DeviceError, DeviceLostError
+from .kernels.launch import CompiledKernel, KernelCall
+from .ray_actor import ACTOR_APIS, DeviceActor, kernel_key
+from .scheduler import Scheduler
+from .simulated import SimulatedDeviceAPI
+from .streams import Stream, Token
+
+MAX_INFLIGHT = 1024
+"""Calls submitted and not yet waited for, per device, before the next one waits for them
+(a host loop of launches runs ahead of its device by at most this many)."""
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds any wait on an actor may take before its device is lost (`DEVPLAN_RAY_TIMEOUT`)."""
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise DeviceError(
+            'a device with api = "ray" needs Ray, which is not installed: '
+            "pip install 'devplan[ray]'"
+        ) from None
+    return ray
+
+
+def timeout_seconds() -> float:
+    text = os.environ.get("DEVPLAN_RAY_TIMEOUT")
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise DeviceError(f"DEVPLAN_RAY_TIMEOUT must be a positive number of seconds, got {text!r}")
+    return value
+
+
+@dataclass
+class _Actor:
+    """A live actor of the pool: its handle and the kernels sent to it."""
+
+    handle: Any
+    job: str
+    sent: set[str] = field(default_factory=set[str])
+
+
+_POOL: dict[tuple[object, ...], _Actor] = {}
+_sessions = itertools.count(1)
+_kernel_texts: weakref.WeakKeyDictionary[
+    CompiledKernel, tuple[str, str, tuple[str, str] | None]
+] = weakref.WeakKeyDictionary()
+"""Per compiled kernel: its key, IR text and source file (see `_kernel_ir`)."""
+
+
+def _kernel_ir(compiled: CompiledKernel) -> tuple[str, str, tuple[str, str] | None]:
+    """What an actor needs to compile `compiled` and place its faults as here: its key, its
+    `kernel.func` printed with each op's location, and the text of the file it came from
+    (so that a fault quotes the line)."""
+    func = compiled.kernel.func
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=True).print_op(func)
+    text = out.getvalue()
+    loc = location_of(func)
+    source: tuple[str, str] | None = None
+    if loc is not None:
+        name = loc.filename.data
+        found = registered_source(name)
+        source = (name, found) if found is not None else None
+    return kernel_key(text, compiled.backend), text, source
+
+
+def _connect(ray: Any) -> None:
+    if ray.is_initialized():
+        return
+    address = os.environ.get("RAY_ADDRESS")
+    if address:
+        ray.init(address=address, log_to_driver=False)
+        return
+    ray.init(
+        num_cpus=min(os.cpu_count() or 1, 4),
+        object_store_memory=256 * 2**20,
+        include_dashboard=False,
+        log_to_driver=False,
+    )
+    atexit.register(ray.shutdown)
+
+
+def _placement(ray: Any, device: Device, node: NodeSpec | None) -> dict[str, Any]:
+    """The actor options that put it on `node`; a clear error when no node matches."""
+    if node is None or (node.resource is None and node.address is None):
+        return {}
+    if node.resource is not None:
+        if node.resource not in ray.cluster_resources():
+            raise DeviceError(
+                f"device {device}: no node of the Ray cluster has the resource "
+                f"'{node.resource}' that node {node.name} is found by; start that node's "
+                f"raylet with ray start --resources='{{\"{node.resource}\": 1}}'"
+            )
+        return {"resources": {node.resource: 0.001}}
+    alive = [n for n in ray.nodes() if n.get("Alive")]
+    for n in alive:
+        if n.get("NodeManagerAddress") == node.address:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            return {"scheduling_strategy": NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)}
+    known = ", ".join(sorted({str(n.get("NodeManagerAddress")) for n in alive}))
+    raise DeviceError(
+        f"device {device}: no node of the Ray cluster has address {node.address} "
+        f"(node {node.name}); the cluster's nodes: {known}"
+    )
+
+
+def _actor_for(
+    device: Device,
+    actor_api: str,
+    node: NodeSpec | None,
+    scopes: Mapping[str, int | None],
+    attrs: Mapping[str, object],
+    host_scopes: Iterable[str],
+) -> _Actor:
+    ray = _ray()
+    _connect(ray)
+    job = ray.get_runtime_context().get_job_id()
+    key = (
+        str(device), actor_api, node,
+        tuple(sorted(scopes.items())), repr(sorted(attrs.items())), tuple(sorted(host_scopes)),
+    )  # fmt: skip
+    found = _POOL.get(key)
+    if found is not None and found.job == job:
+        return found
+    options: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0}
+    options.update(_placement(ray, device, node))
+    handle = (
+        ray.remote(DeviceActor)
+        .options(**options)
+        .remote(actor_api, device, dict(scopes), dict(attrs), list(host_scopes))
+    )
+    actor = _Actor(handle, job)
+    _POOL[key] = actor
+    return actor
+
+
+def shutdown_actors() -> None:
+    """End every device actor this process made (the next ray device makes new ones)."""
+    ray = _ray()
+    for actor in _POOL.values():
+        if ray.is_initialized():
+            ray.kill(actor.handle, no_restart=True)
+    _POOL.clear()
+
+
+class _RemoteBytes:
+    """What a ray device's buffer is to the DeviceAPI machinery: its bytes are in the
+    actor. Converting it to an array reads them (a copy to the host by another DeviceAPI);
+    assigning to `[...]` writes them (a copy from the host)."""
+
+    __slots__ = ("api", "buffer")
+
+    def __init__(self, api: RayDeviceAPI, buffer: Buffer) -> None:
+        self.api = api
+        self.buffer = buffer
+
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
+        data = self.api.fetch(self.buffer)
+        return data if dtype is None else data.astype(dtype)
+
+    def __setitem__(self, key: object, value: object) -> None:
+        if key is not Ellipsis:
+            raise DeviceError(f"{self.buffer}: only whole-buffer copies reach a ray device")
+        if isinstance(value, _RemoteBytes):
+            self.api.copy_between(value, self)
+        else:
+            self.api.store(self.buffer, np.asarray(value))
+
+
+class RayDeviceAPI(SimulatedDeviceAPI):
+    """A device whose memory and kernels are in a Ray actor (see the module docstring).
+    Attributes and capacities are the system's, as for a simulated device."""
+
+    api_name = "ray"
+
+    def __init__(
+        self,
+        device: Device,
+        scopes: Mapping[str, int | None] | None = None,
+        attrs: Mapping[str, object] | None = None,
+        scheduler: Scheduler | None = None,
+        host_scopes: Iterable[str] = (),
+        *,
+        actor_api: str = "simulated",
+        node: NodeSpec | None = None,
+    ) -> None:
+        super().__init__(device, scopes, attrs, scheduler, ())
+        if actor_api not in ACTOR_APIS:
+            raise DeviceError(
+                f"device {device}: actor_api '{actor_api}' is none of {', '.join(ACTOR_APIS)}"
+            )
+        self.actor_api = actor_api
+        self.node = node
+        self.kernel_backends = ACTOR_APIS[actor_api].kernel_backends
+        self.timeout = timeout_seconds()
+        self.lost: DeviceLostError | None = None
+        self._inflight: list[tuple[Any, Callable[[DevplanError], DevplanError] | None]] = []
+        self._actor = _actor_for(
+            device, actor_api, node, {k: v.capacity for k, v in self.scopes.items()},
+            self.attrs, host_scopes,
+        )  # fmt: skip
+        self.session = next(_sessions)
+        self._call("open")  # not waited for: the actors of a runtime start side by side
+
+    @property
+    def where(self) -> str:
+        """`cuda:1 on node n1` (or `cuda:1 (a Ray actor)` without nodes)."""
+        if self.node is None:
+            return f"{self.device} (a Ray actor)"
+        return f"{self.device} on node {self.node.name}"
+
+    def host_can_access(self, scope: str) -> bool:
+        return False
+
+    # -- actor calls -----------------------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        *args: object,
+        located: Callable[[DevplanError], DevplanError] | None = None,
+    ) -> Any:
+        """Submit one actor call (does not wait); its ObjectRef."""
+        if self.lost is not None:
+            raise DeviceLostError(str(self.lost))
+        ref = getattr(self._actor.handle, method).remote(self.session, *args)
+        self._inflight.append((ref, located))
+        if len(self._inflight) > MAX_INFLIGHT:
+            self._settle()
+        return ref
+
+    def _settle(self, extra: Sequence[Any] = ()) -> list[Any]:
+        """Wait (with the deadline) for every call submitted so far; the values of `extra`."""
+        pending, self._inflight = self._inflight, []
+        refs = [r for r, _ in pending]
+        ray = _ray()
+        try:
+            ray.get(refs, timeout=self.timeout)
+            return list(ray.get(list(extra), timeout=self.timeout))
+        except ray.exceptions.GetTimeoutError:
+            self._lose(f"it did not answer within {self.timeout:g} s (DEVPLAN_RAY_TIMEOUT)")
+        except ray.exceptions.RayActorError as e:
+            self._lose(f"its Ray actor died ({type(e).__name__})")
+        except ray.exceptions.RayTaskError:
+            pass
+        # A call raised: find which, and raise its error as the driver would have.
+        for ref, located in pending:
+            try:
+                ray.get(ref, timeout=self.timeout)
+            except ray.exceptions.RayTaskError as e:
+                cause = e.cause
+                if isinstance(cause, DevplanError):
+                    raise (located(cause) if located is not None else cause) from None
+                raise DeviceError(f"{self.where}: {type(cause).__name__}: {cause}") from None
+        raise DeviceError(f"{self.where}: a call failed and no call says why")
+
+    def _lose(self, reason: str) -> None:
+        self.lost = DeviceLostError(
+            f"device {self.where} is lost: {reason}; its memory and the work queued on it "
+            "are gone (devplan does not restart a device: a restarted one has lost its memory)"
+        )
+        for key, actor in list(_POOL.items()):
+            if actor is self._actor:
+                del _POOL[key]
+        with contextlib.suppress(Exception):
+            _ray().kill(self._actor.handle, no_restart=True)
+        raise self.lost
+
+    def fetch(self, buffer: Buffer) -> np.ndarray:
+        """The bytes of `buffer` in the driver (waits for them)."""
+        ref = self._call("read", buffer.id)
+        return self._settle([ref])[0]
+
+    def store(self, buffer: Buffer, data: np.ndarray) -> None:
+        """Write host bytes into `buffer` (submitted; Ray takes the bytes now)."""
+        self._call("write", buffer.id, np.ascontiguousarray(data).reshape(-1).view(np.uint8))
+
+    def copy_between(self, src: _RemoteBytes, dst: _RemoteBytes) -> None:
+        """A device-to-device copy: within one actor, or actor to actor."""
+        if src.api is dst.api:
+            self._call("copy", src.buffer.id, dst.buffer.id)
+            return
+        ref = src.api._call("read", src.buffer.id)
+        dst.api._call("write", dst.buffer.id, ref)
+
+    # -- memory ----------------------------------------------------------------------------
+
+    def _allocate_storage(self, nbytes: int, alignment: int) -> np.ndarray:
+        return np.empty(0, np.uint8)  # replaced by the buffer's `_RemoteBytes`
+
+    def _allocate(
+        self,
+        shape: tuple[int, ...],
+        dtype: np.dtype[np.generic],
+        nbytes: int,
+        alignment: int,
+        scope: str | None,
+        label: str,
+        kind: BufferKind,
+    ) -> Buffer:
+        if self.lost is not None:
+            raise DeviceLostError(str(self.lost))
+        buffer = super()._allocate(shape, dtype, nbytes, alignment, scope, label, kind)
+        self._storage[buffer.id] = _RemoteBytes(self, buffer)
+        self._call("alloc", buffer.id, shape, dtype.str, buffer.scope, label)
+        return buffer
+
+    def _release(self, buffer: Buffer, at: str | None) -> None:
+        super()._release(buffer, at)
+        if self.lost is None:
+            self._call("free", buffer.id)
+
+    def _typed(self, buffer: Buffer) -> Any:
+        return self._storage[buffer.id]
+
+    def alloc_workspace(
+        self,
+        device: Device,
+        nbytes: int,
+        dtype_hint: DTypeLike | None = None,
+        *,
+        shape: Sequence[int] | None = None,
+        label: str = "<unnamed>",
+    ) -> Buffer:
+        """`AllocWorkspace`: a buffer of the actor's (the pool is the actor's allocator)."""
+        self._check_device(device, "alloc_workspace")
+        dt = np.dtype(dtype_hint if dtype_hint is not None else np.uint8)
+        if isinstance(nbytes, bool) or nbytes < 0 or nbytes % dt.itemsize:
+            raise DeviceError(
+                f"alloc_workspace of {label} on {device}: {nbytes!r} bytes is not a whole, "
+                f"non-negative number of {dt} elements"
+            )
+        dims = (nbytes // dt.itemsize,) if shape is None else tuple(int(d) for d in shape)
+        if int(np.prod(dims)) * dt.itemsize != nbytes:
+            raise DeviceError(
+                f"alloc_workspace of {label} on {device}: shape {dims} of {dt} is not "
+                f"{nbytes} bytes"
+            )
+        return self._allocate(dims, dt, nbytes, ALLOC_ALIGNMENT, "global", label, "workspace")
+
+    def free_workspace(self, device: Device, buffer: Buffer, *, at: str | None = None) -> None:
+        self._check_device(device, "free_workspace")
+        self._check_free(buffer, "free_workspace", at)
+        if buffer.kind != "workspace":
+            raise DeviceError(
+                f"free_workspace of {buffer}: it was not allocated by alloc_workspace; "
+                "free it with free_data_space"
+            )
+        self.scheduler.quiesce(buffer)
+        self._release(buffer, at or "free_workspace")
+
+    # -- copies ----------------------------------------------------------------------------
+
+    def _copy_bytes(self, src: Any, dst: Any) -> None:
+        if isinstance(dst, _RemoteBytes):
+            dst[...] = src
+        elif isinstance(src, _RemoteBytes):
+            dst[...] = src.api.fetch(src.buffer)
+        else:
+            dst[...] = src
+
+    def copy_data_from_to(
+        self,
+        src: Buffer | np.ndarray,
+        dst: Buffer | np.ndarray,
+        stream: Stream | None = None,
+        *,
+        wait_for: Sequence[Token] = (),
+        label: str | None = None,
+    ) -> Token:
+        if self.lost is not None:
+            raise DeviceLostError(str(self.lost))
+        token = super().copy_data_from_to(src, dst, stream, wait_for=wait_for, label=label)
+        if stream is None:
+            self._settle()
+        return token
+
+    # -- kernels ---------------------------------------------------------------------------
+
+    def launch(
+        self,
+        device: Device,
+        kernel: Callable[[list[np.ndarray | int | float | bool]], None],
+        args: Sequence[KernelArg],
+        *,
+        name: str,
+        seconds: float = 0.0,
+        stream: Stream | None = None,
+        wait_for: Sequence[Token] = (),
+        writes: Iterable[int] | None = None,
+        atomics: Iterable[int] = (),
+    ) -> Token:
+        """Queue the launch as any DeviceAPI does; when it runs, the actor runs the kernel
+        (`kernel` must be the executor's `KernelCall`: its IR is what travels)."""
+        if not isinstance(kernel, KernelCall):
+            raise DeviceError(
+                f"kernel {name} on {self.where}: a ray device runs kernels compiled from IR "
+                "(the executor's launches, KernelCall); a Python function cannot be sent"
+            )
+        if self.lost is not None:
+            raise DeviceLostError(str(self.lost))
+        call = kernel
+
+        def remote(views: list[Any]) -> None:
+            compiled = call.kernel
+            known = _kernel_texts.get(compiled)
+            if known is None:
+                known = _kernel_texts[compiled] = _kernel_ir(compiled)
+            key, text, source = known
+            sent = key in self._actor.sent
+            self._actor.sent.add(key)
+            values = [
+                ("buffer", v.buffer.id) if isinstance(v, _RemoteBytes) else _scalar(v)
+                for v in views
+            ]
+            self._call(
+                "launch", key, None if sent else (text, source), compiled.backend, call.grid,
+                call.block, values, name, located=call.located,
+            )  # fmt: skip
+
+        return super().launch(
+            device, remote, args, name=name, seconds=seconds, stream=stream,
+            wait_for=wait_for, writes=writes, atomics=atomics,
+        )  # fmt: skip
+
+    # -- waiting and the end of a run ------------------------------------------------------
+
+    def stream_sync(self, device: Device, stream: Stream | None = None) -> None:
+        super().stream_sync(device, stream)
+        self._settle()
+
+    def teardown(self) -> list[Buffer]:
+        """Finish all streams and the actor's calls; the leaked buffers (none on a lost
+        device: its memory is gone with it). The actor's session is closed either way."""
+        if self.lost is not None:
+            self.torn_down = True
+            return []
+        leaks = super().teardown()
+        self._call("close")
+        self._settle()
+        return leaks
+
+    def abandon(self) -> None:
+        """End this run's session without waiting (after a fault elsewhere): the actor
+        frees the run's buffers."""
+        if self.lost is None and not self.torn_down:
+            self._call("close")
+            self._inflight.clear()
+        self.torn_down = True
+
+
+def _scalar(value: object) -> object:
+    if isinstance(value, np.generic):
+        return cast(object, value.item())  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(value, np.ndarray):
+        raise DeviceError("a kernel on a ray device cannot take a host array: copy it first")
+    return value
+
+
+def ray_device_api(**kwargs: Any) -> RayDeviceAPI:
+    """The factory the registry holds as `ray` (`Runtime.from_system` passes the device's
+    `actor_api` and `node` too)."""
+    return RayDeviceAPI(**kwargs)
+
+
+__all__ = ["DEFAULT_TIMEOUT", "RayDeviceAPI", "ray_device_api", "shutdown_actors"]
