@@ -50,6 +50,7 @@ from ..analysis.dtypes import check_scalar_input, numpy_dtype
 from ..diagnostics import DevplanError, check_argument, error_at
 from ..dialects.vdev import DeviceCopyOp, OnDeviceOp
 from ..dispatch import OpTable
+from ..upstream.arith import IndexCastUIOp, RemFOp
 
 Value = Any
 """A NumPy array (tensors) or a NumPy scalar (scalars) of the value's type."""
@@ -293,7 +294,7 @@ def _fma(x: Value, y: Value, z: Value) -> Value:
 
 _ELEMENTWISE: dict[type[Operation], Callable[..., Value]] = {
     arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply,
-    arith.DivfOp: np.divide, arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
+    arith.DivfOp: np.divide, RemFOp: np.fmod, arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
     arith.MaxnumfOp: np.fmax, arith.MinnumfOp: np.fmin, math.PowFOp: np.power,
     math.Atan2Op: np.arctan2, math.CopySignOp: np.copysign, arith.NegfOp: np.negative,
     math.ExpOp: np.exp, math.Exp2Op: np.exp2, math.ExpM1Op: np.expm1, math.LogOp: np.log,
@@ -440,7 +441,7 @@ def _int_cast(op: Operation, args: list[Value]) -> Value:
     return _cast(op, x.astype(np.int64).astype(_result_dtype(op)))
 
 
-@_RULES.impl(arith.ExtUIOp)
+@_RULES.impl(arith.ExtUIOp, IndexCastUIOp)
 def _extui(op: Operation, args: list[Value]) -> Value:
     return _cast(op, _unsigned(args[0]).astype(np.uint64).astype(_result_dtype(op)))
 

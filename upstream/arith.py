@@ -1,5 +1,6 @@
 """devplan's `arith` dialect: xDSL's, with comparisons, `select` and casts elementwise on
-tensors and vectors as in MLIR.
+tensors and vectors as in MLIR, and the two ops MLIR has that xDSL 0.74 lacks
+(`arith.remf`, `arith.index_castui`).
 
 xDSL 0.74 types `arith.cmpi`/`arith.cmpf` results as `i1` whatever the operands, requires
 `arith.select`'s condition to be `i1`, and takes only scalars in the casts, so
@@ -42,9 +43,11 @@ from xdsl.irdl import (
     operand_def,
     prop_def,
     result_def,
+    traits_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .dialect import replacing
@@ -365,7 +368,7 @@ class _ElementwiseCast(IRDLOperation):
                 raise VerifyException(
                     f"Destination bit-width must be {size} than the input bit-width"
                 )
-        if self.name == "arith.index_cast" and not (
+        if self.name in ("arith.index_cast", "arith.index_castui") and not (
             isinstance(into, IndexType) ^ isinstance(out, IndexType)
         ):
             raise VerifyException(
@@ -472,11 +475,45 @@ class IndexCastOp(_ElementwiseCast, arith.IndexCastOp):
     result = result_def(_INTEGER_OR_INDEX)
 
 
+@irdl_op_definition
+class IndexCastUIOp(_ElementwiseCast):
+    """Between `index` and integers as unsigned values, elementwise: a narrower result
+    keeps the low bits, a wider one is zero-extended (`index_cast` sign-extends).
+
+    ```mlir
+    %n = arith.index_castui %i : i32 to index
+    ```
+    """
+
+    name = "arith.index_castui"
+    input = operand_def(_INTEGER_OR_INDEX)
+    result = result_def(_INTEGER_OR_INDEX)
+    traits = traits_def(Pure())
+
+
+# ---- ops xDSL lacks ------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class RemFOp(arith.FloatingPointLikeBinaryOperation):
+    """The floating-point remainder of dividing `%a` by `%b`, as C's `fmod`: exactly
+    `a - trunc(a / b) * b`, with the sign of `a`; NaN when `a` is infinite or `b` is zero,
+    `a` when `b` is infinite. Elementwise on tensors and vectors.
+
+    ```mlir
+    %r = arith.remf %a, %b : f32
+    ```
+    """
+
+    name = "arith.remf"
+    traits = traits_def(Pure())
+
+
 _ELEMENTWISE: list[type[Operation]] = [
     CmpiOp, CmpfOp, SelectOp, SIToFPOp, UIToFPOp, FPToSIOp, FPToUIOp, ExtFOp, TruncFOp,
-    ExtSIOp, ExtUIOp, TruncIOp, IndexCastOp,
+    ExtSIOp, ExtUIOp, TruncIOp, IndexCastOp, IndexCastUIOp, RemFOp,
 ]  # fmt: skip
 
 
 Arith = replacing(arith.Arith, _ELEMENTWISE)
-"""xDSL's `arith` dialect with the comparisons, `select` and casts above."""
+"""xDSL's `arith` dialect with the comparisons, `select`, casts and added ops above."""
