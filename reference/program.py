@@ -294,7 +294,8 @@ def _fma(x: Value, y: Value, z: Value) -> Value:
 
 _ELEMENTWISE: dict[type[Operation], Callable[..., Value]] = {
     arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply,
-    arith.DivfOp: np.divide, RemFOp: np.fmod, arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
+    arith.DivfOp: np.divide, RemFOp: np.fmod,
+    arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
     arith.MaxnumfOp: np.fmax, arith.MinnumfOp: np.fmin, math.PowFOp: np.power,
     math.Atan2Op: np.arctan2, math.CopySignOp: np.copysign, arith.NegfOp: np.negative,
     math.ExpOp: np.exp, math.Exp2Op: np.exp2, math.ExpM1Op: np.expm1, math.LogOp: np.log,

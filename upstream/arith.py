@@ -148,7 +148,13 @@ def _print_comparison_type(op: arith.CmpiOp | arith.CmpfOp, printer: Printer) ->
     printer.print_attribute(op.lhs.type)
 
 
-def _verify_comparison(op: arith.CmpiOp | arith.CmpfOp) -> None:
+def _verify_comparison(op: arith.CmpiOp | arith.CmpfOp, names: Sequence[str]) -> None:
+    predicate = op.predicate.value.data
+    if not 0 <= predicate < len(names):
+        raise VerifyException(
+            f"has predicate {predicate}, which names no comparison (valid: 0 to "
+            f"{len(names) - 1}, {', '.join(names)})"
+        )
     if op.lhs.type != op.rhs.type:
         raise VerifyException(
             f"compares {op.lhs.type} with {op.rhs.type}: the operands must have the same type"
@@ -200,7 +206,7 @@ class CmpiOp(arith.CmpiOp):
         _print_comparison_type(self, printer)
 
     def verify_(self) -> None:
-        _verify_comparison(self)
+        _verify_comparison(self, arith.CMPI_COMPARISON_OPERATIONS)
 
 
 @irdl_op_definition
@@ -258,7 +264,7 @@ class CmpfOp(arith.CmpfOp):
         _print_comparison_type(self, printer)
 
     def verify_(self) -> None:
-        _verify_comparison(self)
+        _verify_comparison(self, arith.CMPF_COMPARISON_OPERATIONS)
 
 
 # ---- select --------------------------------------------------------------------------------
