@@ -120,3 +120,19 @@ def exception_text(error: BaseException) -> str:
     """A Python exception raised inside xDSL, as the text of a diagnostic."""
     text = str(error).removeprefix("Operation does not verify: ").strip()
     return text or f"invalid ({type(error).__name__} in xDSL)"
+
+
+def xdsl_failure(error: BaseException, what: str) -> str:
+    """Why xDSL failed on user input, for a diagnostic about `what` ("'linalg.reduce'",
+    "this attribute"). xDSL's diagnostics, and the plain `Exception`s and `ValueError`s its
+    checks raise, say what is wrong; a Python error from inside one of its parsers or
+    verifiers (an `IndexError` on a malformed op, `NotImplementedError` for what xDSL 0.74
+    does not implement) says only where xDSL stopped, so the message says the input is
+    what xDSL could not handle and names the exception."""
+    text = str(error).removeprefix("Operation does not verify: ").strip()
+    kind = type(error).__name__
+    if text and (isinstance(error, DiagnosticException) or type(error) in (Exception, ValueError)):
+        return f"{what} {text}"
+    if isinstance(error, NotImplementedError):
+        return f"{what} uses what xDSL 0.74 does not implement: {text or kind}"
+    return f"{what} is malformed: xDSL failed on it with {kind}{': ' + text if text else ''}"

@@ -12,7 +12,8 @@ import bisect
 import dataclasses
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from xdsl.context import Context
@@ -33,14 +34,15 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnregisteredAttr,
 )
-from xdsl.ir import Attribute, Data, Operation, ParametrizedAttribute
+from xdsl.ir import Attribute, Data, Operation, ParametrizedAttribute, TypeAttribute
+from xdsl.ir.affine import AffineMap, AffineSet
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from .errors import exception_text
+from .errors import exception_text, xdsl_failure
 from .lexer import LinearStringLexer
 
 
@@ -122,9 +124,9 @@ def explicit_location(op: Operation) -> LocationAttr | None:
 
 
 _OP_NAME_AFTER_RESULTS = re.compile(
-    r"(?:%[\w.$-]+(?::\d+)?\s*(?:,\s*%[\w.$-]+(?::\d+)?\s*)*=\s*)?([A-Za-z_][\w.$-]*)"
+    r"(?:%[\w.$-]+(?::\d+)?\s*(?:,\s*%[\w.$-]+(?::\d+)?\s*)*=\s*)?\"?([A-Za-z_][\w.$-]*)"
 )
-"""The op name of a custom-form op, after its result list."""
+"""The op name of an op (custom or generic form), after its result list."""
 
 
 class LocatingParser(Parser):
@@ -187,7 +189,7 @@ class LocatingParser(Parser):
                 start, "this op is nested too deeply for devplan (regions or attributes)"
             ) from None
         except Exception as e:  # xDSL's op parsers may fail with any Python exception
-            raise self._error(start, exception_text(e)) from e
+            raise self._error(start, xdsl_failure(e, self._op_name_at(start))) from e
         if isinstance(op.location, CallSiteLoc | NameLoc):
             _EXPLICIT_LOCATIONS[op] = op.location
         if not isinstance(op.location, FileLineColLoc):
@@ -198,6 +200,11 @@ class LocatingParser(Parser):
                 IntAttr(column),
             )
         return op
+
+    def _op_name_at(self, start: int) -> str:
+        """The op written at `start`, quoted (`'linalg.matmul'`), or "this op"."""
+        named = _OP_NAME_AFTER_RESULTS.match(self.lexer.input.content, start)
+        return f"'{named.group(1)}'" if named else "this op"
 
     def _unregistered_in_custom_form(self, start: int) -> LocatedParseError:
         """xDSL says "Operation builtin.unregistered does not have a custom format" for
@@ -213,6 +220,31 @@ class LocatingParser(Parser):
             f'("{name}"(...) : (...) -> (...))',
         )
         return error
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        return self._located(super().parse_optional_attribute, "this attribute")
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        return self._located(super().parse_optional_type, "this type")
+
+    def parse_affine_map(self) -> AffineMap:
+        return self._located(super().parse_affine_map, "this affine map")
+
+    def parse_affine_set(self) -> AffineSet:
+        return self._located(super().parse_affine_set, "this affine set")
+
+    def _located(self, parse: Callable[[], _Parsed], what: str) -> _Parsed:
+        """Run `parse`; a Python exception it raises (xDSL's parsers and attribute
+        constructors raise NotImplementedError for semi-affine maps, ValueError,
+        IndexError, ... on some inputs) becomes a parse error spanning the text read.
+        The innermost attribute or type that failed is the one named."""
+        start = self.pos
+        try:
+            return parse()
+        except (ParseError, RecursionError, MemoryError):
+            raise
+        except Exception as e:
+            raise self._error(start, xdsl_failure(e, what)) from e
 
     def parse_optional_builtin_int_or_float_attr(self) -> IntegerAttr | FloatAttr | None:
         start = self.pos
@@ -297,6 +329,9 @@ class LocatingParser(Parser):
             raise
         except ParseError as e:
             raise LocatedParseError(_point_at_op_name(e), _unexpected_character(e.msg)) from None
+
+
+_Parsed = TypeVar("_Parsed")
 
 
 def _unexpected_character(message: str) -> str:

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, BlockArgument, Operation
 from xdsl.utils.exceptions import DiagnosticException
 
-from .errors import LocatedError, error_at, exception_text, location_of
+from .errors import LocatedError, error_at, location_of, xdsl_failure
 
 ModuleVerifier = Callable[[Operation], None]
 """A check of a whole module that no single op owns (e.g. a dialect's discardable
@@ -78,7 +78,7 @@ def verify_located(module: Operation, verifiers: Iterable[ModuleVerifier] = ()) 
         except RecursionError:
             raise
         except Exception as e:  # some xDSL verifiers raise bare Python exceptions
-            raise error_at(op, f"'{op.name}' {exception_text(e)}") from e
+            raise error_at(op, xdsl_failure(e, f"'{op.name}'")) from e
     for verifier in verifiers:
         verifier(module)
 

@@ -586,8 +586,8 @@ def _elementwise_stem(op: Operation, operand_types: Sequence[Attribute], rank: i
 
 _CASTS = frozenset(
     (
-        "arith.index_cast", "arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
-        "arith.uitofp", "arith.fptosi", "arith.extf", "arith.truncf",
+        "arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci",
+        "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.extf", "arith.truncf",
     )
 )  # fmt: skip
 

@@ -387,7 +387,7 @@ def _convert(op: str, source: ScalarType, target: ScalarType, bits: int) -> Expe
             op == "arith.trunci" and target.width < source.width
         ):
             return _int(target, source.signed(bits))
-        return _int(target, bits)  # extui, trunci
+        return _int(target, bits)  # extui, index_castui, trunci
     if isinstance(source, IntType) and isinstance(target, FloatFormat):
         value = source.signed(bits) if op == "arith.sitofp" else bits
         return exact_float(target, finite(Fraction(value)))
@@ -411,6 +411,7 @@ CONVERSIONS = (
     "arith.extui",
     "arith.trunci",
     "arith.index_cast",
+    "arith.index_castui",
     "arith.sitofp",
     "arith.uitofp",
     "arith.fptosi",

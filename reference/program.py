@@ -9,7 +9,9 @@ outputs = evaluate(module, [a, b], entry="main")
 `vdev.device` attributes are not read) and runs each op of the level-1 set
 the way MLIR defines it, one NumPy operation per op: elementwise `arith`/`math` on
 tensors and scalars, `linalg.fill`, `linalg.matmul` (outs + ins[0] x ins[1]),
-`tensor.empty` (zeros, as every DeviceAPI allocates), `arith.constant`, `func.call`,
+`tensor.empty` (zeros, as every DeviceAPI allocates), `tensor.cast`, `arith.constant`,
+`func.call` (and calls of MLIR's runner printers, `printMemrefF32` of a tensor cast to
+`tensor<*xf32>` & co., which print what MLIR's runner prints: `runner_utils`),
 `scf.if`, `scf.for`. It shares no code with the kernel backends, so it checks them:
 `devplan.execute` after `default-pipeline` must give the same results (bitwise for
 integers, close for floats, whose order of summation differs in a matmul).
@@ -42,6 +44,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     TensorType,
+    UnrankedTensorType,
 )
 from xdsl.dialects.linalg.ops import FillOp, MatmulOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -50,6 +53,8 @@ from ..analysis.dtypes import check_scalar_input, numpy_dtype
 from ..diagnostics import DevplanError, check_argument, error_at
 from ..dialects.vdev import DeviceCopyOp, OnDeviceOp
 from ..dispatch import OpTable
+from ..upstream.arith import IndexCastUIOp, RemFOp
+from . import runner_utils
 
 Value = Any
 """A NumPy array (tensors) or a NumPy scalar (scalars) of the value's type."""
@@ -151,6 +156,10 @@ class _Evaluator:
 
     def call(self, name: str, args: Sequence[Value], at: Operation | None) -> list[Value]:
         function = self.functions.get(name)
+        printer = name in runner_utils.MEMREF_PRINTERS or name in runner_utils.SCALAR_PRINTERS
+        if printer and isinstance(at, func.CallOp) and function and not function.body.blocks:
+            _print(at, name, args)
+            return []
         if function is None or not function.body.blocks:
             known = ", ".join(f"@{n}" for n in self.functions) or "none"
             message = f"no function @{name} with a body to evaluate (functions: {known})"
@@ -200,6 +209,32 @@ class _Evaluator:
                 env[arg] = value
             carried = self.block(block, env)
         return carried
+
+
+_RUNNER_ELEMENTS = {
+    "printMemrefF16": "f16", "printMemrefF32": "f32", "printMemrefF64": "f64",
+    "printMemrefI32": "i32", "printMemrefI64": "i64", "printF32": "f32", "printF64": "f64",
+    "printI64": "i64", "printU64": "i64",
+}  # fmt: skip
+"""The element (or scalar) type each of MLIR's runner printers takes."""
+
+
+def _print(op: func.CallOp, name: str, args: Sequence[Value]) -> None:
+    """A call of one of MLIR's runner printers: check what it is given, print its text."""
+    types = [a.type for a in op.arguments]
+    wanted = _RUNNER_ELEMENTS.get(name)
+    if name in runner_utils.MEMREF_PRINTERS:
+        given = types[0] if len(types) == 1 else None
+        if not isinstance(given, TensorType | UnrankedTensorType) or op.res:
+            raise error_at(op, f"@{name} takes one tensor (cast to tensor<*x{wanted}>)")
+        element = str(cast(TensorType[Attribute], given).element_type)
+        if element != wanted:
+            raise error_at(op, f"@{name} prints {wanted} elements, not {element}")
+        runner_utils.write(runner_utils.memref_text(np.asarray(args[0])) + "\n")
+        return
+    if [str(t) for t in types] != ([wanted] if wanted else []) or op.res:
+        raise error_at(op, f"@{name} takes ({wanted or ''}) and returns nothing")
+    runner_utils.write(runner_utils.scalar_text(name, args))
 
 
 Rule = Callable[[Operation, list[Value]], Value]
@@ -258,6 +293,22 @@ def _constant(op: Operation, args: list[Value]) -> Value:
     raise error_at(op, f"'arith.constant' of {value} is not evaluated by the oracle")
 
 
+@_RULES.impl(tensor.CastOp)
+def _tensor_cast(op: Operation, args: list[Value]) -> Value:
+    """The same values under another type: each static size of the result must be the
+    operand's size (MLIR leaves a mismatch undefined; the oracle reports it)."""
+    target = op.results[0].type
+    shape = np.shape(args[0])
+    if isinstance(target, TensorType):
+        static = tuple(cast(TensorType[Attribute], target).get_shape())
+        if len(static) != len(shape) or any(
+            s >= 0 and s != n for s, n in zip(static, shape, strict=True)
+        ):
+            sizes = "x".join(map(str, shape))
+            raise error_at(op, f"'tensor.cast' of a {sizes} tensor to {target}")
+    return args[0]
+
+
 @_RULES.impl(tensor.EmptyOp)
 def _empty(op: Operation, args: list[Value]) -> Value:
     type_ = cast(TensorType[Attribute], op.results[0].type)
@@ -293,7 +344,8 @@ def _fma(x: Value, y: Value, z: Value) -> Value:
 
 _ELEMENTWISE: dict[type[Operation], Callable[..., Value]] = {
     arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply,
-    arith.DivfOp: np.divide, arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
+    arith.DivfOp: np.divide, RemFOp: np.fmod,
+    arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,
     arith.MaxnumfOp: np.fmax, arith.MinnumfOp: np.fmin, math.PowFOp: np.power,
     math.Atan2Op: np.arctan2, math.CopySignOp: np.copysign, arith.NegfOp: np.negative,
     math.ExpOp: np.exp, math.Exp2Op: np.exp2, math.ExpM1Op: np.expm1, math.LogOp: np.log,
@@ -440,7 +492,7 @@ def _int_cast(op: Operation, args: list[Value]) -> Value:
     return _cast(op, x.astype(np.int64).astype(_result_dtype(op)))
 
 
-@_RULES.impl(arith.ExtUIOp)
+@_RULES.impl(arith.ExtUIOp, IndexCastUIOp)
 def _extui(op: Operation, args: list[Value]) -> Value:
     return _cast(op, _unsigned(args[0]).astype(np.uint64).astype(_result_dtype(op)))
 

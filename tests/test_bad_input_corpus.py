@@ -1346,6 +1346,93 @@ case(
 )
 
 
+# --- inputs xDSL itself fails on -----------------------------------------------------------
+# xDSL 0.74's parsers and verifiers raise bare Python exceptions on some inputs
+# (NotImplementedError for semi-affine maps, IndexError and AssertionError on malformed
+# ops); each must be a located error at the attribute or op, not an internal error.
+
+
+def _in_function(line: str, args: str = "%a: tensor<4x3xf32>, %b: tensor<4xf32>") -> str:
+    return f"func.func @main({args}) {{\n  {line}\n  func.return\n}}\n"
+
+
+SEMI_AFFINE = "#map = affine_map<(d0)[s0] -> (d0 ceildiv s0)>\n" + _in_function("")
+_SEMI = "affine map uses what xDSL 0.74 does not implement: Ceil division with non-constant"
+case("xdsl", "semi-affine map alias (opt)", devplan_opt(SEMI_AFFINE), "error", located=True,
+     line=1, contains=_SEMI)  # fmt: skip
+case("xdsl", "semi-affine map alias (run)", devplan_run(SEMI_AFFINE), "error", located=True,
+     line=1, contains=_SEMI)  # fmt: skip
+case("xdsl", "semi-affine map alias (devplan.parse)", api(lambda tmp: devplan.parse(SEMI_AFFINE)),
+     "error", located=True, line=1, contains=_SEMI)  # fmt: skip
+for _name, _text, _line, _contains in (
+    (
+        "semi-affine memref layout",
+        _in_function("", "%m: memref<4xf32, affine_map<(d0)[s0] -> (d0 mod s0)>>"),
+        1,
+        "affine map uses what xDSL 0.74 does not implement: Mod with non-constant",
+    ),
+    (
+        "semi-affine affine_set",
+        "#set = affine_set<(d0)[s0] : (d0 * s0 >= 0)>\n" + _in_function(""),
+        1,
+        "affine set uses what xDSL 0.74 does not implement: Multiplication with non-constant",
+    ),
+    (
+        "semi-affine map in an op",
+        _in_function(
+            "%r = affine.apply affine_map<(d0)[s0] -> (d0 floordiv s0)>(%i)[%i]", "%i: index"
+        ),
+        2,
+        "affine map uses what xDSL 0.74 does not implement: Floor division",
+    ),
+    (
+        "linalg.reduce over a dimension the input lacks",
+        _in_function(
+            "%r = linalg.reduce ins(%a : tensor<4x3xf32>) outs(%b : tensor<4xf32>) dimensions = [9]"
+            "\n  (%x: f32, %y: f32) {\n    %s = arith.addf %x, %y : f32\n"
+            "    linalg.yield %s : f32\n  }"
+        ),
+        2,
+        "'linalg.reduce' is malformed: xDSL failed on it with IndexError",
+    ),
+    (
+        "linalg.matmul without outs",
+        _in_function(
+            "%r = linalg.matmul ins(%a, %a : tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>"
+        ),
+        2,
+        "'linalg.matmul' is malformed: xDSL failed on it with IndexError",
+    ),
+    (
+        "linalg.generic with indexing_maps not a list",
+        _in_function(
+            '%r = linalg.generic {indexing_maps = 3, iterator_types = ["parallel"]} '
+            "ins(%b : tensor<4xf32>) outs(%b : tensor<4xf32>) {\n  ^bb0(%x: f32, %y: f32):\n"
+            "    linalg.yield %x : f32\n  } -> tensor<4xf32>"
+        ),
+        2,
+        "'linalg.generic' is malformed: xDSL failed on it with AssertionError",
+    ),
+    (
+        "arith.cmpf with predicate 99",
+        _in_function(
+            '%r = "arith.cmpf"(%x, %x) {predicate = 99 : i64} : (f32, f32) -> i1', "%x: f32"
+        ),
+        2,
+        "'arith.cmpf' has predicate 99, which names no comparison",
+    ),
+    (
+        "arith.cmpi with predicate -1",
+        _in_function(
+            '%r = "arith.cmpi"(%x, %x) {predicate = -1 : i64} : (i32, i32) -> i1', "%x: i32"
+        ),
+        2,
+        "'arith.cmpi' has predicate -1, which names no comparison",
+    ),
+):
+    case("xdsl", _name, devplan_opt(_text), "error", located=True, line=_line, contains=_contains)
+
+
 # --- mutated examples ---------------------------------------------------------------------
 # Each example cut short, and with one line dropped: any outcome but a devplan bug, a
 # hang or a kill (some mutants are still valid programs).

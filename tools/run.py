@@ -3,7 +3,8 @@
 ```
 devplan-run [FILE.mlir|-] [-e|--entry main] [--system sys.toml] [-p|--pipeline PASSES]
                       [--arg FILE.npy|VALUE ...] [--args FILE.npy|VALUE ...]
-                      [--random-args SEED] [--kernel-backend numpy|numba|numba-cuda] [--stats]
+                      [--random-args SEED [--dynamic-size N[,N...]]]
+                      [--kernel-backend numpy|numba|numba-cuda] [--stats]
                       [--trace t.json] [--strict] [--debug] [--print-full]
                       [--print-pipeline-ir] [--quiet|--progress] [--version]
 ```
@@ -12,7 +13,9 @@ The program comes from FILE, or from stdin when FILE is `-` or missing.
 
 Arguments of the entry function come from `--arg` and `--args` (in order: a `.npy` file
 for a memref, a number or `true`/`false` for a scalar) and, for the ones not given, from
-`--random-args SEED` (made from the function's types). `--pipeline` runs passes first;
+`--random-args SEED` (made from the function's types; `--dynamic-size N[,N...]` sizes
+the `?` dimensions, and what was drawn for them and for scalars is printed on stderr).
+`--pipeline` runs passes first;
 without it, a program holding `gpu` or `async` dialect ops is converted by `convert-gpu-to-device`.
 A level-1 program (tensors) then runs through `default-pipeline` (plan-devices,
 elide-copies, lower-to-device, elide-copies, classify-regions), and `--print-pipeline-ir`
@@ -25,6 +28,7 @@ status 1; `--debug` shows the Python traceback instead.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import re
 import sys
@@ -35,7 +39,7 @@ from typing import Any
 import numpy as np
 from xdsl.utils.exceptions import ParseError
 
-from ..diagnostics import with_deep_stack
+from ..diagnostics import DevplanError, with_deep_stack
 from ..diagnostics.progress import progress_to
 from .console import (
     PipelineOnce,
@@ -107,7 +111,15 @@ def _parser() -> argparse.ArgumentParser:
         "--random-args",
         type=_seed,
         metavar="SEED",
-        help="make the arguments not given by --arg from the function's types",
+        help="make the arguments not given by --arg from the function's types; the sizes "
+        "of `?` dimensions and the scalars drawn are printed on stderr",
+    )
+    p.add_argument(
+        "--dynamic-size",
+        type=_sizes,
+        metavar="N[,N...]",
+        help="with --random-args: the sizes of the `?` dimensions of the arguments, in "
+        "order, the last repeating ('4' makes every `?` 4; '3,5' the first 3, the rest 5)",
     )
     p.add_argument(
         "--kernel-backend",
@@ -144,6 +156,18 @@ def _seed(text: str) -> int:
     return seed
 
 
+def _sizes(text: str) -> list[int]:
+    """--dynamic-size: whole numbers 0 or more, separated by commas."""
+    sizes: list[int] = []
+    for part in text.split(","):
+        if not re.fullmatch(r"\s*\d+\s*", part):
+            raise argparse.ArgumentTypeError(
+                f"expected sizes (whole numbers 0 or more, separated by commas), got {text!r}"
+            )
+        sizes.append(int(part))
+    return sizes
+
+
 def _scalar_literal(text: str) -> bool | int | float:
     lowered = text.lower()
     if lowered in ("true", "false"):
@@ -174,6 +198,29 @@ def _load_arg(text: str) -> Any:
                 raise
             raise ValueError(f"--arg '{text}' is not a readable .npy file: {e}") from None
     return _scalar_literal(text)
+
+
+def drawn_lines(
+    function: Any, types: Sequence[Any], inputs: Sequence[Any], given: int
+) -> list[str]:
+    """What --random-args drew that the types do not fix, one line each: the shape of an
+    argument with `?` dimensions, the value of a scalar."""
+    from ..analysis.dtypes import numpy_dtype
+
+    lines: list[str] = []
+    for i in range(given, len(types)):
+        arg = function.body.block.args[i]
+        name = f"%{arg.name_hint}" if arg.name_hint else f"argument {i}"
+        shape = getattr(types[i], "shape", None)
+        value = inputs[i]
+        if shape is None:
+            with contextlib.suppress(DevplanError):  # bf16: no NumPy type; the f64 drawn
+                value = numpy_dtype(types[i]).type(value)  # as the type holds it
+            lines.append(f"random-args: {name} : {types[i]} = {value!s}")
+        elif any(d.data < 0 for d in shape):
+            sizes = "x".join(str(n) for n in np.shape(value))
+            lines.append(f"random-args: {name} : {types[i]} is {sizes}")
+    return lines
 
 
 def format_output(index: int, value: Any, full: bool, bf16: bool = False) -> str:
@@ -264,13 +311,44 @@ def _parse_stdin() -> Any:
     return module
 
 
+def _inputs(args: argparse.Namespace, module: Any) -> list[Any]:
+    """The entry's arguments: --arg/--args, then --random-args for the rest (printing
+    the dynamic sizes and scalars it drew on stderr)."""
+    from ..runtime.executor import find_entry, random_inputs, signature, source_type
+
+    given = [_load_arg(a) for a in [*args.arg, *args.args]]
+    function = find_entry(module, args.entry)
+    if args.dynamic_size is not None and args.random_args is None:
+        raise DevplanError(
+            "error: --dynamic-size sizes the arguments --random-args makes; add --random-args SEED"
+        )
+    if args.random_args is None:
+        expected = len(function.function_type.inputs.data)
+        if len(given) != expected:
+            raise DevplanError(
+                f"error: {signature(function)} takes {expected} argument(s), got {len(given)} "
+                "from --arg; pass each with --arg FILE.npy|VALUE, or use --random-args SEED"
+            )
+        return given
+    inputs = random_inputs(
+        module,
+        args.entry,
+        args.random_args,
+        given=given,
+        system=args.system,
+        dynamic_sizes=args.dynamic_size or (),
+    )
+    for line in drawn_lines(function, source_type(function).inputs.data, inputs, len(given)):
+        print(line, file=sys.stderr)
+    return inputs
+
+
 def run(args: argparse.Namespace) -> int:
     from xdsl.dialects.builtin import BFloat16Type
 
     from .. import apply, parse
-    from ..diagnostics import DevplanError
     from ..execution import compile_program, execute
-    from ..runtime.executor import find_entry, random_inputs, signature, source_type
+    from ..runtime.executor import find_entry, source_type
 
     module = parse(Path(args.file)) if args.file not in (None, "-") else _parse_stdin()
     if args.pipeline:
@@ -283,20 +361,7 @@ def run(args: argparse.Namespace) -> int:
     program = compile_program(module, args.kernel_backend)
     if args.print_pipeline_ir:
         print(program.module)
-    given = [_load_arg(a) for a in [*args.arg, *args.args]]
-    inputs: list[Any] = given
-    if args.random_args is not None:
-        inputs = random_inputs(
-            program.module, args.entry, args.random_args, given=given, system=args.system
-        )
-    else:
-        function = find_entry(program.module, args.entry)
-        expected = len(function.function_type.inputs.data)
-        if len(given) != expected:
-            raise DevplanError(
-                f"error: {signature(function)} takes {expected} argument(s), got {len(given)} "
-                "from --arg; pass each with --arg FILE.npy|VALUE, or use --random-args SEED"
-            )
+    inputs = _inputs(args, program.module)
     result = execute(
         module,
         inputs,

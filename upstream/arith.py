@@ -1,5 +1,6 @@
 """devplan's `arith` dialect: xDSL's, with comparisons, `select` and casts elementwise on
-tensors and vectors as in MLIR.
+tensors and vectors as in MLIR, and the two ops MLIR has that xDSL 0.74 lacks
+(`arith.remf`, `arith.index_castui`).
 
 xDSL 0.74 types `arith.cmpi`/`arith.cmpf` results as `i1` whatever the operands, requires
 `arith.select`'s condition to be `i1`, and takes only scalars in the casts, so
@@ -42,9 +43,11 @@ from xdsl.irdl import (
     operand_def,
     prop_def,
     result_def,
+    traits_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from .dialect import replacing
@@ -145,7 +148,13 @@ def _print_comparison_type(op: arith.CmpiOp | arith.CmpfOp, printer: Printer) ->
     printer.print_attribute(op.lhs.type)
 
 
-def _verify_comparison(op: arith.CmpiOp | arith.CmpfOp) -> None:
+def _verify_comparison(op: arith.CmpiOp | arith.CmpfOp, names: Sequence[str]) -> None:
+    predicate = op.predicate.value.data
+    if not 0 <= predicate < len(names):
+        raise VerifyException(
+            f"has predicate {predicate}, which names no comparison (valid: 0 to "
+            f"{len(names) - 1}, {', '.join(names)})"
+        )
     if op.lhs.type != op.rhs.type:
         raise VerifyException(
             f"compares {op.lhs.type} with {op.rhs.type}: the operands must have the same type"
@@ -197,7 +206,7 @@ class CmpiOp(arith.CmpiOp):
         _print_comparison_type(self, printer)
 
     def verify_(self) -> None:
-        _verify_comparison(self)
+        _verify_comparison(self, arith.CMPI_COMPARISON_OPERATIONS)
 
 
 @irdl_op_definition
@@ -255,7 +264,7 @@ class CmpfOp(arith.CmpfOp):
         _print_comparison_type(self, printer)
 
     def verify_(self) -> None:
-        _verify_comparison(self)
+        _verify_comparison(self, arith.CMPF_COMPARISON_OPERATIONS)
 
 
 # ---- select --------------------------------------------------------------------------------
@@ -365,7 +374,7 @@ class _ElementwiseCast(IRDLOperation):
                 raise VerifyException(
                     f"Destination bit-width must be {size} than the input bit-width"
                 )
-        if self.name == "arith.index_cast" and not (
+        if self.name in ("arith.index_cast", "arith.index_castui") and not (
             isinstance(into, IndexType) ^ isinstance(out, IndexType)
         ):
             raise VerifyException(
@@ -472,11 +481,45 @@ class IndexCastOp(_ElementwiseCast, arith.IndexCastOp):
     result = result_def(_INTEGER_OR_INDEX)
 
 
+@irdl_op_definition
+class IndexCastUIOp(_ElementwiseCast):
+    """Between `index` and integers as unsigned values, elementwise: a narrower result
+    keeps the low bits, a wider one is zero-extended (`index_cast` sign-extends).
+
+    ```mlir
+    %n = arith.index_castui %i : i32 to index
+    ```
+    """
+
+    name = "arith.index_castui"
+    input = operand_def(_INTEGER_OR_INDEX)
+    result = result_def(_INTEGER_OR_INDEX)
+    traits = traits_def(Pure())
+
+
+# ---- ops xDSL lacks ------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class RemFOp(arith.FloatingPointLikeBinaryOperation):
+    """The floating-point remainder of dividing `%a` by `%b`, as C's `fmod`: exactly
+    `a - trunc(a / b) * b`, with the sign of `a`; NaN when `a` is infinite or `b` is zero,
+    `a` when `b` is infinite. Elementwise on tensors and vectors.
+
+    ```mlir
+    %r = arith.remf %a, %b : f32
+    ```
+    """
+
+    name = "arith.remf"
+    traits = traits_def(Pure())
+
+
 _ELEMENTWISE: list[type[Operation]] = [
     CmpiOp, CmpfOp, SelectOp, SIToFPOp, UIToFPOp, FPToSIOp, FPToUIOp, ExtFOp, TruncFOp,
-    ExtSIOp, ExtUIOp, TruncIOp, IndexCastOp,
+    ExtSIOp, ExtUIOp, TruncIOp, IndexCastOp, IndexCastUIOp, RemFOp,
 ]  # fmt: skip
 
 
 Arith = replacing(arith.Arith, _ELEMENTWISE)
-"""xDSL's `arith` dialect with the comparisons, `select` and casts above."""
+"""xDSL's `arith` dialect with the comparisons, `select`, casts and added ops above."""

@@ -268,12 +268,18 @@ def collect_outputs(
     return outputs, returned
 
 
+def _next_size(sizes: list[int]) -> int:
+    """The size of the next `?` dimension: the next of `sizes`, the last one repeating."""
+    return sizes.pop(0) if len(sizes) > 1 else sizes[0]
+
+
 def random_inputs(
     module: ModuleOp,
     entry: str = "main",
     seed: int = 0,
     given: Sequence[object] = (),
     system: System | str | Path | None = None,
+    dynamic_sizes: Sequence[int] = (),
 ) -> list[object]:
     """Inputs for `@entry` made from its argument types (those after `given`).
 
@@ -281,14 +287,25 @@ def random_inputs(
     (bf16 as the bit patterns of those values rounded to bf16),
     integer memrefs integers in [0, 100), `i1` memrefs random booleans; float scalars a
     standard-normal value, integer and index scalars an integer in [1, 16], `i1` scalars
-    a random boolean. Memrefs with a dynamic (`?`) dimension cannot be made: pass them
-    with `--arg`. A memref larger than the memory it lives in under `system` (see
-    `system_for`) is out of device (or host) memory, said before anything is allocated.
+    a random boolean. A dynamic (`?`) dimension takes its size from `dynamic_sizes`, in
+    the order the `?`s appear in the arguments, the last size repeating (`[4]` makes
+    every `?` 4; `[3, 5]` makes the first 3 and the rest 5); with none given, an argument
+    of dynamic shape is an error (pass it with `--arg`). A memref larger than the memory
+    it lives in under `system` (see `system_for`) is out of device (or host) memory, said
+    before anything is allocated.
     """
     name = "random_inputs"
     check_argument(name, "module", module, ModuleOp, "a builtin.module (devplan.parse gives one)")
     check_argument(name, "entry", entry, str, 'a function name such as "main"')
     check_argument(name, "given", given, (list, tuple), "a list of NumPy arrays and scalars")
+    check_argument(name, "dynamic_sizes", dynamic_sizes, (list, tuple), "a list of sizes")
+    for size in dynamic_sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise DevplanError(
+                f"error: {name}: each of dynamic_sizes must be a whole number 0 or more, "
+                f"got {describe_value(size)}"
+            )
+    dynamic = list(dynamic_sizes)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
         # None would draw different inputs on every call; True would be the seed 1.
         raise DevplanError(
@@ -309,11 +326,13 @@ def random_inputs(
         if _is_shaped(type_):
             memref_type = as_memref_type(type_)
             shape = [d.data for d in memref_type.shape]
-            if any(d < 0 for d in shape):
+            if any(d < 0 for d in shape) and not dynamic:
+                written = source_type(function).inputs.data[i]
                 raise DevplanError(
-                    f"error: {what} has a dynamic shape; --random-args cannot choose its size "
-                    "(pass it with --arg FILE.npy)"
+                    f"error: {what} has a dynamic shape ({written}); give the sizes of its `?` "
+                    "dimensions with --dynamic-size N (or pass it with --arg FILE.npy)"
                 )
+            shape = [_next_size(dynamic) if d < 0 else d for d in shape]
             dtype = input_dtype(element_type(memref_type), type_, what)
             if not systems:
                 systems.append(system_for(module, system))

@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, Operation
 from ...analysis.dtypes import int_width, is_integer_like, numpy_dtype
 from ...diagnostics import error_at
 from ...dispatch import OpTable
+from ...upstream import arith as upstream_arith
 from .. import semantics
 from .frame import Compiler, Frame, OpCompiler, Step, binary, unary
 from .values import float_cast, is_narrow, signed, wrapper
@@ -30,13 +31,13 @@ ARITH_OPS = OpTable[OpCompiler]("host code")
 """Compilers of the `arith` ops host code runs."""
 
 _OPS_BY_NAME: dict[str, type[Operation]] = {
-    op.name: op for op in (*arith.Arith.operations, *math_dialect.Math.operations)
+    op.name: op for op in (*upstream_arith.Arith.operations, *math_dialect.Math.operations)
 }
 
 
 def op_classes(names: Iterable[str], dialect: str) -> list[type[Operation]]:
     """The op classes of the ops of `dialect` named in `names` (`semantics` names its ops;
-    the ones xDSL does not define, such as `arith.remf`, cannot occur in a program)."""
+    the ones neither xDSL nor devplan's `upstream` defines cannot occur in a program)."""
     return [
         _OPS_BY_NAME[name]
         for name in names
@@ -225,7 +226,7 @@ def _int_cast(c: Compiler, op: Operation) -> Step:
     return unary(c, op, lambda x: wrap(signed(x)))
 
 
-@ARITH_OPS.impl(arith.ExtUIOp)
+@ARITH_OPS.impl(arith.ExtUIOp, upstream_arith.IndexCastUIOp)
 def _unsigned_int_cast(c: Compiler, op: Operation) -> Step:
     wrap = wrapper(op.results[0].type)
     mask = (1 << int_width(op.operands[0].type)) - 1

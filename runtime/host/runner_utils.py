@@ -9,6 +9,11 @@ devplan's host code calls the same names and prints the same text:
   `Unranked Memref base@ = 0x... rank = R offset = O sizes = [...] strides = [...] data = `
   then the values in nested brackets, one innermost row a line, rows after the first
   indented by their depth; floats as C++ streams print them (`%g`), integers in decimal.
+* the scalar printers of `libmlir_c_runner_utils` (`vector.print`'s lowering), each
+  printing exactly what its C definition does, with no newline: `printF32(f32)` and
+  `printF64(f64)` as `%g` (glibc's: `-nan` for a NaN with its sign bit set), `printI64(i64)`
+  signed and `printU64(i64)` unsigned in decimal, `printOpen()` `( `, `printClose()` ` )`,
+  `printComma()` `, `, `printNewline()` a newline.
 * `vector.print %x : T` of a scalar or a 1-D vector: `%g` floats and decimal integers,
   vectors as `( a, b, c )`, each followed by a newline.
 
@@ -18,6 +23,7 @@ function (devplan has no foreign-function interface).
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -54,10 +60,19 @@ def _int_bits(type_: Attribute) -> int | None:
     return int_width(type_) if isinstance(type_, IntegerType) else None  # pyright: ignore[reportUnknownArgumentType]
 
 
+def c_g(value: Any) -> str:
+    """A float as C's `printf("%g")` prints it with glibc (Python's `g` writes any NaN as
+    `nan`; glibc writes `-nan` when the sign bit is set)."""
+    x = float(value)
+    if math.isnan(x):
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+    return f"{x:g}"
+
+
 def format_scalar(value: Any, type_: Attribute) -> str:
     """One value as MLIR's runner prints it (`%g` for floats, decimal for integers)."""
     if isinstance(type_, Float16Type | Float32Type | Float64Type):
-        return f"{float(value):g}"
+        return c_g(value)
     if _int_bits(type_) == 1:
         return "1" if value else "0"
     return str(int(value))
@@ -136,13 +151,51 @@ _PRINT_MEMREF: dict[str, Callable[[Attribute], bool]] = {
 }
 """The runner functions devplan provides, with the element types each accepts."""
 
-RUNNER_FUNCTIONS: tuple[str, ...] = tuple(_PRINT_MEMREF)
+_MASK64 = (1 << 64) - 1
+
+_PRINT_SCALAR: dict[str, tuple[Attribute | None, Callable[[Any], str]]] = {
+    "printF32": (Float32Type(), c_g),
+    "printF64": (Float64Type(), c_g),
+    "printI64": (IntegerType(64), lambda x: str(int(x))),
+    "printU64": (IntegerType(64), lambda x: str(int(x) & _MASK64)),
+    "printOpen": (None, lambda _: "( "),
+    "printClose": (None, lambda _: " )"),
+    "printComma": (None, lambda _: ", "),
+    "printNewline": (None, lambda _: "\n"),
+}
+"""The scalar printers: the argument type each takes (None: no argument) and the text
+it prints for a value."""
+
+RUNNER_FUNCTIONS: tuple[str, ...] = (*_PRINT_MEMREF, *_PRINT_SCALAR)
+
+
+def _compile_scalar_print(c: Compiler, op: func.CallOp, name: str) -> Step:
+    takes, text = _PRINT_SCALAR[name]
+    given = [a.type for a in op.arguments]
+    if given != ([takes] if takes is not None else []) or op.res:
+        shape = f"({takes})" if takes is not None else "()"
+        raise error_at(op, f"@{name} takes {shape} and returns nothing, as MLIR defines it")
+    if takes is None:
+        printed = text(None)
+
+        def run_fixed(f: Frame) -> None:
+            sys.stdout.write(printed)
+
+        return run_fixed
+    slot = c.slot(op.arguments[0])
+
+    def run(f: Frame) -> None:
+        sys.stdout.write(text(f[slot]))
+
+    return run
 
 
 def compile_runner_call(c: Compiler, op: func.CallOp) -> Step:
     """A call of a function declared without a body: one of MLIR's runner utilities,
     else a located error naming the function."""
     name = op.callee.string_value()
+    if name in _PRINT_SCALAR:
+        return _compile_scalar_print(c, op, name)
     accepts = _PRINT_MEMREF.get(name)
     if accepts is None:
         raise error_at(
@@ -235,6 +288,7 @@ def _transfer_read(c: Compiler, op: Operation) -> Step:
 __all__ = [
     "RUNNER_FUNCTIONS",
     "RUNNER_OPS",
+    "c_g",
     "compile_runner_call",
     "format_memref",
     "format_scalar",

@@ -141,7 +141,7 @@ FLOAT_UNARY = (
     "math.round", "math.roundeven", *TRANSCENDENTAL_UNARY,
 )  # fmt: skip
 FLOAT_BINARY = (
-    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf",
+    "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf", "arith.maximumf",
     "arith.minimumf", "arith.maxnumf", "arith.minnumf", "math.copysign",
     *TRANSCENDENTAL_BINARY,
 )  # fmt: skip
@@ -195,7 +195,8 @@ def _conversion_catalog() -> Iterator[Combination]:
             elif _width(s) > _width(d):
                 yield Combination("arith.trunci", (s,), (d,))
         for s_, d_ in ((s, "index"), ("index", s)):
-            yield Combination("arith.index_cast", (s_,), (d_,))  # xDSL 0.74 has no index_castui
+            yield Combination("arith.index_cast", (s_,), (d_,))
+            yield Combination("arith.index_castui", (s_,), (d_,))
         for f in FLOATS:
             yield Combination("arith.sitofp", (s,), (f,))
             yield Combination("arith.uitofp", (s,), (f,))
@@ -529,6 +530,8 @@ NUMBA_SAMPLE = (
     "arith.sitofp : (i1) -> (f32)",
     "arith.divsi : (i64, i64) -> (i64)",
     "arith.sitofp : (i64) -> (f32)",
+    "arith.index_castui : (i64) -> (index)",
+    "arith.remf : (f64, f64) -> (f64)",
 )
 """The combinations `make test` runs on the numba backend. Numba compiles each op of a
 kernel for seconds (cold), so every combination on numba is `make semantics`
@@ -832,7 +835,7 @@ def test_the_catalog_covers_every_type_and_the_listed_ops() -> None:
         "math.acos", "math.sinh", "math.cosh", "math.asinh", "math.acosh", "math.atanh",
         "math.cbrt", "math.erf", "arith.bitcast", "arith.mulsi_extended",
         "arith.mului_extended", "arith.addui_extended", "math.ctlz", "math.cttz",
-        "math.ctpop", "math.ipowi", "math.fpowi",
+        "math.ctpop", "math.ipowi", "math.fpowi", "arith.remf", "arith.index_castui",
     ):  # fmt: skip
         assert listed in ops
     assert {t for c in CATALOG for t in c.operands} == {*INTS, *FLOATS}

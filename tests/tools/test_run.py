@@ -272,3 +272,60 @@ def test_a_bf16_result_is_printed_by_its_values_not_its_bit_patterns(
         "result 0: bf16[2]  (min -0.25, max 1.5, mean 0.625)",
         "[ 1.5 , -0.25]",
     ]
+
+
+DYNAMIC = """func.func @main(%a: tensor<?x5xf32>, %b: tensor<?x5xf32>, %n: index, %x: f32)
+    -> (tensor<?x5xf32>, index, f32) {
+  %c = arith.addf %a, %b : tensor<?x5xf32>
+  func.return %c, %n, %x : tensor<?x5xf32>, index, f32
+}
+"""
+
+
+def test_dynamic_size_sizes_each_question_mark_and_what_was_drawn_is_printed_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "dynamic.mlir"
+    program.write_text(DYNAMIC)
+    code, out, err = run_cli([str(program), "--random-args", "3", "--dynamic-size", "2"], capsys)
+    assert code == 0, err
+    lines = err.splitlines()
+    assert lines[:2] == [
+        "random-args: %a : tensor<?x5xf32> is 2x5",
+        "random-args: %b : tensor<?x5xf32> is 2x5",
+    ]
+    n = lines[2].removeprefix("random-args: %n : index = ")
+    x = lines[3].removeprefix("random-args: %x : f32 = ")
+    assert len(lines) == 4
+    assert 1 <= int(n) <= 16
+    assert out.startswith("result 0: float32[2x5]")
+    assert f"result 1: int64 = {n}\n" in out  # the values drawn are the values run
+    assert np.float32(x) == np.float32(out.split("result 2: float32 = ")[1])
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--random-args", "3", "--dynamic-size", "2,3"],
+            "dynamic.mlir:3:3: error: assertion failed: 'arith.addf' on tensors of different "
+            "shapes: dimension 0 of operand 1 differs from dimension 0 of operand 0",
+        ),
+        (
+            ["--random-args", "3"],
+            "error: argument 0 %a of @main(tensor<?x5xf32>, tensor<?x5xf32>, index, f32) -> "
+            "(tensor<?x5xf32>, index, f32) has a dynamic shape (tensor<?x5xf32>); give the sizes "
+            "of its `?` dimensions with --dynamic-size N (or pass it with --arg FILE.npy)",
+        ),
+        (["--dynamic-size", "2"], "error: --dynamic-size sizes the arguments --random-args makes"),
+    ],
+)
+def test_dynamic_sizes_that_differ_or_are_missing_are_one_error(
+    flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "dynamic.mlir"
+    program.write_text(DYNAMIC)
+    code, _, err = run_cli([str(program), *flags], capsys)
+    assert code == 1
+    assert message in err
+    assert "Traceback" not in err

@@ -1,4 +1,5 @@
-"""Comparisons, `select` on a tensor condition and casts on tensors, end to end.
+"""Comparisons, `select` on a tensor condition, casts and the ops xDSL lacks (`remf`,
+`index_castui`) on tensors, end to end.
 
 They parse, verify and print as in MLIR (elementwise, same shape; comparisons give
 `i1` of the operands' shape), the oracle evaluates them, and after default-pipeline
@@ -25,7 +26,7 @@ from devplan.reference.program import evaluate
 # casts on the CPU and on the other GPU.
 MIXED = """
 func.func @main(%a: tensor<3x5xf32>, %b: tensor<3x5xf32>, %i: tensor<3x5xi32>, %j: tensor<3x5xi32>)
-    -> (tensor<3x5xf32>, tensor<3x5xi1>, tensor<3x5xi64>, tensor<3x5xf64>, tensor<3x5xi8>, tensor<3x5xi32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xi32>, tensor<3x5xindex>) {
+    -> (tensor<3x5xf32>, tensor<3x5xi1>, tensor<3x5xi64>, tensor<3x5xf64>, tensor<3x5xi8>, tensor<3x5xi32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xi32>, tensor<3x5xindex>, tensor<3x5xf32>, tensor<3x5xindex>) {
   %a0 = vdev.on_device %a to #vdev.device<"cuda", 0> : tensor<3x5xf32>
   %less = arith.cmpf olt, %a0, %b : tensor<3x5xf32>
   %low = arith.select %less, %a0, %b : tensor<3x5xi1>, tensor<3x5xf32>
@@ -42,8 +43,10 @@ func.func @main(%a: tensor<3x5xf32>, %b: tensor<3x5xf32>, %i: tensor<3x5xi32>, %
   %back = arith.fptosi %low : tensor<3x5xf32> to tensor<3x5xi32>
   %pick = arith.select %ult, %i, %back : tensor<3x5xi1>, tensor<3x5xi32>
   %idx = arith.index_cast %pick : tensor<3x5xi32> to tensor<3x5xindex>
-  func.return %low, %ult, %wide, %ext, %narrow, %bits, %sum, %half, %pick, %idx
-    : tensor<3x5xf32>, tensor<3x5xi1>, tensor<3x5xi64>, tensor<3x5xf64>, tensor<3x5xi8>, tensor<3x5xi32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xi32>, tensor<3x5xindex>
+  %rem = arith.remf %a0, %b : tensor<3x5xf32>
+  %uidx = arith.index_castui %pick : tensor<3x5xi32> to tensor<3x5xindex>
+  func.return %low, %ult, %wide, %ext, %narrow, %bits, %sum, %half, %pick, %idx, %rem, %uidx
+    : tensor<3x5xf32>, tensor<3x5xi1>, tensor<3x5xi64>, tensor<3x5xf64>, tensor<3x5xi8>, tensor<3x5xi32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xi32>, tensor<3x5xindex>, tensor<3x5xf32>, tensor<3x5xindex>
 }
 """
 
@@ -53,6 +56,7 @@ def mixed_inputs() -> list[Any]:
     a = rng.uniform(-50, 50, (3, 5)).astype(np.float32)
     b = rng.uniform(-50, 50, (3, 5)).astype(np.float32)
     b[0, :2] = a[0, :2]  # equal elements: olt is false there
+    b[0, 2], b[0, 3], a[0, 4] = 0.0, np.inf, np.inf  # remf: NaN, the dividend, NaN
     a[1, 0] = np.nan  # unordered: olt is false
     a[2, 1] = np.nan
     i = rng.integers(-1000, 1000, (3, 5), dtype=np.int32)
@@ -84,6 +88,8 @@ def test_tensor_forms_and_scalar_forms_print_as_they_parse() -> None:
         "    %k = arith.cmpi ne, %i, %i : tensor<4xi32>\n"
         "    %f = arith.uitofp %k : tensor<4xi1> to tensor<4xf64>\n"
         "    %n = arith.index_cast %i : tensor<4xi32> to tensor<4xindex>\n"
+        "    %u = arith.index_castui %n : tensor<4xindex> to tensor<4xi32>\n"
+        "    %r = arith.remf %a, %a fastmath<fast> : tensor<4xf32>\n"
         "    func.return\n"
         "  }\n"
         "}"
@@ -94,6 +100,8 @@ def test_tensor_forms_and_scalar_forms_print_as_they_parse() -> None:
         "{tag = 1 : i64} : tensor<4xf32>",
         ": tensor<4xi1>, tensor<4xf32>",
         "fastmath<fast> : f32",
+        "arith.index_castui %n : tensor<4xindex> to tensor<4xi32>",
+        "arith.remf %a, %a fastmath<fast> : tensor<4xf32>",
     ):
         assert line in printed
 
@@ -113,6 +121,8 @@ def test_tensor_forms_and_scalar_forms_print_as_they_parse() -> None:
         ),
         ("%r = arith.extsi %i : tensor<3xi32> to tensor<3xi16>", "must be larger"),
         ("%r = arith.index_cast %i : tensor<3xi32> to tensor<3xi64>", "cast incompatible"),
+        ("%r = arith.index_castui %i : tensor<3xi32> to tensor<3xi64>", "cast incompatible"),
+        ("%r = arith.remf %i, %i : tensor<3xi32>", "Unexpected attribute i32"),
     ],
 )
 def test_ill_shaped_tensor_forms_are_refused_at_the_op(
@@ -128,7 +138,7 @@ def test_ill_shaped_tensor_forms_are_refused_at_the_op(
 
 def test_the_oracle_computes_comparisons_selects_and_casts_with_mlir_semantics() -> None:
     a, b, i, j = mixed_inputs()
-    low, ult, wide, ext, narrow, bits, total, half, pick, idx = evaluate(
+    low, ult, wide, ext, narrow, bits, total, half, pick, idx, rem, uidx = evaluate(
         devplan.parse(MIXED), [a, b, i, j]
     )
     less = np.less(a, b)  # NaN compares false, as olt does
@@ -144,6 +154,12 @@ def test_the_oracle_computes_comparisons_selects_and_casts_with_mlir_semantics()
     np.testing.assert_array_equal(half, np.where(less, a, b))
     np.testing.assert_array_equal(pick, np.where(ult, i, np.trunc(low).astype(np.int32)))
     assert idx.dtype == np.int64
+    with np.errstate(invalid="ignore"):
+        fmod = np.fmod(a, b)
+    np.testing.assert_array_equal(rem, fmod)
+    assert np.signbit(rem).tolist() == np.signbit(fmod).tolist()  # the dividend's sign
+    assert (np.isnan(rem[0, 2]), rem[0, 3] == a[0, 3], np.isnan(rem[0, 4])) == (True, True, True)
+    np.testing.assert_array_equal(uidx, pick.view(np.uint32).astype(np.int64))
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])

@@ -16,6 +16,8 @@
 // CHECK-NEXT: 0.333333
 // CHECK-NEXT: ( 4, 4, 4 )
 // CHECK-NEXT: ( 2.5, 0, 0 )
+// The scalar printers of CRunnerUtils.cpp write no newline of their own.
+// CHECK-NEXT: {{^}}( -nan, nan, -inf, 1e+20, -0 ), 0.333333, -1, 18446744073709551615{{$}}
 
 func.func @main() {
   %c0 = arith.constant 0 : index
@@ -70,10 +72,42 @@ func.func @main() {
   %zero = arith.constant 0.0 : f32
   %fv = vector.transfer_read %w[%c0], %zero : memref<2xf32>, vector<3xf32>
   vector.print %fv : vector<3xf32>
+  %minus_nan = arith.constant 0xFFC00000 : f32
+  %nan = arith.constant 0x7FC00000 : f32
+  %minus_inf = arith.constant 0xFFF0000000000000 : f64
+  %minus_zero = arith.constant -0.0 : f32
+  %third64 = arith.constant 0.333333333 : f64
+  %minus_one = arith.constant -1 : i64
+  call @printOpen() : () -> ()
+  call @printF32(%minus_nan) : (f32) -> ()
+  call @printComma() : () -> ()
+  call @printF32(%nan) : (f32) -> ()
+  call @printComma() : () -> ()
+  call @printF64(%minus_inf) : (f64) -> ()
+  call @printComma() : () -> ()
+  call @printF64(%b) : (f64) -> ()
+  call @printComma() : () -> ()
+  call @printF32(%minus_zero) : (f32) -> ()
+  call @printClose() : () -> ()
+  call @printComma() : () -> ()
+  call @printF64(%third64) : (f64) -> ()
+  call @printComma() : () -> ()
+  call @printI64(%minus_one) : (i64) -> ()
+  call @printComma() : () -> ()
+  call @printU64(%minus_one) : (i64) -> ()
+  call @printNewline() : () -> ()
   return
 }
 
 func.func private @printMemrefF32(memref<*xf32>)
+func.func private @printF32(f32)
+func.func private @printF64(f64)
+func.func private @printI64(i64)
+func.func private @printU64(i64)
+func.func private @printOpen()
+func.func private @printClose()
+func.func private @printComma()
+func.func private @printNewline()
 func.func private @printMemrefF64(memref<*xf64>)
 func.func private @printMemrefF16(memref<*xf16>)
 func.func private @printMemrefI64(memref<*xi64>)
