@@ -79,8 +79,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.passes import ModulePass
 
+from ...system.cost import op_work
+from ..convert_elementwise_to_linalg import is_elementwise_on_tensors, replace_elementwise
+from ..linalg_generalize_named_ops import is_named_structured, replace_named
 from .lowering import Lowering
 from .rules import RULES
 
@@ -92,4 +96,16 @@ class LowerToDevicePass(ModulePass):
     name = "lower-to-device"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        Lowering(op, RULES).run()
+        lowering = Lowering(op, RULES)
+        # Phase 0: one lowering path. The generics remember the op they were made from,
+        # for messages and for the work the cost model charged it.
+        for found in [o for o in op.walk() if is_elementwise_on_tensors(o)]:
+            if not isinstance(found.parent_op(), GenericOp):
+                work = op_work(found)
+                generic = replace_elementwise(found)
+                lowering.origins[generic], lowering.works[generic] = found.name, work
+        for found in [o for o in op.walk() if is_named_structured(o)]:
+            work = op_work(found)
+            generic = replace_named(found)
+            lowering.origins[generic], lowering.works[generic] = found.name, work
+        lowering.run()

@@ -9,15 +9,10 @@ from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
-    MemRefType,
-    TensorType,
 )
 from xdsl.ir import Attribute, Operation, Region, SSAValue
-from xdsl.utils.hints import isa
 
 from ...dialects import kernel as kn
-from ...dialects.vdev import DEVICE_ATTR
-from ...dialects.virtual_device import ir_text
 from .kernel_builder import (
     KernelBuilder,
     delinearise,
@@ -28,7 +23,6 @@ from .kernel_builder import (
     zero_op,
 )
 from .types import (
-    tensor_type,
     type_text,
 )
 
@@ -42,42 +36,6 @@ SHORT_NAMES = {
     "muli": "mul", "divf": "div", "negf": "neg",
 }  # fmt: skip
 """Kernel name stems where the op's name says more than the kernel's (`addf` -> `add`)."""
-
-
-def elementwise_kernel(
-    name: str, op: Operation, operand_types: Sequence[Attribute], rank: int
-) -> kn.KernelFuncOp:
-    """One thread per element: out[idx] = op(in0[idx], ...); scalars pass as they are."""
-    result = tensor_type(op.results[0].type).element_type
-    params: list[Attribute] = [
-        dynamic_memref(tensor_type(t).element_type, rank) if isa(t, TensorType[Attribute]) else t
-        for t in operand_types
-    ]
-    params.append(dynamic_memref(result, rank))
-    kernel = kn.KernelFuncOp(name, params)
-    body = kernel.body.block
-    name_params(body, [f"in{i}" for i in range(len(params) - 1)] + ["out"])
-    out = body.args[-1]
-    k = KernelBuilder(body)
-    i = k.thread_index()
-    dims = k.dims(out, rank)
-    inside = k.nested()
-    indices = delinearise(inside, i, dims)
-    scalars = [
-        inside.add(memref.LoadOp.get(arg, indices)) if isinstance(arg.type, MemRefType) else arg
-        for arg in body.args[:-1]
-    ]
-    computed = inside.add(
-        op.create(
-            operands=scalars,
-            result_types=[result],
-            properties=dict(op.properties),
-            attributes={n: a for n, a in op.attributes.items() if n != DEVICE_ATTR},
-        )
-    )
-    inside.add(memref.StoreOp.get(computed, out, indices))
-    guarded(k, i, dims, inside)
-    return kernel
 
 
 def fill_kernel(name: str, element: Attribute, rank: int) -> kn.KernelFuncOp:
@@ -175,7 +133,10 @@ def add_op(element: Attribute, x: SSAValue, y: SSAValue) -> Operation:
     return arith.AddiOp(x, y) if is_int(element) else arith.AddfOp(x, y)
 
 
-def elementwise_stem(op: Operation, operand_types: Sequence[Attribute], rank: int) -> str:
+def op_stem(op: Operation, first: Attribute, result: Attribute, rank: int) -> str:
+    """The name of an elementwise kernel running scalar `op`: its name, the element type
+    of its first tensor operand `first` (of `result` for a select, named for the values it
+    picks, not its condition; both for a cast) and the rank (`add_f32`, `cmpf_olt_f32_2d`)."""
     short = op.name.split(".", 1)[1]
     stem = SHORT_NAMES.get(short, short)
     if isinstance(op, arith.CmpiOp | arith.CmpfOp):
@@ -189,13 +150,7 @@ def elementwise_stem(op: Operation, operand_types: Sequence[Attribute], rank: in
             )
         )  # fmt: skip
         stem += f"_{names[int(predicate)]}"
-    first = next((t for t in operand_types if isa(t, TensorType[Attribute])), operand_types[0])
-    result = tensor_type(op.results[0].type).element_type
-    # A select is named for the values it picks, not for its (possibly tensor) condition.
-    words = [
-        stem,
-        type_text(result if op.name == "arith.select" else tensor_type(first).element_type),
-    ]
+    words = [stem, type_text(result if op.name == "arith.select" else first)]
     if op.name in CASTS:
         words.append(type_text(result))
     return "_".join(words) + rank_suffix(rank)
@@ -207,18 +162,3 @@ CASTS = frozenset(
         "arith.uitofp", "arith.fptosi", "arith.extf", "arith.truncf",
     )
 )  # fmt: skip
-
-
-def kernel_key(op: Operation, types: Sequence[Attribute], rank: int) -> str:
-    element_types = [
-        type_text(tensor_type(t).element_type)
-        if isa(t, TensorType[Attribute])
-        else f"scalar {type_text(t)}"
-        for t in types
-    ]
-    props = ", ".join(f"{k}={ir_text(v)}" for k, v in sorted(op.properties.items()))
-    attrs = ", ".join(
-        f"{k}={ir_text(v)}" for k, v in sorted(op.attributes.items()) if k != DEVICE_ATTR
-    )
-    result = type_text(tensor_type(op.results[0].type).element_type)
-    return f"{op.name} {props} {attrs} ({', '.join(element_types)}) -> {result} rank {rank}"

@@ -23,9 +23,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.hints import isa
 
-from ...diagnostics import error_at
+from ...diagnostics import LocatedError, error_at
 from ...dialects import device as dev
-from ...dialects.kernel import SUPPORTED_OPS
 from ...dialects.memory_scopes import DEFAULT_SCOPE
 from ...dialects.placement import (
     arg_device,
@@ -39,23 +38,16 @@ from ...dialects.target import TargetAttr
 from ...dialects.vdev import DEVICE_ATTR, OnDeviceOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
 from ...dispatch import OpTable
-from ...system.cost import NO_WORK, WORK_ATTR, op_work
+from ...system.cost import NO_WORK, WORK_ATTR, Work, op_work
 from .kernel_builder import (
     ELEMENTWISE_BLOCK,
     KernelLibrary,
     max_threads,
 )
-from .kernels import (
-    elementwise_kernel,
-    elementwise_stem,
-    kernel_key,
-)
 from .ownership import Ownership
 from .types import (
-    ELEMENTS,
     PLAN,
     is_tensor,
-    kernel_element,
     memory_of,
     memref_type,
     same_place,
@@ -83,9 +75,21 @@ class Lowering:
         self.source: Operation = module
         self.signatures: dict[str, FunctionType] = {}
         """The lowered type of every function, by name (calls need their callee's)."""
+        self.origins: dict[Operation, str] = {}
+        """The name of the op each generic was made from (phase 0), for messages."""
+        self.works: dict[Operation, Work | None] = {}
+        """The work the cost model charged the op each generic was made from (phase 0)."""
+        self.errors: list[str] = []
+        """Every op the walk could not lower (reported together when the walk ends)."""
+        self.poisoned: set[SSAValue] = set()
+        """Results of ops that failed: what uses them is not lowered (nor reported)."""
         self.shape_only: dict[SSAValue, list[SSAValue]] = {}
         """`tensor.empty` results only `linalg.fill` writes over: no buffer, just the
         dynamic sizes (lowered) for the fills' own allocations."""
+
+    def name_of(self, op: Operation) -> str:
+        """The name of the op the user wrote (a generic made in phase 0 names its origin)."""
+        return self.origins.get(op, op.name)
 
     # -- placement and types -----------------------------------------------------------
 
@@ -108,7 +112,9 @@ class Lowering:
         if not isa(type_, TensorType[Attribute]):
             return type_
         if device is None:
-            raise error_at(op, f"'{op.name}': a {type_text(type_)} value has no placement; {PLAN}")
+            raise error_at(
+                op, f"'{self.name_of(op)}': a {type_text(type_)} value has no placement; {PLAN}"
+            )
         tensor = tensor_type(type_)
         space = self.memory_space(device)
         shape = list(tensor.get_shape())
@@ -122,21 +128,23 @@ class Lowering:
             target = self.targets.get(device.type_name)
         if target is None:
             raise error_at(
-                op, f"'{op.name}' runs on {ir_text(device)}, which has no target; {PLAN}"
+                op, f"'{self.name_of(op)}' runs on {ir_text(device)}, which has no target; {PLAN}"
             )
         return target
 
     def launch_device(self, device: DeviceAttr, op: Operation) -> DeviceAttr:
         if device.type_name is None or device.device_id is None:
             raise error_at(
-                op, f"'{op.name}' runs on {ir_text(device)}, which needs a type and an id; {PLAN}"
+                op,
+                f"'{self.name_of(op)}' runs on {ir_text(device)}, which needs a type and an "
+                f"id; {PLAN}",
             )
         return DeviceAttr.make(device.type_name, device.device_id)
 
     def op_device(self, op: Operation) -> DeviceAttr:
         device = result_placement(op, 0)
         if device is None:
-            raise error_at(op, f"'{op.name}' has no '{DEVICE_ATTR}' placement; {PLAN}")
+            raise error_at(op, f"'{self.name_of(op)}' has no '{DEVICE_ATTR}' placement; {PLAN}")
         return device
 
     def operand(self, op: Operation, index: int, device: DeviceAttr) -> SSAValue:
@@ -153,7 +161,7 @@ class Lowering:
                 where = ir_text(have) if have is not None else "nowhere (no placement)"
                 raise error_at(
                     op,
-                    f"'{op.name}' runs on {ir_text(device)} but its operand {index} lives "
+                    f"'{self.name_of(op)}' runs on {ir_text(device)} but its operand {index} lives "
                     f"on {where}; {PLAN} (it inserts a vdev.device_copy)",
                 )
 
@@ -239,7 +247,8 @@ class Lowering:
         op: Operation,
     ) -> None:
         launch = dev.LaunchOp(kernel, self.launch_device(device, op), grid, block, args)
-        work = op_work(op)  # what the planner's cost model charged for `op` (cost.py)
+        # What the planner's cost model charged for `op` (cost.py).
+        work = self.works[op] if op in self.works else op_work(op)
         if work is not None and work != NO_WORK:
             launch.attributes[WORK_ATTR] = DenseArrayBase.from_list(i64, [work.flops, work.nbytes])
         self.emit(launch)
@@ -277,6 +286,8 @@ class Lowering:
         for function in functions:
             if function.body.blocks:
                 self.lower_body(function)
+        if self.errors:
+            raise LocatedError("\n".join(self.errors))
         for function in functions:
             function.function_type = self.signatures[function.sym_name.data]
             drop_device_attrs(function)
@@ -318,7 +329,17 @@ class Lowering:
             self.free(self.values[value])  # block arguments: never shape-only
         for op in old.ops:
             self.source = op
-            self.lower_op(op)
+            if self.poisoned and any(
+                v in self.poisoned for inner in op.walk() for v in inner.operands
+            ):
+                self.poisoned.update(op.results)  # follows from an error reported
+                continue
+            try:
+                self.lower_op(op)
+            except LocatedError as e:
+                self.errors.append(str(e))
+                self.poisoned.update(op.results)
+                continue
             for value in self.facts.frees_after.get(op, []):
                 if value not in self.shape_only:
                     self.source = op
@@ -332,16 +353,13 @@ class Lowering:
         elif isinstance(op, OnDeviceOp):
             raise error_at(op, f"'vdev.on_device' is left in the module; {PLAN}")
         elif any(isa(t, TensorType[Attribute]) for t in (*op.result_types, *op.operand_types)):
-            if op.name.startswith(("arith.", "math.")):
-                self.lower_elementwise(op)
-            else:
-                raise error_at(
-                    op,
-                    f"'{op.name}' on tensors is not lowered by lower-to-device (level-1 ops: "
-                    "elementwise arith/math the kernel backends support, linalg.fill, "
-                    "linalg.matmul, tensor.empty, arith.constant, func.call, scf.if, scf.for, "
-                    "vdev.device_copy)",
-                )
+            raise error_at(
+                op,
+                f"'{self.name_of(op)}' on tensors is not lowered by lower-to-device (level-1 ops: "
+                "linalg.generic and named linalg ops with maps, elementwise arith/math the "
+                "kernel backends support, tensor.empty, tensor.dim, arith.constant, "
+                "func.call, scf.if, scf.for, vdev.device_copy)",
+            )
         else:
             self.lower_scalar(op)
 
@@ -362,7 +380,7 @@ class Lowering:
         if any(is_tensor(v) for inner in op.walk() for v in (*inner.operands, *inner.results)):
             raise error_at(
                 op,
-                f"'{op.name}' holds tensor values; lower-to-device lowers tensors across "
+                f"'{self.name_of(op)}' holds tensor values; lower-to-device lowers tensors across "
                 "func.call, scf.if and scf.for only",
             )
         clone = op.clone(value_mapper=self.values)
@@ -370,44 +388,6 @@ class Lowering:
         for inner in clone.walk():
             inner.location = self.source.location if inner is clone else inner.location
         self.map_results(op, clone.results)
-
-    def lower_elementwise(self, op: Operation) -> None:
-        device = self.op_device(op)
-        operands = [self.operand(op, i, device) for i in range(len(op.operands))]
-        types = [o.type for o in op.operands]
-        first, shaped = next(
-            (i, v) for i, v in enumerate(operands) if isinstance(v.type, MemRefType)
-        )
-        rank = memref_type(shaped.type).get_num_dims()
-        for t in (*types, op.results[0].type):
-            element = tensor_type(t).element_type if isa(t, TensorType[Attribute]) else t
-            if not kernel_element(element):
-                raise error_at(op, f"'{op.name}' on {type_text(t)}: {ELEMENTS}")
-        if op.name not in SUPPORTED_OPS:
-            raise error_at(
-                op, f"'{op.name}' on tensors: the kernel backends do not support '{op.name}'"
-            )
-        for i, other in enumerate(operands[first + 1 :], first + 1):
-            if isinstance(other.type, MemRefType):
-                for d in range(rank):
-                    self.require_same_extent(
-                        shaped, d, other, d,
-                        f"'{op.name}' on tensors of different shapes: dimension {d} of "
-                        f"operand {i} differs from dimension {d} of operand {first}",
-                    )  # fmt: skip
-        out_type = self.buffer_type(op.results[0].type, device, op)
-        out = self.alloc(out_type, self.dynamic_sizes(out_type, shaped))
-        stem = elementwise_stem(op, types, rank)
-        key = kernel_key(op, types, rank)
-        kernel = self.kernels.kernel(
-            self.target(device, op),
-            stem,
-            key,
-            lambda name: elementwise_kernel(name, op, types, rank),
-            op,
-        )
-        self.launch_over(device, kernel, out, [*operands, out], op)
-        self.map_results(op, [out])
 
 
 def drop_device_attrs(function: func.FuncOp) -> None:

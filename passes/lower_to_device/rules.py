@@ -5,17 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
     UnitAttr,
 )
-from xdsl.dialects.linalg.ops import FillOp, MatmulOp
+from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.dialects.tensor import EmptyOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
@@ -30,23 +28,13 @@ from ...dialects.placement import (
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
 from ...dispatch import OpTable
-from .kernel_builder import (
-    ELEMENTWISE_BLOCK,
-    max_threads,
-    rank_suffix,
-)
-from .kernels import (
-    MATMUL_ROWS,
-    fill_kernel,
-    matmul_kernel,
-)
+from .generic import fill, init_is_read, lower_generic
 from .lowering import Lowering
 from .types import (
     ELEMENTS,
     PLAN,
     is_tensor,
     kernel_element,
-    memref_type,
     same_place,
     tensor_type,
     type_text,
@@ -123,18 +111,13 @@ def _device_copy(low: Lowering, op: DeviceCopyOp) -> None:
 
 @RULES.impl(EmptyOp)
 def _empty(low: Lowering, op: Operation) -> None:
-    device = low.op_device(op)
-    out_type = low.buffer_type(op.results[0].type, device, op)
     sizes = [low.values[v] for v in op.operands]
     result = op.results[0]
-    if result.uses and all(_is_fill_destination(use.operation, use.index) for use in result.uses):
-        low.shape_only[result] = sizes  # each fill allocates its own result
+    if result.uses and not any(init_is_read(use.operation, use.index) for use in result.uses):
+        low.shape_only[result] = sizes  # only shapes are read: each user allocates its own
         return
+    out_type = low.buffer_type(op.results[0].type, low.op_device(op), op)
     low.map_results(op, [low.alloc(out_type, sizes)])
-
-
-def _is_fill_destination(op: Operation, index: int) -> bool:
-    return op.name == "linalg.fill" and index == 1
 
 
 @RULES.impl(arith.ConstantOp)
@@ -155,7 +138,7 @@ def _constant(low: Lowering, op: arith.ConstantOp) -> None:
         pass  # no element to write (and xDSL's is_splat fails on no data)
     elif value.is_splat():
         scalar = low.emit(arith.ConstantOp(next(iter(value.iter_attrs())))).results[0]
-        _fill(low, device, out, scalar, op)
+        fill(low, device, out, scalar, op)
     else:
         host_type = MemRefType(element, tensor_type(op.result.type).get_shape())
         name = _constant_global(low, value, host_type)
@@ -197,90 +180,15 @@ def _constant_global(
     return name
 
 
-def _fill(low: Lowering, device: DeviceAttr, out: SSAValue, value: SSAValue, op: Operation) -> None:
-    element = value.type
-    rank = memref_type(out.type).get_num_dims()
-    stem = f"fill_{type_text(element)}{rank_suffix(rank)}"
-    kernel = low.kernels.kernel(
-        low.target(device, op), stem, f"fill {type_text(element)} rank {rank}",
-        lambda name: fill_kernel(name, element, rank), op,
-    )  # fmt: skip
-    low.launch_over(device, kernel, out, [out, value], op)
+@RULES.impl(GenericOp)
+def _generic(low: Lowering, op: GenericOp) -> None:
+    lower_generic(low, op)
 
 
-@RULES.impl(FillOp)
-def _linalg_fill(low: Lowering, op: Operation) -> None:
-    device = low.op_device(op)
-    value = low.values[op.operands[0]]
-    if isinstance(value.type, MemRefType):
-        raise error_at(op, "'linalg.fill' of a tensor value is not lowered (fill with a scalar)")
-    out_type = low.buffer_type(op.results[0].type, device, op)
-    if value.type != memref_type(out_type).element_type:
-        raise error_at(
-            op,
-            f"'linalg.fill' of {type_text(value.type)} into "
-            f"{type_text(op.results[0].type)}: the element types must agree",
-        )
-    sizes = low.shape_only.get(op.operands[1])
-    if sizes is None:
-        sizes = low.dynamic_sizes(out_type, low.operand(op, 1, device))
-    else:
-        low.check_place(op, 1, device)
-    out = low.alloc(out_type, sizes)
-    _fill(low, device, out, value, op)
-    low.map_results(op, [out])
-
-
-@RULES.impl(MatmulOp)
-def _matmul(low: Lowering, op: Operation) -> None:
-    device = low.op_device(op)
-    if len(op.operands) != 3 or len(op.results) != 1:
-        raise error_at(op, "'linalg.matmul' is lowered with two inputs and one output tensor")
-    a, b, c = (low.operand(op, i, device) for i in range(3))
-    elements = {memref_type(v.type).element_type for v in (a, b, c)}
-    element = tensor_type(op.results[0].type).element_type
-    if (
-        len(elements) != 1
-        or element not in elements
-        or not all(memref_type(v.type).get_num_dims() == 2 for v in (a, b, c))
-    ):
-        raise error_at(op, "'linalg.matmul' is lowered for 2-D operands of one element type")
-    if not kernel_element(element) or element == IntegerType(1):
-        raise error_at(
-            op,
-            f"'linalg.matmul' of {type_text(element)}: matmul kernels take integers "
-            "(i8 to i64, index) and floats",
-        )
-    target = low.target(device, op)
-    stem = f"matmul_{type_text(element)}_rows{MATMUL_ROWS}"
-    kernel = low.kernels.kernel(
-        target, stem, f"matmul {type_text(element)} rows {MATMUL_ROWS}",
-        lambda name: matmul_kernel(name, element), op,
-    )  # fmt: skip
-    mismatch = "'linalg.matmul' of mismatched shapes: dimension"
-    low.require_same_extent(
-        a, 1, b, 0, f"{mismatch} 1 of ins[0] differs from dimension 0 of ins[1]"
-    )
-    low.require_same_extent(c, 0, a, 0, f"{mismatch} 0 of outs differs from dimension 0 of ins[0]")
-    low.require_same_extent(c, 1, b, 1, f"{mismatch} 1 of outs differs from dimension 1 of ins[1]")
-    out_type = low.buffer_type(op.results[0].type, device, op)
-    out = low.alloc(out_type, low.dynamic_sizes(out_type, c))
-    columns = _extent(low, c, 1)
-    threads = min(ELEMENTWISE_BLOCK, max_threads(target))
-    if isinstance(columns, int):
-        threads = max(1, min(threads, columns))  # a narrow result: no idle threads
-    tiles = low.blocks_for(_extent(low, c, 0), MATMUL_ROWS)
-    strips = low.blocks_for(columns, threads)
-    one = low.index(1)
-    low.launch(
-        device, kernel, [tiles, strips, one], [low.index(threads), one, one], [a, b, c, out], op
-    )
-    low.map_results(op, [out])
-
-
-def _extent(low: Lowering, buffer: SSAValue, d: int) -> SSAValue | int:
-    n = memref_type(buffer.type).get_shape()[d]
-    return n if n != DYNAMIC_INDEX else low.dim(buffer, d)
+@RULES.impl(tensor.DimOp)
+def _tensor_dim(low: Lowering, op: tensor.DimOp) -> None:
+    source = low.values[op.source]
+    low.map_results(op, [low.emit(memref.DimOp(source, low.values[op.index])).results[0]])
 
 
 @RULES.impl(scf.IfOp)
