@@ -132,10 +132,18 @@ def _check_extents(
                 continue
             low.require_same_extent(
                 reference, p0, checked, p,
-                f"'{name}' on tensors of different shapes: dimension {p} of operand {o} "
-                f"differs from dimension {p0} of operand {o0}",
+                f"'{name}' on tensors of different shapes: dimension {p} of "
+                f"{_operand_name(name, loops, o)} differs from dimension {p0} of "
+                f"{_operand_name(name, loops, o0)}",
             )  # fmt: skip
     return first
+
+
+def _operand_name(name: str, loops: GenericLoops, o: int) -> str:
+    """`operand 1` for an elementwise op, `ins[1]`/`outs[0]` for a linalg op."""
+    if name.startswith(("arith.", "math.")):
+        return f"operand {o}"
+    return f"ins[{o}]" if o < loops.inputs else f"outs[{o - loops.inputs}]"
 
 
 def _same_size(a: SSAValue, pa: int, b: SSAValue, pb: int) -> bool:

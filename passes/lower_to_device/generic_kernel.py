@@ -363,6 +363,8 @@ def kernel_stem(op: GenericOp, loops: GenericLoops) -> str:
             return op_stem(single, first.element_type, out.element_type, rank)
     words: list[str] = []
     for o in computing:
+        if isinstance(o, arith.ConstantOp):
+            continue
         short = o.name.split(".", 1)[1]
         word = SHORT_NAMES.get(short, short)
         if not words or words[-1] != word:
