@@ -28,11 +28,17 @@ from xdsl.utils.hints import isa
 
 from ...diagnostics import error_at
 from ...dialects.virtual_device import DeviceAttr
+from .block_reduction import block_reduction_kernel, combiner
 from .generic_kernel import GenericLoops, UnsupportedGeneric, generic_kernel, kernel_stem
 from .kernel_builder import ELEMENTWISE_BLOCK, max_threads, rank_suffix
 from .kernels import MATMUL_ROWS, fill_kernel, matmul_kernel
 from .lowering import Lowering
 from .types import ELEMENTS, kernel_element, memref_type, type_text
+
+BLOCK_REDUCTION_MIN = 1024
+"""The shortest (static) reduction that gets a block of threads per output element."""
+BLOCK_REDUCTION_RATIO = 64
+"""... and only when it is at least this many times longer than the output is large."""
 
 
 def generic_loops(op: GenericOp, name: str) -> GenericLoops:
@@ -86,6 +92,8 @@ def lower_generic(low: Lowering, op: GenericOp) -> None:
     _check_extents(low, name, loops, [*ins, *inits], first, sized)
     if _is_fill(op, loops):
         fill(low, device, outs[0], ins[0], op)
+    elif (combine := combiner(op, loops)) is not None and _long_reduction(low, loops, ins, outs):
+        _block_reduction(low, device, op, loops, combine, [*ins, inits[0], outs[0]])
     elif _is_contraction(op, loops):
         acc = inits[0]
         assert acc is not None  # a reduction reads its init
@@ -229,6 +237,51 @@ def _is_contraction(op: GenericOp, loops: GenericLoops) -> bool:
         and not mul.attributes
         and not add.attributes
     )
+
+
+def _long_reduction(
+    low: Lowering, loops: GenericLoops, ins: Sequence[SSAValue], outs: Sequence[SSAValue]
+) -> bool:
+    """Few output elements against a long, static reduction: worth a block each."""
+    del low
+    buffers = [*ins, *outs]
+    length = 1
+    for d in loops.reduction:
+        o, p = loops.extents[d]
+        n = memref_type(buffers[o].type).get_shape()[p]
+        if n == DYNAMIC_INDEX:
+            return False
+        length *= n
+    elements = 1
+    for n in memref_type(outs[0].type).get_shape():
+        if n == DYNAMIC_INDEX:
+            return False
+        elements *= n
+    return length >= BLOCK_REDUCTION_MIN and elements * BLOCK_REDUCTION_RATIO <= length
+
+
+def _block_reduction(
+    low: Lowering,
+    device: DeviceAttr,
+    op: GenericOp,
+    loops: GenericLoops,
+    combine: Operation,
+    args: Sequence[SSAValue | None],
+) -> None:
+    """Launch one block of threads per output element (`block_reduction.py`)."""
+    target = low.target(device, op)
+    threads = 1
+    while threads * 2 <= min(ELEMENTWISE_BLOCK, max_threads(target)):
+        threads *= 2
+    text = str(block_reduction_kernel("kernel", op, loops, combine, threads))
+    kernel = low.kernels.kernel(
+        target, f"block_{kernel_stem(op, loops)}", text,
+        lambda name: block_reduction_kernel(name, op, loops, combine, threads), op,
+    )  # fmt: skip
+    buffers = [a for a in args if a is not None]
+    grid = low.blocks_for(low.element_count(buffers[-1]), 1)
+    one = low.index(1)
+    low.launch(device, kernel, [grid, one, one], [low.index(threads), one, one], buffers, op)
 
 
 def fill(low: Lowering, device: DeviceAttr, out: SSAValue, value: SSAValue, op: Operation) -> None:

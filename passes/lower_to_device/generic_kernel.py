@@ -207,7 +207,7 @@ def _expr_value(k: KernelBuilder, e: AffineExpr, indices: Sequence[SSAValue]) ->
             return k.add(arith.SelectOp(negative, k.add(arith.AddiOp(rem, rhs)), rem))
 
 
-def _map_indices(k: KernelBuilder, m: AffineMap, indices: Sequence[SSAValue]) -> list[SSAValue]:
+def map_indices(k: KernelBuilder, m: AffineMap, indices: Sequence[SSAValue]) -> list[SSAValue]:
     return [_expr_value(k, e, indices) for e in m.results]
 
 
@@ -259,11 +259,11 @@ def generic_kernel(name: str, op: GenericOp, loops: GenericLoops) -> kn.KernelFu
     for j, init in enumerate(init_args):
         if init is not None:
             starts.append(
-                inside.add(memref.LoadOp.get(init, _map_indices(inside, out_maps[j], indices)))
+                inside.add(memref.LoadOp.get(init, map_indices(inside, out_maps[j], indices)))
             )
     values = _reduce(inside, op, loops, in_args, extents, indices, starts, loops.reduction)
     for j, value in enumerate(values):
-        where = _map_indices(inside, out_maps[j], indices)
+        where = map_indices(inside, out_maps[j], indices)
         inside.add(memref.StoreOp.get(value, out_args[j], where))
     guarded(k, i, parallel, inside)
     return kernel
@@ -287,7 +287,7 @@ def _reduce(
     """The outputs' values after the loops over `dims` (outermost first), from `carried`:
     the values of the outputs read (an output not read gets the body's last value)."""
     if not dims:
-        return _body(k, op, loops, in_args, indices, carried)
+        return body_values(k, op, loops, in_args, indices, carried)
     d, inner = dims[0], dims[1:]
     types = [SSAValue.get(v).type for v in carried]
     loop = k.nested([IndexType(), *types])
@@ -301,7 +301,7 @@ def _reduce(
     return list(nest.results)
 
 
-def _body(
+def body_values(
     k: KernelBuilder,
     op: GenericOp,
     loops: GenericLoops,
@@ -318,7 +318,7 @@ def _body(
             continue
         source = in_args[i]
         if isinstance(source.type, MemRefType):
-            where = _map_indices(k, loops.maps[i], indices)
+            where = map_indices(k, loops.maps[i], indices)
             values[arg] = k.add(memref.LoadOp.get(source, where))
         else:
             values[arg] = source

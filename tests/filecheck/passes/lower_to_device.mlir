@@ -585,3 +585,40 @@ func.func @unsupported(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0,
   } -> tensor<4xf32>
   func.return %s : tensor<4xf32>
 }
+
+// -----
+
+// A long reduction into few elements (a dot product of 4096): one block per output
+// element; each thread sums a strided share from the identity, the partials meet in
+// shared memory and halve level by level, a barrier after each; thread 0 adds the init.
+
+// CHECK-LABEL: kernel.func @block_mul_add_f32_{{[0-9a-f]+}}(%in0: memref<?xf32>, %in1: memref<?xf32>, %init: memref<f32>, %out: memref<f32>) {
+// CHECK-NEXT:    %[[SHARED:.*]] = kernel.alloc_shared : memref<256xf32, #vdev.device<?, ?, ?, "shared">>
+// CHECK-NEXT:    %[[T:.*]] = kernel.thread_id x
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[STEP:.*]] = arith.constant 256 : index
+// CHECK-NEXT:    %[[PART:.*]] = scf.for %{{.*}} = %[[T]] to %{{.*}} step %[[STEP]] iter_args(%{{.*}} = %[[ZERO]]) -> (f32) {
+// CHECK:         memref.store %[[PART]], %[[SHARED]][%[[T]]]
+// CHECK-NEXT:    kernel.barrier
+// CHECK-NEXT:    %[[HALF:.*]] = arith.constant 128 : index
+// CHECK-NEXT:    %[[BELOW:.*]] = arith.cmpi ult, %[[T]], %[[HALF]] : index
+// CHECK-NEXT:    scf.if %[[BELOW]] {
+// CHECK:           arith.addf
+// CHECK:         kernel.barrier
+// CHECK:         %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %{{.*}} : index
+// CHECK-NEXT:    scf.if %[[FIRST]] {
+// CHECK-NEXT:      %[[INIT:.*]] = memref.load %init[] : memref<f32>
+// CHECK-NEXT:      %[[SUM:.*]] = memref.load %[[SHARED]][%{{.*}}]
+// CHECK-NEXT:      %[[R:.*]] = arith.addf %[[INIT]], %[[SUM]] : f32
+// CHECK-NEXT:      memref.store %[[R]], %out[] : memref<f32>
+// CHECK-LABEL: func.func @dot(
+// CHECK:         device.launch @cpu_kernels::@block_mul_add_f32_{{[0-9a-f]+}} on #vdev.device<"cpu", 0> grid(%[[ONE:.*]], %[[ONE]], %[[ONE]]) block(%{{.*}}, %[[ONE]], %[[ONE]]) args(%a, %b, %init, %r)
+func.func @dot(%a: tensor<4096xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %b: tensor<4096xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %init: tensor<f32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<f32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%a, %b : tensor<4096xf32>, tensor<4096xf32>) outs(%init : tensor<f32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  func.return %r : tensor<f32>
+}

@@ -20,8 +20,8 @@ import devplan
 
 KINDS = """
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
-func.func @main(%x: tensor<4x6xf32>, %b: tensor<6xf32>, %sig: tensor<9xf32>, %w: tensor<3xf32>, %y: tensor<?x6xf32>)
-    -> (tensor<6x4xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<?x6xf32>, tensor<4x4xf32>, tensor<f32>) {
+func.func @main(%x: tensor<4x6xf32>, %b: tensor<6xf32>, %sig: tensor<9xf32>, %w: tensor<3xf32>, %y: tensor<?x6xf32>, %long: tensor<2x1024xf32>)
+    -> (tensor<6x4xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<?x6xf32>, tensor<4x4xf32>, tensor<f32>, tensor<2xf32>) {
   %t0 = tensor.empty() : tensor<6x4xf32>
   %perm = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%t0 : tensor<6x4xf32>) {
   ^bb0(%a: f32, %o: f32):
@@ -89,7 +89,14 @@ func.func @main(%x: tensor<4x6xf32>, %b: tensor<6xf32>, %sig: tensor<9xf32>, %w:
     %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
   } -> tensor<f32>
-  return %perm, %bcast, %rowsum, %col0, %conv, %two#0, %two#1, %dyn, %mm, %dot : tensor<6x4xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<?x6xf32>, tensor<4x4xf32>, tensor<f32>
+  %t10 = tensor.empty() : tensor<2xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%t10 : tensor<2xf32>) -> tensor<2xf32>
+  %rowsums = linalg.generic {indexing_maps = [#id2, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%long : tensor<2x1024xf32>) outs(%z2 : tensor<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.addf %o, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<2xf32>
+  return %perm, %bcast, %rowsum, %col0, %conv, %two#0, %two#1, %dyn, %mm, %dot, %rowsums : tensor<6x4xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<?x6xf32>, tensor<4x4xf32>, tensor<f32>, tensor<2xf32>
 }
 """
 
@@ -101,6 +108,7 @@ def _inputs_and_expected() -> tuple[list[Any], list[Any]]:
     sig = rng.standard_normal(9).astype(np.float32)
     w = rng.standard_normal(3).astype(np.float32)
     y = rng.standard_normal((5, 6)).astype(np.float32)
+    long = rng.random((2, 1024)).astype(np.float32)  # positive: sums far from 0
     strided = np.array([sum(sig[2 * i + k] * w[k] for k in range(3)) for i in range(4)])
     expected = [
         x.T,
@@ -113,13 +121,17 @@ def _inputs_and_expected() -> tuple[list[Any], list[Any]]:
         y * b,
         x @ x.T,
         np.array(sig @ sig),
+        long.sum(axis=1),
     ]
-    return [x, b, sig, w, y], expected
+    return [x, b, sig, w, y, long], expected
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_generic_of_every_map_kind_matches_numpy(backend: str) -> None:
     inputs, expected = _inputs_and_expected()
+    lowered = str(devplan.apply(devplan.parse(KINDS), "default-pipeline"))
+    assert lowered.count("kernel.func @block_add_f32_") == 1  # the long row sums
+    assert lowered.count("kernel.func @matmul_f32_rows8") == 1  # the contraction
     result = devplan.execute(devplan.parse(KINDS), inputs, kernel_backend=backend, strict=True)
     assert len(result.outputs) == len(expected)
     for i, (got, want) in enumerate(zip(result.outputs, expected, strict=True)):
