@@ -6,7 +6,9 @@ pass that produced the bad IR):
 
 1. `plan-devices` — place every tensor value, insert `vdev.device_copy`s;
 2. `elide-copies` — remove the level-1 copies that change nothing;
-3. `lower-to-device` — tensors to memrefs, ops to kernel launches, frees;
+3. `lower-to-device` — elementwise and named linalg ops to `linalg.generic` first
+   (`convert-elementwise-to-linalg`, `generalize-named-linalg-ops`), then tensors to
+   memrefs, ops to kernel launches, frees;
 4. `elide-copies` — remove the level-2 copies that change nothing;
 5. `classify-regions` — mark each function host / device / mixed / multi-device.
 """

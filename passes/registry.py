@@ -48,6 +48,18 @@ def _lower_to_device() -> type[ModulePass]:
     return LowerToDevicePass
 
 
+def _convert_elementwise_to_linalg() -> type[ModulePass]:
+    from .convert_elementwise_to_linalg import ConvertElementwiseToLinalgPass
+
+    return ConvertElementwiseToLinalgPass
+
+
+def _linalg_generalize_named_ops() -> type[ModulePass]:
+    from .linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
+
+    return LinalgGeneralizeNamedOpsPass
+
+
 def _default_pipeline() -> type[ModulePass]:
     from .default_pipeline import DefaultPipelinePass
 
@@ -67,6 +79,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "async-to-host": _async_to_host,
     "elide-copies": _elide_copies,
     "plan-devices": _plan_devices,
+    "convert-elementwise-to-linalg": _convert_elementwise_to_linalg,
+    "generalize-named-linalg-ops": _linalg_generalize_named_ops,
     "lower-to-device": _lower_to_device,
     "default-pipeline": _default_pipeline,
 }

@@ -84,10 +84,10 @@ func.func @split(%a: tensor<1000xf32> {vdev.device = #vdev.device<"cpu", 0, #tar
 // CHECK-LABEL: kernel.func @select_f32_3d(%in0: i1, %in1: memref<?x?x?xf32>, %in2: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
 // CHECK:         %{{.*}} = arith.select %in0, %{{.*}}, %{{.*}} : f32
 // CHECK-LABEL: func.func @shapes(
+// CHECK:         %[[N:.*]] = memref.dim %x, %{{.*}} : memref<?x4x?xf32, #vdev.device<"cuda", 1, ?, "global">>
+// CHECK:         %[[M:.*]] = memref.dim %x, %{{.*}} : memref<?x4x?xf32, #vdev.device<"cuda", 1, ?, "global">>
 // CHECK:         cf.assert %{{.*}}, "'arith.maximumf' on tensors of different shapes: dimension 0 of operand 1 differs from dimension 0 of operand 0"
 // CHECK:         cf.assert %{{.*}}, "'arith.maximumf' on tensors of different shapes: dimension 2 of operand 1 differs from dimension 2 of operand 0"
-// CHECK-NEXT:    %[[N:.*]] = memref.dim %x, %{{.*}} : memref<?x4x?xf32, #vdev.device<"cuda", 1, ?, "global">>
-// CHECK-NEXT:    %[[M:.*]] = memref.dim %x, %{{.*}} : memref<?x4x?xf32, #vdev.device<"cuda", 1, ?, "global">>
 // CHECK-NEXT:    %max = device.alloc(%[[N]], %[[M]]) : memref<?x4x?xf32, #vdev.device<"cuda", 1, ?, "global">>
 // CHECK:         arith.muli
 // CHECK-NEXT:    %[[COUNT:.*]] = arith.muli
@@ -355,19 +355,12 @@ func.func @crossing(%x: tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #tar
 
 // -----
 
-// CHECK: lower_to_device.mlir:[[# @LINE + 2]]:3: error: 'linalg.matmul' of i1: matmul kernels take integers (i8 to i64, index) and floats
-func.func @bool_matmul(%a: tensor<2x2xi1> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
-  %m = linalg.matmul {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} ins(%a, %a : tensor<2x2xi1>, tensor<2x2xi1>) outs(%a : tensor<2x2xi1>) -> tensor<2x2xi1>
-  func.return
-}
-
-// -----
-
 // Operands whose sizes are dynamic must agree at run time: a cf.assert checks each such
 // dimension before the launch (a kernel sized by operand 0 would cut or overrun operand 1).
 
 // CHECK-LABEL: func.func @dynamic_add(
 // CHECK:         %[[A:.*]] = memref.dim %a, %[[C0:.*]] : memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[A:.*]] = memref.dim %a, %[[C0:.*]] : memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    %[[B:.*]] = memref.dim %b, %[[C0]] : memref<?xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    %[[SAME:.*]] = arith.cmpi eq, %[[A]], %[[B]] : index
 // CHECK-NEXT:    cf.assert %[[SAME]], "'arith.addf' on tensors of different shapes: dimension 0 of operand 1 differs from dimension 0 of operand 0"
@@ -375,4 +368,257 @@ func.func @bool_matmul(%a: tensor<2x2xi1> {vdev.device = #vdev.device<"cpu", 0, 
 func.func @dynamic_add(%a: tensor<?xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, %b: tensor<?xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) -> (tensor<?xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
   %c = arith.addf %a, %b {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<?xf32>
   func.return %c : tensor<?xf32>
+}
+
+// -----
+
+// linalg.generic: one thread per point of the parallel loops (split row-major from the
+// linear index), each input loaded at its map of the indices, each output stored at its
+// map. A permutation: the transpose reads in0[d1, d0] and writes out[d0, d1].
+
+// CHECK-LABEL: kernel.func @copy_f32_{{[0-9a-f]+}}(%in0: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// CHECK:         scf.if
+// CHECK-NEXT:      %[[D1:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[D0:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[X:.*]] = memref.load %in0[%[[D1]], %[[D0]]] : memref<?x?xf32>
+// CHECK-NEXT:      memref.store %[[X]], %out[%[[D0]], %[[D1]]] : memref<?x?xf32>
+// CHECK-LABEL: func.func @permutation(
+// CHECK:         %p = memref.alloc() : memref<6x4xf32>
+// CHECK-NEXT:    device.launch @cpu_kernels::@copy_f32_{{[0-9a-f]+}} on #vdev.device<"cpu", 0> grid(%{{.*}}) block(%{{.*}}) args(%x, %p)
+
+func.func @permutation(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<6x4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %t = tensor.empty() {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<6x4xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%t : tensor<6x4xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<6x4xf32>
+  func.return %p : tensor<6x4xf32>
+}
+
+// -----
+
+// A broadcast (a bias over rows): in1 is read at d1 alone; the body's ops (a ReLU of the
+// sum) run on scalars and name the kernel, with a hash of the maps.
+
+// CHECK-LABEL: kernel.func @add_maximumf_f32_{{[0-9a-f]+}}(%in0: memref<?x?xf32>, %in1: memref<?xf32>, %out: memref<?x?xf32>) {
+// CHECK:           %[[D1:.*]] = arith.remui
+// CHECK-NEXT:      %[[D0:.*]] = arith.divui
+// CHECK-NEXT:      %[[X:.*]] = memref.load %in0[%[[D0]], %[[D1]]] : memref<?x?xf32>
+// CHECK-NEXT:      %[[B:.*]] = memref.load %in1[%[[D1]]] : memref<?xf32>
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[X]], %[[B]] : f32
+// CHECK:           %[[M:.*]] = arith.maximumf %[[S]], %{{.*}} : f32
+// CHECK-NEXT:      memref.store %[[M]], %out[%[[D0]], %[[D1]]] : memref<?x?xf32>
+
+func.func @broadcast(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %b: tensor<6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %t = tensor.empty() {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<4x6xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %b : tensor<4x6xf32>, tensor<6xf32>) outs(%t : tensor<4x6xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x6xf32>
+  func.return %r : tensor<4x6xf32>
+}
+
+// -----
+
+// A projection with a reduction (row sums): the reduction dimension is a loop in each
+// thread, from 0 to the extent of in0's dimension 1, carrying the output's value from its
+// init (the output is read, so the kernel takes %init and %out).
+
+// CHECK-LABEL: kernel.func @add_f32_{{[0-9a-f]+}}(%in0: memref<?x?xf32>, %init: memref<?xf32>, %out: memref<?xf32>) {
+// CHECK:         %[[K:.*]] = memref.dim %in0, %[[C1:.*]] : memref<?x?xf32>
+// CHECK:         scf.if
+// CHECK-NEXT:      %[[START:.*]] = memref.load %init[%[[I:.*]]] : memref<?xf32>
+// CHECK-NEXT:      %[[SUM:.*]] = scf.for %[[J:.*]] = %{{.*}} to %[[K]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[START]]) -> (f32) {
+// CHECK-NEXT:        %[[X:.*]] = memref.load %in0[%[[I]], %[[J]]] : memref<?x?xf32>
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[ACC]], %[[X]] : f32
+// CHECK-NEXT:        scf.yield %[[S]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      memref.store %[[SUM]], %out[%[[I]]] : memref<?xf32>
+// CHECK-LABEL: func.func @row_sum(
+// CHECK:         device.launch @cpu_kernels::@add_f32_{{[0-9a-f]+}} on #vdev.device<"cpu", 0> grid(%{{.*}}) block(%{{.*}}) args(%x, %init, %r)
+
+func.func @row_sum(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %init: tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x6xf32>) outs(%init : tensor<4xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// A constant in a map: column 0 of in0.
+
+// CHECK-LABEL: kernel.func @copy_f32_{{[0-9a-f]+}}(%in0: memref<?x?xf32>, %out: memref<?xf32>) {
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK:           %{{.*}} = memref.load %in0[%[[I:.*]], %[[C0]]] : memref<?x?xf32>
+
+func.func @column(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %t = tensor.empty() {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4x6xf32>) outs(%t : tensor<4xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// An affine sum with a constant coefficient (a strided 1-D convolution, d0 * 2 + d1):
+// the index is computed in the loop.
+
+// CHECK-LABEL: kernel.func @mul_add_f32_{{[0-9a-f]+}}(%in0: memref<?xf32>, %in1: memref<?xf32>, %init: memref<?xf32>, %out: memref<?xf32>) {
+// CHECK:         %[[C2:.*]] = arith.constant 2 : index
+// CHECK:           scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK-NEXT:        %[[SCALED:.*]] = arith.muli %[[I:.*]], %[[C2]] : index
+// CHECK-NEXT:        %[[AT:.*]] = arith.addi %[[SCALED]], %[[K]] : index
+// CHECK-NEXT:        %{{.*}} = memref.load %in0[%[[AT]]] : memref<?xf32>
+// CHECK-NEXT:        %{{.*}} = memref.load %in1[%[[K]]] : memref<?xf32>
+
+func.func @strided_conv(%s: tensor<9xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %w: tensor<3xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %init: tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 * 2 + d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%s, %w : tensor<9xf32>, tensor<3xf32>) outs(%init : tensor<4xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    %t = arith.addf %o, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Several outputs, and linalg.index: the index is the thread's loop index. Neither
+// output's init is read, so the tensor.empty results are only shapes (nothing allocated
+// for them).
+
+// CHECK-LABEL: kernel.func @index_cast_sitofp_mul_f32_{{[0-9a-f]+}}(%in0: memref<?x?xf32>, %out0: memref<?x?xf32>, %out1: memref<?x?xf32>) {
+// CHECK:           %[[D1:.*]] = arith.remui
+// CHECK-NEXT:      %[[D0:.*]] = arith.divui
+// CHECK-NEXT:      %[[X:.*]] = memref.load %in0[%[[D0]], %[[D1]]] : memref<?x?xf32>
+// CHECK-NEXT:      %{{.*}} = arith.index_cast %[[D1]] : index to i32
+// CHECK:           memref.store %[[X]], %out0[%[[D0]], %[[D1]]] : memref<?x?xf32>
+// CHECK-NEXT:      memref.store %{{.*}}, %out1[%[[D0]], %[[D1]]] : memref<?x?xf32>
+// CHECK-LABEL: func.func @two_outputs(
+// CHECK-NEXT:    %{{.*}} = arith.constant
+// CHECK-NEXT:    %{{.*}} = arith.constant
+// CHECK-NEXT:    %r = memref.alloc() : memref<4x6xf32>
+// CHECK-NEXT:    %r_1 = memref.alloc() : memref<4x6xf32>
+// CHECK-NEXT:    device.launch @cpu_kernels::@index_cast_sitofp_mul_f32_{{[0-9a-f]+}} {{.*}} args(%x, %r, %r_1)
+
+func.func @two_outputs(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %t = tensor.empty() {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<4x6xf32>
+  %u = tensor.empty() {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<4x6xf32>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%t, %u : tensor<4x6xf32>, tensor<4x6xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %o: f32, %p: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %ji : i32 to f32
+    %m = arith.mulf %a, %jf : f32
+    linalg.yield %a, %m : f32, f32
+  } -> tensor<4x6xf32>, tensor<4x6xf32>
+  func.return %r#0, %r#1 : tensor<4x6xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// Dynamic shapes: the output is sized by the tensor.empty, and a cf.assert checks at run
+// time that it agrees with the input giving the same loop dimension.
+
+// CHECK-LABEL: func.func @dynamic(
+// CHECK:         %r = memref.alloc(%n) : memref<?x6xf32>
+// CHECK-NEXT:    %[[Y:.*]] = memref.dim %y, %[[C0:.*]] : memref<?x6xf32>
+// CHECK-NEXT:    %[[R:.*]] = memref.dim %r, %[[C0]] : memref<?x6xf32>
+// CHECK-NEXT:    %[[SAME:.*]] = arith.cmpi eq, %[[Y]], %[[R]] : index
+// CHECK-NEXT:    cf.assert %[[SAME]], "'linalg.generic' on tensors of different shapes: dimension 0 of outs[0] differs from dimension 0 of ins[0]"
+
+func.func @dynamic(%y: tensor<?x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %b: tensor<6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %n: index) -> (tensor<?x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %t = tensor.empty(%n) {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<?x6xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y, %b : tensor<?x6xf32>, tensor<6xf32>) outs(%t : tensor<?x6xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<?x6xf32>
+  func.return %r : tensor<?x6xf32>
+}
+
+// -----
+
+// A contraction like matmul (maps (d0, d2), (d2, d1), (d0, d1); body out + in0 * in1) is
+// recognised from its shape and runs the register-tiled matmul kernel.
+
+// CHECK-LABEL: kernel.func @matmul_f32_rows8(
+// CHECK-LABEL: func.func @contraction(
+// CHECK:         device.launch @cpu_kernels::@matmul_f32_rows8 {{.*}} args(%a, %b, %c, %r)
+
+func.func @contraction(%a: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %b: tensor<6x5xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %c: tensor<4x5xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<4x5xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<4x6xf32>, tensor<6x5xf32>) outs(%c : tensor<4x5xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  func.return %r : tensor<4x5xf32>
+}
+
+// -----
+
+// Every op that cannot be lowered is reported, each at its place, in one run.
+
+// CHECK: lower_to_device.mlir:[[# @LINE + 6]]:3: error: 'linalg.generic' is not lowered by lower-to-device: the map of output 0 ((d0, d1) -> (d0)) is not a permutation of the parallel dimensions
+// CHECK: lower_to_device.mlir:[[# @LINE + 9]]:3: error: 'tensor.extract' on tensors is not lowered by lower-to-device
+// CHECK: lower_to_device.mlir:[[# @LINE + 9]]:3: error: 'linalg.generic' is not lowered by lower-to-device: iterator d1 is 'window' (parallel and reduction are)
+
+func.func @unsupported(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %i: index) -> (tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %t = tensor.empty() {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%t : tensor<4xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %e = tensor.extract %x[%i, %i] : tensor<4x6xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "window"]} ins(%x : tensor<4x6xf32>) outs(%t : tensor<4xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  func.return %s : tensor<4xf32>
+}
+
+// -----
+
+// A long reduction into few elements (a dot product of 4096): one block per output
+// element; each thread sums a strided share from the identity, the partials meet in
+// shared memory and halve level by level, a barrier after each; thread 0 adds the init.
+
+// CHECK-LABEL: kernel.func @block_mul_add_f32_{{[0-9a-f]+}}(%in0: memref<?xf32>, %in1: memref<?xf32>, %init: memref<f32>, %out: memref<f32>) {
+// CHECK-NEXT:    %[[SHARED:.*]] = kernel.alloc_shared : memref<256xf32, #vdev.device<?, ?, ?, "shared">>
+// CHECK-NEXT:    %[[T:.*]] = kernel.thread_id x
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[STEP:.*]] = arith.constant 256 : index
+// CHECK-NEXT:    %[[PART:.*]] = scf.for %{{.*}} = %[[T]] to %{{.*}} step %[[STEP]] iter_args(%{{.*}} = %[[ZERO]]) -> (f32) {
+// CHECK:         memref.store %[[PART]], %[[SHARED]][%[[T]]]
+// CHECK-NEXT:    kernel.barrier
+// CHECK-NEXT:    %[[HALF:.*]] = arith.constant 128 : index
+// CHECK-NEXT:    %[[BELOW:.*]] = arith.cmpi ult, %[[T]], %[[HALF]] : index
+// CHECK-NEXT:    scf.if %[[BELOW]] {
+// CHECK:           arith.addf
+// CHECK:         kernel.barrier
+// CHECK:         %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %{{.*}} : index
+// CHECK-NEXT:    scf.if %[[FIRST]] {
+// CHECK-NEXT:      %[[INIT:.*]] = memref.load %init[] : memref<f32>
+// CHECK-NEXT:      %[[SUM:.*]] = memref.load %[[SHARED]][%{{.*}}]
+// CHECK-NEXT:      %[[R:.*]] = arith.addf %[[INIT]], %[[SUM]] : f32
+// CHECK-NEXT:      memref.store %[[R]], %out[] : memref<f32>
+// CHECK-LABEL: func.func @dot(
+// CHECK:         device.launch @cpu_kernels::@block_mul_add_f32_{{[0-9a-f]+}} on #vdev.device<"cpu", 0> grid(%[[ONE:.*]], %[[ONE]], %[[ONE]]) block(%{{.*}}, %[[ONE]], %[[ONE]]) args(%a, %b, %init, %r)
+func.func @dot(%a: tensor<4096xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %b: tensor<4096xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %init: tensor<f32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) -> (tensor<f32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%a, %b : tensor<4096xf32>, tensor<4096xf32>) outs(%init : tensor<f32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  func.return %r : tensor<f32>
 }

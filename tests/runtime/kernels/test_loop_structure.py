@@ -464,10 +464,10 @@ def generated_matmul(element: str) -> KernelFuncOp:
     """The kernel `lower-to-device` generates for `linalg.matmul` over `element`."""
     from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 
-    from devplan.passes.lower_to_device import _matmul_kernel  # pyright: ignore[reportPrivateUsage]
+    from devplan.passes.lower_to_device.kernels import matmul_kernel
 
     types = {"f32": Float32Type(), "f64": Float64Type(), "i32": IntegerType(32)}
-    return parse_kernel(str(_matmul_kernel("matmul", types[element])))
+    return parse_kernel(str(matmul_kernel("matmul", types[element])))
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,330 @@
+"""Lowering a `linalg.generic` (every named op and elementwise op arrives as one).
+
+The host side of the generic kernel (`generic_kernel.py`): allocate each output (sizes
+from its init, or from the `tensor.empty` it writes over when nothing reads the init:
+then nothing is allocated for the empty), check at run time (`cf.assert`, or now when
+both are static) that every operand dimension giving one loop dimension agrees with the
+first that does (in operand order), and launch one thread per element of the first
+output (`min(256, max_num_threads)` a block).
+
+Two fast paths are chosen from the op's shape, never its name:
+  * a *fill* (all parallel; one scalar input; a body yielding it; outputs at the
+    identity): the fill kernel, shared with splat constants;
+  * a *contraction* like matmul (loops `(d0, d1, d2)` parallel, parallel, reduction; maps
+    `(d0, d2)`, `(d2, d1)`, `(d0, d1)`; a body `out + in0 * in1`, in either order, of one
+    integer or float type): the register-tiled matmul kernel (`kernels.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, IntegerType, MemRefType, TensorType
+from xdsl.dialects.linalg.ops import GenericOp, YieldOp
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.utils.hints import isa
+
+from ...diagnostics import error_at
+from ...dialects.virtual_device import DeviceAttr
+from .block_reduction import block_reduction_kernel, combiner
+from .generic_kernel import GenericLoops, UnsupportedGeneric, generic_kernel, kernel_stem
+from .kernel_builder import ELEMENTWISE_BLOCK, max_threads, rank_suffix
+from .kernels import MATMUL_ROWS, fill_kernel, matmul_kernel
+from .lowering import Lowering
+from .types import ELEMENTS, kernel_element, memref_type, type_text
+
+BLOCK_REDUCTION_MIN = 1024
+"""The shortest (static) reduction that gets a block of threads per output element."""
+BLOCK_REDUCTION_RATIO = 64
+"""... and only when it is at least this many times longer than the output is large."""
+
+
+def generic_loops(op: GenericOp, name: str) -> GenericLoops:
+    """The loop structure of `op`, or a located error saying why it has no kernel."""
+    try:
+        loops = GenericLoops.of(op)
+    except UnsupportedGeneric as e:
+        raise error_at(op, f"'{name}' is not lowered by lower-to-device: {e}") from None
+    for value in (*op.operands, *op.results):
+        t = value.type
+        element = t.element_type if isa(t, TensorType[Attribute]) else t
+        if not kernel_element(element):
+            raise error_at(op, f"'{name}' on {type_text(t)}: {ELEMENTS}")
+    return loops
+
+
+def init_is_read(op: Operation, index: int) -> bool:
+    """Whether operand `index` of `op` is an output of a generic whose kernel reads it
+    (false: only its shape matters)."""
+    if not isinstance(op, GenericOp) or index < len(op.inputs):
+        return True
+    try:
+        return GenericLoops.of(op).reads_init[index - len(op.inputs)]
+    except UnsupportedGeneric:
+        return True
+
+
+def lower_generic(low: Lowering, op: GenericOp) -> None:
+    name = low.origins.get(op, op.name)
+    loops = generic_loops(op, name)
+    device = low.op_device(op)
+    ins = [low.operand(op, i, device) for i in range(len(op.inputs))]
+    inits: list[SSAValue | None] = []
+    for j in range(len(op.outputs)):
+        index = len(op.inputs) + j
+        if op.operands[index] in low.shape_only:
+            low.check_place(op, index, device)
+            inits.append(None)
+        else:
+            inits.append(low.operand(op, index, device))
+    first = _check_extents(low, name, loops, [*ins, *inits], {})
+    outs: list[SSAValue] = []
+    for j, (result, init) in enumerate(zip(op.results, inits, strict=True)):
+        out_type = low.buffer_type(result.type, device, op)
+        if init is None:
+            sizes = low.shape_only[op.operands[len(op.inputs) + j]]
+        else:
+            sizes = low.dynamic_sizes(out_type, init)
+        outs.append(low.alloc(out_type, sizes))
+    sized = [None] * len(ins) + [o if i is None else None for o, i in zip(outs, inits, strict=True)]
+    _check_extents(low, name, loops, [*ins, *inits], first, sized)
+    if _is_fill(op, loops):
+        fill(low, device, outs[0], ins[0], op)
+    elif (combine := combiner(op, loops)) is not None and _long_reduction(low, loops, ins, outs):
+        _block_reduction(low, device, op, loops, combine, [*ins, inits[0], outs[0]])
+    elif _is_contraction(op, loops):
+        acc = inits[0]
+        assert acc is not None  # a reduction reads its init
+        _matmul(low, device, op, ins[0], ins[1], acc, outs[0])
+    else:
+        read = [init for init, r in zip(inits, loops.reads_init, strict=True) if r]
+        args = [*ins, *(init for init in read if init is not None), *outs]
+        kernel = low.kernels.kernel(
+            low.target(device, op), kernel_stem(op, loops),
+            str(generic_kernel("kernel", op, loops)),
+            lambda kname: generic_kernel(kname, op, loops), op,
+        )  # fmt: skip
+        low.launch_over(device, kernel, outs[0], args, op)
+    low.map_results(op, outs)
+
+
+def _check_extents(
+    low: Lowering,
+    name: str,
+    loops: GenericLoops,
+    buffers: Sequence[SSAValue | None],
+    first: dict[int, tuple[int, int]],
+    sized: Sequence[SSAValue | None] = (),
+) -> dict[int, tuple[int, int]]:
+    """Every operand dimension that is one loop dimension agrees with the first that is
+    (`first`: loop dimension -> (operand, dimension), extended and returned). Operands
+    without a buffer are skipped; with `sized`, only the operands it gives a buffer for
+    (outputs allocated from a `tensor.empty`'s sizes) are checked, against `buffers`."""
+    first = dict(first)
+    for o, m in enumerate(loops.maps):
+        checked = sized[o] if sized else buffers[o]
+        if checked is None or not isinstance(checked.type, MemRefType):
+            continue
+        for p, e in enumerate(m.results):
+            if not isinstance(e, AffineDimExpr):
+                continue
+            if e.position not in first:
+                first[e.position] = (o, p)
+                continue
+            o0, p0 = first[e.position]
+            reference = buffers[o0]
+            assert reference is not None
+            if o0 == o or _same_size(reference, p0, checked, p):
+                continue
+            low.require_same_extent(
+                reference, p0, checked, p,
+                f"'{name}' on tensors of different shapes: dimension {p} of "
+                f"{_operand_name(name, loops, o)} differs from dimension {p0} of "
+                f"{_operand_name(name, loops, o0)}",
+            )  # fmt: skip
+    return first
+
+
+def _operand_name(name: str, loops: GenericLoops, o: int) -> str:
+    """`operand 1` for an elementwise op, `ins[1]`/`outs[0]` for a linalg op."""
+    if name.startswith(("arith.", "math.")):
+        return f"operand {o}"
+    return f"ins[{o}]" if o < loops.inputs else f"outs[{o - loops.inputs}]"
+
+
+def _same_size(a: SSAValue, pa: int, b: SSAValue, pb: int) -> bool:
+    """Whether dimension `pb` of `b` was allocated as `memref.dim` of `a`'s `pa` (an
+    output sized from its input: nothing to check)."""
+    if memref_type(b.type).get_shape()[pb] != DYNAMIC_INDEX:
+        return False
+    alloc = b.owner
+    if not isinstance(alloc, Operation):
+        return False
+    dynamic = [d for d, n in enumerate(memref_type(b.type).get_shape()) if n == DYNAMIC_INDEX]
+    sizes = list(alloc.operands)
+    if len(sizes) != len(dynamic):
+        return False
+    size = sizes[dynamic.index(pb)].owner
+    if not isinstance(size, memref.DimOp) or size.source is not a:
+        return False
+    index = size.index.owner
+    return (
+        isinstance(index, arith.ConstantOp)
+        and isinstance(index.value, IntegerAttr)
+        and index.value.value.data == pa
+    )
+
+
+def _is_fill(op: GenericOp, loops: GenericLoops) -> bool:
+    block = op.body.block
+    only = block.first_op
+    identity = AffineMap.identity(loops.loops)
+    return (
+        not loops.reduction
+        and len(op.inputs) == 1
+        and len(op.outputs) == 1
+        and not isa(op.inputs[0].type, TensorType[Attribute])
+        and isinstance(only, YieldOp)
+        and list(only.operands) == [block.args[0]]
+        and loops.maps[1] == identity
+        and op.inputs[0].type == memref_type(_out_element_type(op)).element_type
+    )
+
+
+def _out_element_type(op: GenericOp) -> MemRefType[Attribute]:
+    t = op.outputs[0].type
+    assert isa(t, TensorType[Attribute])
+    return MemRefType(t.element_type, t.get_shape())
+
+
+def _is_contraction(op: GenericOp, loops: GenericLoops) -> bool:
+    """`out[i, j] += in0[i, k] * in1[k, j]` in one element type (see the header)."""
+    m = AffineMap.from_callable
+    if (
+        loops.reductions != (False, False, True)
+        or len(op.inputs) != 2
+        or len(op.outputs) != 1
+        or list(loops.maps)
+        != [
+            m(lambda i, j, k: (i, k)),
+            m(lambda i, j, k: (k, j)),
+            m(lambda i, j, k: (i, j)),
+        ]
+    ):
+        return False
+    types = {v.type.element_type for v in op.operands if isa(v.type, TensorType[Attribute])}
+    if len(types) != 1 or len(op.operands) != 3:
+        return False
+    element = types.pop()
+    if element == IntegerType(1) or not kernel_element(element):
+        return False
+    a, b, acc = op.body.block.args
+    ops = list(op.body.block.ops)
+    if len(ops) != 3 or not isinstance(ops[2], YieldOp):
+        return False
+    mul, add, done = ops
+    is_int = isinstance(element, IntegerType)
+    mul_name, add_name = ("arith.muli", "arith.addi") if is_int else ("arith.mulf", "arith.addf")
+    return (
+        mul.name == mul_name
+        and add.name == add_name
+        and set(mul.operands) == {a, b}
+        and len(set(mul.operands)) == 2
+        and set(add.operands) == {mul.results[0], acc}
+        and list(done.operands) == [add.results[0]]
+        and not mul.attributes
+        and not add.attributes
+    )
+
+
+def _long_reduction(
+    low: Lowering, loops: GenericLoops, ins: Sequence[SSAValue], outs: Sequence[SSAValue]
+) -> bool:
+    """Few output elements against a long, static reduction: worth a block each."""
+    del low
+    buffers = [*ins, *outs]
+    length = 1
+    for d in loops.reduction:
+        o, p = loops.extents[d]
+        n = memref_type(buffers[o].type).get_shape()[p]
+        if n == DYNAMIC_INDEX:
+            return False
+        length *= n
+    elements = 1
+    for n in memref_type(outs[0].type).get_shape():
+        if n == DYNAMIC_INDEX:
+            return False
+        elements *= n
+    return length >= BLOCK_REDUCTION_MIN and elements * BLOCK_REDUCTION_RATIO <= length
+
+
+def _block_reduction(
+    low: Lowering,
+    device: DeviceAttr,
+    op: GenericOp,
+    loops: GenericLoops,
+    combine: Operation,
+    args: Sequence[SSAValue | None],
+) -> None:
+    """Launch one block of threads per output element (`block_reduction.py`)."""
+    target = low.target(device, op)
+    threads = 1
+    while threads * 2 <= min(ELEMENTWISE_BLOCK, max_threads(target)):
+        threads *= 2
+    text = str(block_reduction_kernel("kernel", op, loops, combine, threads))
+    kernel = low.kernels.kernel(
+        target, f"block_{kernel_stem(op, loops)}", text,
+        lambda name: block_reduction_kernel(name, op, loops, combine, threads), op,
+    )  # fmt: skip
+    buffers = [a for a in args if a is not None]
+    grid = low.blocks_for(low.element_count(buffers[-1]), 1)
+    one = low.index(1)
+    low.launch(device, kernel, [grid, one, one], [low.index(threads), one, one], buffers, op)
+
+
+def fill(low: Lowering, device: DeviceAttr, out: SSAValue, value: SSAValue, op: Operation) -> None:
+    """Launch the fill kernel writing `value` to every element of `out`."""
+    element = value.type
+    rank = memref_type(out.type).get_num_dims()
+    stem = f"fill_{type_text(element)}{rank_suffix(rank)}"
+    kernel = low.kernels.kernel(
+        low.target(device, op), stem, f"fill {type_text(element)} rank {rank}",
+        lambda name: fill_kernel(name, element, rank), op,
+    )  # fmt: skip
+    low.launch_over(device, kernel, out, [out, value], op)
+
+
+def _matmul(
+    low: Lowering,
+    device: DeviceAttr,
+    op: Operation,
+    a: SSAValue,
+    b: SSAValue,
+    c: SSAValue,
+    out: SSAValue,
+) -> None:
+    """Launch the register-tiled matmul kernel: `out = c + a x b` (see `kernels.py`)."""
+    element = memref_type(out.type).element_type
+    target = low.target(device, op)
+    stem = f"matmul_{type_text(element)}_rows{MATMUL_ROWS}"
+    kernel = low.kernels.kernel(
+        target, stem, f"matmul {type_text(element)} rows {MATMUL_ROWS}",
+        lambda name: matmul_kernel(name, element), op,
+    )  # fmt: skip
+    columns = _extent(low, out, 1)
+    threads = min(ELEMENTWISE_BLOCK, max_threads(target))
+    if isinstance(columns, int):
+        threads = max(1, min(threads, columns))  # a narrow result: no idle threads
+    tiles = low.blocks_for(_extent(low, out, 0), MATMUL_ROWS)
+    strips = low.blocks_for(columns, threads)
+    one = low.index(1)
+    low.launch(
+        device, kernel, [tiles, strips, one], [low.index(threads), one, one], [a, b, c, out], op
+    )
+
+
+def _extent(low: Lowering, buffer: SSAValue, d: int) -> SSAValue | int:
+    n = memref_type(buffer.type).get_shape()[d]
+    return n if n != DYNAMIC_INDEX else low.dim(buffer, d)
