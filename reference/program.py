@@ -43,13 +43,14 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.dialects.linalg.ops import FillOp, MatmulOp
+from xdsl.dialects.linalg.ops import FillOp, GenericOp, ReduceOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ..analysis.dtypes import check_scalar_input, numpy_dtype
 from ..diagnostics import DevplanError, check_argument, error_at
 from ..dialects.vdev import DeviceCopyOp, OnDeviceOp
 from ..dispatch import OpTable
+from . import linalg
 
 Value = Any
 """A NumPy array (tensors) or a NumPy scalar (scalars) of the value's type."""
@@ -179,6 +180,13 @@ class _Evaluator:
             return self.block(region.block, env) if region.blocks else []
         if isinstance(op, scf.ForOp):
             return self.loop(op, env)
+        if isinstance(op, GenericOp | ReduceOp):
+            structured = (
+                linalg.evaluate_generic_op if isinstance(op, GenericOp) else linalg.evaluate_reduce_op
+            )
+            with np.errstate(all="ignore"):
+                outputs = structured(op, args, env, self.op)  # pyright: ignore[reportArgumentType]
+            return [_cast_to(r.type, v) for r, v in zip(op.results, outputs, strict=True)]
         rule = _RULES.lookup(op)
         if rule is None:
             raise error_at(op, f"'{op.name}' is not in the level-1 op set the oracle evaluates")
@@ -232,10 +240,14 @@ def _result_dtype(op: Operation) -> np.dtype[Any]:
 def _cast(op: Operation, value: Value) -> Value:
     """`value` as the op's result type: an array for a tensor, a scalar otherwise (a bf16
     result rounded once, from f64, to bf16)."""
-    dtype = _result_dtype(op)
-    if _is_bf16(op.results[0].type):
+    return _cast_to(op.results[0].type, value)
+
+
+def _cast_to(type_: Attribute, value: Value) -> Value:
+    dtype = dtype_of(type_)
+    if _is_bf16(type_):
         value = _round_bf16(value)
-    if isinstance(op.results[0].type, TensorType):
+    if isinstance(type_, TensorType):
         return np.asarray(value).astype(dtype, copy=False)
     return dtype.type(np.asarray(value).astype(dtype))
 
@@ -271,12 +283,12 @@ def _fill(op: Operation, args: list[Value]) -> Value:
     return np.full(np.shape(args[1]), args[0], _result_dtype(op))
 
 
-@_RULES.impl(MatmulOp)
-def _matmul(op: Operation, args: list[Value]) -> Value:
-    a, b, c = args
-    if a.shape[1] != b.shape[0] or c.shape != (a.shape[0], b.shape[1]):
-        raise error_at(op, f"'linalg.matmul' of shapes {a.shape} x {b.shape} into {c.shape}")
-    return _cast(op, c + a @ b)
+def _named(rule: Callable[[Operation, list[Value]], Value]) -> Rule:
+    return lambda op, args: _cast(op, rule(op, args))
+
+
+for _op_class, _rule in linalg.NAMED_RULES.items():
+    _RULES.register(_op_class, _named(_rule))
 
 
 def _elementwise(fn: Callable[..., Value]) -> Rule:
