@@ -22,7 +22,10 @@ turns each into the `linalg.generic` MLIR's `linalg-generalize-named-ops` gives:
   the body reduces the input into the output (`maximumf`/`maxsi`, `addf`/`addi`). xDSL's
   `pooling_nchw_max` takes the maximum of the input and the window-shape operand, whose
   contents are unspecified, instead of the output;
-- `linalg.div` (`divf`/`divsi`), which xDSL lacks.
+- `linalg.div` (`divf`/`divsi`), which xDSL lacks;
+- `linalg.generic` reading MLIR's `-> (tensor<..>, tensor<..>)` for several results
+  (xDSL 0.74 prints it but parses only an unparenthesised list), and keeping the
+  attributes of its leading dictionary that are not its own.
 
 `MatmulOp` subclasses xDSL's, so `isinstance(op, xdsl.dialects.linalg.ops.MatmulOp)`
 holds for devplan's `matmul`; devplan's `pooling_nchw_max` is its own class, with
@@ -32,16 +35,18 @@ MLIR's optional `strides`/`dilations` like the other window ops here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AnyFloat,
+    AffineMapAttr,
     ArrayAttr,
     DenseIntElementsAttr,
     IntegerType,
     ShapedType,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -49,10 +54,12 @@ from xdsl.dialects.linalg import Linalg as XdslLinalg
 from xdsl.dialects.linalg.abstract_ops import ElementwiseOperation, NamedOperation
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import MatmulOp as XdslMatmulOp
+from xdsl.dialects.linalg.ops import GenericOp as XdslGenericOp
 from xdsl.dialects.linalg.ops import YieldOp
 from xdsl.ir import Attribute, BlockArgument, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.irdl import irdl_op_definition, opt_prop_def
+from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from .dialect import replacing
@@ -598,6 +605,79 @@ class DivOp(ElementwiseOperation):
         return body
 
 
+class GenericOp(XdslGenericOp):
+    """A loop nest over the iteration space its `iterator_types` give: at each point the
+    body reads the inputs' and outputs' elements its `indexing_maps` select and yields the
+    outputs' new elements.
+
+    ```mlir
+    %s:2 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%a, %b : tensor<4xf32>, tensor<4xf32>) {...} -> (tensor<4xf32>, tensor<4xf32>)
+    ```
+    """
+
+    name = "linalg.generic"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GenericOp:
+        start = parser.pos
+        attrs = dict(parser.parse_optional_attr_dict())
+        maps, iterators = attrs.pop("indexing_maps", None), attrs.pop("iterator_types", None)
+        if not isinstance(maps, ArrayAttr) or not isinstance(iterators, ArrayAttr):
+            parser.raise_error(
+                "'linalg.generic' needs 'indexing_maps' and 'iterator_types' arrays",
+                start,
+                parser.pos,
+            )
+        iterator_attrs: list[Attribute] = []
+        for iterator in iterators.data:
+            if isinstance(iterator, StringAttr) and iterator.data in ("parallel", "reduction"):
+                iterator = IteratorTypeAttr.parallel() if iterator.data == "parallel" else (
+                    IteratorTypeAttr.reduction()
+                )
+            if not isinstance(iterator, IteratorTypeAttr):
+                parser.raise_error(f"unknown iterator type {iterator}", start, parser.pos)
+            iterator_attrs.append(iterator)
+        doc, library_call = attrs.pop("doc", None), attrs.pop("library_call", None)
+        ins, outs = _parse_operands(parser, "ins"), _parse_operands(parser, "outs")
+        if parser.parse_optional_keyword("attrs"):
+            parser.parse_punctuation("=")
+            attrs |= parser.expect(parser.parse_optional_attr_dict, "expected attributes")
+        body = parser.parse_region()
+        result_types: list[Attribute] = []
+        if parser.parse_optional_punctuation("->"):
+            listed = parser.parse_optional_comma_separated_list(
+                Parser.Delimiter.PAREN, parser.parse_type
+            )
+            result_types = listed if listed is not None else [parser.parse_type()]
+        op = cls(
+            ins,
+            outs,
+            body,
+            cast(ArrayAttr[AffineMapAttr], maps),
+            iterator_attrs,
+            result_types,
+            cast(StringAttr | None, doc),
+            cast(StringAttr | None, library_call),
+        )
+        op.attributes |= attrs
+        return op
+
+
+def _parse_operands(parser: Parser, keyword: str) -> Sequence[SSAValue]:
+    """`keyword(%a, %b : type, type)`, or nothing when the keyword is absent."""
+    start = parser.pos
+    if not parser.parse_optional_characters(keyword):
+        return ()
+    parser.parse_punctuation("(")
+    names = parser.parse_comma_separated_list(
+        Parser.Delimiter.NONE, parser.parse_unresolved_operand
+    )
+    parser.parse_punctuation(":")
+    types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
+    parser.parse_punctuation(")")
+    return parser.resolve_operands(names, types, start)
+
+
 NAMED_OPS: tuple[type[NamedOperation], ...] = (
     MatmulOp, BatchMatmulOp, MatvecOp, VecmatOp, DotOp, Mmt4dOp,
     Conv1DOp, Conv2DOp, Conv3DOp, Conv1DNwcWcfOp, Conv3DNdhwcDhwcfOp,
@@ -606,5 +686,5 @@ NAMED_OPS: tuple[type[NamedOperation], ...] = (
 )  # fmt: skip
 """devplan's named op classes, in place of or beside xDSL's."""
 
-Linalg = replacing(XdslLinalg, NAMED_OPS)
+Linalg = replacing(XdslLinalg, [*NAMED_OPS, GenericOp])
 """xDSL's `linalg` dialect with devplan's named ops."""
