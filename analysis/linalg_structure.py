@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
+from typing import Any, cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerType, ShapedType
@@ -117,11 +118,13 @@ def _loop_bounds(
 
 
 def _element_bytes(type_: Attribute) -> int:
-    element = type_.get_element_type() if isinstance(type_, ShapedType) else type_
+    element: Attribute = (
+        cast(Any, type_).get_element_type() if isinstance(type_, ShapedType) else type_
+    )
     if isinstance(element, IndexType):
         return 8
     if isinstance(element, IntegerType):
-        return max(1, (int_width(element) + 7) // 8)
+        return max(1, (int_width(element) + 7) // 8)  # pyright: ignore[reportUnknownArgumentType]
     bitwidth = getattr(element, "bitwidth", 0)
     return max(1, int(bitwidth) // 8)
 

@@ -197,9 +197,7 @@ def evaluate_generic(
             if index >= num_inputs:
                 value = outputs[index - num_inputs]
             if isinstance(value, np.ndarray):
-                gathered = cast(np.ndarray[Any, Any], value)[
-                    _indices(op, index, map_, value, dims)
-                ]
+                gathered = cast(np.ndarray[Any, Any], value)[_indices(op, index, map_, value, dims)]
             else:
                 gathered = value
             local[arg] = np.broadcast_to(gathered, grid_shape)
@@ -242,9 +240,7 @@ def evaluate_generic_op(
     """`linalg.generic`'s results."""
     maps = [m.data for m in op.indexing_maps.data]
     iterators = [it.data for it in op.iterator_types.data]
-    return evaluate_generic(
-        op, maps, iterators, op.body.block, len(op.inputs), args, env, body_op
-    )
+    return evaluate_generic(op, maps, iterators, op.body.block, len(op.inputs), args, env, body_op)
 
 
 def evaluate_reduce_op(
@@ -261,9 +257,7 @@ def evaluate_reduce_op(
     iterators = [
         IteratorType.REDUCTION if d in reduced else IteratorType.PARALLEL for d in range(rank)
     ]
-    return evaluate_generic(
-        op, [identity, kept], iterators, op.region.block, 1, args, env, body_op
-    )
+    return evaluate_generic(op, [identity, kept], iterators, op.region.block, 1, args, env, body_op)
 
 
 # --- named ops, from MLIR's OpDSL definitions ----------------------------------------
@@ -366,7 +360,7 @@ def _window_attr(op: Operation, name: str, spatial: int) -> list[int]:
     attr = op.properties.get(name)
     if attr is None:
         return [1] * spatial
-    values = [int(v) for v in cast(DenseIntOrFPElementsAttr, attr).get_values()]
+    values = [int(cast(int, v)) for v in cast(DenseIntOrFPElementsAttr, attr).get_values()]
     return values * spatial if len(values) == 1 else values
 
 
@@ -424,7 +418,8 @@ def _pooling(op: Operation, args: list[Value]) -> Value:
     for _, patch in _windows(op, image, tuple(np.shape(window_shape)), spec, spec, out):
         if np.shape(patch) != np.shape(out):
             raise error_at(
-                op, f"'{op.name}' input windows of shape {np.shape(patch)} for output {np.shape(out)}"
+                op,
+                f"'{op.name}' input windows of shape {np.shape(patch)} for output {np.shape(out)}",
             )
         result = np.maximum(result, patch) if kind == "max" else result + patch
     return result
@@ -463,7 +458,7 @@ def _divide(x: Value, y: Value) -> Value:
 _ELEMENTWISE: dict[type[Operation], Callable[..., Value]] = {
     AddOp: np.add, SubOp: np.subtract, MulOp: np.multiply,
     MaxOp: np.maximum, MinOp: np.minimum, ExpOp: np.exp, LogOp: np.log, SqrtOp: np.sqrt,
-    CopyOp: lambda x: x,
+    CopyOp: np.positive,
 }  # fmt: skip
 for _class, _fn in _ELEMENTWISE.items():
     NAMED_RULES[_class] = _elementwise(_fn)
@@ -487,7 +482,7 @@ def _select(op: Operation, args: list[Value]) -> Value:
     condition, x, y, out = args
     if not np.shape(condition) == np.shape(x) == np.shape(y) == np.shape(out):
         raise error_at(op, f"'{op.name}' operands of different shapes")
-    return np.where(condition, _to(x, out), _to(y, out))
+    return cast(Value, np.where(condition, _to(x, out), _to(y, out)))
 
 
 @_rule(TransposeOp)
@@ -496,7 +491,9 @@ def _transpose(op: Operation, args: list[Value]) -> Value:
     permutation = [int(p) for p in cast(TransposeOp, op).permutation.get_values()]
     result = np.transpose(value, permutation)
     if result.shape != np.shape(out):
-        raise error_at(op, f"'linalg.transpose' of {np.shape(value)} by {permutation} into {np.shape(out)}")
+        raise error_at(
+            op, f"'linalg.transpose' of {np.shape(value)} by {permutation} into {np.shape(out)}"
+        )
     return result
 
 

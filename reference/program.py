@@ -182,7 +182,9 @@ class _Evaluator:
             return self.loop(op, env)
         if isinstance(op, GenericOp | ReduceOp):
             structured = (
-                linalg.evaluate_generic_op if isinstance(op, GenericOp) else linalg.evaluate_reduce_op
+                linalg.evaluate_generic_op
+                if isinstance(op, GenericOp)
+                else linalg.evaluate_reduce_op
             )
             with np.errstate(all="ignore"):
                 outputs = structured(op, args, env, self.op)  # pyright: ignore[reportArgumentType]

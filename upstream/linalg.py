@@ -32,18 +32,21 @@ holds for devplan's `matmul`; devplan's `pooling_nchw_max` is its own class, wit
 MLIR's optional `strides`/`dilations` like the other window ops here.
 """
 
+# ruff: noqa: E501  (IR examples in docstrings are long)
+
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    AnyFloat,
     AffineMapAttr,
+    AnyFloat,
     ArrayAttr,
     DenseIntElementsAttr,
+    DenseIntOrFPElementsAttr,
     IntegerType,
     ShapedType,
     StringAttr,
@@ -53,8 +56,8 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg import Linalg as XdslLinalg
 from xdsl.dialects.linalg.abstract_ops import ElementwiseOperation, NamedOperation
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
-from xdsl.dialects.linalg.ops import MatmulOp as XdslMatmulOp
 from xdsl.dialects.linalg.ops import GenericOp as XdslGenericOp
+from xdsl.dialects.linalg.ops import MatmulOp as XdslMatmulOp
 from xdsl.dialects.linalg.ops import YieldOp
 from xdsl.ir import Attribute, BlockArgument, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
@@ -76,8 +79,8 @@ def cast_signed(builder_value: SSAValue, to: Attribute) -> SSAValue:
         return builder_value
     if isinstance(source, IntegerType) and isinstance(to, IntegerType):
         if source.bitwidth < to.bitwidth:
-            return arith.ExtSIOp(builder_value, to).result
-        return arith.TruncIOp(builder_value, to).result
+            return arith.ExtSIOp(builder_value, to).result  # pyright: ignore[reportUnknownArgumentType]
+        return arith.TruncIOp(builder_value, to).result  # pyright: ignore[reportUnknownArgumentType]
     if isinstance(source, IntegerType) and isinstance(to, AnyFloat):
         return arith.SIToFPOp(builder_value, to).result
     if isinstance(source, AnyFloat) and isinstance(to, AnyFloat):
@@ -85,7 +88,7 @@ def cast_signed(builder_value: SSAValue, to: Attribute) -> SSAValue:
             return arith.ExtFOp(builder_value, to).result
         return arith.TruncFOp(builder_value, to).result
     if isinstance(source, AnyFloat) and isinstance(to, IntegerType):
-        return arith.FPToSIOp(builder_value, to).result
+        return arith.FPToSIOp(builder_value, to).result  # pyright: ignore[reportUnknownArgumentType]
     raise VerifyException(f"no signed cast from {source} to {to} in a linalg named op")
 
 
@@ -93,8 +96,15 @@ def _element_types(operands: Sequence[SSAValue]) -> list[Attribute]:
     types: list[Attribute] = []
     for operand in operands:
         type_ = operand.type
-        types.append(type_.get_element_type() if isinstance(type_, ShapedType) else type_)
+        element: Attribute = (
+            cast(Any, type_).get_element_type() if isinstance(type_, ShapedType) else type_
+        )
+        types.append(element)
     return types
+
+
+def _is_tensor(type_: Attribute) -> bool:
+    return isinstance(type_, TensorType)
 
 
 def _is_float(type_: Attribute) -> bool:
@@ -105,9 +115,7 @@ def _contraction_region(inputs: Sequence[SSAValue], outputs: Sequence[SSAValue])
     """`out + cast(in0) * cast(in1)` in the output's element type."""
     arg_types = _element_types((*inputs, *outputs))
     out_type = arg_types[-1]
-    mul, add = (
-        (arith.MulfOp, arith.AddfOp) if _is_float(out_type) else (arith.MuliOp, arith.AddiOp)
-    )
+    mul, add = (arith.MulfOp, arith.AddfOp) if _is_float(out_type) else (arith.MuliOp, arith.AddiOp)
 
     @Builder.implicit_region(arg_types)
     def body(args: tuple[BlockArgument, ...]) -> None:
@@ -129,12 +137,13 @@ class _NamedOp(NamedOperation):
         res: Sequence[Attribute] | None = None,
         attributes: dict[str, Attribute] | None = None,
     ):
-        if res is None:
-            res = [o.type for o in outputs if isinstance(o.type, TensorType)]
+        result_types: list[Attribute] = (
+            list(res) if res is not None else [o.type for o in outputs if _is_tensor(o.type)]
+        )
         super().__init__(
             ins=inputs,
             outs=outputs,
-            result_types=res,
+            result_types=result_types,
             attributes=attributes,
             hidden_region=self.get_hidden_region(inputs, outputs),
         )
@@ -164,9 +173,7 @@ def _dims(count: int) -> list[AffineExpr]:
 
 class _ContractionOp(_NamedOp):
     @classmethod
-    def get_hidden_region(
-        cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
-    ) -> Region:
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
         return _contraction_region(inputs, outputs)
 
 
@@ -183,9 +190,7 @@ class MatmulOp(XdslMatmulOp):
     name = "linalg.matmul"
 
     @classmethod
-    def get_hidden_region(
-        cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
-    ) -> Region:
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
         return _contraction_region(inputs, outputs)
 
 
@@ -300,7 +305,7 @@ class _WindowOp(_NamedOp):
         super().__init__(inputs, outputs, res, attributes)
         for name, values in (("strides", strides), ("dilations", dilations)):
             if values is not None:
-                self.properties[name] = DenseIntElementsAttr.create_dense_int(
+                self.properties[name] = DenseIntOrFPElementsAttr.from_list(
                     TensorType(i64, [len(values)]), list(values)
                 )
 
@@ -335,7 +340,7 @@ class _WindowOp(_NamedOp):
             if not self.STRIDED:
                 raise VerifyException(f"'{self.name}' takes no '{name}' attribute")
             values = [int(v) for v in attr.get_values()]
-            shape = attr.get_type().get_shape()
+            shape = tuple(cast(Any, attr).get_type().get_shape())
             if shape != (self.SPATIAL,) or any(v < 1 for v in values):
                 raise VerifyException(
                     f"'{self.name}' needs '{name}' of {self.SPATIAL} positive i64 "
@@ -346,9 +351,7 @@ class _WindowOp(_NamedOp):
 
 class _ConvOp(_WindowOp):
     @classmethod
-    def get_hidden_region(
-        cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
-    ) -> Region:
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
         return _contraction_region(inputs, outputs)
 
 
@@ -477,9 +480,7 @@ class _PoolingOp(_WindowOp):
     REDUCE: ClassVar[str] = "max"
 
     @classmethod
-    def get_hidden_region(
-        cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
-    ) -> Region:
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
         arg_types = _element_types((*inputs, *outputs))
         out_type = arg_types[-1]
         if cls.REDUCE == "max":
@@ -592,9 +593,7 @@ class DivOp(ElementwiseOperation):
         )
 
     @classmethod
-    def get_hidden_region(
-        cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
-    ) -> Region:
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
         arg_types = _element_types((*inputs, *outputs))
         div = arith.DivfOp if _is_float(arg_types[-1]) else arith.DivSIOp
 
@@ -629,10 +628,12 @@ class GenericOp(XdslGenericOp):
                 parser.pos,
             )
         iterator_attrs: list[Attribute] = []
-        for iterator in iterators.data:
+        for iterator in cast(ArrayAttr[Attribute], iterators).data:
             if isinstance(iterator, StringAttr) and iterator.data in ("parallel", "reduction"):
-                iterator = IteratorTypeAttr.parallel() if iterator.data == "parallel" else (
-                    IteratorTypeAttr.reduction()
+                iterator = (
+                    IteratorTypeAttr.parallel()
+                    if iterator.data == "parallel"
+                    else (IteratorTypeAttr.reduction())
                 )
             if not isinstance(iterator, IteratorTypeAttr):
                 parser.raise_error(f"unknown iterator type {iterator}", start, parser.pos)
@@ -648,7 +649,7 @@ class GenericOp(XdslGenericOp):
             listed = parser.parse_optional_comma_separated_list(
                 Parser.Delimiter.PAREN, parser.parse_type
             )
-            result_types = listed if listed is not None else [parser.parse_type()]
+            result_types = list[Attribute](listed or [parser.parse_type()])
         op = cls(
             ins,
             outs,

@@ -22,10 +22,13 @@ PROGRAM = """func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %
 
 def test_structure_of_named_ops_and_reduce() -> None:
     module = devplan.parse(PROGRAM)
-    conv, matmul, reduce = (op for op in module.walk() if op.name.startswith("linalg.") and op.name != "linalg.yield")
+    conv, matmul, reduce = (
+        op for op in module.walk() if op.name.startswith("linalg.") and op.name != "linalg.yield"
+    )
     s = structure_of(conv)
     assert s is not None
-    assert s.loop_bounds == (1, 4, 6, 6, 3, 3, 3) and s.iterations == 1 * 4 * 36 * 27
+    assert s.loop_bounds == (1, 4, 6, 6, 3, 3, 3)
+    assert s.iterations == 1 * 4 * 36 * 27
     assert [str(i) for i in s.iterators] == ["parallel"] * 4 + ["reduction"] * 3
     assert str(s.maps[0]) == "(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, (d2 + d5), (d3 + d6))"
     assert (s.flops_per_iteration, s.bytes_per_iteration) == (2, 16)
@@ -34,6 +37,7 @@ def test_structure_of_named_ops_and_reduce() -> None:
     assert (m.flops_per_iteration, m.bytes_per_iteration, m.loop_bounds) == (4, 10, (4, 2, 8))
     r = structure_of(reduce)
     assert r is not None
-    assert r.loop_bounds == (None, 5) and r.iterations is None
+    assert r.loop_bounds == (None, 5)
+    assert r.iterations is None
     assert [str(m) for m in r.maps] == ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0)"]
     assert structure_of(next(op for op in module.walk() if op.name == "func.return")) is None

@@ -50,15 +50,46 @@ CASES = [
     Case("conv_2d", "", ("5x6xi32", "2x3xi32"), "4x4xi32"),
     Case("conv_3d", "", ("4x4x4xf32", "2x2x2xf32"), "3x3x3xf32"),
     Case("conv_1d_nwc_wcf", _window([2], [1]), ("1x9x2xf64", "3x2x4xf64"), "1x4x4xf64"),
-    Case("conv_3d_ndhwc_dhwcf", _window([1, 2, 1], [1, 1, 2]), ("1x3x5x5x2xf64", "2x2x2x2x3xf64"), "1x2x2x3x3xf64"),
-    Case("depthwise_conv_2d_nhwc_hwc", _window([2, 1], [1, 2]), ("2x5x6x3xf64", "2x2x3xf64"), "2x2x4x3xf64"),
-    Case("conv_2d_nchw_fchw", _window([2, 1], [1, 2]), ("1x3x7x7xf64", "4x3x3x2xf64"), "1x4x3x5xf64"),
+    Case(
+        "conv_3d_ndhwc_dhwcf",
+        _window([1, 2, 1], [1, 1, 2]),
+        ("1x3x5x5x2xf64", "2x2x2x2x3xf64"),
+        "1x2x2x3x3xf64",
+    ),
+    Case(
+        "depthwise_conv_2d_nhwc_hwc",
+        _window([2, 1], [1, 2]),
+        ("2x5x6x3xf64", "2x2x3xf64"),
+        "2x2x4x3xf64",
+    ),
+    Case(
+        "conv_2d_nchw_fchw", _window([2, 1], [1, 2]), ("1x3x7x7xf64", "4x3x3x2xf64"), "1x4x3x5xf64"
+    ),
     Case("conv_2d_nchw_fchw", _window([1, 1], [1, 1]), ("1x2x4x4xi8", "3x2x2x2xi8"), "1x3x3x3xi32"),
-    Case("conv_2d_ngchw_fgchw", _window([1, 1], [1, 1]), ("1x2x3x4x4xf64", "2x2x3x2x2xf64"), "1x2x2x3x3xf64"),
-    Case("conv_2d_ngchw_gfchw", _window([1, 2], [1, 1]), ("1x2x3x4x5xf64", "2x4x3x2x2xf64"), "1x2x4x3x2xf64"),
-    Case("conv_2d_nhwc_fhwc", _window([1, 1], [2, 1]), ("1x6x5x3xf64", "2x2x2x3xf64"), "1x4x4x2xf64"),
-    Case("conv_2d_nhwc_hwcf", _window([2, 2], [1, 1]), ("1x5x5x3xf64", "2x2x3x4xf64"), "1x2x2x4xf64"),
-    Case("conv_2d_nhwgc_gfhwc", _window([1, 1], [1, 1]), ("1x4x4x2x3xf64", "2x3x2x2x3xf64"), "1x3x3x2x3xf64"),
+    Case(
+        "conv_2d_ngchw_fgchw",
+        _window([1, 1], [1, 1]),
+        ("1x2x3x4x4xf64", "2x2x3x2x2xf64"),
+        "1x2x2x3x3xf64",
+    ),
+    Case(
+        "conv_2d_ngchw_gfchw",
+        _window([1, 2], [1, 1]),
+        ("1x2x3x4x5xf64", "2x4x3x2x2xf64"),
+        "1x2x4x3x2xf64",
+    ),
+    Case(
+        "conv_2d_nhwc_fhwc", _window([1, 1], [2, 1]), ("1x6x5x3xf64", "2x2x2x3xf64"), "1x4x4x2xf64"
+    ),
+    Case(
+        "conv_2d_nhwc_hwcf", _window([2, 2], [1, 1]), ("1x5x5x3xf64", "2x2x3x4xf64"), "1x2x2x4xf64"
+    ),
+    Case(
+        "conv_2d_nhwgc_gfhwc",
+        _window([1, 1], [1, 1]),
+        ("1x4x4x2x3xf64", "2x3x2x2x3xf64"),
+        "1x3x3x2x3xf64",
+    ),
     Case("pooling_nchw_max", _window([2, 2], [1, 1]), ("1x2x5x5xf32", "2x2xf32"), "1x2x2x2xf32"),
     Case("pooling_nchw_max", "", ("1x2x4x4xi32", "2x2xi32"), "1x2x3x3xi32"),
     Case("pooling_nhwc_max", _window([1, 2], [2, 1]), ("1x5x6x2xf64", "2x2xf64"), "1x3x3x2xf64"),
@@ -112,7 +143,8 @@ def _value(case: Case, spec: str, rng: np.random.Generator) -> object:
 
 
 def _compare(named: Array, generic: Array) -> None:
-    assert named.dtype == generic.dtype and named.shape == generic.shape
+    assert named.dtype == generic.dtype
+    assert named.shape == generic.shape
     if named.dtype.kind != "f":
         np.testing.assert_array_equal(named, generic)
     else:

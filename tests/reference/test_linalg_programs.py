@@ -8,13 +8,13 @@ from typing import Any, cast
 
 import numpy as np
 import pytest
+from support.linalg_programs import PROGRAMS
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 
 import devplan
 from devplan.analysis.dtypes import numpy_dtype
 from devplan.reference.program import evaluate
-from support.linalg_programs import PROGRAMS
 
 Array = np.ndarray[Any, Any]
 

@@ -6,11 +6,13 @@ xDSL 0.74 lacks, read and printed back unchanged, and their verifier errors loca
 from __future__ import annotations
 
 import pytest
+from xdsl.dialects.builtin import TensorType, f32
 from xdsl.dialects.linalg.ops import MatmulOp as XdslMatmulOp
+from xdsl.ir import Block
 
 import devplan
 from devplan.diagnostics import DevplanError
-from devplan.upstream.linalg import NAMED_OPS, MatmulOp
+from devplan.upstream.linalg import NAMED_OPS, MatmulOp, PoolingNhwcMaxOp
 
 W2 = "{dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}"
 OPS = {
@@ -23,9 +25,21 @@ OPS = {
     "linalg.conv_1d": ("", "tensor<8xf32>, tensor<3xf32>", "tensor<6xf32>"),
     "linalg.conv_2d": ("", "tensor<6x6xf32>, tensor<3x3xf32>", "tensor<4x4xf32>"),
     "linalg.conv_3d": ("", "tensor<4x4x4xf32>, tensor<2x2x2xf32>", "tensor<3x3x3xf32>"),
-    "linalg.conv_1d_nwc_wcf": ("{dilations = dense<1> : tensor<1xi64>, strides = dense<2> : tensor<1xi64>}", "tensor<1x9x2xf32>, tensor<3x2x4xf32>", "tensor<1x4x4xf32>"),
-    "linalg.conv_3d_ndhwc_dhwcf": ("{dilations = dense<1> : tensor<3xi64>, strides = dense<1> : tensor<3xi64>}", "tensor<1x4x4x4x2xf32>, tensor<2x2x2x2x3xf32>", "tensor<1x3x3x3x3xf32>"),
-    "linalg.depthwise_conv_2d_nhwc_hwc": (W2, "tensor<1x5x5x3xf32>, tensor<2x2x3xf32>", "tensor<1x2x2x3xf32>"),
+    "linalg.conv_1d_nwc_wcf": (
+        "{dilations = dense<1> : tensor<1xi64>, strides = dense<2> : tensor<1xi64>}",
+        "tensor<1x9x2xf32>, tensor<3x2x4xf32>",
+        "tensor<1x4x4xf32>",
+    ),
+    "linalg.conv_3d_ndhwc_dhwcf": (
+        "{dilations = dense<1> : tensor<3xi64>, strides = dense<1> : tensor<3xi64>}",
+        "tensor<1x4x4x4x2xf32>, tensor<2x2x2x2x3xf32>",
+        "tensor<1x3x3x3x3xf32>",
+    ),
+    "linalg.depthwise_conv_2d_nhwc_hwc": (
+        W2,
+        "tensor<1x5x5x3xf32>, tensor<2x2x3xf32>",
+        "tensor<1x2x2x3xf32>",
+    ),
     "linalg.pooling_nchw_max": (W2, "tensor<1x2x4x4xf32>, tensor<2x2xf32>", "tensor<1x2x2x2xf32>"),
     "linalg.pooling_nhwc_max": (W2, "tensor<1x4x4x2xf32>, tensor<2x2xf32>", "tensor<1x2x2x2xf32>"),
     "linalg.pooling_nchw_sum": ("", "tensor<1x2x4x4xf32>, tensor<2x2xf32>", "tensor<1x2x3x3xf32>"),
@@ -62,7 +76,8 @@ def test_named_op_round_trips_in_mlir_syntax(name: str) -> None:
 def test_devplan_matmul_is_xdsls_matmul_class_too() -> None:
     module = devplan.parse(_program("linalg.matmul", *OPS["linalg.matmul"]))
     matmul = next(op for op in module.walk() if op.name == "linalg.matmul")
-    assert isinstance(matmul, MatmulOp) and isinstance(matmul, XdslMatmulOp)
+    assert isinstance(matmul, MatmulOp)
+    assert isinstance(matmul, XdslMatmulOp)
 
 
 def test_generic_with_several_results_round_trips() -> None:
@@ -99,3 +114,19 @@ def test_named_op_errors_are_located(
 ) -> None:
     with pytest.raises(DevplanError, match=rf"<string>:2:3: error: '{name}' .*{message}"):
         devplan.parse(_program(name, attrs, ins, out))
+
+
+def test_window_op_built_in_python_takes_strides_and_dilations() -> None:
+    block = Block(
+        arg_types=[
+            TensorType(f32, [1, 5, 5, 2]),
+            TensorType(f32, [2, 2]),
+            TensorType(f32, [1, 2, 2, 2]),
+        ]
+    )
+    op = PoolingNhwcMaxOp(block.args[:2], block.args[2:], strides=[2, 2], dilations=[1, 2])
+    op.verify()
+    assert (op.window_strides(), op.window_dilations()) == ((2, 2), (1, 2))
+    assert str(op.get_indexing_maps().data[0].data) == (
+        "(d0, d1, d2, d3, d4, d5) -> (d0, ((d1 * 2) + d4), ((d2 * 2) + (d5 * 2)), d3)"
+    )
