@@ -157,7 +157,7 @@ class _NamedOp(NamedOperation):
     def verify_(self) -> None:
         if len(self.inputs) != 2 or len(self.outputs) != 1:
             raise VerifyException(
-                f"'{self.name}' takes 2 inputs and 1 output, got {len(self.inputs)} and "
+                f"takes 2 inputs and 1 output, got {len(self.inputs)} and "
                 f"{len(self.outputs)}"
             )
         super().verify_()
@@ -338,12 +338,12 @@ class _WindowOp(_NamedOp):
             if attr is None:
                 continue
             if not self.STRIDED:
-                raise VerifyException(f"'{self.name}' takes no '{name}' attribute")
+                raise VerifyException(f"takes no '{name}' attribute (MLIR's op has none)")
             values = [int(v) for v in attr.get_values()]
             shape = tuple(cast(Any, attr).get_type().get_shape())
             if shape != (self.SPATIAL,) or any(v < 1 for v in values):
                 raise VerifyException(
-                    f"'{self.name}' needs '{name}' of {self.SPATIAL} positive i64 "
+                    f"needs '{name}' of {self.SPATIAL} positive i64 "
                     f"(dense<..> : tensor<{self.SPATIAL}xi64>), got {attr}"
                 )
         super().verify_()
