@@ -8,9 +8,12 @@ outputs = evaluate(module, [a, b], entry="main")
 `evaluate` ignores placement (`vdev.on_device` and `vdev.device_copy` are the identity,
 `vdev.device` attributes are not read) and runs each op of the level-1 set
 the way MLIR defines it, one NumPy operation per op: elementwise `arith`/`math` on
-tensors and scalars, `linalg.fill`, `linalg.matmul` (outs + ins[0] x ins[1]),
-`tensor.empty` (zeros, as every DeviceAPI allocates), `arith.constant`, `func.call`,
-`scf.if`, `scf.for`. It shares no code with the kernel backends, so it checks them:
+tensors and scalars, `linalg.fill`, `tensor.empty` (zeros, as every DeviceAPI
+allocates), `arith.constant`, `func.call`, `scf.if`, `scf.for`; and, from
+`reference/linalg.py`, `linalg.generic` and `linalg.reduce` over their iteration
+spaces (their bodies' scalar ops by the rules here, on whole grids of values) and the
+named linalg ops (`matmul` with its operands cast to the result's type, convolutions,
+poolings, elementwise ops, `transpose`, `broadcast`) from MLIR's definitions. It shares no code with the kernel backends, so it checks them:
 `devplan.execute` after `default-pipeline` must give the same results (bitwise for
 integers, close for floats, whose order of summation differs in a matmul).
 
