@@ -13,9 +13,10 @@ allocates), `arith.constant`, `func.call`, `scf.if`, `scf.for`; and, from
 `reference/linalg.py`, `linalg.generic` and `linalg.reduce` over their iteration
 spaces (their bodies' scalar ops by the rules here, on whole grids of values) and the
 named linalg ops (`matmul` with its operands cast to the result's type, convolutions,
-poolings, elementwise ops, `transpose`, `broadcast`) from MLIR's definitions. It shares no code with the kernel backends, so it checks them:
-`devplan.execute` after `default-pipeline` must give the same results (bitwise for
-integers, close for floats, whose order of summation differs in a matmul).
+poolings, elementwise ops, `transpose`, `broadcast`) from MLIR's definitions. It
+shares no code with the kernel backends, so it checks them: `devplan.execute` after
+`default-pipeline` must give the same results (bitwise for integers, close for floats,
+whose order of summation differs in a matmul).
 
 bf16 values are held in f64 and each result rounded once to bf16 (ties to even, by
 the oracle's own rounding); bf16 arrays come in and go out as their bit patterns

@@ -23,6 +23,13 @@ turns each into the `linalg.generic` MLIR's `linalg-generalize-named-ops` gives:
   `pooling_nchw_max` takes the maximum of the input and the window-shape operand, whose
   contents are unspecified, instead of the output;
 - `linalg.div` (`divf`/`divsi`), which xDSL lacks;
+- xDSL's six `conv_2d_*` layouts as devplan's classes: xDSL requires `strides` and
+  `dilations` (MLIR defaults them to 1), fails on a float input narrower than the output
+  (an assertion) and extends an input already of the output's type (`extsi i32 to i32`);
+- xDSL's `add sub mul max min exp log sqrt copy select fill quantized_matmul` with MLIR's
+  casts of the inputs to the output's element type: xDSL computes in the inputs' type and
+  yields a value of another type (an `i8 + i8 -> i32` add wraps at 8 bits), and its
+  `quantized_matmul` extends to i32 whatever the types;
 - `linalg.generic` reading MLIR's `-> (tensor<..>, tensor<..>)` for several results
   (xDSL 0.74 prints it but parses only an unparenthesised list), and keeping the
   attributes of its leading dictionary that are not its own.
@@ -36,11 +43,11 @@ MLIR's optional `strides`/`dilations` like the other window ops here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, cast
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -54,6 +61,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.linalg import Linalg as XdslLinalg
+from xdsl.dialects.linalg import ops as linalg_ops
 from xdsl.dialects.linalg.abstract_ops import ElementwiseOperation, NamedOperation
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import GenericOp as XdslGenericOp
@@ -157,8 +165,7 @@ class _NamedOp(NamedOperation):
     def verify_(self) -> None:
         if len(self.inputs) != 2 or len(self.outputs) != 1:
             raise VerifyException(
-                f"takes 2 inputs and 1 output, got {len(self.inputs)} and "
-                f"{len(self.outputs)}"
+                f"takes 2 inputs and 1 output, got {len(self.inputs)} and {len(self.outputs)}"
             )
         super().verify_()
 
@@ -471,6 +478,123 @@ class DepthwiseConv2DNhwcHwcOp(_ConvOp):
         return _maps(6, (n, h, w, c), (kh, kw, c), (n, oh, ow, c))
 
 
+@irdl_op_definition
+class Conv2DNchwFchwOp(_ConvOp):
+    """`O[n, f, oh, ow] += cast(I[n, c, oh*s+kh*d, ow*s+kw*d]) * cast(K[f, c, kh, kw])`.
+
+    ```mlir
+    %o = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %k : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) outs(%z : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+    ```
+    """
+
+    name = "linalg.conv_2d_nchw_fchw"
+    ITERATORS: ClassVar[str] = "pppprrr"
+    SPATIAL: ClassVar[int] = 2
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        n, f, oh, ow, c, kh, kw = _dims(7)
+        h, w = self._windowed((oh, ow), (kh, kw))
+        return _maps(7, (n, c, h, w), (f, c, kh, kw), (n, f, oh, ow))
+
+
+@irdl_op_definition
+class Conv2DNhwcHwcfOp(_ConvOp):
+    """`O[n, oh, ow, f] += cast(I[n, oh*s+kh*d, ow*s+kw*d, c]) * cast(K[kh, kw, c, f])`.
+
+    ```mlir
+    %o = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %k : tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) outs(%z : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+    ```
+    """
+
+    name = "linalg.conv_2d_nhwc_hwcf"
+    ITERATORS: ClassVar[str] = "pppprrr"
+    SPATIAL: ClassVar[int] = 2
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        n, oh, ow, f, kh, kw, c = _dims(7)
+        h, w = self._windowed((oh, ow), (kh, kw))
+        return _maps(7, (n, h, w, c), (kh, kw, c, f), (n, oh, ow, f))
+
+
+@irdl_op_definition
+class Conv2DNhwcFhwcOp(_ConvOp):
+    """`O[n, oh, ow, f] += cast(I[n, oh*s+kh*d, ow*s+kw*d, c]) * cast(K[f, kh, kw, c])`.
+
+    ```mlir
+    %o = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %k : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>) outs(%z : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+    ```
+    """
+
+    name = "linalg.conv_2d_nhwc_fhwc"
+    ITERATORS: ClassVar[str] = "pppprrr"
+    SPATIAL: ClassVar[int] = 2
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        n, oh, ow, f, kh, kw, c = _dims(7)
+        h, w = self._windowed((oh, ow), (kh, kw))
+        return _maps(7, (n, h, w, c), (f, kh, kw, c), (n, oh, ow, f))
+
+
+@irdl_op_definition
+class Conv2DNgchwFgchwOp(_ConvOp):
+    """Grouped: `O[n, g, fg, oh, ow] += cast(I[n, g, c, oh*s+kh*d, ow*s+kw*d]) *
+    cast(K[fg, g, c, kh, kw])`.
+
+    ```mlir
+    %o = linalg.conv_2d_ngchw_fgchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %k : tensor<1x2x3x4x4xf32>, tensor<5x2x3x2x2xf32>) outs(%z : tensor<1x2x5x3x3xf32>) -> tensor<1x2x5x3x3xf32>
+    ```
+    """
+
+    name = "linalg.conv_2d_ngchw_fgchw"
+    ITERATORS: ClassVar[str] = "ppppprrr"
+    SPATIAL: ClassVar[int] = 2
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        n, g, fg, oh, ow, c, kh, kw = _dims(8)
+        h, w = self._windowed((oh, ow), (kh, kw))
+        return _maps(8, (n, g, c, h, w), (fg, g, c, kh, kw), (n, g, fg, oh, ow))
+
+
+@irdl_op_definition
+class Conv2DNgchwGfchwOp(_ConvOp):
+    """Grouped: `O[n, g, fg, oh, ow] += cast(I[n, g, c, oh*s+kh*d, ow*s+kw*d]) *
+    cast(K[g, fg, c, kh, kw])`.
+
+    ```mlir
+    %o = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %k : tensor<1x2x3x4x4xf32>, tensor<2x5x3x2x2xf32>) outs(%z : tensor<1x2x5x3x3xf32>) -> tensor<1x2x5x3x3xf32>
+    ```
+    """
+
+    name = "linalg.conv_2d_ngchw_gfchw"
+    ITERATORS: ClassVar[str] = "ppppprrr"
+    SPATIAL: ClassVar[int] = 2
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        n, g, fg, oh, ow, c, kh, kw = _dims(8)
+        h, w = self._windowed((oh, ow), (kh, kw))
+        return _maps(8, (n, g, c, h, w), (g, fg, c, kh, kw), (n, g, fg, oh, ow))
+
+
+@irdl_op_definition
+class Conv2DNhwgcGfhwcOp(_ConvOp):
+    """Grouped: `O[n, oh, ow, g, fg] += cast(I[n, oh*s+kh*d, ow*s+kw*d, g, c]) *
+    cast(K[g, fg, kh, kw, c])`.
+
+    ```mlir
+    %o = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %k : tensor<1x4x4x2x3xf32>, tensor<2x5x2x2x3xf32>) outs(%z : tensor<1x3x3x2x5xf32>) -> tensor<1x3x3x2x5xf32>
+    ```
+    """
+
+    name = "linalg.conv_2d_nhwgc_gfhwc"
+    ITERATORS: ClassVar[str] = "ppppprrr"
+    SPATIAL: ClassVar[int] = 2
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        n, oh, ow, g, fg, kh, kw, c = _dims(8)
+        h, w = self._windowed((oh, ow), (kh, kw))
+        return _maps(8, (n, h, w, g, c), (g, fg, kh, kw, c), (n, oh, ow, g, fg))
+
+
 class _PoolingOp(_WindowOp):
     """`O = reduce(O, cast(I[window]))` over a 2-D window whose shape the second input
     gives (its contents are not read)."""
@@ -604,6 +728,236 @@ class DivOp(ElementwiseOperation):
         return body
 
 
+def _cast_inputs_region(
+    inputs: Sequence[SSAValue],
+    outputs: Sequence[SSAValue],
+    compute: Callable[[Attribute, list[SSAValue]], SSAValue],
+    uncast: int = 0,
+) -> Region:
+    """A body yielding `compute(output type, inputs)`, each input but the first `uncast`
+    converted to the output's element type first (MLIR's `cast_signed`)."""
+    arg_types = _element_types((*inputs, *outputs))
+    out_type = arg_types[-1]
+
+    @Builder.implicit_region(arg_types)
+    def body(args: tuple[BlockArgument, ...]) -> None:
+        values = [
+            a if i < uncast else cast_signed(a, out_type) for i, a in enumerate(args[: len(inputs)])
+        ]
+        YieldOp(compute(out_type, values))
+
+    return body
+
+
+def _binary(
+    float_op: type[arith.FloatingPointLikeBinaryOperation],
+    int_op: type[arith.SignlessIntegerBinaryOperation],
+) -> Callable[[Attribute, list[SSAValue]], SSAValue]:
+    def compute(out_type: Attribute, values: list[SSAValue]) -> SSAValue:
+        op = float_op if _is_float(out_type) else int_op
+        return op(values[0], values[1]).result
+
+    return compute
+
+
+class AddOp(linalg_ops.AddOp):
+    """`O = cast(I0) + cast(I1)` elementwise, in the output's type.
+
+    ```mlir
+    %o = linalg.add ins(%a, %b : tensor<4xi8>, tensor<4xi8>) outs(%z : tensor<4xi32>) -> tensor<4xi32>
+    ```
+    """
+
+    name = "linalg.add"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, _binary(arith.AddfOp, arith.AddiOp))
+
+
+class SubOp(linalg_ops.SubOp):
+    """`O = cast(I0) - cast(I1)` elementwise, in the output's type.
+
+    ```mlir
+    %o = linalg.sub ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.sub"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, _binary(arith.SubfOp, arith.SubiOp))
+
+
+class MulOp(linalg_ops.MulOp):
+    """`O = cast(I0) * cast(I1)` elementwise, in the output's type.
+
+    ```mlir
+    %o = linalg.mul ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.mul"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, _binary(arith.MulfOp, arith.MuliOp))
+
+
+class MaxOp(linalg_ops.MaxOp):
+    """`O = max(cast(I0), cast(I1))` elementwise (`maximumf`, `maxsi`).
+
+    ```mlir
+    %o = linalg.max ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.max"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, _binary(arith.MaximumfOp, arith.MaxSIOp))
+
+
+class MinOp(linalg_ops.MinOp):
+    """`O = min(cast(I0), cast(I1))` elementwise (`minimumf`, `minsi`).
+
+    ```mlir
+    %o = linalg.min ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.min"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, _binary(arith.MinimumfOp, arith.MinSIOp))
+
+
+def _unary(
+    op: type[math.FloatingPointLikeUnaryMathOperation],
+) -> Callable[[Attribute, list[SSAValue]], SSAValue]:
+    return lambda _, values: op(values[0]).result
+
+
+class ExpOp(linalg_ops.ExpOp):
+    """`O = exp(cast(I))` elementwise.
+
+    ```mlir
+    %o = linalg.exp ins(%a : tensor<4xf32>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.exp"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, _unary(math.ExpOp))
+
+
+class LogOp(linalg_ops.LogOp):
+    """`O = log(cast(I))` elementwise.
+
+    ```mlir
+    %o = linalg.log ins(%a : tensor<4xf32>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.log"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, _unary(math.LogOp))
+
+
+class SqrtOp(linalg_ops.SqrtOp):
+    """`O = sqrt(cast(I))` elementwise.
+
+    ```mlir
+    %o = linalg.sqrt ins(%a : tensor<4xf32>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.sqrt"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, _unary(math.SqrtOp))
+
+
+class CopyOp(linalg_ops.CopyOp):
+    """`O = cast(I)` elementwise: a copy converting to the output's element type.
+
+    ```mlir
+    %o = linalg.copy ins(%a : tensor<4xf16>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.copy"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, lambda _, values: values[0])
+
+
+class SelectOp(linalg_ops.SelectOp):
+    """`O = C ? cast(I0) : cast(I1)` elementwise (the condition `i1` is not cast).
+
+    ```mlir
+    %o = linalg.select ins(%c, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.select"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(
+            inputs, outputs, lambda _, v: arith.SelectOp(v[0], v[1], v[2]).result, uncast=1
+        )
+
+
+class FillOp(linalg_ops.FillOp):
+    """`O = cast(value)` at every element.
+
+    ```mlir
+    %o = linalg.fill ins(%v : f64) outs(%z : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    """
+
+    name = "linalg.fill"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _cast_inputs_region(inputs, outputs, lambda _, values: values[0])
+
+
+class QuantizedMatmulOp(linalg_ops.QuantizedMatmulOp):
+    """`C[m, n] += (cast(A[m, k]) - cast(AZp)) * (cast(B[k, n]) - cast(BZp))`, every
+    input converted to `C`'s element type.
+
+    ```mlir
+    %c = linalg.quantized_matmul ins(%a, %b, %az, %bz : tensor<3x4xi8>, tensor<4x2xi8>, i32, i32) outs(%z : tensor<3x2xi32>) -> tensor<3x2xi32>
+    ```
+    """
+
+    name = "linalg.quantized_matmul"
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        arg_types = _element_types((*inputs, *outputs))
+        out_type = arg_types[-1]
+
+        @Builder.implicit_region(arg_types)
+        def body(args: tuple[BlockArgument, ...]) -> None:
+            a, b, a_zero, b_zero = (cast_signed(x, out_type) for x in args[:4])
+            product = arith.MuliOp(arith.SubiOp(a, a_zero), arith.SubiOp(b, b_zero))
+            YieldOp(arith.AddiOp(args[-1], product))
+
+        return body
+
+
 class GenericOp(XdslGenericOp):
     """A loop nest over the iteration space its `iterator_types` give: at each point the
     body reads the inputs' and outputs' elements its `indexing_maps` select and yields the
@@ -682,8 +1036,11 @@ def _parse_operands(parser: Parser, keyword: str) -> Sequence[SSAValue]:
 NAMED_OPS: tuple[type[NamedOperation], ...] = (
     MatmulOp, BatchMatmulOp, MatvecOp, VecmatOp, DotOp, Mmt4dOp,
     Conv1DOp, Conv2DOp, Conv3DOp, Conv1DNwcWcfOp, Conv3DNdhwcDhwcfOp,
-    DepthwiseConv2DNhwcHwcOp,
+    DepthwiseConv2DNhwcHwcOp, Conv2DNchwFchwOp, Conv2DNhwcHwcfOp, Conv2DNhwcFhwcOp,
+    Conv2DNgchwFgchwOp, Conv2DNgchwGfchwOp, Conv2DNhwgcGfhwcOp,
     PoolingNchwMaxOp, PoolingNhwcMaxOp, PoolingNchwSumOp, PoolingNhwcSumOp, DivOp,
+    AddOp, SubOp, MulOp, MaxOp, MinOp, ExpOp, LogOp, SqrtOp, CopyOp, SelectOp, FillOp,
+    QuantizedMatmulOp,
 )  # fmt: skip
 """devplan's named op classes, in place of or beside xDSL's."""
 

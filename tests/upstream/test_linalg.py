@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects.linalg import Linalg as XdslLinalg
 from xdsl.dialects.linalg.ops import MatmulOp as XdslMatmulOp
 from xdsl.ir import Block
 
@@ -61,8 +62,9 @@ def _program(name: str, attrs: str, ins: str, out: str) -> str:
     )
 
 
-def test_every_new_named_op_has_a_case() -> None:
-    assert {op.name for op in NAMED_OPS} == set(OPS)
+def test_every_op_xdsl_lacks_has_a_case() -> None:
+    xdsl_ops = {op.name for op in XdslLinalg.operations}
+    assert {op.name for op in NAMED_OPS} - xdsl_ops <= set(OPS)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
