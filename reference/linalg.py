@@ -12,9 +12,10 @@ element accumulates in the order a sequential loop nest would: a float sum match
 sequential one, not NumPy's pairwise one. At each point the body's scalar `arith`/`math`
 ops are evaluated by the oracle's own vectorised rules (`reference/program.py`) on whole
 grids, `linalg.index` gives the loop's index grid, and `linalg.yield` values are scattered
-into the outputs. Any number of inputs and outputs. Not handled: an output whose map
-leaves out a parallel loop or uses a reduction loop (several iteration points would write
-one element: an error, not a guess); maps with symbols.
+into the outputs. Any number of inputs and outputs. Not handled (a located error, not a
+guess): an output whose map is not a permutation of the parallel loops (a reduction loop
+in it, a parallel loop missing from it, or `d0 + d1`: several iteration points would
+write one element); maps with symbols.
 
 The named ops are evaluated from MLIR's OpDSL definitions directly, not through their
 generic form, so that comparing the two checks both: contractions with `np.einsum` on the
@@ -163,42 +164,75 @@ def evaluate_generic(
     ranges = _loop_ranges(op, maps, args)
     parallel = [d for d, it in enumerate(iterators) if it != IteratorType.REDUCTION]
     reduction = [d for d, it in enumerate(iterators) if it == IteratorType.REDUCTION]
+    _check_outputs(op, maps[num_inputs:], parallel, reduction)
     grid_shape = tuple(ranges[d] for d in parallel)
     dims: list[Value] = [np.int64(0)] * len(ranges)
     for axis, d in enumerate(parallel):
-        shape = [1] * len(parallel)
-        shape[axis] = ranges[d]
-        dims[d] = np.arange(ranges[d], dtype=np.int64).reshape(shape)
+        dims[d] = np.arange(ranges[d], dtype=np.int64).reshape(
+            [ranges[d] if a == axis else 1 for a in range(len(parallel))]
+        )
     outputs = [np.array(v, copy=True) for v in args[num_inputs:]]
-    for offset, map_ in enumerate(maps[num_inputs:]):
-        used = {p for e in map_.results for p in _dims_of(e)}
-        if used & set(reduction) or not set(parallel) <= used:
-            raise error_at(
-                op,
-                f"the oracle evaluates outputs indexed by every parallel loop and no "
-                f"reduction loop; output #{offset} has map {map_}",
-            )
     out_indices = [
         _indices(op, num_inputs + i, m, v, dims)
         for i, (m, v) in enumerate(zip(maps[num_inputs:], outputs, strict=True))
     ]
+    # An input whose map reads no reduction loop is gathered once. Each output element
+    # belongs to one grid point (`_check_outputs`), so the outputs are held as grids of
+    # accumulators between points and written back once.
+    fixed = {
+        i: np.broadcast_to(_gather(op, i, maps[i], args[i], dims), grid_shape)
+        for i in range(num_inputs)
+        if not _reads(maps[i], reduction)
+    }
+    accumulators = [
+        np.broadcast_to(o[i], grid_shape).copy() for o, i in zip(outputs, out_indices, strict=True)
+    ]
     local = dict(env)
-    points = itertools.product(*(range(ranges[d]) for d in reduction))
-    for point in points:
+    for point in itertools.product(*(range(ranges[d]) for d in reduction)):
         for d, i in zip(reduction, point, strict=True):
             dims[d] = np.int64(i)
-        for arg, map_, value, index in zip(block.args, maps, args, itertools.count()):
-            if index >= num_inputs:
-                value = outputs[index - num_inputs]
-            if isinstance(value, np.ndarray):
-                gathered = cast(np.ndarray[Any, Any], value)[_indices(op, index, map_, value, dims)]
+        for index, arg in enumerate(block.args):
+            if index in fixed:
+                local[arg] = fixed[index]
+            elif index < num_inputs:
+                gathered = _gather(op, index, maps[index], args[index], dims)
+                local[arg] = np.broadcast_to(gathered, grid_shape)
             else:
-                gathered = value
-            local[arg] = np.broadcast_to(gathered, grid_shape)
-        yielded = _run_body(block, local, dims, grid_shape, body_op)
-        for output, indices, new in zip(outputs, out_indices, yielded, strict=True):
-            output[indices] = np.broadcast_to(new, grid_shape)
+                local[arg] = accumulators[index - num_inputs]
+        for k, new in enumerate(_run_body(block, local, dims, grid_shape, body_op)):
+            accumulators[k] = np.array(np.broadcast_to(new, grid_shape), outputs[k].dtype)
+    for output, indices, accumulator in zip(outputs, out_indices, accumulators, strict=True):
+        output[indices] = accumulator
     return outputs
+
+
+def _check_outputs(
+    op: Operation, maps: Sequence[AffineMap], parallel: list[int], reduction: list[int]
+) -> None:
+    """Each output's map is a permutation of the parallel loops: every iteration point
+    then writes one element of its own and the reduction points of one element run in
+    loop order. (Other output maps, which MLIR's projected-permutation rule allows in
+    part, are refused, not guessed at.)"""
+    for offset, map_ in enumerate(maps):
+        positions = [e.position for e in map_.results if isinstance(e, AffineDimExpr)]
+        if len(positions) != len(map_.results) or sorted(positions) != sorted(parallel):
+            raise error_at(
+                op,
+                f"the oracle evaluates outputs whose map is a permutation of the parallel "
+                f"loops; output #{offset} has map {map_}",
+            )
+
+
+def _reads(map_: AffineMap, loops: list[int]) -> bool:
+    return bool({p for e in map_.results for p in _dims_of(e)} & set(loops))
+
+
+def _gather(
+    op: Operation, index: int, map_: AffineMap, value: Value, dims: Sequence[Value]
+) -> Value:
+    if not isinstance(value, np.ndarray):
+        return value  # a scalar operand
+    return cast(np.ndarray[Any, Any], value)[_indices(op, index, map_, value, dims)]
 
 
 def _dims_of(expr: AffineExpr) -> set[int]:

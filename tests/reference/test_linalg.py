@@ -260,3 +260,19 @@ def test_integer_division_by_zero_in_linalg_div_is_located() -> None:
     np.testing.assert_array_equal(q, [-3, -3])  # truncation toward zero
     with pytest.raises(DevplanError, match=r"<string>:2:3: .*divides by zero"):
         run(body, signature, [np.array([1, 2], np.int32), np.array([1, 0], np.int32)])
+
+
+def test_output_map_that_is_not_a_permutation_of_the_parallel_loops_is_refused() -> None:
+    body = """
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i + j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x2xf64>) outs(%o : tensor<3xf64>) {
+  ^bb0(%v: f64, %acc: f64):
+    %s = arith.addf %acc, %v : f64
+    linalg.yield %s : f64
+  } -> tensor<3xf64>
+  func.return %r : tensor<3xf64>"""
+    with pytest.raises(DevplanError, match=r"<string>:2:3: error: .*output #0 has map"):
+        run(
+            body,
+            "(%x: tensor<2x2xf64>, %o: tensor<3xf64>) -> tensor<3xf64>",
+            [np.ones((2, 2)), np.zeros(3)],
+        )
