@@ -213,6 +213,43 @@ func.func @main(%a: tensor<4x8xi8>, %b: tensor<8x3xi8>) -> tensor<4x3xi32> {
 }
 """
 
+COLUMN_SUM = """
+func.func @main(%x: tensor<5x3xi32>) -> tensor<3xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<3xi32>
+  %z = linalg.fill ins(%zero : i32) outs(%e : tensor<3xi32>) -> tensor<3xi32>
+  %s = linalg.generic {indexing_maps = [affine_map<(j, i) -> (i, j)>, affine_map<(j, i) -> (j)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<5x3xi32>) outs(%z : tensor<3xi32>) {
+  ^bb0(%v: i32, %acc: i32):
+    %r = arith.addi %acc, %v : i32
+    linalg.yield %r : i32
+  } -> tensor<3xi32>
+  func.return %s : tensor<3xi32>
+}
+"""
+
+NAMED_ELEMENTWISE = """
+func.func @main(%x: tensor<3x4xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %e43 = tensor.empty() : tensor<4x3xf32>
+  %t = linalg.transpose ins(%x : tensor<3x4xf32>) outs(%e43 : tensor<4x3xf32>) permutation = [1, 0]
+  %bb = linalg.broadcast ins(%b : tensor<3xf32>) outs(%e43 : tensor<4x3xf32>) dimensions = [0]
+  %s = linalg.add ins(%t, %bb : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e43 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = linalg.exp ins(%s : tensor<4x3xf32>) outs(%e43 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
+}
+"""
+
+DYNAMIC_RELU = """
+func.func @main(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%x : tensor<?x8xf32>) {
+  ^bb0(%v: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  func.return %y : tensor<?x8xf32>
+}
+"""
+
 PROGRAMS: dict[str, str] = {
     "mlp_broadcast_bias_relu": MLP,
     "softmax": SOFTMAX,
@@ -223,5 +260,8 @@ PROGRAMS: dict[str, str] = {
     "batch_matmul": BATCH_MATMUL,
     "gelu_transposed": GELU_TRANSPOSED,
     "matmul_i8_i32": MIXED_MATMUL,
+    "column_sum": COLUMN_SUM,
+    "transpose_broadcast_add_exp": NAMED_ELEMENTWISE,
+    "dynamic_rows_relu": DYNAMIC_RELU,
 }
 """Program name -> IR text of a module with `@main`."""
