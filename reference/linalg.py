@@ -333,10 +333,22 @@ def _check_shapes(op: Operation, subscripts: str, values: Sequence[Value]) -> No
 def _contraction(subscripts: str) -> NamedRule:
     def rule(op: Operation, args: list[Value]) -> Value:
         a, b, out = args
-        _check_shapes(op, subscripts, args)
-        return out + np.einsum(subscripts, _to(a, out), _to(b, out))
+        used = _matmul_subscripts(op) if isinstance(op, MatmulOp) else subscripts
+        _check_shapes(op, used, args)
+        return out + np.einsum(used, _to(a, out), _to(b, out))
 
     return rule
+
+
+def _matmul_subscripts(op: MatmulOp) -> str:
+    """`linalg.matmul`'s einsum subscripts from its `indexing_maps` (MLIR lets them
+    transpose or broadcast an operand; the default is `mk,kn->mn`), a letter a loop."""
+    specs: list[str] = []
+    for map_ in (m.data for m in op.indexing_maps.data):
+        if not all(isinstance(e, AffineDimExpr) for e in map_.results):
+            raise error_at(op, f"'linalg.matmul' with indexing map {map_}: not evaluated")
+        specs.append("".join("mnk"[cast(AffineDimExpr, e).position] for e in map_.results))
+    return f"{specs[0]},{specs[1]}->{specs[2]}"
 
 
 _CONTRACTIONS = {

@@ -39,6 +39,12 @@ CASES = [
     Case("matmul", "", ("4x8xf32", "8x3xf32"), "4x3xf32"),
     Case("matmul", "", ("4x8xf16", "8x3xf16"), "4x3xf32"),
     Case("matmul", "", ("4x8xi8", "8x3xi8"), "4x3xi32"),
+    Case(
+        "matmul",
+        "{indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]}",
+        ("8x4xf64", "3x8xf64"),
+        "4x3xf64",
+    ),
     Case("batch_matmul", "", ("2x3x4xf64", "2x4x5xf64"), "2x3x5xf64"),
     Case("batch_matmul", "", ("2x3x4xi8", "2x4x5xi8"), "2x3x5xi32"),
     Case("matvec", "", ("3x4xf32", "4xf32"), "3xf32"),
