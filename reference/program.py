@@ -286,7 +286,8 @@ def _empty(op: Operation, args: list[Value]) -> Value:
 
 @_RULES.impl(FillOp)
 def _fill(op: Operation, args: list[Value]) -> Value:
-    return np.full(np.shape(args[1]), args[0], _result_dtype(op))
+    # MLIR casts the value to the output's element type (a bf16 output rounds it).
+    return _cast(op, np.full(np.shape(args[1]), args[0]))
 
 
 def _named(rule: Callable[[Operation, list[Value]], Value]) -> Rule:

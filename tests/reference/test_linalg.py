@@ -282,3 +282,15 @@ def test_output_map_that_is_not_a_permutation_of_the_parallel_loops_is_refused()
             "(%x: tensor<2x2xf64>, %o: tensor<3xf64>) -> tensor<3xf64>",
             [np.ones((2, 2)), np.zeros(3)],
         )
+
+
+def test_fill_casts_its_value_to_the_output_element_type() -> None:
+    body = """
+  %r = linalg.fill ins(%v : f32) outs(%o : tensor<2xbf16>) -> tensor<2xbf16>
+  func.return %r : tensor<2xbf16>"""
+    (out,) = run(
+        body,
+        "(%v: f32, %o: tensor<2xbf16>) -> tensor<2xbf16>",
+        [1.005859375, np.zeros(2, np.uint16)],
+    )
+    np.testing.assert_array_equal(out, [0x3F81, 0x3F81])  # 1 + 0.75 * 2^-7 rounds up
