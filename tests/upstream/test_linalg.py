@@ -132,3 +132,16 @@ def test_window_op_built_in_python_takes_strides_and_dilations() -> None:
     assert str(op.get_indexing_maps().data[0].data) == (
         "(d0, d1, d2, d3, d4, d5) -> (d0, ((d1 * 2) + d4), ((d2 * 2) + (d5 * 2)), d3)"
     )
+
+
+def test_generic_keeps_attributes_of_its_leading_dictionary() -> None:
+    text = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"], vdev.device = #vdev.device<"cpu", 0>} outs(%x : tensor<4xf32>) {
+  ^bb0(%v: f32):
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}"""
+    printed = str(devplan.parse(text))
+    assert 'attrs =  {vdev.device = #vdev.device<"cpu", 0>}' in printed
+    assert str(devplan.parse(printed)) == printed
