@@ -8,13 +8,17 @@ outputs = evaluate(module, [a, b], entry="main")
 `evaluate` ignores placement (`vdev.on_device` and `vdev.device_copy` are the identity,
 `vdev.device` attributes are not read) and runs each op of the level-1 set
 the way MLIR defines it, one NumPy operation per op: elementwise `arith`/`math` on
-tensors and scalars, `linalg.fill`, `linalg.matmul` (outs + ins[0] x ins[1]),
-`tensor.empty` (zeros, as every DeviceAPI allocates), `tensor.cast`, `arith.constant`,
-`func.call` (and calls of MLIR's runner printers, `printMemrefF32` of a tensor cast to
-`tensor<*xf32>` & co., which print what MLIR's runner prints: `runner_utils`),
-`scf.if`, `scf.for`. It shares no code with the kernel backends, so it checks them:
-`devplan.execute` after `default-pipeline` must give the same results (bitwise for
-integers, close for floats, whose order of summation differs in a matmul).
+tensors and scalars, `linalg.fill`, `tensor.empty` (zeros, as every DeviceAPI
+allocates), `tensor.cast`, `arith.constant`, `func.call` (and calls of MLIR's runner
+printers, `printMemrefF32` of a tensor cast to `tensor<*xf32>` & co., which print what
+MLIR's runner prints: `runner_utils`), `scf.if`, `scf.for`; and, from
+`reference/linalg.py`, `linalg.generic` and `linalg.reduce` over their iteration
+spaces (their bodies' scalar ops by the rules here, on whole grids of values) and the
+named linalg ops (`matmul` with its operands cast to the result's type, convolutions,
+poolings, elementwise ops, `transpose`, `broadcast`) from MLIR's definitions. It
+shares no code with the kernel backends, so it checks them: `devplan.execute` after
+`default-pipeline` must give the same results (bitwise for integers, close for floats,
+whose order of summation differs in a matmul).
 
 bf16 values are held in f64 and each result rounded once to bf16 (ties to even, by
 the oracle's own rounding); bf16 arrays come in and go out as their bit patterns
@@ -46,7 +50,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrankedTensorType,
 )
-from xdsl.dialects.linalg.ops import FillOp, MatmulOp
+from xdsl.dialects.linalg.ops import FillOp, GenericOp, ReduceOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ..analysis.dtypes import check_scalar_input, numpy_dtype
@@ -54,7 +58,7 @@ from ..diagnostics import DevplanError, check_argument, error_at
 from ..dialects.vdev import DeviceCopyOp, OnDeviceOp
 from ..dispatch import OpTable
 from ..upstream.arith import IndexCastUIOp, RemFOp
-from . import runner_utils
+from . import linalg, runner_utils
 
 Value = Any
 """A NumPy array (tensors) or a NumPy scalar (scalars) of the value's type."""
@@ -188,6 +192,15 @@ class _Evaluator:
             return self.block(region.block, env) if region.blocks else []
         if isinstance(op, scf.ForOp):
             return self.loop(op, env)
+        if isinstance(op, GenericOp | ReduceOp):
+            structured = (
+                linalg.evaluate_generic_op
+                if isinstance(op, GenericOp)
+                else linalg.evaluate_reduce_op
+            )
+            with np.errstate(all="ignore"):
+                outputs = structured(op, args, env, self.op)  # pyright: ignore[reportArgumentType]
+            return [_cast_to(r.type, v) for r, v in zip(op.results, outputs, strict=True)]
         rule = _RULES.lookup(op)
         if rule is None:
             raise error_at(op, f"'{op.name}' is not in the level-1 op set the oracle evaluates")
@@ -267,10 +280,14 @@ def _result_dtype(op: Operation) -> np.dtype[Any]:
 def _cast(op: Operation, value: Value) -> Value:
     """`value` as the op's result type: an array for a tensor, a scalar otherwise (a bf16
     result rounded once, from f64, to bf16)."""
-    dtype = _result_dtype(op)
-    if _is_bf16(op.results[0].type):
+    return _cast_to(op.results[0].type, value)
+
+
+def _cast_to(type_: Attribute, value: Value) -> Value:
+    dtype = dtype_of(type_)
+    if _is_bf16(type_):
         value = _round_bf16(value)
-    if isinstance(op.results[0].type, TensorType):
+    if isinstance(type_, TensorType):
         return np.asarray(value).astype(dtype, copy=False)
     return dtype.type(np.asarray(value).astype(dtype))
 
@@ -319,15 +336,16 @@ def _empty(op: Operation, args: list[Value]) -> Value:
 
 @_RULES.impl(FillOp)
 def _fill(op: Operation, args: list[Value]) -> Value:
-    return np.full(np.shape(args[1]), args[0], _result_dtype(op))
+    # MLIR casts the value to the output's element type (a bf16 output rounds it).
+    return _cast(op, np.full(np.shape(args[1]), args[0]))
 
 
-@_RULES.impl(MatmulOp)
-def _matmul(op: Operation, args: list[Value]) -> Value:
-    a, b, c = args
-    if a.shape[1] != b.shape[0] or c.shape != (a.shape[0], b.shape[1]):
-        raise error_at(op, f"'linalg.matmul' of shapes {a.shape} x {b.shape} into {c.shape}")
-    return _cast(op, c + a @ b)
+def _named(rule: Callable[[Operation, list[Value]], Value]) -> Rule:
+    return lambda op, args: _cast(op, rule(op, args))
+
+
+for _op_class, _rule in linalg.NAMED_RULES.items():
+    _RULES.register(_op_class, _named(_rule))
 
 
 def _elementwise(fn: Callable[..., Value]) -> Rule:

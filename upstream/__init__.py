@@ -2,8 +2,9 @@
 
 xDSL 0.74 restricts some upstream ops (arith comparisons, `select` and casts take no
 tensors), reads others only in generic form (the `gpu` ops, `memref.cast`) and lacks a
-few (`gpu.shuffle`, ...). Each module here is devplan's version of one dialect, with its
-own op classes subclassing xDSL's where xDSL has them; nothing of xDSL is changed.
+few (`gpu.shuffle`, `linalg.batch_matmul`, ...). Each module here is devplan's version
+of one dialect, with its own op classes subclassing xDSL's where xDSL has them; nothing
+of xDSL is changed.
 `DIALECTS` lists the dialects devplan replaces: the contexts devplan builds
 (`devplan.context()`, and so devplan-opt) register them in place of xDSL's of the same
 name. `async_` is MLIR's `async` dialect, which xDSL lacks: a dialect of devplan's own,
@@ -47,6 +48,12 @@ def _scf() -> Dialect:
     return Scf
 
 
+def _linalg() -> Dialect:
+    from .linalg import Linalg
+
+    return Linalg
+
+
 def _vector() -> Dialect:
     from .vector import Vector
 
@@ -60,6 +67,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "memref": _memref,
     "scf": _scf,
     "vector": _vector,
+    "linalg": _linalg,
 }
 """Upstream dialect name -> factory of devplan's version of it, which the contexts devplan
 builds load in place of xDSL's."""
