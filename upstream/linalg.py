@@ -958,6 +958,13 @@ class QuantizedMatmulOp(linalg_ops.QuantizedMatmulOp):
         return body
 
 
+_ITERATORS = {
+    "parallel": IteratorTypeAttr.parallel,
+    "reduction": IteratorTypeAttr.reduction,
+    "window": IteratorTypeAttr.window,
+}
+
+
 class GenericOp(XdslGenericOp):
     """A loop nest over the iteration space its `iterator_types` give: at each point the
     body reads the inputs' and outputs' elements its `indexing_maps` select and yields the
@@ -983,12 +990,10 @@ class GenericOp(XdslGenericOp):
             )
         iterator_attrs: list[Attribute] = []
         for iterator in cast(ArrayAttr[Attribute], iterators).data:
-            if isinstance(iterator, StringAttr) and iterator.data in ("parallel", "reduction"):
-                iterator = (
-                    IteratorTypeAttr.parallel()
-                    if iterator.data == "parallel"
-                    else (IteratorTypeAttr.reduction())
-                )
+            # xDSL's "window" too: its pooling ops generalise to it (devplan lowers only
+            # parallel and reduction, and says so at the op).
+            if isinstance(iterator, StringAttr) and iterator.data in _ITERATORS:
+                iterator = _ITERATORS[iterator.data]()
             if not isinstance(iterator, IteratorTypeAttr):
                 parser.raise_error(f"unknown iterator type {iterator}", start, parser.pos)
             iterator_attrs.append(iterator)
@@ -1003,7 +1008,11 @@ class GenericOp(XdslGenericOp):
             listed = parser.parse_optional_comma_separated_list(
                 Parser.Delimiter.PAREN, parser.parse_type
             )
-            result_types = list[Attribute](listed or [parser.parse_type()])
+            if listed is None:  # xDSL's spelling: `-> type, type` without parentheses
+                listed = [parser.parse_type()]
+                while parser.parse_optional_punctuation(","):
+                    listed.append(parser.parse_type())
+            result_types = list[Attribute](listed)
         op = cls(
             ins,
             outs,

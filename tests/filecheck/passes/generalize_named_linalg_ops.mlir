@@ -7,7 +7,7 @@
 // CHECK-NEXT:    %m = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<4x6xf32>, tensor<6x5xf32>) outs(%c : tensor<4x5xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0>} {
 // CHECK-NEXT:    ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %[[O:.*]]: f32):
 // CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[X]], %[[Y]] : f32
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[P]], %[[O]] : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[O]], %[[P]] : f32
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
 // CHECK-NEXT:    } -> tensor<4x5xf32>
 func.func @matmul(%a: tensor<4x6xf32>, %b: tensor<6x5xf32>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
