@@ -22,10 +22,22 @@ $(STAMP): pyproject.toml
 # first, so one process compiles a file's kernels, and evens out the slow files at the end.
 PYTEST_JOBS ?= auto
 
+# What the suite may not add to the source tree: changes git sees, Numba cache files (in
+# ignored `__pycache__` folders), `build/`, hypothesis' `.hypothesis/`. Listed before and
+# after `make test`; a difference fails it. Hypothesis keeps its data under the user's cache.
+TREE_STATE = { git status --porcelain --untracked-files=all 2>/dev/null; \
+	find . \( -path ./.venv -o -path ./.git \) -prune -o \( -name '*.nbi' -o -name '*.nbc' \
+	-o -name .hypothesis -o -path ./build \) -print; } | LC_ALL=C sort
+export HYPOTHESIS_STORAGE_DIRECTORY ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/devplan/hypothesis
+
 test: $(STAMP)
+	@$(TREE_STATE) > $(VENV)/.tree-before
 	$(BIN)/ruff check --quiet .
 	$(BIN)/lit --succinct --order=smart tests/filecheck
 	$(BIN)/pytest -q -n $(PYTEST_JOBS) --dist worksteal --rootdir=tests tests
+	@$(TREE_STATE) | diff $(VENV)/.tree-before - > $(VENV)/.tree-diff || { \
+		echo "error: make test changed the source tree ('>' added, '<' removed):"; \
+		cat $(VENV)/.tree-diff; exit 1; }
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q -n $(PYTEST_JOBS) --dist worksteal --rootdir=tests tests

@@ -1,16 +1,84 @@
-"""Fixtures several test files share.
+"""Fixtures several test files share, and the suite's rules on threads and skips.
 
 pytest runs with `--import-mode=importlib`, so test files cannot import a helper module;
 what they share is offered here as fixtures.
+
+* Numba gets two threads at least (`NUMBA_NUM_THREADS`, read when Numba is first
+  imported), so that the tests of blocks run in parallel run on a one-core machine too.
+* A skipped test fails, unless its file is in `LEGITIMATE_SKIPS` (a skip hides what the
+  test checks: a runner without threads, a test file that moved); the legitimate skips
+  are listed with their reason at the end of the run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import os
+
+if int(os.environ.get("NUMBA_NUM_THREADS") or 0) < 2 and (os.cpu_count() or 1) < 2:
+    os.environ["NUMBA_NUM_THREADS"] = "2"
+
+from collections.abc import Callable, Generator, Mapping, Sequence
+from pathlib import Path
 
 import pytest
 
 from devplan.system.description import System
+
+LEGITIMATE_SKIPS = {
+    "runtime/kernels/test_cuda_backend_ptx.py": "it needs NVIDIA's NVVM and NVRTC compilers",
+}
+"""The test files (relative to tests/) that may skip, and why."""
+
+_TESTS = Path(__file__).resolve().parent
+
+
+def _skip_allowed(path: Path) -> bool:
+    try:
+        return path.resolve().relative_to(_TESTS).as_posix() in LEGITIMATE_SKIPS
+    except ValueError:
+        return False
+
+
+def _fail_a_skip(report: pytest.TestReport | pytest.CollectReport, path: Path) -> None:
+    if report.skipped and not hasattr(report, "wasxfail") and not _skip_allowed(path):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{report.nodeid} was skipped ({reason}): a skip hides what the test checks, so "
+            f"it fails; only the files of LEGITIMATE_SKIPS in tests/conftest.py may skip"
+        )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    _fail_a_skip(report, item.path)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    report = yield
+    _fail_a_skip(report, collector.path)
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Each file's legitimate skips, with their reason, whatever the `-r` option."""
+    reasons: dict[str, list[str]] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = getattr(report, "longrepr", None)
+        reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+        reasons.setdefault(str(report.nodeid).split("::")[0], []).append(reason)
+    for name, found in sorted(reasons.items()):
+        for reason in sorted(set(found)):
+            count = found.count(reason)
+            terminalreporter.write_line(f"skipped {count} in {name}: {reason}")
+
 
 HOST_TOML = """
 [[device]]

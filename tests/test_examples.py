@@ -6,7 +6,6 @@ oracle, `devplan.reference.program.evaluate`.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,7 @@ from devplan.runtime.executor import ExecutionResult, random_inputs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
-BACKENDS = [
-    "numpy",
-    pytest.param(
-        "numba",
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec("devplan.runtime.kernels.numba_backend") is None,
-            reason="runtime/kernels/numba_backend.py is not in this tree",
-        ),
-    ),
-]
+BACKENDS = ["numpy", "numba"]
 
 
 def run_example(name: str, backend: str, seed: int = 0) -> tuple[list[Any], ExecutionResult]:

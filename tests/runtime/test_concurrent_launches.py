@@ -108,7 +108,6 @@ def test_launches_that_wait_for_each_other_through_atomics_run_at_once(
     assert capsys.readouterr().out == "2\n"
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_watchdog_of_a_forked_child_stops_a_wait_that_never_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -1,13 +1,17 @@
 """Every scalar op gives the same result in both kernel backends and in a NumPy/Python oracle.
 
-Each op runs in a one-op elementwise kernel (`c[i] = op(a[i], b[i])`, tail masked) over
-inputs drawn by hypothesis, including NaN, infinities and integer extremes.
+The ops of one family (float binary, float unary, integer binary of one type, compares,
+casts from one type, ...) run in one elementwise kernel with one output per op
+(`c_k[i] = op_k(a[i], b[i])`, tail masked) over inputs drawn by hypothesis, including NaN,
+infinities and integer extremes: Numba compiles a kernel once whatever its number of ops,
+so a family costs one compile, not one per op. Each op's result is still checked on its
+own, and a failure names the op (and type).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -27,25 +31,31 @@ DTYPES["index"] = np.int64
 
 
 @cache
-def elementwise(op_line: str, a_type: str, b_type: str, c_type: str) -> KernelFuncOp:
-    """A kernel computing `%z` with `op_line` from `%x = a[i]` and `%y = b[i]` into c[i]."""
+def batched(
+    lines: tuple[str, ...], a_type: str, b_type: str, c_types: tuple[str, ...]
+) -> KernelFuncOp:
+    """A kernel computing, for each k, `%z` with `lines[k]` from `%x = a[i]` and `%y = b[i]`
+    into `c_k[i]` of type `c_types[k]` (`%z` and the line's other results are renamed apart)."""
+    params = "".join(f", %c{k}: memref<?x{t}>" for k, t in enumerate(c_types))
+    body = ""
+    for k, (line, c_type) in enumerate(zip(lines, c_types, strict=True)):
+        named = line.replace("%z", f"%z{k}").replace("%lt", f"%lt{k}")
+        body += f"      {named}\n      memref.store %z{k}, %c{k}[%i] : memref<?x{c_type}>\n"
     text = f"""
 kernel.module @k target #target.target<"cuda"> {{
-  kernel.func @op(%a: memref<?x{a_type}>, %b: memref<?x{b_type}>, %c: memref<?x{c_type}>) {{
-    %c0 = arith.constant 0 : index
+  kernel.func @op(%a: memref<?x{a_type}>, %b: memref<?x{b_type}>{params}) {{
+    %zero = arith.constant 0 : index
     %tx = kernel.thread_id x
     %bx = kernel.block_id x
     %bd = kernel.block_dim x
     %i0 = arith.muli %bx, %bd : index
     %i = arith.addi %i0, %tx : index
-    %n = memref.dim %a, %c0 : memref<?x{a_type}>
+    %n = memref.dim %a, %zero : memref<?x{a_type}>
     %in = arith.cmpi ult, %i, %n : index
     scf.if %in {{
       %x = memref.load %a[%i] : memref<?x{a_type}>
       %y = memref.load %b[%i] : memref<?x{b_type}>
-      {op_line}
-      memref.store %z, %c[%i] : memref<?x{c_type}>
-    }}
+{body}    }}
     kernel.return
   }}
 }}"""
@@ -53,13 +63,50 @@ kernel.module @k target #target.target<"cuda"> {{
     return next(op for op in module.walk() if isinstance(op, KernelFuncOp))
 
 
-def run_both(func: KernelFuncOp, a: Any, b: Any, c_dtype: Any) -> tuple[Any, Any]:
-    outs: list[Any] = []
+def elementwise(op_line: str, a_type: str, b_type: str, c_type: str) -> KernelFuncOp:
+    """A kernel computing `%z` with `op_line` from `%x = a[i]` and `%y = b[i]` into c[i]."""
+    return batched((op_line,), a_type, b_type, (c_type,))
+
+
+def run_all(func: KernelFuncOp, a: Any, b: Any, c_dtypes: Sequence[Any]) -> dict[str, list[Any]]:
+    """Each backend's outputs (one array per op) of `func` launched over `a` and `b`."""
+    outs: dict[str, list[Any]] = {}
     for backend in ("numpy", "numba"):
-        c = np.zeros(len(a), dtype=c_dtype)
-        compile_kernel(func, backend)((((len(a) + 7) // 8), 1, 1), (8, 1, 1), [a, b, c])
-        outs.append(c)
-    return outs[0], outs[1]
+        cs = [np.zeros(len(a), dtype=d) for d in c_dtypes]
+        compile_kernel(func, backend)((((len(a) + 7) // 8), 1, 1), (8, 1, 1), [a, b, *cs])
+        outs[backend] = cs
+    return outs
+
+
+def run_both(func: KernelFuncOp, a: Any, b: Any, c_dtype: Any) -> tuple[Any, Any]:
+    outs = run_all(func, a, b, [c_dtype])
+    return outs["numpy"][0], outs["numba"][0]
+
+
+def family(
+    lines: dict[str, str], a_type: str, b_type: str, c_types: dict[str, str] | str
+) -> tuple[list[str], KernelFuncOp, list[Any]]:
+    """The names of a family of ops (`lines`: name -> op line), its one kernel, and the
+    dtype of each op's output (`c_types`: one type for all, or one per name)."""
+    names = list(lines)
+    types = [c_types if isinstance(c_types, str) else c_types[n] for n in names]
+    func = batched(tuple(lines[n] for n in names), a_type, b_type, tuple(types))
+    return names, func, [DTYPES[t] for t in types]
+
+
+def assert_each(
+    names: list[str],
+    outs: dict[str, list[Any]],
+    expected: Callable[[str], Any],
+    check: Callable[..., None] = np.testing.assert_array_equal,
+    what: str = "",
+) -> None:
+    """Each op's output on each backend checked against `expected(name)` by
+    `check(got, expected, err_msg=...)`; a failure names the op, `what` and the backend."""
+    for k, name in enumerate(names):
+        want = expected(name)
+        for backend, got in outs.items():
+            check(got[k], want, err_msg=f"{name} {what} on the {backend} backend")
 
 
 floats32 = hnp.arrays(
@@ -82,18 +129,16 @@ FLOAT_BINARY: dict[str, Callable[..., Any]] = {
 }
 
 
-@pytest.mark.parametrize("op", sorted(FLOAT_BINARY))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(data=st.data())
-def test_float_binary_ops_agree_exactly(op: str, data: st.DataObject) -> None:
+def test_float_binary_ops_agree_exactly(data: st.DataObject) -> None:
     a = data.draw(floats32)
     b = data.draw(hnp.arrays(np.float32, len(a), elements=st.floats(width=32)))
-    func = elementwise(f"%z = {op} %x, %y : f32", "f32", "f32", "f32")
-    got_numpy, got_numba = run_both(func, a, b, np.float32)
+    lines = {op: f"%z = {op} %x, %y : f32" for op in sorted(FLOAT_BINARY)}
+    names, func, dtypes = family(lines, "f32", "f32", "f32")
+    outs = run_all(func, a, b, dtypes)
     with np.errstate(all="ignore"):
-        expected = FLOAT_BINARY[op](a, b)
-    np.testing.assert_array_equal(got_numpy, expected)
-    np.testing.assert_array_equal(got_numba, expected)
+        assert_each(names, outs, lambda op: FLOAT_BINARY[op](a, b), what="f32")
 
 
 FLOAT_UNARY: dict[str, Callable[..., Any]] = {
@@ -119,16 +164,26 @@ FLOAT_UNARY: dict[str, Callable[..., Any]] = {
 }
 
 
-@pytest.mark.parametrize("op", sorted(FLOAT_UNARY))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(a=ordinary32)
-def test_float_unary_ops_agree_within_an_ulp_or_two(op: str, a: Any) -> None:
-    func = elementwise(f"%z = {op} %x : f32", "f32", "f32", "f32")
-    got_numpy, got_numba = run_both(func, a, a, np.float32)
+def test_float_unary_ops_agree_within_an_ulp_or_two(a: Any) -> None:
+    lines = {op: f"%z = {op} %x : f32" for op in sorted(FLOAT_UNARY)}
+    names, func, dtypes = family(lines, "f32", "f32", "f32")
+    outs = run_all(func, a, a, dtypes)
+
+    def close(got: Any, want: Any, err_msg: str) -> None:
+        np.testing.assert_allclose(
+            got, want, rtol=3e-7 * 4, atol=1e-6, equal_nan=True, err_msg=err_msg
+        )
+
     with np.errstate(all="ignore"):
-        expected = FLOAT_UNARY[op](a.astype(np.float64)).astype(np.float32)
-    for got in (got_numpy, got_numba):
-        np.testing.assert_allclose(got, expected, rtol=3e-7 * 4, atol=1e-6, equal_nan=True)
+        assert_each(
+            names,
+            outs,
+            lambda op: FLOAT_UNARY[op](a.astype(np.float64)).astype(np.float32),
+            close,
+            "f32",
+        )
 
 
 def trunc_div(x: int, y: int) -> int:
@@ -156,66 +211,86 @@ INT_BINARY: dict[str, Callable[[int, int, int], int]] = {
 }
 
 
+@pytest.mark.parametrize("divides", [False, True], ids=["not-dividing", "dividing"])
 @pytest.mark.parametrize("type_", ["i32", "index"])
-@pytest.mark.parametrize("op", sorted(INT_BINARY))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_integer_binary_ops_agree_and_wrap_at_their_width(
-    op: str, type_: str, data: st.DataObject
+    type_: str, divides: bool, data: st.DataObject
 ) -> None:
+    """The ops that divide get nonzero divisors; the others any operand, 0 included."""
     width = 32 if type_ == "i32" else 64
     dtype = DTYPES[type_]
     info = np.iinfo(dtype)
     ints = st.integers(int(info.min), int(info.max))
-    divisor = ints.filter(lambda v: v != 0) if "div" in op or "rem" in op else ints
+    divisor = ints.filter(lambda v: v != 0) if divides else ints
     a = data.draw(hnp.arrays(dtype, st.integers(1, 30), elements=ints))
     b = data.draw(hnp.arrays(dtype, len(a), elements=divisor))
-    func = elementwise(f"%z = {op} %x, %y : {type_}", type_, type_, type_)
-    got_numpy, got_numba = run_both(func, a, b, dtype)
-    expected = [
-        wrap_int(INT_BINARY[op](int(x), int(y), width), width)
-        for x, y in zip(a.tolist(), b.tolist(), strict=True)
-    ]
-    assert got_numpy.tolist() == expected
-    assert got_numba.tolist() == expected
+    ops = [op for op in sorted(INT_BINARY) if ("div" in op or "rem" in op) == divides]
+    lines = {op: f"%z = {op} %x, %y : {type_}" for op in ops}
+    names, func, dtypes = family(lines, type_, type_, type_)
+    outs = run_all(func, a, b, dtypes)
+
+    def expected(op: str) -> list[int]:
+        pairs = zip(a.tolist(), b.tolist(), strict=True)
+        return [wrap_int(INT_BINARY[op](int(x), int(y), width), width) for x, y in pairs]
+
+    def same_list(got: Any, want: list[int], err_msg: str) -> None:
+        assert got.tolist() == want, err_msg
+
+    assert_each(names, outs, expected, same_list, type_)
 
 
-@pytest.mark.parametrize("op", ["shli", "shrsi", "shrui"])
-@settings(max_examples=25, deadline=None)
+SHIFTS: dict[str, Callable[[int, int], int]] = {
+    "arith.shli": lambda x, y: x << y,
+    "arith.shrsi": lambda x, y: x >> y,
+    "arith.shrui": lambda x, y: (x % 2**32) >> y,
+}
+
+
+def shifts() -> tuple[list[str], KernelFuncOp, list[Any]]:
+    return family({op: f"%z = {op} %x, %y : i32" for op in SHIFTS}, "i32", "i32", "i32")
+
+
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
-def test_shift_ops_agree_between_backends(op: str, data: st.DataObject) -> None:
+def test_shift_ops_agree_between_backends(data: st.DataObject) -> None:
     a = data.draw(hnp.arrays(np.int32, st.integers(1, 30)))
     b = data.draw(hnp.arrays(np.int32, len(a), elements=st.integers(0, 31)))
-    func = elementwise(f"%z = arith.{op} %x, %y : i32", "i32", "i32", "i32")
-    got_numpy, got_numba = run_both(func, a, b, np.int32)
-    shifted = {
-        "shli": lambda x, y: x << y,
-        "shrsi": lambda x, y: x >> y,
-        "shrui": lambda x, y: (x % 2**32) >> y,
-    }[op]
-    expected = [wrap_int(shifted(x, y), 32) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
-    assert got_numpy.tolist() == expected
-    assert got_numba.tolist() == expected
+    names, func, dtypes = shifts()
+    outs = run_all(func, a, b, dtypes)
+
+    def expected(op: str) -> list[int]:
+        pairs = zip(a.tolist(), b.tolist(), strict=True)
+        return [wrap_int(SHIFTS[op](x, y), 32) for x, y in pairs]
+
+    def same_list(got: Any, want: list[int], err_msg: str) -> None:
+        assert got.tolist() == want, err_msg
+
+    assert_each(names, outs, expected, same_list, "i32")
 
 
 CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
-@pytest.mark.parametrize("pred", CMPI)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
-def test_cmpi_predicates_agree(pred: str, data: st.DataObject) -> None:
+def test_cmpi_predicates_agree(data: st.DataObject) -> None:
     a = data.draw(hnp.arrays(np.int32, st.integers(1, 30), elements=st.integers(-3, 3)))
     b = data.draw(hnp.arrays(np.int32, len(a), elements=st.integers(-3, 3)))
-    func = elementwise(f"%z = arith.cmpi {pred}, %x, %y : i32", "i32", "i32", "i1")
-    got_numpy, got_numba = run_both(func, a, b, np.bool_)
-    x, y = a.astype(np.int64), b.astype(np.int64)
-    if pred[0] == "u":
-        x, y = x % 2**32, y % 2**32
-    key = pred if pred in ("eq", "ne") else pred[1:]
-    expected = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}
-    np.testing.assert_array_equal(got_numpy, expected[key])
-    np.testing.assert_array_equal(got_numba, expected[key])
+    lines = {pred: f"%z = arith.cmpi {pred}, %x, %y : i32" for pred in CMPI}
+    names, func, dtypes = family(lines, "i32", "i32", "i1")
+    outs = run_all(func, a, b, dtypes)
+
+    def expected(pred: str) -> Any:
+        x, y = a.astype(np.int64), b.astype(np.int64)
+        if pred[0] == "u":
+            x, y = x % 2**32, y % 2**32
+        key = pred if pred in ("eq", "ne") else pred[1:]
+        by_key = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}
+        return by_key[key]
+
+    assert_each(names, outs, expected, what="cmpi i32")
 
 
 CMPF: dict[str, Callable[[Any, Any], Any]] = {
@@ -238,24 +313,23 @@ CMPF: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-@pytest.mark.parametrize("pred", sorted(CMPF))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
-def test_cmpf_predicates_agree_with_nan(pred: str, data: st.DataObject) -> None:
+def test_cmpf_predicates_agree_with_nan(data: st.DataObject) -> None:
     few = st.sampled_from([math.nan, -1.0, 0.0, 2.5, math.inf])
     a = data.draw(hnp.arrays(np.float32, st.integers(1, 30), elements=few))
     b = data.draw(hnp.arrays(np.float32, len(a), elements=few))
-    func = elementwise(f"%z = arith.cmpf {pred}, %x, %y : f32", "f32", "f32", "i1")
-    got_numpy, got_numba = run_both(func, a, b, np.bool_)
-    np.testing.assert_array_equal(got_numpy, CMPF[pred](a, b))
-    np.testing.assert_array_equal(got_numba, CMPF[pred](a, b))
+    lines = {pred: f"%z = arith.cmpf {pred}, %x, %y : f32" for pred in sorted(CMPF)}
+    names, func, dtypes = family(lines, "f32", "f32", "i1")
+    outs = run_all(func, a, b, dtypes)
+    assert_each(names, outs, lambda pred: CMPF[pred](a, b), what="cmpf f32")
 
 
 def unsigned32(a: Any) -> Any:
     return a.astype(np.int64) % 2**32
 
 
-CASTS = [
+CAST_LIST = [
     ("%z = arith.sitofp %x : i32 to f32", "i32", "f32", lambda a: a.astype(np.float32)),
     ("%z = arith.uitofp %x : i32 to f32", "i32", "f32", lambda a: unsigned32(a).astype(np.float32)),
     ("%z = arith.extsi %x : i32 to i64", "i32", "i64", lambda a: a.astype(np.int64)),
@@ -269,42 +343,52 @@ CASTS = [
     ("%z = math.absi %x : i32", "i32", "i32", lambda a: np.abs(a)),
 ]  # fmt: skip
 
+CASTS: dict[str, dict[str, tuple[str, str, Callable[[Any], Any]]]] = {}
+"""The casts (and `math.absi`) by source type: op line -> (op line, result type, oracle)."""
+for _line, _src, _dst, _oracle in CAST_LIST:
+    CASTS.setdefault(_src, {})[_line] = (_line, _dst, _oracle)
 
-@pytest.mark.parametrize(("line", "src", "dst", "oracle"), CASTS)
-@settings(max_examples=25, deadline=None)
+
+def casts_from(src: str) -> tuple[list[str], KernelFuncOp, list[Any]]:
+    ops = CASTS[src]
+    return family({n: ops[n][0] for n in ops}, src, src, {n: ops[n][1] for n in ops})
+
+
+@pytest.mark.parametrize("src", sorted(CASTS))
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
-def test_casts_agree_between_backends_and_with_numpy(
-    line: str, src: str, dst: str, oracle: Callable[[Any], Any], data: st.DataObject
-) -> None:
+def test_casts_agree_between_backends_and_with_numpy(src: str, data: st.DataObject) -> None:
     dtype = DTYPES[src]
     if src.startswith("f"):
         elements: Any = st.floats(-2e9, 2e9, width=32)
     else:
         elements = None
     a = data.draw(hnp.arrays(dtype, st.integers(1, 30), elements=elements))
-    func = elementwise(line, src, src, dst)
-    got_numpy, got_numba = run_both(func, a, a, DTYPES[dst])
-    np.testing.assert_array_equal(got_numpy, oracle(a))
-    np.testing.assert_array_equal(got_numba, oracle(a))
+    names, func, dtypes = casts_from(src)
+    outs = run_all(func, a, a, dtypes)
+    assert_each(names, outs, lambda name: CASTS[src][name][2](a), what=f"from {src}")
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_fptosi_of_nan_or_out_of_range_is_an_error(backend: str) -> None:
-    func = elementwise("%z = arith.fptosi %x : f32 to i32", "f32", "f32", "i32")
+    _, func, dtypes = casts_from("f32")
     a = np.array([1.5, 3e9], dtype=np.float32)
+    outs = [np.zeros(2, d) for d in dtypes]
     with pytest.raises(KernelError, match=r"'arith.fptosi' converts NaN .* thread \(1, 0, 0\)"):
-        compile_kernel(func, backend)((1, 1, 1), (8, 1, 1), [a, a, np.zeros(2, np.int32)])
+        compile_kernel(func, backend)((1, 1, 1), (8, 1, 1), [a, a, *outs])
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_shift_by_the_width_is_an_error(backend: str) -> None:
-    func = elementwise("%z = arith.shli %x, %y : i32", "i32", "i32", "i32")
+    _, func, dtypes = shifts()
     a = np.array([1, 1], dtype=np.int32)
     b = np.array([3, 32], dtype=np.int32)
+    outs = [np.zeros(2, d) for d in dtypes]
     with pytest.raises(
-        KernelError, match=r"by 32 bits or more \(block \(0, 0, 0\), thread \(1, 0, 0\)\)"
+        KernelError,
+        match=r"'arith.shli' .*by 32 bits or more \(block \(0, 0, 0\), thread \(1, 0, 0\)\)",
     ):
-        compile_kernel(func, backend)((1, 1, 1), (2, 1, 1), [a, b, np.zeros(2, np.int32)])
+        compile_kernel(func, backend)((1, 1, 1), (2, 1, 1), [a, b, *outs])
 
 
 @settings(max_examples=30, deadline=None)
@@ -336,24 +420,39 @@ APPROX_BINARY: dict[str, Callable[..., Any]] = {
 }
 
 
-@pytest.mark.parametrize("op", sorted(APPROX_BINARY))
-@settings(max_examples=20, deadline=None)
+def approx_and_fma() -> tuple[list[str], KernelFuncOp, list[Any]]:
+    """The transcendental binary ops and `math.fma` (of x, y, x) in one kernel."""
+    lines = {op: f"%z = {op} %x, %y : f32" for op in sorted(APPROX_BINARY)}
+    lines["math.fma"] = "%z = math.fma %x, %y, %x : f32"
+    return family(lines, "f32", "f32", "f32")
+
+
+@settings(max_examples=30, deadline=None)
 @given(data=st.data())
-def test_transcendental_binary_ops_agree_within_an_ulp_or_two(op: str, data: st.DataObject) -> None:
+def test_transcendental_binary_ops_agree_within_an_ulp_or_two(data: st.DataObject) -> None:
     a = data.draw(hnp.arrays(np.float32, st.integers(1, 30), elements=st.floats(0.5, 4, width=32)))
     b = data.draw(hnp.arrays(np.float32, len(a), elements=st.floats(-3, 3, width=32)))
-    func = elementwise(f"%z = {op} %x, %y : f32", "f32", "f32", "f32")
-    got_numpy, got_numba = run_both(func, a, b, np.float32)
-    expected = APPROX_BINARY[op](a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
-    for got in (got_numpy, got_numba):
-        np.testing.assert_allclose(got, expected, rtol=1.2e-6, atol=1e-7)
+    names, func, dtypes = approx_and_fma()
+    outs = run_all(func, a, b, dtypes)
+    k = len(APPROX_BINARY)
+    del names[k:]  # fma is checked exactly below
+
+    def close(got: Any, want: Any, err_msg: str) -> None:
+        np.testing.assert_allclose(got, want, rtol=1.2e-6, atol=1e-7, err_msg=err_msg)
+
+    assert_each(
+        names,
+        outs,
+        lambda op: APPROX_BINARY[op](a.astype(np.float64), b.astype(np.float64)).astype(np.float32),
+        close,
+        "f32",
+    )
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
-def test_fma_multiplies_then_adds(backend: str) -> None:
-    func = elementwise("%z = math.fma %x, %y, %x : f32", "f32", "f32", "f32")
+def test_fma_multiplies_then_adds() -> None:
+    names, func, dtypes = approx_and_fma()
     a = np.array([1.5, -2.0, 3.0], dtype=np.float32)
     b = np.array([2.0, 4.0, 0.5], dtype=np.float32)
-    c = np.zeros(3, dtype=np.float32)
-    compile_kernel(func, backend)((1, 1, 1), (4, 1, 1), [a, b, c])
-    np.testing.assert_array_equal(c, a * b + a)
+    outs = run_all(func, a, b, dtypes)
+    fma = names.index("math.fma")
+    assert_each(["math.fma"], {k: [v[fma]] for k, v in outs.items()}, lambda _: a * b + a)
