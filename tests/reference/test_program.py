@@ -410,3 +410,41 @@ def test_matmul_into_an_output_of_another_shape_is_an_error_at_the_op() -> None:
             f"(%a: {t}, %b: {t}, %c: {t}) -> {t}",
             [np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), np.ones((3, 3), np.float32)],
         )
+
+
+def test_shifts_remsi_of_the_minimum_and_cmpf_one_on_equal_and_nan_operands() -> None:
+    """shrsi keeps the sign, shrui shifts zeros in; remsi(-128, -1) is 0 (only the
+    quotient overflows); `one` is false on equal operands and on NaN, `ueq` true on both."""
+    a = np.array([-128, -7, 127, -1], np.int8)
+    s = np.array([1, 2, 3, 7], np.int8)
+    x = np.array([1.0, 1.0, np.nan, np.nan])
+    y = np.array([1.0, 2.0, 1.0, np.nan])
+    t, b = "tensor<4xi8>", "tensor<4xi1>"
+    left, signed, unsigned, rem, one, ueq = run(
+        f"  %l = arith.shli %a, %s : {t}\n  %r = arith.shrsi %a, %s : {t}\n"
+        f"  %u = arith.shrui %a, %s : {t}\n  %m = arith.remsi %min, %neg : i8\n"
+        "  %o = arith.cmpf one, %x, %y : tensor<4xf64>\n"
+        "  %e = arith.cmpf ueq, %x, %y : tensor<4xf64>\n"
+        f"  func.return %l, %r, %u, %m, %o, %e : {t}, {t}, {t}, i8, {b}, {b}",
+        f"(%a: {t}, %s: {t}, %min: i8, %neg: i8, %x: tensor<4xf64>, %y: tensor<4xf64>)"
+        f" -> ({t}, {t}, {t}, i8, {b}, {b})",
+        [a, s, -128, -1, x, y],
+    )
+    np.testing.assert_array_equal(left, np.array([0, -28, -8, -128], np.int8))
+    np.testing.assert_array_equal(signed, np.array([-64, -2, 15, -1], np.int8))
+    np.testing.assert_array_equal(unsigned, np.array([64, 62, 15, 1], np.int8))
+    assert rem == 0
+    np.testing.assert_array_equal(one, [False, True, False, False])
+    np.testing.assert_array_equal(ueq, [True, False, True, True])
+
+
+def test_fptosi_of_a_value_above_the_range_is_an_error_at_the_op() -> None:
+    with pytest.raises(
+        DevplanError,
+        match=r"<string>:2:3: error: 'arith.fptosi' converts NaN or a value outside the range of i8",
+    ):
+        run(
+            "  %i = arith.fptosi %x : tensor<2xf64> to tensor<2xi8>\n  func.return %i : tensor<2xi8>",
+            "(%x: tensor<2xf64>) -> tensor<2xi8>",
+            [np.array([1.0, 128.0])],
+        )
