@@ -99,8 +99,8 @@ MODULES: dict[str, Module] = {
         600.0,
     ),
     "lower-to-device": Module(
-        ("passes/lower_to_device.py",),
-        ("tests/passes/test_lower_to_device.py",),
+        ("passes/lower_to_device",),
+        ("tests/passes/test_lower_to_device.py", "tests/passes/lower_to_device"),
         600.0,
     ),
 }
