@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.devplan-installed
 
-.PHONY: test demo lint pytest lit bench fuzz semantics clean
+.PHONY: test demo lint pytest lit bench fuzz semantics mutate clean
 
 # setuptools installs a package whose directory is the repository's top level through an
 # import finder, and says so in a notice about folders named like the package; there is
@@ -55,6 +55,16 @@ fuzz: $(STAMP)
 # (`make test` runs every combination on host code and the numpy backend, a sample on numba).
 semantics: $(STAMP)
 	DEVPLAN_SEMANTICS_NUMBA=all $(BIN)/pytest -q --rootdir=tests tests/runtime/test_arith_semantics.py
+
+# Mutation testing (Cosmic Ray) of the planner, elide-copies, lower-to-device, the oracle and
+# the scalar semantics, each with its tests; prints the score per module and overall.
+# `make mutate MODULES=reference SAMPLE=40` for a quick run (SAMPLE mutants a module, SEED).
+MODULES ?= reference,reference-scalars,elide-copies,planner,semantics,lower-to-device
+SAMPLE ?= 0
+SEED ?= 1
+
+mutate: $(STAMP)
+	$(BIN)/python mutation/mutate.py --modules $(MODULES) --sample $(SAMPLE) --seed $(SEED)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -430,7 +430,8 @@ def _wrap(values: Value, dtype: np.dtype[Any]) -> Value:
     """Python ints (an object array) reduced to `dtype`'s width, two's complement."""
     bits = _bits(dtype)
     half = 1 << (bits - 1)
-    wrapped = (np.asarray(values, dtype=object) + half) % (half << 1) - half
+    # A 0-d object array's arithmetic gives a Python int: asarray keeps scalars arrays.
+    wrapped = np.asarray((np.asarray(values, dtype=object) + half) % (half << 1) - half)
     return np.asarray(wrapped.astype(np.int64)).astype(dtype)
 
 

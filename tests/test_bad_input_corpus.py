@@ -11,8 +11,14 @@ An outcome is one of:
 * `hang`, `killed` — the child ran out of time or was killed (e.g. out of memory).
 
 A bad input must end in `error`; IR errors must also be located (`file:line:col`). A
-valid input must end in `ok`. `python tests/test_bad_input_corpus.py` prints the
-counts per category (how the figures in the hardening note were made).
+valid input must end in `ok`. A case written with no message to match (an error without
+`contains`, and the mutated examples, which may end either way) must have the outcome
+recorded for it in `bad_input_corpus_outcomes.txt`: its kind, and for an error the first
+line of the message with its location. `python tests/test_bad_input_corpus.py --record`
+(run in `tests/`) writes that file again, `--record CATEGORY...` only those categories'
+lines: read the difference before committing it, each line is what a user sees (a new
+example adds mutants to record). `python tests/test_bad_input_corpus.py` prints the counts
+per category (how the figures in the hardening note were made).
 """
 
 from __future__ import annotations
@@ -50,6 +56,9 @@ MEMORY_LIMIT = 3 << 30
 
 Outcome = tuple[str, str]
 """(kind, message): kind is ok, error, internal, hang or killed."""
+
+RECORDED = Path(__file__).with_name("bad_input_corpus_outcomes.txt")
+"""`category: name<TAB>outcome` for each case whose outcome is recorded (see the top)."""
 
 
 @dataclass(frozen=True)
@@ -185,11 +194,51 @@ def _address_space() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def is_recorded(case: Case) -> bool:
+    """Whether the case's outcome is checked against the recorded one (nothing else would
+    tell one error from another)."""
+    return case.expect == "any" or (case.expect == "error" and not case.contains)
+
+
+def key(case: Case) -> str:
+    return f"{case.category}: {case.name}"
+
+
+def summary(outcome: Outcome) -> str:
+    """An outcome as recorded: `ok`, or `error: ` and the message's first line that says
+    `error:`, without what changes from run to run: directories of file paths, names of
+    temporary files, and the name the command was run by (argparse's `prog: error:`)."""
+    kind, message = outcome
+    if kind != "error":
+        return kind
+    lines = message.strip().splitlines() or [""]
+    line = next((line for line in lines if "error:" in line), lines[0])
+    line = re.sub(r"(?:/[^/\s:'\"]+)+/([^/\s:'\"]+)", r"\1", line)
+    line = re.sub(r"\btmp[a-z0-9_]{8}\b", "tmpXXXXXXXX", line)
+    return "error: " + re.sub(r"^[^\s:]+: (?=error: )", "", line)
+
+
+def recorded() -> dict[str, str]:
+    if not RECORDED.exists():
+        return {}
+    lines = RECORDED.read_text().splitlines()
+    return dict(line.split("\t", 1) for line in lines if line)  # pyright: ignore[reportReturnType]
+
+
+RECORDS = recorded()
+
+
 def verdict(case: Case, outcome: Outcome) -> str:
     """What the outcome means: "pass", or the kind of failure (for the counts)."""
     kind, message = outcome
     if kind in ("internal", "hang", "killed"):
         return kind
+    if is_recorded(case):
+        want = RECORDS.get(key(case))
+        if want is None:
+            return "unrecorded"
+        if summary(outcome) != want:
+            return "other outcome"
     if case.expect == "any":
         return "pass"
     if case.expect == "ok":
@@ -1463,7 +1512,14 @@ for _example in sorted(EXAMPLE_DIR.glob("*.mlir")):
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.category}: {c.name}" for c in CASES])
 def test_bad_input_corpus_case_has_its_outcome(case: Case) -> None:
     outcome = run_case(case)
-    assert verdict(case, outcome) == "pass", outcome
+    found = verdict(case, outcome)
+    if found in ("unrecorded", "other outcome"):
+        pytest.fail(
+            f"{found}: got '{summary(outcome)}', recorded '{RECORDS.get(key(case))}' in "
+            f"{RECORDED.name} (`python {Path(__file__).name} --record` writes what is got)",
+            pytrace=False,
+        )
+    assert found == "pass", outcome
 
 
 FAULT_IN_BLOCK_2M = """kernel.module @k target #target.target<"cuda"> {
@@ -1538,8 +1594,27 @@ def test_a_bug_in_devplan_exits_2_and_asks_for_a_report(
     assert "--debug" in err
 
 
+def record(categories: list[str]) -> None:
+    """Run every case whose outcome is recorded (of `categories`, or all) and write the
+    outcomes (`--record [CATEGORY...]`); the other categories' lines are kept."""
+    lines: list[str] = []
+    for c in CASES:
+        if not is_recorded(c):
+            continue
+        if categories and c.category not in categories and key(c) in RECORDS:
+            lines.append(f"{key(c)}\t{RECORDS[key(c)]}\n")
+            continue
+        outcome = run_case(c)
+        print(f"{key(c)}: {summary(outcome)}", flush=True)
+        lines.append(f"{key(c)}\t{summary(outcome)}\n")
+    RECORDED.write_text("".join(lines))
+
+
 def main() -> None:
     """Print the corpus's counts per category (pass, and each kind of failure)."""
+    if sys.argv[1:2] == ["--record"]:
+        record(sys.argv[2:])
+        return
     selected = [c for c in CASES if not sys.argv[1:] or c.category in sys.argv[1:]]
     tally: dict[str, dict[str, int]] = {}
     for c in selected:
@@ -1557,6 +1632,8 @@ def main() -> None:
         "killed",
         "unlocated",
         "wrong message",
+        "unrecorded",
+        "other outcome",
     ]
     print(f"{'category':16}{'cases':>6}" + "".join(f"{k:>15}" for k in kinds))
     for category, counts in tally.items():

@@ -390,9 +390,15 @@ def test_stats_report_removed_copies_by_rule_and_bytes(capsys: pytest.CaptureFix
     text, _ = program([("copy_back", "a0", "x0")])
     devplan.apply(devplan.parse(text), "elide-copies{stats=true}")
     err = capsys.readouterr().err
-    assert f"removed 3 of 9 copies ({3 * 4 * N} bytes per execution)" in err
+    assert (
+        f"elide-copies: removed 3 of 9 copies ({3 * 4 * N} bytes per execution) "
+        "in 2 iteration(s); 6 left\n"
+    ) in err
     assert f"copy-back: 1 ({4 * N} bytes)" in err
     assert f"dead: 2 ({2 * 4 * N} bytes)" in err
+    remarks: list[str] = []  # by default neither statistics nor explanations
+    devplan.apply(devplan.parse(text), "elide-copies", remarks=remarks)
+    assert remarks == []
 
 
 def test_iteration_cap_is_a_remark(

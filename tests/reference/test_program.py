@@ -339,3 +339,112 @@ def test_float_arithmetic_is_rounded_once_in_its_own_type(element: str) -> None:
     for op, out, want in zip(ops, outputs, expected, strict=True):
         assert np.asarray(out).dtype == dtype, op
         np.testing.assert_array_equal(out, want, err_msg=op)
+
+
+def _expected_division(name: str, x: int, y: int) -> int:
+    """MLIR's integer division family on Python ints, wrapped to i8."""
+    ux, uy = x % 256, y % 256
+    truncated = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+    result = {
+        "divsi": truncated,
+        "remsi": x - truncated * y,
+        "floordivsi": x // y,
+        "ceildivsi": -(-x // y),
+        "divui": ux // uy,
+        "remui": ux % uy,
+        "ceildivui": -(-ux // uy),
+    }[name]
+    return (result + 128) % 256 - 128
+
+
+def test_integer_division_rounds_each_way_on_boundary_operands() -> None:
+    """Every division and remainder of i8 on every pair of boundary and mixed-sign values
+    (exact and inexact quotients; unsigned ones past the signed maximum, which wrap)."""
+    values = [-128, -127, -7, -2, -1, 1, 2, 3, 7, 127]
+    pairs = [(x, y) for x in values for y in values if (x, y) != (-128, -1)]
+    a = np.array([x for x, _ in pairs], np.int8)
+    b = np.array([y for _, y in pairs], np.int8)
+    names = ("divsi", "remsi", "floordivsi", "ceildivsi", "divui", "remui", "ceildivui")
+    t = f"tensor<{len(pairs)}xi8>"
+    body = "".join(f"  %{n} = arith.{n} %a, %b : {t}\n" for n in names)
+    outputs = run(
+        f"{body}  func.return {', '.join(f'%{n}' for n in names)} : {', '.join([t] * len(names))}",
+        f"(%a: {t}, %b: {t}) -> ({', '.join([t] * len(names))})",
+        [a, b],
+    )
+    for name, out in zip(names, outputs, strict=True):
+        expected = [_expected_division(name, x, y) for x, y in pairs]
+        np.testing.assert_array_equal(out, np.array(expected, np.int8), err_msg=name)
+
+
+def test_fma_truncation_to_i1_and_scalar_float_constants() -> None:
+    """math.fma multiplies before it adds; trunci to i1 keeps the lowest bit (2 is false);
+    a scalar f64 constant keeps its fraction."""
+    fma, bit, half = run(
+        "  %f = math.fma %a, %b, %c : tensor<3xf64>\n"
+        "  %t = arith.trunci %i : tensor<4xi8> to tensor<4xi1>\n"
+        "  %h = arith.constant 2.5 : f64\n"
+        "  func.return %f, %t, %h : tensor<3xf64>, tensor<4xi1>, f64",
+        "(%a: tensor<3xf64>, %b: tensor<3xf64>, %c: tensor<3xf64>, %i: tensor<4xi8>)"
+        " -> (tensor<3xf64>, tensor<4xi1>, f64)",
+        [
+            np.array([3.0, -2.0, 0.5]),
+            np.array([5.0, 7.0, 0.25]),
+            np.array([1.0, 0.5, -1.0]),
+            np.array([1, 2, 3, -2], np.int8),
+        ],
+    )
+    np.testing.assert_array_equal(fma, [16.0, -13.5, -0.875])
+    np.testing.assert_array_equal(bit, [True, False, True, False])
+    assert half == 2.5
+
+
+def test_matmul_into_an_output_of_another_shape_is_an_error_at_the_op() -> None:
+    t = "tensor<?x?xf32>"
+    with pytest.raises(
+        DevplanError,
+        match=r"<string>:2:3: error: 'linalg.matmul' operand #2 has size 3 where another operand has 2",
+    ):
+        run(
+            f"  %r = linalg.matmul ins(%a, %b : {t}, {t}) outs(%c : {t}) -> {t}\n  func.return %r : {t}",
+            f"(%a: {t}, %b: {t}, %c: {t}) -> {t}",
+            [np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), np.ones((3, 3), np.float32)],
+        )
+
+
+def test_shifts_remsi_of_the_minimum_and_cmpf_one_on_equal_and_nan_operands() -> None:
+    """shrsi keeps the sign, shrui shifts zeros in; remsi(-128, -1) is 0 (only the
+    quotient overflows); `one` is false on equal operands and on NaN, `ueq` true on both."""
+    a = np.array([-128, -7, 127, -1], np.int8)
+    s = np.array([1, 2, 3, 7], np.int8)
+    x = np.array([1.0, 1.0, np.nan, np.nan])
+    y = np.array([1.0, 2.0, 1.0, np.nan])
+    t, b = "tensor<4xi8>", "tensor<4xi1>"
+    left, signed, unsigned, rem, one, ueq = run(
+        f"  %l = arith.shli %a, %s : {t}\n  %r = arith.shrsi %a, %s : {t}\n"
+        f"  %u = arith.shrui %a, %s : {t}\n  %m = arith.remsi %min, %neg : i8\n"
+        "  %o = arith.cmpf one, %x, %y : tensor<4xf64>\n"
+        "  %e = arith.cmpf ueq, %x, %y : tensor<4xf64>\n"
+        f"  func.return %l, %r, %u, %m, %o, %e : {t}, {t}, {t}, i8, {b}, {b}",
+        f"(%a: {t}, %s: {t}, %min: i8, %neg: i8, %x: tensor<4xf64>, %y: tensor<4xf64>)"
+        f" -> ({t}, {t}, {t}, i8, {b}, {b})",
+        [a, s, -128, -1, x, y],
+    )
+    np.testing.assert_array_equal(left, np.array([0, -28, -8, -128], np.int8))
+    np.testing.assert_array_equal(signed, np.array([-64, -2, 15, -1], np.int8))
+    np.testing.assert_array_equal(unsigned, np.array([64, 62, 15, 1], np.int8))
+    assert rem == 0
+    np.testing.assert_array_equal(one, [False, True, False, False])
+    np.testing.assert_array_equal(ueq, [True, False, True, True])
+
+
+def test_fptosi_of_a_value_above_the_range_is_an_error_at_the_op() -> None:
+    with pytest.raises(
+        DevplanError,
+        match=r"<string>:2:3: error: 'arith.fptosi' converts NaN or a value outside the range of i8",
+    ):
+        run(
+            "  %i = arith.fptosi %x : tensor<2xf64> to tensor<2xi8>\n  func.return %i : tensor<2xi8>",
+            "(%x: tensor<2xf64>) -> tensor<2xi8>",
+            [np.array([1.0, 128.0])],
+        )

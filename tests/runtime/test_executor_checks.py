@@ -340,7 +340,9 @@ def test_block_beyond_cudas_64_along_z_is_a_run_time_error() -> None:
 
 
 def test_block_of_64_along_z_runs() -> None:
-    devplan.execute(devplan.parse(BLOCK_OF_N_ALONG_Z), [64])
+    result = devplan.execute(devplan.parse(BLOCK_OF_N_ALONG_Z), [64])
+    assert result.outputs == []
+    assert result.report.devices["cuda:0"].launches == 1
 
 
 def test_empty_grid_is_an_error_not_a_no_op() -> None:

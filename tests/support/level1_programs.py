@@ -25,6 +25,7 @@ import devplan
 from devplan.passes.default_pipeline import DEFAULT_PIPELINE
 from devplan.reference.program import evaluate
 from devplan.runtime.executor import random_inputs
+from support.ulps import assert_within_ulps
 
 DEVICES = ('#vdev.device<"cpu", 0>', '#vdev.device<"cuda", 0>', '#vdev.device<"cuda", 1>')
 FLOAT_BINARY = ("arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf")
@@ -356,15 +357,12 @@ def programs(draw: Any) -> Drawn:
 
 STEPS = ("elementwise", "matmul", "constant", "hint", "call", "branch", "loop", "copy")
 ELEMENTS = ("f32", "i32", "i64", "f64", "i8", "i1", "f16", "bf16")
-TOLERANCE = {"float16": 4e-3, "bfloat16": 3e-2, "float32": 1e-5, "float64": 1e-12}
-"""Relative tolerance per float type (f16 kernels round each op; the oracle's NumPy
-may compute an f16 transcendental in f32 first: a few f16 ulps apart; bf16 matmuls
-round each step in the kernels and once in the oracle)."""
-
-
-def bf16_values(bits: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """bf16 results come as bit patterns (uint16; no program here has ui16)."""
-    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
+"""Relative tolerance of f32 and f64 results."""
+ULPS = 4
+"""How many ulps f16 and bf16 results may be apart (f16 kernels round each op; the
+oracle's NumPy may compute an f16 transcendental in f32 first; bf16 matmuls round each
+step in the kernels and once in the oracle)."""
 
 
 def inputs_for(module: Any, drawn: Drawn) -> list[object]:
@@ -406,9 +404,9 @@ def check(drawn: Drawn | str, strategy: str = "default") -> None:
     for got, want in zip(result.outputs, expected, strict=True):
         assert got.dtype == want.dtype
         name = want.dtype.name
-        if want.dtype == np.uint16:
-            got, want, name = bf16_values(got), bf16_values(want), "bfloat16"
-        if want.dtype.kind == "f":
+        if want.dtype in (np.uint16, np.float16):  # bf16 (as bit patterns) and f16
+            assert_within_ulps(got, want, ULPS, f"{name} output")
+        elif want.dtype.kind == "f":
             scale = float(np.max(np.abs(want[np.isfinite(want)]), initial=1.0))
             rtol = TOLERANCE[name]
             np.testing.assert_allclose(

@@ -1,7 +1,7 @@
 // gpu.subgroup_reduce reduces over each subgroup (the target's warp size, 32, or a
 // cluster); a host_shared gpu.alloc is memory host code and kernels both use.
-// RUN: devplan-run %s --entry main | filecheck %s
-// RUN: devplan-run %s --entry main --kernel-backend numba | filecheck %s
+// RUN: devplan-run %s --entry main | filecheck %s --match-full-lines
+// RUN: devplan-run %s --entry main --kernel-backend numba | filecheck %s --match-full-lines
 
 // 40 threads of value 1: subgroup 0 has 32 lanes, subgroup 1 has 8; clusters of 4.
 // CHECK: 32

@@ -123,7 +123,9 @@ module attributes {gpu.container_module} {
   }
 }
 """
-    run(source, backend)
+    result = run(source, backend)
+    assert result.outputs == []
+    assert result.report.devices["cuda:0"].launches == 1
 
 
 def test_host_cast_to_an_unranked_memref_runs(capsys: pytest.CaptureFixture[str]) -> None:

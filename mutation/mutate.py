@@ -1,0 +1,267 @@
+"""Mutation testing of devplan's core modules with Cosmic Ray, and one score per module.
+
+`make mutate` runs this script. For each chosen module it writes a Cosmic Ray configuration
+(the module's files and the narrow pytest command that covers them) under
+`build/mutate/<module>/`, lets `cosmic-ray init` enumerate every mutant (each a one-place
+change: an operator swapped, a number changed, a condition negated, a loop emptied...), runs
+the unmutated tests once (`cosmic-ray baseline`: a module whose tests fail unmutated has no
+score), then `cosmic-ray exec`, which applies one mutant at a time to the file in place, runs
+the command and puts the file back. A mutant is killed when the command fails or runs past
+the timeout. The score is killed / (killed + survived); mutants that Python cannot even
+import (`incompetent`) count in neither.
+
+Cosmic Ray mutates in place rather than copying the tree, which is what this repository
+needs: its top level is the package (`package-dir = {"devplan" = "."}`), so the editable
+install imports the very files being mutated. The script keeps each file's bytes and writes
+them back if a run is interrupted with a mutant in place.
+
+A sample (`--sample N` per module, `--seed`) marks all but N randomly chosen mutants as
+skipped before `exec`, for quick runs; the full sets are thousands of mutants. Sessions are
+kept between runs: a second run with the same module, sample and seed resumes where the
+first stopped (`--fresh` starts again). Survivors are printed with their place and diff.
+
+    python mutation/mutate.py [--modules reference,elide-copies] [--sample 40] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import NoReturn
+
+from cosmic_ray.work_db import WorkDB, use_db  # pyright: ignore[reportUnknownVariableType]
+from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+PYTEST = f"{BIN / 'pytest'} -q -x -p no:xdist --rootdir=tests"
+
+
+@dataclass(frozen=True)
+class Module:
+    """A module under mutation: its files (relative to the root) and the tests that cover it."""
+
+    paths: tuple[str, ...]
+    tests: tuple[str, ...]
+    timeout: float
+
+
+# Each module with the narrowest tests that cover it. The per-mutant run must take seconds:
+# no Numba compile where a module's tests do not need one (the timeouts are a few times each
+# command's unmutated time on a loaded 2-core machine; a mutant that makes a test loop for
+# ever is killed at the timeout).
+MODULES: dict[str, Module] = {
+    "reference": Module(
+        ("reference/program.py",),
+        ("tests/reference/test_program.py",),
+        120.0,
+    ),
+    # The oracle's exact LangRef model of scalar ops: only the check of every op and type
+    # against it covers it (minutes a run: sample it).
+    "reference-scalars": Module(
+        (
+            "reference/arith.py",
+            "reference/expectations.py",
+            "reference/scalars.py",
+            "reference/transcendental.py",
+        ),
+        ("tests/runtime/test_arith_semantics.py",),
+        1200.0,
+    ),
+    "elide-copies": Module(
+        ("passes/elide_copies",),
+        (
+            "tests/passes/test_elide_copies.py",
+            # the one test of `necessary_bytes` (statistics.py) without a random program
+            "tests/passes/test_elide_copies_pipeline.py::"
+            "test_mlp_example_moves_exactly_the_bytes_its_placement_needs",
+        ),
+        300.0,
+    ),
+    "planner": Module(
+        ("passes/plan_devices",),
+        (
+            "tests/passes/plan_devices/test_planner.py",
+            "tests/passes/plan_devices/test_cost_strategy.py",
+        ),
+        600.0,
+    ),
+    "semantics": Module(
+        ("runtime/semantics.py",),
+        ("tests/runtime/test_op_semantics.py",),
+        600.0,
+    ),
+    "lower-to-device": Module(
+        ("passes/lower_to_device",),
+        ("tests/passes/test_lower_to_device.py", "tests/passes/lower_to_device"),
+        600.0,
+    ),
+}
+
+
+def config_text(module: Module) -> str:
+    """The Cosmic Ray configuration (TOML) of one module."""
+    paths = ", ".join(f'"{path}"' for path in module.paths)
+    command = " ".join((PYTEST, *module.tests))
+    return (
+        "[cosmic-ray]\n"
+        f"module-path = [{paths}]\n"
+        f"timeout = {module.timeout}\n"
+        "excluded-modules = []\n"
+        f'test-command = "{command}"\n'
+        '\n[cosmic-ray.distributor]\nname = "local"\n'
+    )
+
+
+def cosmic_ray(*arguments: str) -> None:
+    """Run one `cosmic-ray` command in the repository root; a failure stops the script."""
+    subprocess.run([str(BIN / "cosmic-ray"), *arguments], cwd=ROOT, check=True)
+
+
+def sample(session: Path, size: int, seed: int) -> None:
+    """Mark all but `size` pending mutants, drawn with `seed`, as skipped."""
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        pending = sorted(item.job_id for item in db.pending_work_items)
+        if len(pending) <= size:
+            return
+        kept = set(random.Random(seed).sample(pending, size))
+        skipped = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
+        skipped_jobs = [job for job in pending if job not in kept]
+        db.set_multiple_results(skipped_jobs, skipped)  # pyright: ignore[reportUnknownMemberType]
+
+
+@dataclass
+class Score:
+    """Counts of one module's mutants that ran."""
+
+    killed: int = 0
+    survived: int = 0
+    incompetent: int = 0
+
+    @property
+    def percent(self) -> float:
+        tested = self.killed + self.survived
+        return 100.0 * self.killed / tested if tested else 0.0
+
+    def line(self, name: str) -> str:
+        return (
+            f"{name:16} {self.percent:5.1f} % killed  ({self.killed} killed, "
+            f"{self.survived} survived, {self.incompetent} incompetent)"
+        )
+
+
+def score(session: Path, show_survivors: bool) -> Score:
+    """The module's score from its session; each survivor printed with its place and diff."""
+    counts = Score()
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == WorkerOutcome.SKIPPED:
+                continue
+            if result.test_outcome == TestOutcome.SURVIVED:
+                counts.survived += 1
+                if show_survivors:
+                    for mutation in item.mutations:
+                        line, _ = mutation.start_pos
+                        print(f"survived: {mutation.module_path}:{line} {mutation.operator_name}")
+                    print(result.diff or "")
+            elif result.test_outcome == TestOutcome.INCOMPETENT:
+                counts.incompetent += 1
+            elif result.test_outcome == TestOutcome.KILLED:
+                counts.killed += 1
+    return counts
+
+
+def session_of(name: str, arguments: argparse.Namespace) -> Path:
+    """The folder of a module's session: its configuration, database and caches."""
+    return ROOT / "build" / "mutate" / f"{name}-s{arguments.sample}-r{arguments.seed}"
+
+
+def run(name: str, module: Module, arguments: argparse.Namespace) -> Score:
+    """Initialise (or resume) the module's session, run its mutants and score them."""
+    directory = session_of(name, arguments)
+    directory.mkdir(parents=True, exist_ok=True)
+    # The tests write kernel and Numba caches here: never into the tree under mutation, and
+    # one cache a session, so that two sessions running at once share none.
+    os.environ["DEVPLAN_CACHE_DIR"] = str(directory / "devplan-cache")
+    os.environ["NUMBA_CACHE_DIR"] = str(directory / "numba-cache")
+    config = directory / "config.toml"
+    session = directory / "session.sqlite"
+    if arguments.fresh or not session.exists() or config.read_text() != config_text(module):
+        session.unlink(missing_ok=True)
+        config.write_text(config_text(module))
+        cosmic_ray("init", str(config), str(session))
+        if arguments.sample:
+            sample(session, arguments.sample, arguments.seed)
+        cosmic_ray("baseline", str(config))
+    files = [path for root in module.paths for path in sorted_files(ROOT / root)]
+    originals = {path: path.read_bytes() for path in files}
+    try:
+        cosmic_ray("exec", str(config), str(session))
+    finally:
+        for path, text in originals.items():
+            if path.read_bytes() != text:
+                path.write_bytes(text)
+                print(f"restored {path.relative_to(ROOT)} (a run stopped with a mutant in it)")
+    return score(session, show_survivors=True)
+
+
+def sorted_files(path: Path) -> list[Path]:
+    """The Python files of a module: the file itself, or every `.py` under the directory."""
+    return [path] if path.is_file() else sorted(path.rglob("*.py"))
+
+
+def stop(signum: int, frame: FrameType | None) -> NoReturn:
+    """SIGTERM's handler: exit by an exception, so that `finally` undoes the mutant."""
+    sys.exit(128 + signum)
+
+
+def main() -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--modules", default=",".join(MODULES), help="comma-separated names")
+    parser.add_argument("--sample", type=int, default=0, help="mutants per module (0: all)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the sample")
+    parser.add_argument("--fresh", action="store_true", help="start each session again")
+    parser.add_argument(
+        "--report", action="store_true", help="score the sessions so far; run nothing"
+    )
+    arguments = parser.parse_args()
+    names = [name.strip() for name in arguments.modules.split(",") if name.strip()]
+    unknown = [name for name in names if name not in MODULES]
+    if unknown:
+        print(
+            f"error: unknown module(s) {', '.join(unknown)}; choose from {', '.join(MODULES)}",
+            file=sys.stderr,
+        )
+        return 1
+    if arguments.sample < 0:
+        print(f"error: --sample {arguments.sample}: a sample is 0 (all) or more", file=sys.stderr)
+        return 1
+    # A stop (SIGTERM, as from `timeout`) unwinds like Ctrl-C: the mutant in place is undone.
+    signal.signal(signal.SIGTERM, stop)
+    if arguments.report:
+        scores = {
+            name: score(session_of(name, arguments) / "session.sqlite", True) for name in names
+        }
+    else:
+        scores = {name: run(name, MODULES[name], arguments) for name in names}
+    total = Score()
+    print(f"\nmutation score (sample {arguments.sample or 'all'}, seed {arguments.seed}):")
+    for name, counts in scores.items():
+        print(counts.line(name))
+        total.killed += counts.killed
+        total.survived += counts.survived
+        total.incompetent += counts.incompetent
+    print(total.line("overall"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
