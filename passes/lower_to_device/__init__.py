@@ -86,9 +86,9 @@ outputs not at a permutation of the parallel loops, a loop dimension no operand
 dimension gives, body ops the kernel backends lack, values captured from outside the
 body), tensors of element types the backends lack, and tensors crossing other region ops
 (`scf.while`). Reads at affine sums (`d0 * 2 + d4`) are checked against static shapes
-by `linalg.generic`'s verifier only: with dynamic shapes no run-time check guards them. A reduction runs in one thread per output
-element (no block reduction in shared memory yet). Buffers are never reused in place:
-each op writes a fresh buffer.
+by `linalg.generic`'s verifier only: with dynamic shapes no run-time check guards them.
+A reduction runs in one thread per output element (no block reduction in shared memory
+yet). Buffers are never reused in place: each op writes a fresh buffer.
 """
 
 from __future__ import annotations
