@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeAlias
 
-from ..diagnostics import DevplanError
+from ..diagnostics import DevplanError, LocatedError
 
 Name: TypeAlias = "str | Callable[[], str] | object"
 """How a memory or an operation is named in messages: a string, a function making one,
@@ -65,6 +65,10 @@ class DeviceLostError(DeviceError):
     memory and pending work are gone; the message names the device and its node."""
 
 
+class LocatedDeviceLostError(LocatedError, DeviceLostError):
+    """A lost device as the executor reports it: placed at the op that needed the device."""
+
+
 class StreamError(DeviceError):
     """A stream was used wrongly (freed, of another device, ...)."""
 
@@ -83,6 +87,7 @@ __all__ = [
     "DeviceLostError",
     "DoubleFreeError",
     "HostAccessError",
+    "LocatedDeviceLostError",
     "Name",
     "OutOfDeviceMemoryError",
     "PendingWriteError",

@@ -1450,7 +1450,7 @@ for _name, _text, _line, _contains in (
             "%r = linalg.matmul ins(%a, %a : tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>"
         ),
         2,
-        "'linalg.matmul' is malformed: xDSL failed on it with IndexError",
+        "'linalg.matmul' expected the number of indexing_map \\(3\\) to be equal",
     ),
     (
         "linalg.generic with indexing_maps not a list",
@@ -1460,7 +1460,7 @@ for _name, _text, _line, _contains in (
             "    linalg.yield %x : f32\n  } -> tensor<4xf32>"
         ),
         2,
-        "'linalg.generic' is malformed: xDSL failed on it with AssertionError",
+        "'linalg.generic' needs 'indexing_maps' and 'iterator_types' arrays",
     ),
     (
         "arith.cmpf with predicate 99",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from ...diagnostics import DevplanError, LocatedError, error_at, location_of
+from ..errors import DeviceLostError, LocatedDeviceLostError
 
 
 def reason(error: BaseException) -> str:
@@ -21,7 +22,10 @@ def placed_at(op: Operation, error: DevplanError) -> LocatedError:
     """`error` from the runtime, placed at `op` (kept as is when it is already placed)."""
     if isinstance(error, LocatedError):
         return error
-    return error_at(op, f"'{op.name}' {reason(error)}")
+    placed = error_at(op, f"'{op.name}' {reason(error)}")
+    if isinstance(error, DeviceLostError):
+        return LocatedDeviceLostError(str(placed))  # callers may catch a lost device by kind
+    return placed
 
 
 def ssa_name(value: SSAValue) -> str:

@@ -268,8 +268,9 @@ def test_killing_an_actor_during_a_run_stops_the_run_at_the_op_that_needed_it(
     killer = threading.Timer(1.0, lambda: ray.kill(near._actor.handle, no_restart=True))  # pyright: ignore[reportPrivateUsage]
     killer.start()
     started = time.monotonic()
-    with pytest.raises(devplan.DevplanError) as caught:  # placed at the op, as device errors are
+    with pytest.raises(DeviceLostError) as caught:  # placed at the op, as device errors are
         devplan.execute(module, [10**6], system=ray_cluster, kernel_backend="numpy")
+    assert isinstance(caught.value, devplan.DevplanError)
     killer.join()
     message = str(caught.value)
     assert "device cuda:0 on node n0 is lost: its Ray actor died" in message
