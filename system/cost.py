@@ -15,17 +15,8 @@ description entry (`peak_gflops = 19500`, `memory_bandwidth = "1555 GB/s"`,
 (`DEFAULT_THROUGHPUT_BY_TAG`), else for its device type (`DEFAULT_THROUGHPUT_BY_TYPE`),
 else `FALLBACK_THROUGHPUT`.
 
-What a kernel does (`Work`) is counted on the level-1 op it computes (`op_work`):
-  * elementwise `arith`/`math` on tensors: one flop per element; every tensor operand
-    read once and the result written once;
-  * `linalg.matmul` (M x K times K x N into M x N): 2·M·N·K flops; both inputs read
-    once, the accumulator read and the result written (compulsory traffic);
-  * `linalg.fill`: the result written;
-  * `tensor.empty`, dense constants and ops that only route values (`scf.*`,
-    `func.call`, `vdev.*`): no time (a call's or loop's body ops are counted as ops
-    of their own; a loop body once, not per iteration). Known gap: lower-to-device
-    makes a splat constant a fill launch, which the executor charges from its kernel
-    body while the planner charges nothing.
+What a kernel does (`Work`) is counted on the level-1 op it computes, from its iteration
+space, body and maps (`analysis/op_work.py`); this module holds only the arithmetic.
 `lower-to-device` records this work on each launch it makes (`device.work =
 array<i64: flops, bytes>`, static shapes only), so the executor charges the lowered
 kernel exactly what the planner modelled for the op. A launch without it (hand-written
@@ -61,7 +52,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 
 from ..diagnostics import DevplanError
 from .devices import Device
@@ -331,53 +322,6 @@ def tensor_bytes(type: Attribute, dynamic_size: int | None = None) -> int | None
     return None if shape is None else math.prod(shape) * element_bytes(info[1])
 
 
-def _elements(value: SSAValue, dynamic_size: int | None) -> int | None:
-    info = shaped(value.type)
-    if info is None:
-        return 0
-    shape = static_shape(info[0], dynamic_size)
-    return None if shape is None else math.prod(shape)
-
-
-_NO_LAUNCH = frozenset(
-    {"tensor.empty", "arith.constant", "scf.if", "scf.for", "scf.yield", "func.call"}
-)
-
-
-def op_work(op: Operation, dynamic_size: int | None = None) -> Work | None:
-    """The work of the launch a level-1 op becomes (`NO_WORK` without a launch); None
-    when a dynamic dimension makes it unknown and no `dynamic_size` is assumed."""
-    name = op.name
-    if name in _NO_LAUNCH or name.startswith("vdev.") or not op.results:
-        return NO_WORK
-    result = shaped(op.results[0].type)
-    if result is None:
-        return NO_WORK
-    elements = _elements(op.results[0], dynamic_size)
-    if elements is None:
-        return None
-    size = element_bytes(result[1])
-    if name == "linalg.matmul":
-        lhs = shaped(op.operands[0].type)
-        if lhs is None:
-            return NO_WORK
-        shape = static_shape(lhs[0], dynamic_size)
-        if shape is None:
-            return None
-        depth = shape[-1]
-        inputs = [_elements(v, dynamic_size) for v in op.operands[:2]]
-        if None in inputs:
-            return None
-        moved = sum(n for n in inputs if n is not None) + 2 * elements
-        return Work(2 * elements * depth, moved * size)
-    if name == "linalg.fill":
-        return Work(0, elements * size)
-    if name.startswith(("arith.", "math.")):
-        tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
-        return Work(elements, (len(tensors) + 1) * elements * size)
-    return NO_WORK
-
-
 def kernel_work(body: Operation) -> tuple[int, int]:
     """Per thread (flops, bytes) of a level-2 kernel body, loops counted once: one flop
     per `arith`/`math` op on non-index values, the element bytes of each load/store."""
@@ -414,6 +358,5 @@ __all__ = [
     "default_throughput",
     "element_bytes",
     "kernel_work",
-    "op_work",
     "tensor_bytes",
 ]

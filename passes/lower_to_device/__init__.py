@@ -100,7 +100,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.passes import ModulePass
 
-from ...system.cost import op_work
+from ...analysis.op_work import op_work
 from ..convert_elementwise_to_linalg import is_elementwise_on_tensors, replace_elementwise
 from ..linalg_generalize_named_ops import is_named_structured, replace_named
 from .lowering import Lowering

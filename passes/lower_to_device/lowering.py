@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.hints import isa
 
+from ...analysis.op_work import op_work
 from ...diagnostics import LocatedError, error_at
 from ...dialects import device as dev
 from ...dialects.memory_scopes import DEFAULT_SCOPE
@@ -38,7 +39,7 @@ from ...dialects.target import TargetAttr
 from ...dialects.vdev import DEVICE_ATTR, OnDeviceOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
 from ...dispatch import OpTable
-from ...system.cost import NO_WORK, WORK_ATTR, Work, op_work
+from ...system.cost import NO_WORK, WORK_ATTR, Work
 from .kernel_builder import (
     ELEMENTWISE_BLOCK,
     KernelLibrary,

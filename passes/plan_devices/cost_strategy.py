@@ -49,10 +49,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
+from ...analysis.op_work import op_work
 from ...analysis.placement_domains import Origin
 from ...diagnostics import diagnostic_at, error_at
 from ...dialects.virtual_device import DeviceAttr
-from ...system.cost import NO_WORK, CostModel, NoLinkError, op_work, tensor_bytes
+from ...system.cost import NO_WORK, CostModel, NoLinkError, tensor_bytes
 from ...system.description import System
 from .placement_cost import CopyTerm, Problem, solve
 from .planner import Planner

@@ -4,6 +4,7 @@ writes what it decided into the IR."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from typing import cast
 
@@ -22,7 +23,8 @@ from ...dialects.placement import default_device, host_device, module_targets
 from ...dialects.target import Target, TargetAttr
 from ...dialects.target_kinds import TargetError
 from ...dialects.vdev import DEFAULT_DEVICE_ATTR, DEVICE_ATTR, DeviceCopyOp, OnDeviceOp
-from ...dialects.virtual_device import DeviceAttr, default, ir_text
+from ...dialects.virtual_device import DeviceAttr, default, ir_text, join
+from ...system.cost import tensor_bytes
 from .program import (
     Use,
     and_list,
@@ -104,6 +106,24 @@ class Planner:
             function = self.functions[name]
             if function.body.blocks:
                 self._body(function)
+        for name in sorted(self.functions):
+            self._scalar_arguments(self.functions[name])
+
+    def _scalar_arguments(self, function: FuncOp) -> None:
+        """A scalar argument's `vdev.device` must be the host device: that is where
+        scalars live (an attribute elsewhere would be dropped silently)."""
+        for index, arg_type in enumerate(function.function_type.inputs.data):
+            device = dict_device(function.arg_attrs, index)
+            if isinstance(arg_type, TensorType) or device is None:
+                continue
+            if join(device, self.host) is None:
+                raise error_at(
+                    function,
+                    f"argument {index} of @{function.sym_name.data} is a scalar "
+                    f"({ir_text(arg_type)}) placed on {ir_text(device)}: scalars live on the "
+                    f"host device {ir_text(self.host)}; remove the vdev.device attribute or "
+                    "place it there",
+                )
 
     def _signature(self, function: FuncOp) -> None:
         name = function.sym_name.data
@@ -378,6 +398,7 @@ class Planner:
     # -- phase 3 -----------------------------------------------------------------------
 
     def flow(self) -> None:
+        self.settle_open_ops()
         constants = set(self.constants)
         for use in self.uses:
             if not use.soft:
@@ -393,6 +414,68 @@ class Planner:
                 words = f"the '{op.name}' hint at {line_of(op)} (its result stays with its operand)"
                 tie = Tie(op, words)
             self.domains.union(self.node(op.result), self.node(op.input), tie)
+
+    def settle_open_ops(self) -> None:
+        """Each op whose class nothing placed joins the device its placed neighbours
+        agree on most, counting bytes: the distinct tensor operands placed somewhere, and
+        each distinct device its results are used on (one copy a value and device). A
+        tie leaves the op to the program-order edges below. A worklist revisits the open
+        neighbours of each op it places, so a chain follows a pinned end."""
+        constants = set(self.constants)
+        operand_uses: dict[Operation, list[Use]] = {}
+        result_uses: dict[Operation, list[Use]] = {}
+        for use in self.uses:
+            if not use.soft:
+                continue
+            operand_uses.setdefault(use.op, []).append(use)
+            if isinstance(use.value, OpResult):
+                result_uses.setdefault(use.value.op, []).append(use)
+        pending = deque(op for op in self.op_node if op not in constants)
+        while pending:
+            op = pending.popleft()
+            node = self.op_node[op]
+            if self.domains.placed(node):
+                continue
+            chosen = self._majority(operand_uses.get(op, []), result_uses.get(op, []), constants)
+            if chosen is None:
+                continue
+            other, use = chosen
+            self.domains.union(node, other, self._use_tie(use) if self.explain else None)
+            for near in operand_uses.get(op, []):
+                if isinstance(near.value, OpResult) and near.value.op in self.op_node:
+                    pending.append(near.value.op)
+            pending.extend(u.op for u in result_uses.get(op, []) if u.op in self.op_node)
+
+    def _majority(
+        self, operands: list[Use], users: list[Use], constants: set[Operation]
+    ) -> tuple[int, Use] | None:
+        """The node to join and the edge to it, where most placed bytes around an op are;
+        None on a tie or when no neighbour is placed."""
+        votes: dict[DeviceAttr, int] = {}
+        edge: dict[DeviceAttr, tuple[int, Use]] = {}
+        counted: set[tuple[SSAValue, DeviceAttr]] = set()
+        sides = [(u.value, self.node(u.value), u) for u in operands] + [
+            (u.value, u.target, u) for u in users
+        ]
+        sized = [tensor_bytes(value.type) for value, _, _ in sides]
+        known = None not in sized
+        for (value, other, use), nbytes in zip(sides, sized, strict=True):
+            if isinstance(value, OpResult) and value.op in constants:
+                continue
+            if not self.domains.placed(other):
+                continue
+            device = self.complete(self.domains.device[self.domains.find(other)])
+            if (value, device) in counted:
+                continue
+            counted.add((value, device))
+            votes[device] = votes.get(device, 0) + (nbytes if known and nbytes is not None else 1)
+            edge.setdefault(device, (other, use))
+        if not votes:
+            return None
+        ranked = sorted(votes.values(), reverse=True)
+        if len(ranked) > 1 and ranked[0] == ranked[1]:
+            return None
+        return edge[max(votes, key=votes.__getitem__)]
 
     def _use_tie(self, use: Use) -> Tie:
         """The words for a soft edge: the value, the op using it, and which rule ties them."""

@@ -4,7 +4,8 @@ A level-1 program with a few placement hints comes out *planned* (the
 placement contract): every op with a tensor result carries `vdev.device` (one fully
 constrained `#vdev.device`, or an array with one per result for `scf.if`, `scf.for`,
 `func.call` and other multi-result ops), every tensor argument and result of every
-function carries the `vdev.device` argument/result attribute, no `vdev.on_device`
+function carries the `vdev.device` argument/result attribute (a scalar argument the host
+device's: scalars live there), no `vdev.on_device`
 remains, and a `vdev.device_copy` sits right after a value's definition (at the start
 of the block for a block argument) for each other device the value is used on.
 
@@ -33,7 +34,8 @@ result does not depend on the order of functions in the module), ops in program 
   * `vdev.on_device` or `vdev.device_copy` of a scalar is an error: scalars live on
     the host device, and a placement that cannot hold is not dropped silently.
   Two constraints that do not join are an error at the later one with a note at the
-  earlier one.
+  earlier one. A scalar argument whose `vdev.device` does not join the host device is
+  an error at its function.
 
 Phase 2 — calls. Each `func.call` operand i is unified with the callee's argument i,
 each result j with the callee's result j (hard: a call never copies its own operands).
@@ -57,15 +59,22 @@ stays.
 With `specialize=false`, or when the callee pins the placement itself, the conflict is
 an error at the call with a note at the callee's constraint.
 
-Phase 3 — dataflow, in program order, where a region op's own operands count as used
+Phase 3 — dataflow. First, unification by majority: an op whose class is still open
+joins the device most of its placed neighbours' bytes are on, counting each distinct
+tensor operand placed somewhere once (dense constants aside) and, per result, each
+distinct device it is used on once (one copy a value and device); a worklist revisits
+the open neighbours of each op it places, so an open chain follows its pinned end. A tie
+leaves the op to the edges below. So an op between a CPU operand and a GPU operand whose
+result is pinned to the GPU runs on the GPU: one copy, as TVM's unification gives.
+Then the edges, in program order, where a region op's own operands count as used
 after its regions (a loop's init values after its body). Each tensor operand of an op
 is unified with the op's execution domain; a `func.return` operand with the function's
 result, a `scf.yield` operand with its `scf.if` / `scf.for` result, a `scf.for` init
 value with its result. These edges are soft: when the two sides are already placed
 differently the edge is not unified and becomes a copy. So a free value consumed on
 several devices lives where its first consumer in program order runs and is copied to
-the others; a hinted operand decides where an unhinted op runs (the first operand whose
-domain is placed wins when two disagree, TVM's "conflicted inputs"). Dense tensor
+the others; a hinted operand decides where an unhinted op runs (when the bytes around
+it tie, the first operand whose domain is placed wins, TVM's "conflicted inputs"). Dense tensor
 constants take part in no soft edge: they are materialised on each consuming device.
 Last, the result of each `on_device` that does not constrain its body (`{constrain_body
 = false}`) is unified with its operand when their devices join, so that defaulting

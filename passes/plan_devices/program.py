@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, DictionaryAttr, TensorType
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerType,
+    TensorType,
+)
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
@@ -27,6 +35,14 @@ def not_a_tensor(op: OnDeviceOp | DeviceCopyOp) -> Exception:
 
 def is_tensor(value: SSAValue) -> bool:
     return isinstance(value.type, TensorType)
+
+
+def is_scalar(type: Attribute) -> bool:
+    """An integer, index or float type: a value of it lives on the host device."""
+    return isinstance(type, IntegerType | IndexType | AnyFloat)
+
+
+SCALAR_WHY = "a scalar lives on the host device"
 
 
 def is_dense_constant(op: Operation) -> bool:

@@ -13,7 +13,17 @@ from ...diagnostics import diagnostic_at
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
 from ...dialects.virtual_device import DeviceAttr
 from .planner import Planner
-from .program import Use, is_tensor, line_of, short, underlying, value_name, with_devices
+from .program import (
+    SCALAR_WHY,
+    Use,
+    is_scalar,
+    is_tensor,
+    line_of,
+    short,
+    underlying,
+    value_name,
+    with_devices,
+)
 
 
 def rewrite(planner: Planner) -> list[str]:
@@ -115,14 +125,18 @@ def _set_function_attrs(planner: Planner) -> dict[str, list[str]]:
     """Writes the arguments' and results' devices; returns, with `explain`, the remarks
     on each function's arguments."""
     remarks: dict[str, list[str]] = {}
+    host = planner.complete(planner.host)
     for name in sorted(planner.functions):
         function = planner.functions[name]
         args = planner.arg_nodes[function]
         results = planner.res_nodes[function]
-        if any(n is not None for n in args):
-            function.arg_attrs = with_devices(
-                function.arg_attrs, [planner.final(n) if n is not None else None for n in args]
-            )
+        types = function.function_type.inputs.data
+        arg_devices = [
+            planner.final(n) if n is not None else host if is_scalar(t) else None
+            for n, t in zip(args, types, strict=True)
+        ]
+        if any(d is not None for d in arg_devices):
+            function.arg_attrs = with_devices(function.arg_attrs, arg_devices)
         if any(n is not None for n in results):
             function.res_attrs = with_devices(
                 function.res_attrs,
@@ -130,13 +144,14 @@ def _set_function_attrs(planner: Planner) -> dict[str, list[str]]:
             )
         if planner.explain:
             for index, node in enumerate(args):
-                if node is not None:
-                    why = planner.why(node)
+                if node is not None or arg_devices[index] is not None:
+                    why = planner.why(node) if node is not None else SCALAR_WHY
+                    device = arg_devices[index]
+                    assert device is not None
                     remarks.setdefault(name, []).append(
                         diagnostic_at(
                             function,
-                            f"argument {index} of @{name} is on "
-                            f"{short(planner.final(node))}: {why}",
+                            f"argument {index} of @{name} is on {short(device)}: {why}",
                             kind="remark",
                         )
                     )

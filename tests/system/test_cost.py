@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from xdsl.ir import Operation
 
-import devplan
 from devplan.system.cost import (
     DEFAULT_THROUGHPUT_BY_TAG,
     DEFAULT_THROUGHPUT_BY_TYPE,
@@ -13,8 +11,6 @@ from devplan.system.cost import (
     LinkCost,
     NoLinkError,
     Throughput,
-    Work,
-    op_work,
 )
 from devplan.system.description import System, SystemDescriptionError
 
@@ -93,41 +89,3 @@ def test_system_cost_model_has_its_links_and_devices() -> None:
     model = System.from_text(CPU + _gpu(0, "peak_gflops = 1000\n") + link).cost_model()
     assert model.copy_seconds("cuda:0", "cpu:0", 10**6) == pytest.approx(1e-3 + 1e-3)
     assert model.throughput("cuda:0").peak_flops == 1e12
-
-
-def _ops(text: str) -> dict[str, Operation]:
-    module = devplan.parse(text)
-    return {op.name: op for op in module.walk()}
-
-
-def test_level_1_work_of_matmul_elementwise_fill_and_empty() -> None:
-    ops = _ops(
-        """
-func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>, %e: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  %c = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x16xf32>)
-         outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
-  %d = arith.addf %c, %c : tensor<8x16xf32>
-  %z = arith.constant 0.0 : f32
-  %t = tensor.empty() : tensor<8x16xf32>
-  %f = linalg.fill ins(%z : f32) outs(%t : tensor<8x16xf32>) -> tensor<8x16xf32>
-  func.return %d : tensor<8x16xf32>
-}
-"""
-    )
-    assert op_work(ops["linalg.matmul"]) == Work(2 * 8 * 16 * 4, (32 + 64 + 2 * 128) * 4)
-    assert op_work(ops["arith.addf"]) == Work(128, 3 * 128 * 4)
-    assert op_work(ops["linalg.fill"]) == Work(0, 128 * 4)
-    assert op_work(ops["tensor.empty"]) == Work(0, 0)
-
-
-def test_dynamic_dimensions_need_an_assumed_size() -> None:
-    ops = _ops(
-        """
-func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {
-  %d = arith.mulf %a, %a : tensor<?xf32>
-  func.return %d : tensor<?xf32>
-}
-"""
-    )
-    assert op_work(ops["arith.mulf"]) is None
-    assert op_work(ops["arith.mulf"], dynamic_size=100) == Work(100, 1200)

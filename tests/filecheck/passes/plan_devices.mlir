@@ -227,7 +227,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 }
 
 // CHECK-LABEL: func.func @dynamic(
-// CHECK-SAME:  %a: tensor<?x?xf32> {vdev.device = [[CPU]]}, %b: tensor<?x?xf32> {vdev.device = [[CPU]]}, %m: index, %n: index) -> (tensor<?x?xf32> {vdev.device = [[CPU]]}) {
+// CHECK-SAME:  %a: tensor<?x?xf32> {vdev.device = [[CPU]]}, %b: tensor<?x?xf32> {vdev.device = [[CPU]]}, %m: index {vdev.device = [[CPU]]}, %n: index {vdev.device = [[CPU]]}) -> (tensor<?x?xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %zero = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:  %e = tensor.empty(%m, %n) {vdev.device = [[CPU]]} : tensor<?x?xf32>
 // GENERIC:      "tensor.empty"(%{{.*}}, %{{.*}}) {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} : (index, index) -> tensor<?x?xf32>
@@ -432,7 +432,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 
 // EXPLAIN:      plan_devices.mlir:[[# @LINE - 13]]:5: remark: result 0 (%r) of 'scf.if' is on cpu:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 11]], through control flow: %h is yielded at line [[# @LINE - 10]] as result 0 of the 'scf.if' at line [[# @LINE - 13]] (id, target and scope by default)
 // CHECK-LABEL: func.func @if_pinned_branch(
-// CHECK-SAME:  %c: i1, %x: tensor<4xf32> {vdev.device = [[CPU]]}, %y: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-SAME:  %c: i1 {vdev.device = [[CPU]]}, %x: tensor<4xf32> {vdev.device = [[CPU]]}, %y: tensor<4xf32> {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %0 = vdev.device_copy %x from [[CPU]] to [[GPU]] : tensor<4xf32>
 // CHECK-NEXT:  %1 = vdev.device_copy %y from [[CPU]] to [[GPU]] : tensor<4xf32>
 // CHECK-NEXT:  %r = scf.if %c -> (tensor<4xf32>) {
@@ -465,7 +465,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 }
 
 // CHECK-LABEL: func.func @for_pinned_carry(
-// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU]]}, %n: index) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU]]}, %n: index {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %0 = vdev.device_copy %x from [[GPU]] to [[CPU]] : tensor<4xf32>
 // CHECK-NEXT:  %c0 = arith.constant 0 : index
 // CHECK-NEXT:  %c1 = arith.constant 1 : index
@@ -561,12 +561,12 @@ builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {
 }
 
 // CHECK-LABEL: func.func @pair(
-// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU]]}, %n: index) -> (tensor<4xf32> {vdev.device = [[GPU]]}, index, tensor<4xf32> {vdev.device = [[GPU]]}) {
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU]]}, %n: index {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}, index, tensor<4xf32> {vdev.device = [[GPU]]}) {
 // CHECK-NEXT:  %y = arith.negf %x {vdev.device = [[GPU]]} : tensor<4xf32>
 // CHECK-NEXT:  func.return %x, %n, %y : tensor<4xf32>, index, tensor<4xf32>
 // CHECK-NEXT:  }
 // CHECK-LABEL: func.func @use_pair(
-// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU]]}, %n: index) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[GPU]]}, %n: index {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[CPU]]}) {
 // CHECK-NEXT:  %a, %b, %c = func.call @pair(%x, %n) {vdev.device = [[[GPU]], [[CPU]], [[GPU]]]} : (tensor<4xf32>, index) -> (tensor<4xf32>, index, tensor<4xf32>)
 // CHECK-NEXT:  %0 = vdev.device_copy %a from [[GPU]] to [[CPU]] : tensor<4xf32>
 // CHECK-NEXT:  %1 = vdev.device_copy %c from [[GPU]] to [[CPU]] : tensor<4xf32>
@@ -716,4 +716,70 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.t
 // CHECK-NEXT:  %a = arith.negf %x {vdev.device = [[CPU]]} : tensor<4xf32>
 // CHECK-NEXT:  %b = arith.negf %a {vdev.device = [[CPU]]} : tensor<4xf32>
 // CHECK-NEXT:  func.return %b : tensor<4xf32>
+// CHECK-NEXT:  }
+// -----
+
+// An op left open between two pinned operands runs where its result is pinned (the
+// device most of its placed neighbours' bytes are on): one copy, not two. Scalar
+// arguments live on the host device and say so.
+builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.targets = [#target.target<"cuda">]} {
+  func.func @unify_with_result(%x: tensor<4xf32>, %y: tensor<4xf32>, %p: i1, %n: index, %s: f32) -> (tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>}) {
+    %1 = arith.negf %x : tensor<4xf32>
+    %2 = vdev.on_device %1 to #vdev.device<"cpu"> {constrain_result} : tensor<4xf32>
+    %4 = arith.negf %y : tensor<4xf32>
+    %5 = vdev.on_device %4 to #vdev.device<"cuda", 0> {constrain_result} : tensor<4xf32>
+    %6 = arith.addf %2, %5 : tensor<4xf32>
+    func.return %6 : tensor<4xf32>
+  }
+}
+
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 10]]:3: remark: argument 2 of @unify_with_result is on cpu:0/global: a scalar lives on the host device
+// EXPLAIN:      plan_devices.mlir:[[# @LINE - 6]]:5: remark: 'arith.addf' is on cuda:0/global: decided by the vdev.device attribute of result 0 of @unify_with_result at line [[# @LINE - 11]], through dataflow: the value is returned at line [[# @LINE - 5]] (target and scope by default)
+// CHECK-LABEL: func.func @unify_with_result(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}, %y: tensor<4xf32> {vdev.device = [[GPU]]}, %p: i1 {vdev.device = [[CPU]]}, %n: index {vdev.device = [[CPU]]}, %s: f32 {vdev.device = [[CPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
+// CHECK-NEXT:  %0 = arith.negf %x {vdev.device = [[CPU]]} : tensor<4xf32>
+// CHECK-NEXT:  %1 = vdev.device_copy %0 from [[CPU]] to [[GPU]] : tensor<4xf32>
+// CHECK-NEXT:  %2 = arith.negf %y {vdev.device = [[GPU]]} : tensor<4xf32>
+// CHECK-NEXT:  %3 = arith.addf %1, %2 {vdev.device = [[GPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %3 : tensor<4xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+// A chain of open ops follows its pinned end: %b takes the result's device, then %a
+// has more of its neighbours there (%y and %b) than on the CPU (%x): one copy.
+builtin.module attributes {vdev.default_device = #vdev.device<"cuda", 0>, vdev.targets = [#target.target<"cuda">]} {
+  func.func @chain_follows_result(%x: tensor<4xf32> {vdev.device = #vdev.device<"cpu">}, %y: tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>}) -> (tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0>}) {
+    %a = arith.addf %x, %y : tensor<4xf32>
+    %b = arith.negf %a : tensor<4xf32>
+    func.return %b : tensor<4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @chain_follows_result(
+// CHECK-SAME:  %x: tensor<4xf32> {vdev.device = [[CPU]]}, %y: tensor<4xf32> {vdev.device = [[GPU]]}) -> (tensor<4xf32> {vdev.device = [[GPU]]}) {
+// CHECK-NEXT:  %0 = vdev.device_copy %x from [[CPU]] to [[GPU]] : tensor<4xf32>
+// CHECK-NEXT:  %a = arith.addf %0, %y {vdev.device = [[GPU]]} : tensor<4xf32>
+// CHECK-NEXT:  %b = arith.negf %a {vdev.device = [[GPU]]} : tensor<4xf32>
+// CHECK-NEXT:  func.return %b : tensor<4xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+// Bytes decide, not operand order: the 64x64 right operand is on the GPU, so the matmul
+// runs there and the 4x64 left operand is copied.
+builtin.module attributes {vdev.default_device = #vdev.device<"cpu", 0>, vdev.targets = [#target.target<"cuda">]} {
+  func.func @bytes_decide(%a: tensor<4x64xf32> {vdev.device = #vdev.device<"cpu">}, %b: tensor<64x64xf32> {vdev.device = #vdev.device<"cuda", 0>}) -> tensor<4x64xf32> {
+    %e = tensor.empty() : tensor<4x64xf32>
+    %m = linalg.matmul ins(%a, %b : tensor<4x64xf32>, tensor<64x64xf32>) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
+    func.return %m : tensor<4x64xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @bytes_decide(
+// CHECK-SAME:  %a: tensor<4x64xf32> {vdev.device = [[CPU]]}, %b: tensor<64x64xf32> {vdev.device = [[GPU]]}) -> (tensor<4x64xf32> {vdev.device = [[GPU]]}) {
+// CHECK-NEXT:  %0 = vdev.device_copy %a from [[CPU]] to [[GPU]] : tensor<4x64xf32>
+// CHECK-NEXT:  %e = tensor.empty() {vdev.device = [[GPU]]} : tensor<4x64xf32>
+// CHECK-NEXT:  %m = linalg.matmul {vdev.device = [[GPU]]} ins(%0, %b : tensor<4x64xf32>, tensor<64x64xf32>) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
+// CHECK-NEXT:  func.return %m : tensor<4x64xf32>
 // CHECK-NEXT:  }

@@ -105,3 +105,13 @@ func.func @scalar_copy(%n: index) -> index {
 }
 
 // CHECK:      plan_devices_invalid.mlir:[[# @LINE - 4]]:3: error: 'vdev.device_copy' of index: plan-devices places tensors; scalars live on the host device (place the tensor op that uses the scalar instead)
+
+
+// -----
+
+// A scalar argument placed away from the host.
+func.func @scalar_argument_on_gpu(%p: i1 {vdev.device = #vdev.device<"cuda", 0>}, %x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+
+// CHECK:      plan_devices_invalid.mlir:[[# @LINE - 4]]:1: error: argument 0 of @scalar_argument_on_gpu is a scalar (i1) placed on #vdev.device<"cuda", 0>: scalars live on the host device #vdev.device<"cpu", 0, #target.target<"llvm">, "global">; remove the vdev.device attribute or place it there
