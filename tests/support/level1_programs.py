@@ -15,6 +15,7 @@ and the elision tests of level 1 (tests/passes/test_elide_copies_pipeline.py) dr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ INT_BINARY = (
     "arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi",
     "arith.andi", "arith.ori", "arith.xori", "arith.maxui",
 )  # fmt: skip
+REDUCE_FLOAT = ("arith.addf", "arith.maximumf", "arith.minimumf")
+REDUCE_INT = ("arith.addi", "arith.maxsi", "arith.minui", "arith.xori")
 CMPF_PREDICATES = (
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
     "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
@@ -170,6 +173,134 @@ class Program:
         return self.define(
             kind, f"linalg.matmul ins({lhs}, {rhs} : {t}, {w}) outs({out} : {t}) -> {t}", indent
         )
+
+    # -- linalg ------------------------------------------------------------------------
+
+    def literal(self, value: int, element: str | None = None) -> str:
+        element = element or self.element
+        if element == "i1":
+            return "true" if value % 2 else "false"
+        return f"{value}.0" if element.startswith(("f", "bf")) else str(value)
+
+    def tensor(self, sizes: Sequence[int | str], element: str | None = None) -> str:
+        """A tensor type; a size "R" is the rows of "v" values (`?` when dynamic)."""
+        dims = [("?" if self.dynamic else str(self.rows)) if d == "R" else str(d) for d in sizes]
+        return f"tensor<{'x'.join(dims)}x{element or self.element}>"
+
+    def filled(self, sizes: Sequence[int | str], value: int, indent: str, element: str = "") -> str:
+        """A `linalg.fill` of `value` into a fresh tensor of `sizes`."""
+        element = element or self.element
+        t = self.tensor(sizes, element)
+        scalar, empty, out = self.fresh(), self.fresh(), self.fresh()
+        rows = "%rows" if self.dynamic and "R" in sizes else ""
+        self.lines += [
+            f"{indent}{scalar} = arith.constant {self.literal(value, element)}"
+            + ("" if element == "i1" else f" : {element}"),
+            f"{indent}{empty} = tensor.empty({rows}) : {t}",
+            f"{indent}{out} = linalg.fill ins({scalar} : {element}) outs({empty} : {t}) -> {t}",
+        ]
+        return out
+
+    def generic(self, indent: str = "  ") -> None:
+        """A random `linalg.generic` yielding one or two values of one shape class: loops
+        over the result's dimensions (parallel) and up to two reductions of extent C,
+        numbered in a random order; inputs read at permutations, projections, broadcasts
+        (a loop the map leaves out), constants and affine sums `(d_i * k + d_j) mod C`;
+        a body of the program's scalar ops and, on reductions, an accumulation."""
+        draw = self.draw
+        kind = draw(st.sampled_from(["v", "w"]))
+        labels = ["R" if kind == "v" else "C", "C"] + ["C"] * draw(st.integers(0, 2))
+        number = draw(st.permutations(range(len(labels))))  # label i is loop d{number[i]}
+        loops = len(labels)
+        reduced = [number[i] for i in range(2, loops)]
+        c_loops = [number[i] for i in range(loops) if labels[i] == "C"]
+        operands: list[tuple[str, str, str]] = []  # (value, type, map results)
+
+        def c_index() -> str:
+            form = draw(st.sampled_from(("loop", "loop", "loop", "constant", "sum", "half")))
+            if self.cols == 0 or form == "loop":
+                return f"d{draw(st.sampled_from(c_loops))}"
+            if form == "constant":
+                return str(draw(st.integers(0, self.cols - 1)))
+            a, b = draw(st.sampled_from(c_loops)), draw(st.sampled_from(c_loops))
+            if form == "half":
+                return f"d{a} floordiv 2"
+            return f"(d{a} * {draw(st.integers(1, 3))} + d{b}) mod {self.cols}"
+
+        for _ in range(draw(st.integers(1, 3))):
+            source = draw(st.sampled_from(["v", "w"] if kind == "v" else ["w"]))
+            first = f"d{number[0]}" if source == "v" else c_index()
+            operands.append((self.pick(source), self.type_of(source), f"{first}, {c_index()}"))
+        for d in reduced:  # each reduction's extent from an operand dimension it alone indexes
+            if not any(f"d{d}" in m.split(", ") for _, _, m in operands):
+                operands.append((self.pick("w"), self.type_of("w"), f"d{d}, {c_index()}"))
+        outputs = draw(st.integers(1, 2))
+        t = self.type_of(kind)
+        inits = [self.pick(kind) if draw(st.booleans()) else self.filled(
+            ["R" if kind == "v" else self.cols, self.cols], draw(st.integers(-2, 2)), indent
+        ) for _ in range(outputs)]  # fmt: skip
+        out_maps = [
+            f"d{number[0]}, d{number[1]}"
+            if kind == "v" or draw(st.booleans())
+            else f"d{number[1]}, d{number[0]}"
+            for _ in range(outputs)
+        ]
+        dims = ", ".join(f"d{d}" for d in range(loops))
+        maps = ", ".join(
+            f"affine_map<({dims}) -> ({m})>" for m in [m for _, _, m in operands] + out_maps
+        )
+        iterators = ", ".join('"reduction"' if d in reduced else '"parallel"' for d in range(loops))
+        e = self.element
+        body, args = self.body(len(operands), outputs, bool(reduced), indent + "  ")
+        result = self.fresh()
+        named = f"{result}:{outputs}" if outputs > 1 else result
+        types = ", ".join([t] * outputs)
+        self.lines += [
+            f"{indent}{named} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+            f"[{iterators}]}} ins({', '.join(v for v, _, _ in operands)} : "
+            f"{', '.join(ty for _, ty, _ in operands)}) outs({', '.join(inits)} : {types}) {{",
+            f"{indent}^bb0({', '.join(f'{a}: {e}' for a in args)}):",
+            *body,
+            f"{indent}}} -> {'(' + types + ')' if outputs > 1 else t}",
+        ]
+        if outputs == 1:
+            self.values[kind].append(result)
+        else:
+            self.values[kind] += [f"{result}#{i}" for i in range(outputs)]
+
+    def body(
+        self, inputs: int, outputs: int, reduces: bool, indent: str
+    ) -> tuple[list[str], list[str]]:
+        """A generic's body (lines, block argument names): the inputs combined by random
+        binary ops (and `linalg.index`, for i32/i64), then each output yields it, or on a
+        reduction its accumulation into the output."""
+        draw, e = self.draw, self.element
+        args = [f"%a{i}" for i in range(inputs)] + [f"%o{j}" for j in range(outputs)]
+        lines: list[str] = []
+        binary = FLOAT_BINARY if self.is_float else INT_BINARY
+        value = args[0]
+        sources = args[1:inputs]
+        if e in ("i32", "i64") and draw(st.booleans()):
+            lines.append(f"{indent}%ix = linalg.index {draw(st.integers(0, 1))} : index")
+            lines.append(f"{indent}%iv = arith.index_cast %ix : index to {e}")
+            sources.append("%iv")
+        for n, other in enumerate(sources):
+            lines.append(f"{indent}%b{n} = {draw(st.sampled_from(binary))} {value}, {other} : {e}")
+            value = f"%b{n}"
+        if self.is_float and draw(st.booleans()):
+            lines.append(f"{indent}%u = {draw(st.sampled_from(FLOAT_UNARY))} {value} : {e}")
+            value = "%u"
+        accumulate = REDUCE_FLOAT if self.is_float else REDUCE_INT
+        yields: list[str] = []
+        for j in range(outputs):
+            if reduces or (j > 0 and draw(st.booleans())):
+                op = draw(st.sampled_from(accumulate if reduces else binary))
+                lines.append(f"{indent}%y{j} = {op} %o{j}, {value} : {e}")
+                yields.append(f"%y{j}")
+            else:
+                yields.append(value)
+        lines.append(f"{indent}linalg.yield {', '.join(yields)} : {', '.join([e] * outputs)}")
+        return lines, args
 
     def constant(self, indent: str = "  ") -> str:
         # A dense constant has a static type: with dynamic rows only "w" can be one.
@@ -356,7 +487,10 @@ def programs(draw: Any) -> Drawn:
     return Drawn(program.text(results, placements, args), rows, program.dynamic)
 
 
-STEPS = ("elementwise", "matmul", "constant", "hint", "call", "branch", "loop", "copy")
+STEPS = (
+    "elementwise", "matmul", "constant", "hint", "call", "branch", "loop", "copy",
+    "generic", "generic",
+)  # fmt: skip
 ELEMENTS = ("f32", "i32", "i64", "f64", "i8", "i1", "f16", "bf16")
 TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
 """Relative tolerance of f32 and f64 results."""
@@ -411,8 +545,24 @@ def check(drawn: Drawn | str, strategy: str = "default") -> None:
         elif want.dtype.kind == "f":
             scale = float(np.max(np.abs(want[np.isfinite(want)]), initial=1.0))
             rtol = TOLERANCE[name]
-            np.testing.assert_allclose(
-                got, want, rtol=rtol, atol=rtol * 0.1 * scale + spread, equal_nan=True
-            )
+            assert_close(got, want, rtol, rtol * 0.1 * scale + spread, f"{name} output")
         else:
             np.testing.assert_array_equal(got, want)
+
+
+def assert_close(
+    got: np.ndarray[Any, Any], want: np.ndarray[Any, Any], rtol: float, atol: Any, what: str
+) -> None:
+    """`|got - want| <= atol + rtol * |want|` elementwise (`atol` a number or an array of
+    `want`'s shape); NaN where and only where `want` has NaN, infinities equal."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    with np.errstate(invalid="ignore"):
+        near = (got == want) | (np.abs(got - want) <= atol + rtol * np.abs(want))
+    ok = np.where(np.isnan(want), np.isnan(got), near)
+    bad = np.flatnonzero(~ok)
+    assert bad.size == 0, (
+        f"{what}: {bad.size} of {ok.size} values not within rtol {rtol} (and the atol of "
+        f"each), the first at flat index {bad[0]}: got {got.flat[bad[0]]!r}, want "
+        f"{want.flat[bad[0]]!r}, atol there {np.broadcast_to(atol, want.shape).flat[bad[0]]!r}"
+    )
