@@ -8,7 +8,11 @@ element type (f16, bf16, f32, f64, i1, i8, i32, i64), constants, calls to
 helper functions (one helper is called from two device contexts, so plan-devices may
 specialise it), `scf.if` on an `i1` argument, `scf.for` carrying a tensor (its body a
 call, a pinned op, an `scf.if` or another loop, up to three deep; a branch may hold a
-call, a pinned op or a loop), `vdev.device_copy` written by the user, random
+call, a pinned op or a loop), random `linalg.generic`s (maps that permute, project,
+broadcast, take constants or affine sums `(d_i * k + d_j) mod C`; reductions; two
+outputs) and named linalg ops (mixed-type matmuls f16 x f16 -> f32 and i8 x i8 -> i32,
+batch_matmul, transpose, conv_2d, pooling_nchw_max/sum, fill), `vdev.device_copy` written
+by the user, random
 `vdev.on_device` hints and random argument/result placements over the default system's
 devices (cpu:0, cuda:0, cuda:1). Properties:
 

@@ -26,7 +26,7 @@ import re
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, TensorType
+from xdsl.dialects.builtin import BFloat16Type, ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
@@ -41,7 +41,9 @@ _SAME_MAGNITUDE = {
     "arith.negf": "math.absf",
     "math.tanh": "math.absf",
 }
-_SELECT = re.compile(r"arith\.select %[\w.#]+, (%[\w.#]+), (%[\w.#]+) : (?:[^,]+, )?(.+)$")
+_SELECT = re.compile(
+    r"arith\.select %[\w.#]+, (%[\w.#]+), (%[\w.#]+) : (?:[^,]+, )?(.*b?f(16|32|64)>?)$"
+)
 _FLOAT_CONSTANT = re.compile(r"arith\.constant .*: (tensor<[^>]*x)?b?f(16|32|64)>?$")
 
 
@@ -58,19 +60,19 @@ def magnitude_program(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def slack(text: str, inputs: list[object], expected: list[Any], entry: str = "main") -> list[Any]:
-    """Per output of `text` run on `inputs` (the oracle gives `expected`, bf16 as bit
-    patterns), how far a correct rounding may be from the oracle's beyond the rounding of
-    the result itself: `n * u * (M - |expected|)` elementwise (f64; zero where nothing
-    cancelled, and for outputs that are not floats), with `M` the magnitude program's
-    result and `n` = `roundings(text)`."""
-    module = devplan.parse(magnitude_program(text))
-    function = next(
-        op for op in module.walk() if isinstance(op, FuncOp) and op.sym_name.data == entry
-    )
+def slack(
+    module: ModuleOp, text: str, inputs: list[object], expected: list[Any], entry: str = "main"
+) -> list[Any]:
+    """Per output of `module` (parsed from `text`) run on `inputs` (the oracle gives
+    `expected`, bf16 as bit patterns), how far a correct rounding may be from the oracle's
+    beyond the rounding of the result itself: `n * u * (M - |expected|)` elementwise (f64;
+    zero where nothing cancelled, and for outputs that are not floats), with `M` the
+    magnitude program's result and `n` = `roundings(text)`."""
+    function = _function(module, entry)
     outputs = [str(_element(t)) for t in function.function_type.outputs.data]
     if not any(name in UNIT_ROUNDOFF for name in outputs):
         return [np.zeros(np.shape(want)) for want in expected]
+    magnitude_module = devplan.parse(magnitude_program(text))
     absolute: list[object] = []
     for value, type_ in zip(inputs, function.function_type.inputs.data, strict=True):
         element = _element(type_)
@@ -84,7 +86,7 @@ def slack(text: str, inputs: list[object], expected: list[Any], entry: str = "ma
     n = roundings(text)
     slacks: list[Any] = []
     for magnitude, want, name in zip(
-        evaluate(module, absolute, entry), expected, outputs, strict=True
+        evaluate(magnitude_module, absolute, entry), expected, outputs, strict=True
     ):
         if name not in UNIT_ROUNDOFF:
             slacks.append(np.zeros(np.shape(want)))
@@ -94,6 +96,10 @@ def slack(text: str, inputs: list[object], expected: list[Any], entry: str = "ma
         with np.errstate(invalid="ignore"):
             slacks.append(np.nan_to_num(n * UNIT_ROUNDOFF[name] * np.maximum(cancelled, 0.0)))
     return slacks
+
+
+def _function(module: ModuleOp, entry: str) -> FuncOp:
+    return next(op for op in module.walk() if isinstance(op, FuncOp) and op.sym_name.data == entry)
 
 
 def _element(type_: Attribute) -> Attribute:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import devplan
 from support.spread import slack
 from support.ulps import assert_within_ulps
 
@@ -57,7 +58,7 @@ func.func @main(%x: tensor<2xbf16>) -> (tensor<2xbf16>, tensor<2xi32>) {
 """
     inputs: list[object] = [bf16([1.0, 1.0])]
     want = [bf16([1.0, 1.0]), np.array([1, 1], np.int32)]
-    spread, exact = slack(text, inputs, want)
+    spread, exact = slack(devplan.parse(text), text, inputs, want)
     # Magnitudes 1 + 256 + 256 (512 in bf16) and 1 + 3 + 3, of which all but the result's 1
     # cancelled; 4 ops round on the way, each by at most 2^-8. Integers have no spread.
     assert spread.tolist() == [4 * 2.0**-8 * 511, 4 * 2.0**-8 * 6]
