@@ -45,9 +45,11 @@ pytest: $(STAMP)
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck
 
-# Differential fuzzing at length: 2,000 random level-1 programs against the oracle
-# (`make test` runs 160 of them, fewer than before the generator drew loops nested in
-# loops and branches, so that its share of `make test` stays about a minute).
+# Differential fuzzing at length: 2,000 random level-1 programs against the oracle, unseeded
+# (DEVPLAN_FUZZ_SEED=N replays a seed); failing examples are kept in .hypothesis/fuzz and
+# replayed first next time, each failing program written to build/fuzz-failures/.
+# (`make test` runs a fixed set of 110 of them, fewer since the generator draws linalg ops,
+# so that its share of `make test` stays about a minute.)
 fuzz: $(STAMP)
 	DEVPLAN_FUZZ_EXAMPLES=$${DEVPLAN_FUZZ_EXAMPLES:-2000} $(BIN)/pytest -q --rootdir=tests tests/test_differential_fuzz.py
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import devplan
+from support.spread import slack
 from support.ulps import assert_within_ulps
 
 
@@ -42,3 +44,22 @@ def test_bf16_patterns_and_results_of_cancelling_sums() -> None:
     got[2] = bf16([3e-2])[0]
     with pytest.raises(AssertionError, match="index 2"):
         assert_within_ulps(got, want, 2)
+
+
+def test_the_spread_of_a_cancelling_sum_follows_its_terms_not_its_result() -> None:
+    text = """
+func.func @main(%x: tensor<2xbf16>) -> (tensor<2xbf16>, tensor<2xi32>) {
+  %c = arith.constant dense<[-256.0, 3.0]> : tensor<2xbf16>
+  %s = arith.subf %x, %c : tensor<2xbf16>
+  %t = arith.addf %s, %c : tensor<2xbf16>
+  %i = arith.constant dense<1> : tensor<2xi32>
+  func.return %t, %i : tensor<2xbf16>, tensor<2xi32>
+}
+"""
+    inputs: list[object] = [bf16([1.0, 1.0])]
+    want = [bf16([1.0, 1.0]), np.array([1, 1], np.int32)]
+    spread, exact = slack(devplan.parse(text), text, inputs, want)
+    # Magnitudes 1 + 256 + 256 (512 in bf16) and 1 + 3 + 3, of which all but the result's 1
+    # cancelled; 4 ops round on the way, each by at most 2^-8. Integers have no spread.
+    assert spread.tolist() == [4 * 2.0**-8 * 511, 4 * 2.0**-8 * 6]
+    assert exact.tolist() == [0, 0]

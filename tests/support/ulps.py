@@ -44,10 +44,12 @@ def assert_within_ulps(
     ulps: int,
     what: str = "result",
     floor: int = 1,
+    slack: np.ndarray[Any, Any] | None = None,
 ) -> None:
     """`got` (f16 values, or bf16 as uint16 patterns) is within `ulps` of `want` elementwise,
-    or within `floor` ulps of the largest finite magnitude of `want`; NaN where and only
-    where `want` has NaN."""
+    or within `floor` ulps of the largest finite magnitude of `want`, or within `slack` (an
+    absolute distance per element: the rounding spread of a sum that cancelled,
+    `support.spread`); NaN where and only where `want` has NaN."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
@@ -59,7 +61,10 @@ def assert_within_ulps(
     _, exponent = np.frexp(largest)  # largest = m * 2**exponent, 0.5 <= m < 1
     absolute = floor * 2.0 ** (int(exponent) - 1 - mantissa) if largest > 0 else 0.0
     with np.errstate(invalid="ignore"):
-        near = (distance <= ulps) | (np.abs(got_values - want_values) <= absolute)
+        apart = np.abs(got_values - want_values)
+        near = (distance <= ulps) | (apart <= absolute)
+        if slack is not None:
+            near |= apart <= slack
     nan_got, nan_want = np.isnan(got_values), np.isnan(want_values)
     ok = (nan_got & nan_want) | (~nan_got & ~nan_want & near)
     bad = np.flatnonzero(~ok)
