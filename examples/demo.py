@@ -5,6 +5,10 @@ placement hints (layer 1 on cuda:0, the ReLU on the CPU, layer 2 on cuda:1).
 1. `plan-devices`: where each value lives, and the copies it planned;
 2. `lower-to-device`: a summary of the level-2 program that runs;
 3. the run, checked against the oracle (`devplan.reference.program.evaluate`), and its report.
+Then the same three steps, without the report, for two models: a transformer block
+(`examples/transformer.mlir`: attention on cuda:0, the MLP on cuda:1, the residuals on the
+CPU) and a small CNN (`examples/cnn.mlir`: the features on cuda:0, the classifier on the
+CPU).
 
 Part 2, placement strategies (`examples/mlp_three_devices.mlir`, its own system with a
 slow host link): `plan-devices` with TVM's default strategy (free values on the default
@@ -23,6 +27,7 @@ Part 3, level 2 (`examples/two_gpus.mlir`): one multi-device host program.
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +50,7 @@ from devplan.system.description import System
 EXAMPLE = Path(__file__).with_name("two_gpus.mlir")
 MLP = Path(__file__).with_name("mlp.mlir")
 MLP_THREE = Path(__file__).with_name("mlp_three_devices.mlir")
+MODELS = [Path(__file__).with_name(name) for name in ("transformer.mlir", "cnn.mlir")]
 
 
 def section(title: str) -> None:
@@ -104,7 +110,8 @@ def show_placements(planned: ModuleOp) -> None:
                 name = op.results[0].name_hint or "?"
                 by_device.setdefault(where(device), []).append(f"%{name}")
     for device, values in sorted(by_device.items()):
-        print(f"  {device:8} {' '.join(values)}")
+        line = textwrap.fill(" ".join(values), 86, subsequent_indent=" " * 11)
+        print(f"  {device:8} {line}")
 
 
 def show_copies(planned: ModuleOp) -> None:
@@ -141,11 +148,12 @@ def show_lowered(lowered: ModuleOp) -> None:
         )
 
 
-def level_1(system: System) -> bool:
-    """Part 1: plan, lower and run examples/mlp.mlir; True when it matches the oracle."""
-    module = devplan.parse(MLP)
-    planned = devplan.apply(devplan.parse(MLP), "plan-devices")
-    section(f"level 1: plan-devices on {MLP.name} (where each value lives)")
+def level_1(system: System, path: Path = MLP, report: bool = True) -> bool:
+    """Part 1: plan, lower and run a level-1 example (examples/mlp.mlir, then the models);
+    True when it matches the oracle."""
+    module = devplan.parse(path)
+    planned = devplan.apply(devplan.parse(path), "plan-devices")
+    section(f"level 1: plan-devices on {path.name} (where each value lives)")
     show_placements(planned)
     section("copies plan-devices planned (value, from -> to, bytes)")
     show_copies(planned)
@@ -163,8 +171,9 @@ def level_1(system: System) -> bool:
     verdict = "matches" if good else "DIFFERS from"
     shape = "x".join(map(str, got.shape))
     print(f"  result {got.dtype}[{shape}]: {verdict} the oracle (max abs error {error:.2g})")
-    section("report of the level-1 run")
-    print(result.report.format())
+    if report:
+        section("report of the level-1 run")
+        print(result.report.format())
     return good
 
 
@@ -202,6 +211,8 @@ def main() -> int:
     show_system(system)
 
     ok = level_1(system)
+    for model in MODELS:
+        ok &= level_1(system, model, report=False)
     ok &= strategies()
 
     module = devplan.parse(EXAMPLE)

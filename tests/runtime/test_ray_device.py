@@ -93,7 +93,14 @@ def _same_bits(got: list[np.ndarray], want: list[np.ndarray]) -> None:
         assert g.tobytes() == w.tobytes()
 
 
-SLOW_EXAMPLES = ("mlp.mlir", "mlp_three_devices.mlir", "smoothing.mlir", "targets.mlir")
+SLOW_EXAMPLES = (
+    "mlp.mlir",
+    "mlp_three_devices.mlir",
+    "smoothing.mlir",
+    "transformer.mlir",
+    "cnn.mlir",
+    "targets.mlir",
+)
 """Not run here: the level-1 examples' pipelines take seconds (mlp.mlir is compared in the
 report's test); `DEVPLAN_RAY_ALL_EXAMPLES=1` runs them too. targets.mlir has no @main."""
 EXAMPLE_FILES = sorted(

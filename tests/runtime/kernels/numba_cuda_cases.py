@@ -40,6 +40,11 @@ SHRINK: dict[str, list[tuple[str, str]]] = {
     ],
     "mlp": [("32x", "4x"), ("x64x", "x8x"), ("<64x", "<8x"), ("128", "16")],
     "mlp_three_devices": [("256x", "8x"), ("512", "16"), ("x128x", "x8x")],
+    "transformer": [("<16x", "<4x"), ("x16xf32", "x4xf32")],
+    "cnn": [
+        ("<8x", "<2x"), ("x8x", "x2x"), ("<16x", "<4x"),
+        ("1x16x5x5", "1x4x5x5"), ("1x16xf32", "1x4xf32"),
+    ],
 }  # fmt: skip
 """Text replacements that make an example small enough for the simulator."""
 
