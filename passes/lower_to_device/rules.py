@@ -28,6 +28,7 @@ from ...dialects.placement import (
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
 from ...dispatch import OpTable
+from . import movement
 from .generic import fill, init_is_read, lower_generic
 from .lowering import Lowering
 from .types import (
@@ -42,6 +43,14 @@ from .types import (
 
 RULES: OpTable[Callable[[Lowering, Any], None]] = OpTable("lower-to-device")
 """The lowering rule of each level-1 op class."""
+
+RULES.register(tensor.ExtractSliceOp, movement.extract_slice)
+RULES.register(tensor.InsertSliceOp, movement.insert_slice)
+RULES.register(tensor.ConcatOp, movement.concat)
+RULES.register(tensor.CollapseShapeOp, movement.collapse_shape)
+RULES.register(tensor.ExpandShapeOp, movement.expand_shape)
+RULES.register(tensor.CastOp, movement.tensor_cast)
+RULES.register(tensor.ExtractOp, movement.extract)
 
 
 @RULES.impl(func.ReturnOp)
