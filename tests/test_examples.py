@@ -83,7 +83,7 @@ def test_async_copies_overlap_kernels(backend: str) -> None:
     assert report.model_seconds < sum(s.end - s.start for s in report.slices)
 
 
-LEVEL_1 = ["mlp", "smoothing"]
+LEVEL_1 = ["mlp", "smoothing", "split_batch"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -106,6 +106,17 @@ def test_mlp_runs_each_layer_where_its_hint_puts_it() -> None:
     assert devices["cuda:1"].launches == 2
     assert result.report.links["cpu:0<->cuda:0"].copies >= 1
     assert result.report.links["cpu:0<->cuda:1"].copies >= 1
+
+
+def test_split_batch_sends_each_gpu_its_half_and_concatenates_on_the_cpu() -> None:
+    _, result = run_example("split_batch", "numpy")
+    links, devices = result.report.links, result.report.devices
+    # Per GPU: the weights (8 KiB) and its half of the batch (1 KiB, not the 2 KiB batch)
+    # go there, its half of the result (512 B) comes back; the concat runs on the CPU.
+    for gpu in ("cuda:0", "cuda:1"):
+        assert (links[f"cpu:0<->{gpu}"].copies, links[f"cpu:0<->{gpu}"].bytes) == (3, 9728)
+        assert devices[gpu].launches == 2  # fill, matmul
+    assert links["cuda:0<->cuda:1"].copies == 0
 
 
 def test_examples_directory_has_the_five_programs() -> None:
