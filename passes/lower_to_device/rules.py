@@ -28,9 +28,17 @@ from ...dialects.placement import (
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
 from ...dispatch import OpTable
-from . import movement
 from .generic import fill, init_is_read, lower_generic
 from .lowering import Lowering
+from .movement import (
+    collapse_shape,
+    concat,
+    expand_shape,
+    extract,
+    extract_slice,
+    insert_slice,
+    tensor_cast,
+)
 from .types import (
     ELEMENTS,
     PLAN,
@@ -44,13 +52,13 @@ from .types import (
 RULES: OpTable[Callable[[Lowering, Any], None]] = OpTable("lower-to-device")
 """The lowering rule of each level-1 op class."""
 
-RULES.register(tensor.ExtractSliceOp, movement.extract_slice)
-RULES.register(tensor.InsertSliceOp, movement.insert_slice)
-RULES.register(tensor.ConcatOp, movement.concat)
-RULES.register(tensor.CollapseShapeOp, movement.collapse_shape)
-RULES.register(tensor.ExpandShapeOp, movement.expand_shape)
-RULES.register(tensor.CastOp, movement.tensor_cast)
-RULES.register(tensor.ExtractOp, movement.extract)
+RULES.register(tensor.ExtractSliceOp, extract_slice)
+RULES.register(tensor.InsertSliceOp, insert_slice)
+RULES.register(tensor.ConcatOp, concat)
+RULES.register(tensor.CollapseShapeOp, collapse_shape)
+RULES.register(tensor.ExpandShapeOp, expand_shape)
+RULES.register(tensor.CastOp, tensor_cast)
+RULES.register(tensor.ExtractOp, extract)
 
 
 @RULES.impl(func.ReturnOp)

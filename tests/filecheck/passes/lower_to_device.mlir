@@ -622,3 +622,21 @@ func.func @dot(%a: tensor<4096xf32> {vdev.device = #vdev.device<"cpu", 0, #targe
   } -> tensor<f32>
   func.return %r : tensor<f32>
 }
+
+// -----
+
+// Data movement: a slice with a dynamic offset and a stride is a window kernel reading
+// the source at offset + i * stride; concat writes each operand at its offset.
+
+// CHECK-LABEL: func.func @slice_and_concat
+// CHECK:         %[[S:.*]] = device.alloc() : memref<2x3xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@extract_slice_f32_2d on #vdev.device<"cuda", 0> {{.*}} args(%x, %[[S]], %{{.*}}, %i, %{{.*}}, %{{.*}})
+// CHECK:         %[[C:.*]] = device.alloc() : memref<4x3xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@insert_slice_f32_2d {{.*}} args(%[[C]], %[[S]],
+// CHECK-NEXT:    device.launch @cuda_kernels::@insert_slice_f32_2d {{.*}} args(%[[C]], %[[S]],
+
+func.func @slice_and_concat(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, %i: index) -> (tensor<4x3xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %s = tensor.extract_slice %x[1, %i] [2, 3] [2, 1] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4x6xf32> to tensor<2x3xf32>
+  %c = tensor.concat dim(0) %s, %s {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return %c : tensor<4x3xf32>
+}
