@@ -16,7 +16,12 @@ device, the CPU) and with `strategy=cost` (free values where the modelled time i
 least), side by side: where the values went, the planner's modelled time, and the
 executor's report of each run under the same cost model; both results against the oracle.
 
-Part 3, level 2 (`examples/two_gpus.mlir`): one multi-device host program.
+Part 3, data parallelism (`examples/split_batch.mlir`): a batch split in two halves
+(`tensor.extract_slice`) that two GPUs compute, concatenated on the CPU (`tensor.concat`):
+the copies plan-devices planned with the bytes each moves (a half, not the batch), the run
+against the oracle, and the bytes per link in its report.
+
+Part 4, level 2 (`examples/two_gpus.mlir`): one multi-device host program.
 1. `classify-regions` says what kind of program each function is;
 2. `outline-device-regions` splits the multi-device function into device programs;
 3. the executor runs both versions on the simulated devices, and each result is
@@ -51,6 +56,7 @@ EXAMPLE = Path(__file__).with_name("two_gpus.mlir")
 MLP = Path(__file__).with_name("mlp.mlir")
 MLP_THREE = Path(__file__).with_name("mlp_three_devices.mlir")
 MODELS = [Path(__file__).with_name(name) for name in ("transformer.mlir", "cnn.mlir")]
+SPLIT = Path(__file__).with_name("split_batch.mlir")
 
 
 def section(title: str) -> None:
@@ -205,6 +211,25 @@ def strategies() -> bool:
     return ok
 
 
+def split_batch(system: System) -> bool:
+    """Part 3: examples/split_batch.mlir planned, run and checked against the oracle."""
+    module = devplan.parse(SPLIT)
+    planned = devplan.apply(devplan.parse(SPLIT), "plan-devices")
+    section(f"data parallelism: plan-devices on {SPLIT.name} (value, from -> to, bytes)")
+    show_copies(planned)
+    inputs = random_inputs(module, seed=0)
+    result = devplan.execute(module, inputs, system=system, strict=True)
+    (expected,) = evaluate(module, inputs)
+    (got,) = result.outputs
+    good = bool(np.allclose(got, expected, rtol=1e-5, atol=1e-5))
+    shape = "x".join(map(str, got.shape))
+    verdict = "matches" if good else "DIFFERS from"
+    print(f"  result {got.dtype}[{shape}] of both halves: {verdict} the oracle")
+    section(f"report of the {SPLIT.name} run")
+    print(result.report.format())
+    return good
+
+
 def main() -> int:
     system = System.default()
     section(f"system: {system.name}")
@@ -214,6 +239,7 @@ def main() -> int:
     for model in MODELS:
         ok &= level_1(system, model, report=False)
     ok &= strategies()
+    ok &= split_batch(system)
 
     module = devplan.parse(EXAMPLE)
     inputs = random_inputs(module, seed=0)

@@ -59,8 +59,8 @@ class Module:
 # ever is killed at the timeout).
 MODULES: dict[str, Module] = {
     "reference": Module(
-        ("reference/program.py",),
-        ("tests/reference/test_program.py",),
+        ("reference/program.py", "reference/tensor.py"),
+        ("tests/reference/test_program.py", "tests/passes/lower_to_device/test_movement.py"),
         120.0,
     ),
     # The oracle's exact LangRef model of scalar ops: only the check of every op and type

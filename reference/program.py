@@ -9,7 +9,9 @@ outputs = evaluate(module, [a, b], entry="main")
 `vdev.device` attributes are not read) and runs each op of the level-1 set
 the way MLIR defines it, one NumPy operation per op: elementwise `arith`/`math` on
 tensors and scalars, `linalg.fill`, `tensor.empty` (zeros, as every DeviceAPI
-allocates), `tensor.cast`, `arith.constant`, `func.call` (and calls of MLIR's runner
+allocates), `tensor.cast`, the data-movement ops of `reference/tensor.py`
+(`extract_slice`, `insert_slice`, `concat`, `collapse_shape`, `expand_shape`, `dim`,
+`extract`), `arith.constant`, `func.call` (and calls of MLIR's runner
 printers, `printMemrefF32` of a tensor cast to `tensor<*xf32>` & co., which print what
 MLIR's runner prints: `runner_utils`), `scf.if`, `scf.for`; and, from
 `reference/linalg.py`, `linalg.generic` and `linalg.reduce` over their iteration
@@ -59,6 +61,7 @@ from ..dialects.vdev import DeviceCopyOp, OnDeviceOp
 from ..dispatch import OpTable
 from ..upstream.arith import IndexCastUIOp, RemFOp
 from . import linalg, runner_utils
+from .tensor import TENSOR_RULES
 
 Value = Any
 """A NumPy array (tensors) or a NumPy scalar (scalars) of the value's type."""
@@ -346,6 +349,8 @@ def _named(rule: Callable[[Operation, list[Value]], Value]) -> Rule:
 
 for _op_class, _rule in linalg.NAMED_RULES.items():
     _RULES.register(_op_class, _named(_rule))
+for _op_class, _rule in TENSOR_RULES.items():
+    _RULES.register(_op_class, _rule)
 
 
 def _elementwise(fn: Callable[..., Value]) -> Rule:

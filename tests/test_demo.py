@@ -40,13 +40,18 @@ def test_demo_plans_lowers_runs_compares_strategies_then_classifies_outlines_and
     assert re.search(r"^  cpu:0 +%wfc %e5 %z5 %scores$", out, re.MULTILINE)
     assert re.search(r"^  %features cuda:0 +-> cpu:0 +64 B$", out, re.MULTILINE)
     assert "result float32[1x10]: matches the oracle" in out
-    assert out.count("leaked buffers: none") == 2
+    assert out.count("leaked buffers: none") == 3
     # Strategies: the cost strategy moves the first layer off the CPU, for less modelled
     # time, and the executor's report gives each run the time the planner modelled.
     assert "modelled by the planner 1.990 ms; the executor's report 1.990 ms" in out
     assert "modelled by the planner 1.345 ms; the executor's report 1.345 ms" in out
     assert re.search(r"^  cuda:1 +%w1 %b1 %w2 %e1 %a1 %m1 ", out, re.MULTILINE)
     assert out.count("result matches the oracle") == 2
+    # Data parallelism: each GPU gets its half of the batch, not the batch.
+    assert re.search(r"^  %top +cpu:0 +-> cuda:0 +1.0 KiB$", out, re.MULTILINE)
+    assert re.search(r"^  %bottom +cpu:0 +-> cuda:1 +1.0 KiB$", out, re.MULTILINE)
+    assert re.search(r"^  %y1 +cuda:1 +-> cpu:0 +512 B$", out, re.MULTILINE)
+    assert "result float32[8x32] of both halves: matches the oracle" in out
     assert "@main           multi-device" in out
     assert 'device.target = #target.target<"cuda", host = #target.target<"llvm">>' in out
     assert out.count("matches NumPy") == 4

@@ -86,7 +86,7 @@ def test_async_copies_overlap_kernels(backend: str) -> None:
 LEVEL_1 = ["mlp", "smoothing"]
 """Level-1 examples run on both kernel backends."""
 
-LEVEL_1_MODELS = ["transformer", "cnn"]
+LEVEL_1_MODELS = ["transformer", "cnn", "split_batch"]
 """Level-1 examples run on the numpy backend only: each has a dozen or more distinct
 kernels, and compiling them with Numba would cost minutes of `make test`; the numba
 backend is held to the numpy one kernel by kernel in tests/runtime/kernels."""
@@ -145,6 +145,17 @@ def test_cnn_matches_the_oracle_with_features_on_cuda0_and_the_classifier_on_the
     # divide) and four fills on cuda:0; the classifier's fill and matmul on the CPU
     assert (devices["cuda:0"].launches, devices["cpu:0"].launches) == (11, 2)
     assert devices["cuda:1"].launches == 0
+
+
+def test_split_batch_sends_each_gpu_its_half_and_concatenates_on_the_cpu() -> None:
+    result = check_against_the_oracle("split_batch", "numpy")
+    links, devices = result.report.links, result.report.devices
+    # Per GPU: the weights (8 KiB) and its half of the batch (1 KiB, not the 2 KiB batch)
+    # go there, its half of the result (512 B) comes back; the concat runs on the CPU.
+    for gpu in ("cuda:0", "cuda:1"):
+        assert (links[f"cpu:0<->{gpu}"].copies, links[f"cpu:0<->{gpu}"].bytes) == (3, 9728)
+        assert devices[gpu].launches == 2  # fill, matmul
+    assert links["cuda:0<->cuda:1"].copies == 0
 
 
 def test_examples_directory_has_the_five_programs() -> None:

@@ -58,7 +58,11 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
     follows (so the numba backend vectorises it across a block's columns);
   * `tensor.empty`: an allocation (zeroed by every DeviceAPI), or nothing when only
     generics that never read it write over it (each allocates its result); `tensor.dim`
-    a `memref.dim`;
+    a `memref.dim` (sizes are host values, wherever the buffer lives);
+  * data movement (`movement.py`): `extract_slice`, `insert_slice` and `concat` launch
+    a window kernel (offsets, sizes and strides as scalar arguments), `collapse_shape`
+    and `expand_shape` a reshape kernel, `cast` a copy; each writes a fresh buffer;
+    `tensor.extract` of a device value copies that one element to the host;
   * `arith.constant dense<...>`: a splat is an allocation plus a fill launch on its
     device; other data lives in a `memref.global` and is copied to a fresh buffer on
     its device;
@@ -80,8 +84,8 @@ from, so run-time errors point at the user's source.
 
 Not handled (each a located error): a module that is not planned (`vdev.on_device`
 left, a tensor op without `vdev.device`, an operand on another device than its op),
-tensor ops outside the level-1 set (`tensor.extract`, `linalg.broadcast`,
-`linalg.reduce`, ...), generics `GenericLoops` refuses (`window` iterators, symbols,
+tensor ops outside the level-1 set (`tensor.pad`, `tensor.splat`, `linalg.reduce`,
+...), generics `GenericLoops` refuses (`window` iterators, symbols,
 outputs not at a permutation of the parallel loops, a loop dimension no operand
 dimension gives, body ops the kernel backends lack, values captured from outside the
 body), tensors of element types the backends lack, and tensors crossing other region ops

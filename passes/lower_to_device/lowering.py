@@ -358,8 +358,9 @@ class Lowering:
                 op,
                 f"'{self.name_of(op)}' on tensors is not lowered by lower-to-device (level-1 ops: "
                 "linalg.generic and named linalg ops with maps, elementwise arith/math the "
-                "kernel backends support, tensor.empty, tensor.dim, arith.constant, "
-                "func.call, scf.if, scf.for, vdev.device_copy)",
+                "kernel backends support, tensor.empty, tensor.dim, tensor.extract, "
+                "extract_slice, insert_slice, concat, collapse_shape, expand_shape, cast, "
+                "arith.constant, func.call, scf.if, scf.for, vdev.device_copy)",
             )
         else:
             self.lower_scalar(op)

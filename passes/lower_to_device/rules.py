@@ -30,6 +30,15 @@ from ...dialects.virtual_device import DeviceAttr, ir_text
 from ...dispatch import OpTable
 from .generic import fill, init_is_read, lower_generic
 from .lowering import Lowering
+from .movement import (
+    collapse_shape,
+    concat,
+    expand_shape,
+    extract,
+    extract_slice,
+    insert_slice,
+    tensor_cast,
+)
 from .types import (
     ELEMENTS,
     PLAN,
@@ -42,6 +51,14 @@ from .types import (
 
 RULES: OpTable[Callable[[Lowering, Any], None]] = OpTable("lower-to-device")
 """The lowering rule of each level-1 op class."""
+
+RULES.register(tensor.ExtractSliceOp, extract_slice)
+RULES.register(tensor.InsertSliceOp, insert_slice)
+RULES.register(tensor.ConcatOp, concat)
+RULES.register(tensor.CollapseShapeOp, collapse_shape)
+RULES.register(tensor.ExpandShapeOp, expand_shape)
+RULES.register(tensor.CastOp, tensor_cast)
+RULES.register(tensor.ExtractOp, extract)
 
 
 @RULES.impl(func.ReturnOp)

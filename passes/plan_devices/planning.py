@@ -111,8 +111,10 @@ planned module plans to itself (idempotent); hints are consumed.
 
 Not handled: `scf.while` and other region ops with tensor block arguments (their block
 arguments are free values; no loop-carried placement); ops with tensor operands but no
-tensor result (`tensor.dim`, `tensor.extract`) are not placed and use their operands
-where they live; indirect calls; a conflict that arises only through phase 3 (a value
+tensor result (`tensor.dim`, `tensor.extract`) are not placed: their results are host
+scalars and they read their operands where they live (`tensor.dim` only the shape;
+lower-to-device copies the one element `tensor.extract` reads to the host, so this plan
+shows no copy for it); indirect calls; a conflict that arises only through phase 3 (a value
 placed by dataflow, then passed to a callee placed elsewhere) is resolved with copies
 at the dataflow edges, not by specialisation.
 

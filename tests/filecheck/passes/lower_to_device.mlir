@@ -569,7 +569,7 @@ func.func @contraction(%a: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0,
 // Every op that cannot be lowered is reported, each at its place, in one run.
 
 // CHECK: lower_to_device.mlir:[[# @LINE + 6]]:3: error: 'linalg.generic' is not lowered by lower-to-device: the map of output 0 ((d0, d1) -> (d0)) is not a permutation of the parallel dimensions
-// CHECK: lower_to_device.mlir:[[# @LINE + 9]]:3: error: 'tensor.extract' on tensors is not lowered by lower-to-device
+// CHECK: lower_to_device.mlir:[[# @LINE + 9]]:3: error: 'tensor.splat' on tensors is not lowered by lower-to-device
 // CHECK: lower_to_device.mlir:[[# @LINE + 9]]:3: error: 'linalg.generic' is not lowered by lower-to-device: iterator d1 is 'window' (parallel and reduction are)
 
 func.func @unsupported(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}, %i: index) -> (tensor<4xf32> {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">}) {
@@ -578,7 +578,7 @@ func.func @unsupported(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cpu", 0,
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
   } -> tensor<4xf32>
-  %e = tensor.extract %x[%i, %i] : tensor<4x6xf32>
+  %e = tensor.splat %i : tensor<4xindex>
   %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "window"]} ins(%x : tensor<4x6xf32>) outs(%t : tensor<4xf32>) attrs = {vdev.device = #vdev.device<"cpu", 0, #target.target<"llvm">, "global">} {
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
@@ -621,4 +621,22 @@ func.func @dot(%a: tensor<4096xf32> {vdev.device = #vdev.device<"cpu", 0, #targe
     linalg.yield %s : f32
   } -> tensor<f32>
   func.return %r : tensor<f32>
+}
+
+// -----
+
+// Data movement: a slice with a dynamic offset and a stride is a window kernel reading
+// the source at offset + i * stride; concat writes each operand at its offset.
+
+// CHECK-LABEL: func.func @slice_and_concat
+// CHECK:         %[[S:.*]] = device.alloc() : memref<2x3xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@extract_slice_f32_2d on #vdev.device<"cuda", 0> {{.*}} args(%x, %[[S]], %{{.*}}, %i, %{{.*}}, %{{.*}})
+// CHECK:         %[[C:.*]] = device.alloc() : memref<4x3xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@insert_slice_f32_2d {{.*}} args(%[[C]], %[[S]],
+// CHECK-NEXT:    device.launch @cuda_kernels::@insert_slice_f32_2d {{.*}} args(%[[C]], %[[S]],
+
+func.func @slice_and_concat(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, %i: index) -> (tensor<4x3xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %s = tensor.extract_slice %x[1, %i] [2, 3] [2, 1] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4x6xf32> to tensor<2x3xf32>
+  %c = tensor.concat dim(0) %s, %s {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return %c : tensor<4x3xf32>
 }

@@ -1,0 +1,389 @@
+"""Lowering the data-movement ops of level 1: `tensor.extract_slice`, `insert_slice`,
+`concat`, `collapse_shape`, `expand_shape`, `cast` and `extract`.
+
+Every op writes a fresh buffer on the device it runs on (no views: each buffer keeps one
+owner, as the package header requires), through one of two kernels:
+  * the *window* kernel: one thread per element of a window of a larger buffer, at
+    `offset + i * stride` along each dimension of the larger one, reading it into a
+    dense buffer (`extract_slice`) or writing a dense buffer into it (`insert_slice`,
+    each operand of `concat`); a rank-reducing slice keeps the dimensions its shape
+    names, the dropped unit ones read at their offset;
+  * the *reshape* kernel: one thread per element, the same row-major position in a
+    buffer of another shape (`collapse_shape`, `expand_shape`).
+`tensor.cast` between static and dynamic sizes is a copy into a buffer of the new type,
+after a check of each size the cast makes static; `tensor.extract` of a value on the host
+is a `memref.load`, of a value elsewhere the window kernel's copy of that one element to
+a one-element buffer on its device, and a `device.copy` of it to the host (the report
+counts its bytes).
+
+Offsets, sizes and strides reach the kernels as scalar arguments, so one kernel serves
+static and dynamic ones. Where a window reaches outside its buffer or two sizes that must
+agree differ, the lowering says so now when the sizes are static, and a `cf.assert` does
+at run time otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from xdsl.dialects import arith, cf, memref, tensor
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ...diagnostics import error_at
+from ...dialects import device as dev
+from ...dialects import kernel as kn
+from ...dialects.placement import value_device
+from ...dialects.virtual_device import DeviceAttr
+from .kernel_builder import (
+    KernelBuilder,
+    delinearise,
+    dynamic_memref,
+    guarded,
+    name_params,
+    rank_suffix,
+)
+from .lowering import Lowering
+from .types import ELEMENTS, kernel_element, memref_type, tensor_type, type_text
+
+Size = SSAValue | int
+"""A size, offset or stride: an int when static, else its (lowered) index value."""
+
+
+# -- kernels ----------------------------------------------------------------------------
+
+
+def window_kernel(
+    name: str, element: Attribute, rank: int, kept: Sequence[int], insert: bool
+) -> kn.KernelFuncOp:
+    """part[p] = full[offsets + p * strides] (or the reverse when `insert`), one thread per
+    element of `part`, whose dimension j is dimension `kept[j]` of `full`."""
+    index = IndexType()
+    params = [dynamic_memref(element, rank), dynamic_memref(element, len(kept))]
+    kernel = kn.KernelFuncOp(name, [*params, *[index] * (2 * rank)])
+    full, part, *rest = kernel.body.block.args
+    offsets, strides = rest[:rank], rest[rank:]
+    names = [f"offset{d}" for d in range(rank)] + [f"stride{d}" for d in range(rank)]
+    name_params(kernel.body.block, ["full", "part", *names])
+    k = KernelBuilder(kernel.body.block)
+    i = k.thread_index()
+    dims = k.dims(part, len(kept))
+    inside = k.nested()
+    at = delinearise(inside, i, dims)
+    where: list[SSAValue] = list(offsets)
+    for j, d in enumerate(kept):
+        where[d] = inside.add(arith.AddiOp(offsets[d], inside.add(arith.MuliOp(at[j], strides[d]))))
+    if insert:
+        value = inside.add(memref.LoadOp.get(part, at))
+        inside.add(memref.StoreOp.get(value, full, where))
+    else:
+        value = inside.add(memref.LoadOp.get(full, where))
+        inside.add(memref.StoreOp.get(value, part, at))
+    guarded(k, i, dims, inside)
+    return kernel
+
+
+def reshape_kernel(name: str, element: Attribute, in_rank: int, out_rank: int) -> kn.KernelFuncOp:
+    """out at row-major position i = source at row-major position i, one thread per i."""
+    kernel = kn.KernelFuncOp(
+        name, [dynamic_memref(element, in_rank), dynamic_memref(element, out_rank)]
+    )
+    source, out = kernel.body.block.args
+    name_params(kernel.body.block, ["source", "out"])
+    k = KernelBuilder(kernel.body.block)
+    i = k.thread_index()
+    out_dims = k.dims(out, out_rank)
+    in_dims = k.dims(source, in_rank)
+    inside = k.nested()
+    value = inside.add(memref.LoadOp.get(source, delinearise(inside, i, in_dims)))
+    inside.add(memref.StoreOp.get(value, out, delinearise(inside, i, out_dims)))
+    guarded(k, i, out_dims, inside)
+    return kernel
+
+
+# -- host side --------------------------------------------------------------------------
+
+
+def _element(low: Lowering, op: Operation, buffer: SSAValue) -> Attribute:
+    element = memref_type(buffer.type).element_type
+    if not kernel_element(element):
+        raise error_at(op, f"'{op.name}' on {type_text(buffer.type)}: {ELEMENTS}")
+    return element
+
+
+def _value(low: Lowering, size: Size) -> SSAValue:
+    return low.index(size) if isinstance(size, int) else size
+
+
+def _extent(low: Lowering, buffer: SSAValue, d: int) -> Size:
+    n = memref_type(buffer.type).get_shape()[d]
+    return n if n != DYNAMIC_INDEX else low.dim(buffer, d)
+
+
+def _require(low: Lowering, holds: bool | SSAValue, what: str) -> None:
+    """`what` is an error now when `holds` is False, a run-time assertion when it is a value."""
+    if holds is False:
+        raise error_at(low.source, what)
+    if not isinstance(holds, bool):
+        low.emit(cf.AssertOp(holds, what))
+
+
+def _equal(low: Lowering, a: Size, b: Size) -> bool | SSAValue:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return low.emit(arith.CmpiOp(_value(low, a), _value(low, b), "eq")).results[0]
+
+
+def _mixed(low: Lowering, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Size]:
+    values = iter(low.values[v] for v in dynamic)
+    return [next(values) if s == DYNAMIC_INDEX else s for s in static]
+
+
+def kept_dims(sizes: Sequence[Size], shape: Sequence[int]) -> list[int] | None:
+    """The dimensions of a slice of `sizes` that its (possibly rank-reduced) `shape`
+    keeps, or None when it is no rank reduction: MLIR drops static unit sizes, matching
+    `shape` from the left."""
+    kept: list[int] = []
+    j = 0
+    for i, size in enumerate(sizes):
+        left, wanted = len(sizes) - i, len(shape) - j
+        fits = j < len(shape) and (not isinstance(size, int) or shape[j] in (DYNAMIC_INDEX, size))
+        if fits and (size != 1 or left == wanted):
+            kept.append(i)
+            j += 1
+            continue
+        if size != 1:
+            return None
+    return kept if j == len(shape) else None
+
+
+def _check_window(
+    low: Lowering, full: SSAValue, offsets: list[Size], sizes: list[Size], strides: list[Size]
+) -> None:
+    """Each dimension of the window lies inside `full`: offset + (size - 1) * stride < the
+    dimension (or the size is 0), the stride at least 1."""
+    for d, (o, s, t) in enumerate(zip(offsets, sizes, strides, strict=True)):
+        n = _extent(low, full, d)
+        what = f"'{low.source.name}' reaches outside dimension {d} of its tensor"
+        if all(isinstance(x, int) for x in (n, o, s, t)):
+            o, s, t, n = cast(int, o), cast(int, s), cast(int, t), cast(int, n)
+            inside = t >= 1 and o >= 0 and (s == 0 or o + (s - 1) * t < n)
+            _require(low, inside, f"{what} (size {n}: offset {o}, size {s}, stride {t})")
+            continue
+        o, s, t, n = (_value(low, x) for x in (o, s, t, n))
+        one = low.index(1)
+        steps = low.emit(arith.MuliOp(low.emit(arith.SubiOp(s, one)).results[0], t)).results[0]
+        last = low.emit(arith.AddiOp(o, steps)).results[0]
+        fits = low.emit(arith.CmpiOp(last, n, "slt")).results[0]
+        empty = low.emit(arith.CmpiOp(s, low.index(0), "eq")).results[0]
+        nonneg = low.emit(arith.CmpiOp(o, low.index(0), "sge")).results[0]
+        stride = low.emit(arith.CmpiOp(t, one, "sge")).results[0]
+        ok = low.emit(arith.OrIOp(empty, fits)).results[0]
+        ok = low.emit(arith.AndIOp(ok, low.emit(arith.AndIOp(nonneg, stride)).results[0]))
+        _require(low, ok.results[0], what)
+
+
+def _window_copy(
+    low: Lowering,
+    op: Operation,
+    device: DeviceAttr,
+    full: SSAValue,
+    part: SSAValue,
+    kept: Sequence[int],
+    offsets: Sequence[Size],
+    strides: Sequence[Size],
+    insert: bool,
+) -> None:
+    element = _element(low, op, full)
+    rank = memref_type(full.type).get_num_dims()
+    dropped = [d for d in range(rank) if d not in kept]
+    stem = f"{'insert' if insert else 'extract'}_slice_{type_text(element)}{rank_suffix(rank)}"
+    if dropped:
+        stem += "_drop" + "_".join(map(str, dropped))
+    key = f"window {'insert' if insert else 'extract'} {type_text(element)} {rank} {list(kept)}"
+    kernel = low.kernels.kernel(
+        low.target(device, op), stem, key,
+        lambda name: window_kernel(name, element, rank, kept, insert), op,
+    )  # fmt: skip
+    scalars = [_value(low, x) for x in (*offsets, *strides)]
+    low.launch_over(device, kernel, part, [full, part, *scalars], op)
+
+
+def _slice_parameters(low: Lowering, op: Any) -> tuple[list[Size], list[Size], list[Size]]:
+    return (
+        _mixed(low, op.static_offsets.get_values(), op.offsets),
+        _mixed(low, op.static_sizes.get_values(), op.sizes),
+        _mixed(low, op.static_strides.get_values(), op.strides),
+    )
+
+
+def _kept(op: Operation, sizes: list[Size], sliced: Attribute) -> list[int]:
+    shape = tensor_type(sliced).get_shape()
+    kept = kept_dims(sizes, shape)
+    if kept is None or len(sizes) != len(kept) + sum(1 for d in range(len(sizes)) if d not in kept):
+        raise error_at(
+            op,
+            f"'{op.name}': the slice type {type_text(sliced)} is not its sizes with unit "
+            "dimensions dropped",
+        )
+    return kept
+
+
+def extract_slice(low: Lowering, op: tensor.ExtractSliceOp) -> None:
+    device = low.op_device(op)
+    source = low.operand(op, 0, device)
+    offsets, sizes, strides = _slice_parameters(low, op)
+    kept = _kept(op, sizes, op.result.type)
+    _check_window(low, source, offsets, sizes, strides)
+    out_type = low.buffer_type(op.result.type, device, op)
+    shape = memref_type(out_type).get_shape()
+    dynamic = [_value(low, sizes[d]) for j, d in enumerate(kept) if shape[j] == DYNAMIC_INDEX]
+    for j, d in enumerate(kept):
+        if shape[j] != DYNAMIC_INDEX:
+            what = f"'{op.name}' size {d} differs from its result type {type_text(op.result.type)}"
+            _require(low, _equal(low, sizes[d], shape[j]), what)
+    out = low.alloc(out_type, dynamic)
+    _window_copy(low, op, device, source, out, kept, offsets, strides, insert=False)
+    low.map_results(op, [out])
+
+
+def insert_slice(low: Lowering, op: tensor.InsertSliceOp) -> None:
+    device = low.op_device(op)
+    source = low.operand(op, 0, device)
+    dest = low.operand(op, 1, device)
+    offsets, sizes, strides = _slice_parameters(low, op)
+    kept = _kept(op, sizes, op.source.type)
+    _check_window(low, dest, offsets, sizes, strides)
+    for j, d in enumerate(kept):
+        what = (
+            f"'{op.name}': dimension {j} of the inserted tensor differs from size {d} of the slice"
+        )
+        _require(low, _equal(low, sizes[d], _extent(low, source, j)), what)
+    out = low.clone(dest)
+    _window_copy(low, op, device, out, source, kept, offsets, strides, insert=True)
+    low.map_results(op, [out])
+
+
+def concat(low: Lowering, op: tensor.ConcatOp) -> None:
+    device = low.op_device(op)
+    inputs = [low.operand(op, i, device) for i in range(len(op.inputs))]
+    axis = op.dim.value.data
+    rank = memref_type(inputs[0].type).get_num_dims()
+    out_type = low.buffer_type(op.result.type, device, op)
+    shape = memref_type(out_type).get_shape()
+    offsets: list[Size] = [0]
+    for buffer in inputs:
+        n = _extent(low, buffer, axis)
+        last = offsets[-1]
+        if isinstance(last, int) and isinstance(n, int):
+            offsets.append(last + n)
+        else:
+            offsets.append(low.emit(arith.AddiOp(_value(low, last), _value(low, n))).results[0])
+    extents = [offsets[-1] if d == axis else _extent(low, inputs[0], d) for d in range(rank)]
+    for d in range(rank):
+        for i, buffer in enumerate(inputs):
+            if d != axis and i > 0:
+                what = f"'{op.name}': dimension {d} of operand {i} differs from operand 0's"
+                _require(low, _equal(low, _extent(low, buffer, d), extents[d]), what)
+        if shape[d] != DYNAMIC_INDEX:
+            what = f"'{op.name}': dimension {d} differs from the result type's"
+            _require(low, _equal(low, extents[d], shape[d]), what)
+    dynamic = [_value(low, extents[d]) for d in range(rank) if shape[d] == DYNAMIC_INDEX]
+    out = low.alloc(out_type, dynamic)
+    kept = list(range(rank))
+    for i, buffer in enumerate(inputs):
+        at: list[Size] = [offsets[i] if d == axis else 0 for d in range(rank)]
+        _window_copy(low, op, device, out, buffer, kept, at, [1] * rank, insert=True)
+    low.map_results(op, [out])
+
+
+def _reshape(low: Lowering, op: Operation, source: SSAValue, out_sizes: list[Size]) -> None:
+    device = low.op_device(op)
+    out_type = low.buffer_type(op.results[0].type, device, op)
+    shape = memref_type(out_type).get_shape()
+    dynamic = [_value(low, n) for n, s in zip(out_sizes, shape, strict=True) if s == DYNAMIC_INDEX]
+    out = low.alloc(out_type, dynamic)
+    count_in, count_out = low.element_count(source), low.element_count(out)
+    what = f"'{op.name}' changes the number of elements"
+    _require(low, _equal(low, count_in, count_out), what)
+    element = _element(low, op, source)
+    in_rank, out_rank = memref_type(source.type).get_num_dims(), len(shape)
+    stem = f"reshape_{type_text(element)}_{in_rank}d_to_{out_rank}d"
+    kernel = low.kernels.kernel(
+        low.target(device, op), stem, f"reshape {type_text(element)} {in_rank} {out_rank}",
+        lambda name: reshape_kernel(name, element, in_rank, out_rank), op,
+    )  # fmt: skip
+    low.launch_over(device, kernel, out, [source, out], op)
+    low.map_results(op, [out])
+
+
+def _product(low: Lowering, sizes: Sequence[Size]) -> Size:
+    total: Size = 1
+    for n in sizes:
+        if isinstance(total, int) and isinstance(n, int):
+            total *= n
+        else:
+            total = low.emit(arith.MuliOp(_value(low, total), _value(low, n))).results[0]
+    return total
+
+
+def collapse_shape(low: Lowering, op: tensor.CollapseShapeOp) -> None:
+    source = low.operand(op, 0, low.op_device(op))
+    groups = [[int(i.value.data) for i in g.data] for g in op.reassociation.data]
+    sizes = [_product(low, [_extent(low, source, d) for d in group]) for group in groups]
+    _reshape(low, op, source, sizes)
+
+
+def expand_shape(low: Lowering, op: tensor.ExpandShapeOp) -> None:
+    source = low.operand(op, 0, low.op_device(op))
+    sizes = _mixed(low, op.static_output_shape.get_values(), op.dynamic_output_shape)
+    _reshape(low, op, source, sizes)
+
+
+def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
+    if not isinstance(op.dest.type, TensorType) or not isinstance(op.source.type, TensorType):
+        raise error_at(
+            op, "'tensor.cast' to or from an unranked tensor is lowered only as the operand "
+            "of a runner printer call",
+        )  # fmt: skip
+    device = low.op_device(op)
+    source = low.operand(op, 0, device)
+    out_type = low.buffer_type(op.dest.type, device, op)
+    shape = memref_type(out_type).get_shape()
+    for d, n in enumerate(shape):
+        if n != DYNAMIC_INDEX:
+            what = f"'tensor.cast' to {type_text(op.dest.type)}: dimension {d} differs"
+            _require(low, _equal(low, _extent(low, source, d), n), what)
+    dynamic = [low.dim(source, d) for d, n in enumerate(shape) if n == DYNAMIC_INDEX]
+    out = low.alloc(out_type, dynamic)
+    low.emit(dev.CopyOp(source, out))
+    low.map_results(op, [out])
+
+
+def extract(low: Lowering, op: tensor.ExtractOp) -> None:
+    """One element to the host: a load there, or a copy of that element from its device."""
+    source = low.values[op.tensor]
+    type_ = memref_type(source.type)
+    rank = type_.get_num_dims()
+    indices = [low.values[v] for v in op.indices]
+    for d, i in enumerate(indices):
+        n = _value(low, _extent(low, source, d))
+        inside = low.emit(arith.CmpiOp(i, n, "ult")).results[0]
+        _require(low, inside, f"'{op.name}' index {d} is outside its tensor")
+    if not isinstance(type_.memory_space, DeviceAttr):
+        low.map_results(op, [low.emit(memref.LoadOp.get(source, indices)).results[0]])
+        return
+    if rank == 0:
+        raise error_at(op, "'tensor.extract' of a rank-0 tensor on a device is not lowered")
+    device = value_device(op.tensor)
+    assert device is not None  # its memory space says it is placed
+    element = _element(low, op, source)
+    on_device = low.alloc(MemRefType(element, [1], memory_space=type_.memory_space), [])
+    _window_copy(low, op, device, source, on_device, [rank - 1], indices, [1] * rank, False)
+    on_host = low.alloc(MemRefType(element, [1]), [])
+    low.emit(dev.CopyOp(on_device, on_host))
+    low.free(on_device)
+    value = low.emit(memref.LoadOp.get(on_host, [low.index(0)])).results[0]
+    low.free(on_host)
+    low.map_results(op, [value])

@@ -1,0 +1,161 @@
+"""The oracle's data-movement ops of the `tensor` dialect, as MLIR defines them, one NumPy
+operation each: `extract_slice`/`insert_slice` (static and dynamic offsets, sizes and
+strides, rank-reducing), `concat`, `collapse_shape`, `expand_shape`, `dim`, `extract`.
+
+Each rule takes the op and its operands' values (tensors as arrays, `index` operands as
+integers, in operand order) and returns its one result. Reading outside a tensor, which
+MLIR leaves undefined, is an error placed at the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
+from xdsl.ir import Attribute, Operation
+
+from ..diagnostics import error_at
+
+Value = Any
+Rule = Callable[[Operation, list[Value]], Value]
+
+
+def _mixed(static: Sequence[int], dynamic: Sequence[Value]) -> list[int]:
+    """Static entries with each dynamic one (`DYNAMIC_INDEX`) taken, in order, from `dynamic`."""
+    values = iter(int(v) for v in dynamic)
+    return [next(values) if s == DYNAMIC_INDEX else s for s in static]
+
+
+def _shape(type_: Attribute) -> tuple[int, ...]:
+    return tuple(cast(TensorType[Attribute], type_).get_shape())
+
+
+def _kept_dims(sizes: Sequence[int], reduced: Sequence[int]) -> list[int]:
+    """The dims of `sizes` that the (possibly rank-reduced) shape `reduced` keeps: MLIR
+    drops unit sizes, matching `reduced` from the left."""
+    kept: list[int] = []
+    j = 0
+    for i, size in enumerate(sizes):
+        fits = j < len(reduced) and reduced[j] in (DYNAMIC_INDEX, size)
+        if fits and (size != 1 or len(sizes) - i == len(reduced) - j):
+            kept.append(i)
+            j += 1
+            continue
+        if size != 1:
+            return []
+    return kept if j == len(reduced) else []
+
+
+def _window(
+    op: Operation, full: tuple[int, ...], offsets: list[int], sizes: list[int], strides: list[int]
+) -> tuple[slice, ...]:
+    """The slices of a tensor of shape `full` the offsets, sizes and strides select."""
+    if len(offsets) != len(full) or len(sizes) != len(full) or len(strides) != len(full):
+        raise error_at(op, f"'{op.name}' needs one offset, size and stride per dimension")
+    window: list[slice] = []
+    for d, (n, o, s, t) in enumerate(zip(full, offsets, sizes, strides, strict=True)):
+        last = o + (s - 1) * t
+        if s < 0 or t < 1 or o < 0 or (s > 0 and last >= n):
+            raise error_at(
+                op,
+                f"'{op.name}' reaches outside dimension {d} (size {n}): offset {o}, "
+                f"size {s}, stride {t}",
+            )
+        window.append(slice(o, o + s * t, t) if s > 0 else slice(o, o))
+    return tuple(window)
+
+
+def _slice_parameters(op: Any, args: list[Value], first: int) -> tuple[list[int], ...]:
+    n_off, n_size = len(op.offsets), len(op.sizes)
+    offsets = _mixed(op.static_offsets.get_values(), args[first : first + n_off])
+    sizes = _mixed(op.static_sizes.get_values(), args[first + n_off : first + n_off + n_size])
+    strides = _mixed(op.static_strides.get_values(), args[first + n_off + n_size :])
+    return offsets, sizes, strides
+
+
+def _extract_slice(op: Operation, args: list[Value]) -> Value:
+    source = np.asarray(args[0])
+    offsets, sizes, strides = _slice_parameters(op, args, 1)
+    part = source[_window(op, source.shape, offsets, sizes, strides)]
+    kept = _kept_dims(sizes, _shape(op.results[0].type))
+    return np.ascontiguousarray(part.reshape([sizes[d] for d in kept]))
+
+
+def _insert_slice(op: Operation, args: list[Value]) -> Value:
+    source, dest = np.asarray(args[0]), np.array(args[1])
+    offsets, sizes, strides = _slice_parameters(op, args, 2)
+    window = _window(op, dest.shape, offsets, sizes, strides)
+    kept = _kept_dims(sizes, _shape(op.operands[0].type))
+    if [sizes[d] for d in kept] != list(source.shape):
+        wanted = "x".join(str(sizes[d]) for d in kept)
+        got = "x".join(map(str, source.shape))
+        raise error_at(op, f"'tensor.insert_slice' of a {got} tensor into a {wanted} slice")
+    dest[window] = source.reshape(sizes)
+    return dest
+
+
+def _concat(op: Operation, args: list[Value]) -> Value:
+    axis = cast(tensor.ConcatOp, op).dim.value.data
+    shapes = [np.shape(a) for a in args]
+    for i, shape in enumerate(shapes[1:], 1):
+        others = [n for d, n in enumerate(shape) if d != axis]
+        if others != [n for d, n in enumerate(shapes[0]) if d != axis]:
+            raise error_at(
+                op,
+                f"'tensor.concat' operand {i} is {'x'.join(map(str, shape))}, operand 0 "
+                f"{'x'.join(map(str, shapes[0]))}: only dimension {axis} may differ",
+            )
+    return np.concatenate([np.asarray(a) for a in args], axis=axis)
+
+
+def _collapse_shape(op: Operation, args: list[Value]) -> Value:
+    source = np.asarray(args[0])
+    groups = [[int(i.value.data) for i in g.data] for g in cast(Any, op).reassociation.data]
+    shape = [int(np.prod([source.shape[d] for d in group])) for group in groups]
+    return source.reshape(shape)
+
+
+def _expand_shape(op: Operation, args: list[Value]) -> Value:
+    source = np.asarray(args[0])
+    shape = _mixed(cast(Any, op).static_output_shape.get_values(), args[1:])
+    if int(np.prod(shape)) != source.size:
+        raise error_at(
+            op,
+            f"'tensor.expand_shape' of {source.size} elements to output_shape "
+            f"{shape} ({int(np.prod(shape))} elements)",
+        )
+    return source.reshape(shape)
+
+
+def _dim(op: Operation, args: list[Value]) -> Value:
+    shape, index = np.shape(args[0]), int(args[1])
+    if not 0 <= index < len(shape):
+        raise error_at(op, f"'tensor.dim' index {index} is out of range for rank {len(shape)}")
+    return np.int64(shape[index])
+
+
+def _extract(op: Operation, args: list[Value]) -> Value:
+    source = np.asarray(args[0])
+    indices = tuple(int(i) for i in args[1:])
+    if any(not 0 <= i < n for i, n in zip(indices, source.shape, strict=True)):
+        raise error_at(
+            op,
+            f"'tensor.extract' at {list(indices)} is outside a "
+            f"{'x'.join(map(str, source.shape))} tensor",
+        )
+    return source[indices]
+
+
+TENSOR_RULES: dict[type[Operation], Rule] = {
+    tensor.ExtractSliceOp: _extract_slice,
+    tensor.InsertSliceOp: _insert_slice,
+    tensor.ConcatOp: _concat,
+    tensor.CollapseShapeOp: _collapse_shape,
+    tensor.ExpandShapeOp: _expand_shape,
+    tensor.DimOp: _dim,
+    tensor.ExtractOp: _extract,
+}
+"""Op class -> the rule computing its one result."""
