@@ -788,13 +788,15 @@ def _overflows64(op: Any, unsigned: Any, x: Any, y: Any) -> Any:
         return (y > 0 and x > i64_max - y) or (y < 0 and x < i64_min - y)
     if op == 1:
         return (y < 0 and x > i64_max + y) or (y > 0 and x < i64_min + y)
-    if x == -1 or y == -1:  # (i64_max // i64_min is -1: the test below misses -1 * min)
-        return x == i64_min or y == i64_min
-    if x > 0:
-        return (y > 0 and x > i64_max // y) or (y < 0 and y < i64_min // x)
-    if x < 0:
-        return (y > 0 and x < i64_min // y) or (y < 0 and x < i64_max // y)
-    return False
+    # The wrapped product r is exact iff r / x is y with no remainder (x not 0 or -1:
+    # r // -1 itself overflows). Comparing x with a bound divided by y instead rounds
+    # the bound the wrong way for some signs (-3 * (i64_min // 3) was missed).
+    if x == 0:
+        return False
+    if x == -1:
+        return y == i64_min
+    r = np.int64(np.uint64(x) * np.uint64(y))
+    return r // x != y or r % x != 0
 
 
 def _overflows(op: Any, unsigned: Any, x: Any, y: Any, width: Any) -> Any:
@@ -877,6 +879,7 @@ def fault_message(kind: int, op: str, width: int) -> str:
 
 def shift_message(op: str, width: int) -> str:
     return f"'arith.{op}' shifts an i{width} by a negative amount or by {width} bits or more"
+
 
 _INT_DEFS: dict[str, tuple[Callable[..., Any], str]] = {
     **{name: (fn, "int64(int64, int64, int64)") for name, fn in INT_BINARY_DEFS.items()},

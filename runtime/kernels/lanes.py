@@ -18,8 +18,9 @@ load or store whose indices are all affine becomes a strided *view* of the buffe
 index array at all. That is what keeps an elementwise kernel within a small factor of
 `numpy.add`.
 
-Integer semantics: the binary integer ops are `semantics`' definitions (its ufuncs on
-arrays held in their width's dtype, its compiled scalars on uniform values), except index
+Integer semantics: the binary integer ops are `semantics`' definitions, computed with
+NumPy alone (`numpy_semantics`, bit for bit the same) on arrays held in their width's
+dtype and on uniform values, except index
 arithmetic affine in the lanes, kept exact and symbolic (`Affine`, 64 bits). Division by
 zero, shifts by the width or more, and float-to-int conversions of NaN or out-of-range
 values are errors, not garbage. Lanes a mask turns off never touch memory and never fault.
@@ -41,7 +42,7 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
-from .. import semantics
+from .. import numpy_semantics, semantics
 from .common import (
     BARRIER_MESSAGE,
     STEP_MESSAGE,
@@ -272,11 +273,9 @@ def integer(name: str, x: Value, y: Value, width: int) -> Value:
     """The binary integer op `name` of `semantics` (its one definition) on lanes."""
     a, b = _signed_form(x, width), _signed_form(y, width)
     uniform = is_uniform(a) and is_uniform(b)
-    if uniform:
-        out = semantics.int_scalar(name)(a, b, width)
-    else:
-        storage = _SIGNED_FORM[width]
-        out = semantics.int_ufunc(name, storage.name)(a, b, width, dtype=storage)
+    out = numpy_semantics.INT_BINARY[name](a, b, width)
+    if not uniform:
+        out = out.astype(_SIGNED_FORM[width], copy=False)
     return _from_signed_form(out, width, uniform)
 
 
@@ -336,20 +335,18 @@ class Faults:
             raise self.kernel.error(site, message, block, thread)
 
 
-def checked(
-    f: Faults, site: int, op: str, x: Value, y: Value, width: int, flags: int = 0
-) -> Value:
+def checked(f: Faults, site: int, op: str, x: Value, y: Value, width: int, flags: int = 0) -> Value:
     """A binary integer op with undefined behaviour (a division, a shift, an op with
     `nsw`/`nuw` flags, `flags` as `semantics.flag_bits`): the first active lane for which
     `semantics`' `int_fault` finds some is a located error, else the op's result."""
     a, b = _signed_form(x, width), _signed_form(y, width)
     code = semantics.fault_code(op)
+    kinds = numpy_semantics.int_fault(code, flags, a, b, width)
     if is_uniform(a) and is_uniform(b):
-        kind = semantics.int_scalar("int_fault")(code, flags, a, b, width)
+        kind = int(kinds)
         if kind:
             f.check(site, True, semantics.fault_message(kind, op, width))
     else:
-        kinds = semantics.int_ufunc("int_fault")(code, flags, a, b, width)
         f.check_kinds(site, kinds, op, width)
     return integer(f"arith.{op}", x, y, width)
 

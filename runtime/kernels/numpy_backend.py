@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects.kernel import AllocSharedOp, AssertOp, PrintfOp
-from .. import semantics
+from .. import numpy_semantics, semantics
 from . import device_io, lanes, watchdog
 from .common import (
     BIT_OPS,
@@ -439,7 +439,7 @@ class NumpySource(SourceWriter):
         fmt = narrow_format(op.results[0].type)
         if fmt == "bf16" and name == "math.fma":
             name = "fma_bf16"  # rounded to odd in f64 first (see semantics)
-        fn = self.const("U", semantics.numpy_ufunc(name))
+        fn = self.const("U", numpy_semantics.FLOAT_BINARY.get(name) or semantics.numpy_ufunc(name))
         # f16's + - * / sqrt are NumPy's (computed in f32, rounded once: exact)
         exact = name in semantics.EXACT_BINARY or name in semantics.EXACT_UNARY
         narrow = fmt if fmt == "bf16" or (fmt == "f16" and not exact) else None

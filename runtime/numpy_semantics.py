@@ -1,0 +1,353 @@
+"""The binary integer ops of `arith` and `int_fault`, and the float min/max ops, written
+with NumPy alone: the NumPy kernel backend and host code compute them here, so that a run
+that needs no transcendental never imports Numba (building one Numba ufunc costs a
+process 0.2-0.7 s of CPU, more than the rest of a small run).
+
+These are the definitions of `semantics` over whole arrays, bit for bit: operands and
+results are integers of `width` bits in signed form (int64 values, or arrays of the
+width's dtype; i1 true is -1), the same total results where the LangRef leaves the
+behaviour undefined (every path reports those before it uses a result), and `int_fault`
+numbers faults as `semantics` does. `tests/runtime/test_numpy_semantics.py` checks every
+op against `semantics`' compiled definitions on all pairs of boundary values of each
+width, and the overflow tests against exact Python integers too.
+
+Computing over uint64 wraps as two's complement does; a signed result is the low `width`
+bits sign-extended (shifted to the top of an int64 and back arithmetically).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+Array = np.ndarray[Any, Any]
+
+_U64 = np.uint64
+_I64 = np.int64
+
+
+def _i64(x: Any) -> Array:
+    return np.asarray(x).astype(np.int64)
+
+
+def _u64(x: Any) -> Array:
+    """The 64 bits of the signed-form `x` (sign-extended) as uint64."""
+    return _i64(x).view(np.uint64)
+
+
+def _to_signed(u: Array, width: int) -> Array:
+    """The low `width` bits of the uint64 `u` in signed form (int64)."""
+    if width < 64:
+        shift = _U64(64 - width)
+        return (u << shift).view(np.int64) >> _I64(64 - width)
+    return u.view(np.int64)
+
+
+def _unsigned_bits(x: Any, width: int) -> Array:
+    u = _u64(x)
+    if width < 64:
+        u = u & ((_U64(1) << _U64(width)) - _U64(1))
+    return u
+
+
+def _safe(divisor: Array, bad: Array) -> Array:
+    """`divisor` with 1 where `bad`: the lanes whose result is chosen otherwise."""
+    return np.where(bad, np.ones_like(divisor), divisor)
+
+
+def _addi(x: Any, y: Any, width: int) -> Array:
+    return _to_signed(_u64(x) + _u64(y), width)
+
+
+def _subi(x: Any, y: Any, width: int) -> Array:
+    return _to_signed(_u64(x) - _u64(y), width)
+
+
+def _muli(x: Any, y: Any, width: int) -> Array:
+    return _to_signed(_u64(x) * _u64(y), width)
+
+
+def _andi(x: Any, y: Any, width: int) -> Array:
+    return _i64(x) & _i64(y)
+
+
+def _ori(x: Any, y: Any, width: int) -> Array:
+    return _i64(x) | _i64(y)
+
+
+def _xori(x: Any, y: Any, width: int) -> Array:
+    return _i64(x) ^ _i64(y)
+
+
+def _maxsi(x: Any, y: Any, width: int) -> Array:
+    return np.maximum(_i64(x), _i64(y))
+
+
+def _minsi(x: Any, y: Any, width: int) -> Array:
+    return np.minimum(_i64(x), _i64(y))
+
+
+def _maxui(x: Any, y: Any, width: int) -> Array:
+    keep = _unsigned_bits(x, width) >= _unsigned_bits(y, width)
+    return np.where(keep, _i64(x), _i64(y))
+
+
+def _minui(x: Any, y: Any, width: int) -> Array:
+    keep = _unsigned_bits(x, width) <= _unsigned_bits(y, width)
+    return np.where(keep, _i64(x), _i64(y))
+
+
+def _signed_division(x: Any, y: Any, width: int, rounding: str) -> Array:
+    """x / y rounded `rounding` ("trunc", "floor", "ceil"): 0 for y == 0, the wrapped
+    negation for y == -1 (the minimum value stays itself)."""
+    a, b = np.broadcast_arrays(_i64(x), _i64(y))
+    zero, minus_one = b == 0, b == -1
+    d = _safe(b, zero | minus_one)
+    q = a // d  # floor
+    if rounding != "floor":
+        inexact = q * d != a
+        q = q + ((q < 0) & inexact if rounding == "trunc" else inexact)
+    negated = _to_signed(_U64(0) - a.view(np.uint64), width)
+    return np.where(zero, _I64(0), np.where(minus_one, negated, q))
+
+
+def _divsi(x: Any, y: Any, width: int) -> Array:
+    return _signed_division(x, y, width, "trunc")
+
+
+def _floordivsi(x: Any, y: Any, width: int) -> Array:
+    return _signed_division(x, y, width, "floor")
+
+
+def _ceildivsi(x: Any, y: Any, width: int) -> Array:
+    return _signed_division(x, y, width, "ceil")
+
+
+def _remsi(x: Any, y: Any, width: int) -> Array:
+    a, b = np.broadcast_arrays(_i64(x), _i64(y))
+    none = (b == 0) | (b == -1)
+    d = _safe(b, none)
+    r = a - _signed_division(a, d, width, "trunc") * d
+    return np.where(none, _I64(0), r)
+
+
+def _unsigned_division(x: Any, y: Any, width: int, op: str) -> Array:
+    ux, uy = np.broadcast_arrays(_unsigned_bits(x, width), _unsigned_bits(y, width))
+    zero = uy == 0
+    d = _safe(uy, zero)
+    if op == "rem":
+        out = ux % d
+    else:
+        out = ux // d
+        if op == "ceil":
+            out = out + (out * d != ux).astype(np.uint64)
+    return np.where(zero, _I64(0), _to_signed(out, width))
+
+
+def _divui(x: Any, y: Any, width: int) -> Array:
+    return _unsigned_division(x, y, width, "floor")
+
+
+def _remui(x: Any, y: Any, width: int) -> Array:
+    return _unsigned_division(x, y, width, "rem")
+
+
+def _ceildivui(x: Any, y: Any, width: int) -> Array:
+    return _unsigned_division(x, y, width, "ceil")
+
+
+def _shift(x: Any, y: Any, width: int, op: str) -> Array:
+    a, b = np.broadcast_arrays(_i64(x), _i64(y))
+    wide = (b < 0) | (b >= width)
+    amount = np.where(wide, _I64(0), b)
+    if op == "shli":
+        out = _to_signed(a.view(np.uint64) << amount.view(np.uint64), width)
+    elif op == "shrsi":
+        out = a >> amount
+    else:
+        out = _to_signed(_unsigned_bits(a, width) >> amount.view(np.uint64), width)
+    return np.where(wide, _I64(0), out)
+
+
+def _shli(x: Any, y: Any, width: int) -> Array:
+    return _shift(x, y, width, "shli")
+
+
+def _shrsi(x: Any, y: Any, width: int) -> Array:
+    return _shift(x, y, width, "shrsi")
+
+
+def _shrui(x: Any, y: Any, width: int) -> Array:
+    return _shift(x, y, width, "shrui")
+
+
+def _quiet(fn: Callable[..., Array]) -> Callable[..., Array]:
+    """`fn` with NumPy's overflow warnings off: wrapping is the definition (and 0-d
+    operands compute as NumPy scalars, which warn where arrays do not)."""
+
+    def run(*args: Any) -> Array:
+        with np.errstate(over="ignore"):
+            return fn(*args)
+
+    return run
+
+
+_INT_BINARY: dict[str, Callable[[Any, Any, int], Array]] = {
+    "arith.addi": _addi,
+    "arith.subi": _subi,
+    "arith.muli": _muli,
+    "arith.andi": _andi,
+    "arith.ori": _ori,
+    "arith.xori": _xori,
+    "arith.maxsi": _maxsi,
+    "arith.minsi": _minsi,
+    "arith.maxui": _maxui,
+    "arith.minui": _minui,
+    "arith.divsi": _divsi,
+    "arith.remsi": _remsi,
+    "arith.floordivsi": _floordivsi,
+    "arith.ceildivsi": _ceildivsi,
+    "arith.divui": _divui,
+    "arith.remui": _remui,
+    "arith.ceildivui": _ceildivui,
+    "arith.shli": _shli,
+    "arith.shrsi": _shrsi,
+    "arith.shrui": _shrui,
+}
+INT_BINARY: dict[str, Callable[[Any, Any, int], Array]] = {
+    name: _quiet(fn) for name, fn in _INT_BINARY.items()
+}
+"""`semantics.INT_BINARY_DEFS` over arrays: `(x, y, width) -> int64 result` in signed form."""
+
+# ---------------------------------------------------------------- undefined behaviour
+# The numbering of `semantics`: FAULTING_OPS = divisions (0-6), shifts (7-9), addi, subi,
+# muli (10-12); fault kinds NO_FAULT 0, DIVIDES_BY_ZERO 1, QUOTIENT_OVERFLOWS 2,
+# SHIFT_TOO_WIDE 3, NSW_OVERFLOW 4, NUW_OVERFLOW 5.
+
+_I64_MIN, _I64_MAX = _I64(-(2**63)), _I64(2**63 - 1)
+
+
+def _overflows64(op: int, unsigned: bool, x: Array, y: Array) -> Array:
+    """Whether the 64-bit add (0), sub (1) or mul (2) of `x`, `y` overflows."""
+    if unsigned:
+        ux, uy = x.view(np.uint64), y.view(np.uint64)
+        if op == 0:
+            return ux > ~uy  # ux + uy > 2**64 - 1
+        if op == 1:
+            return ux < uy
+        nonzero = ux != 0
+        return nonzero & (uy > np.iinfo(np.uint64).max // _safe(ux, ~nonzero))
+    if op == 0:
+        return ((y > 0) & (x > _I64_MAX - y)) | ((y < 0) & (x < _I64_MIN - y))
+    if op == 1:
+        return ((y < 0) & (x > _I64_MAX + y)) | ((y > 0) & (x < _I64_MIN + y))
+    # The wrapped product r is exact iff r / x is y with no remainder (x not 0 or -1,
+    # decided apart: r // -1 itself overflows).
+    special = (x == 0) | (x == -1)
+    xs = _safe(x, special)
+    r: Array = (x.view(np.uint64) * y.view(np.uint64)).view(np.int64)
+    wrapped: Array = (r // xs != y) | (r % xs != 0)
+    out: Array = np.where(special, (x == -1) & (y == _I64_MIN), wrapped)
+    return out
+
+
+def _overflows(op: int, unsigned: bool, x: Array, y: Array, width: int) -> Array:
+    """Whether addi (0), subi (1), muli (2) or shli (3) of the signed-form `x`, `y` breaks
+    nuw (`unsigned`) or nsw: its exact result does not fit in `width` bits."""
+    if op == 3:
+        wide = (y < 0) | (y >= width)
+        amount = np.where(wide, _I64(0), y)
+        r = _to_signed(x.view(np.uint64) << amount.view(np.uint64), width)
+        if unsigned:
+            back = _unsigned_bits(r, width) >> amount.view(np.uint64)
+            lost = back != _unsigned_bits(x, width)
+        else:
+            lost = (r >> amount) != x
+        return lost & ~wide
+    if width == 64:
+        return _overflows64(op, unsigned, x, y)
+    if unsigned:  # below 2**32: the sum, difference and (in uint64) product are exact
+        a, b = _unsigned_bits(x, width), _unsigned_bits(y, width)
+        hi = _U64((1 << width) - 1)
+        if op == 0:
+            return a + b > hi
+        if op == 1:
+            return a < b
+        return a * b > hi
+    lo, hi = _I64(-(1 << (width - 1))), _I64((1 << (width - 1)) - 1)
+    exact = x + y if op == 0 else x - y if op == 1 else x * y  # |x|, |y| <= 2**31: exact
+    return (exact < lo) | (exact > hi)
+
+
+def int_fault(code: int, flags: int, x: Any, y: Any, width: int) -> Array:
+    """`semantics`' `int_fault` over arrays: the fault kind of op `code` (its number in
+    `FAULTING_OPS`) per element, 0 for none; `flags` is 1 for nsw, 2 for nuw, 3 both."""
+    with np.errstate(over="ignore"):
+        return _int_fault(code, flags, x, y, width)
+
+
+def _int_fault(code: int, flags: int, x: Any, y: Any, width: int) -> Array:
+    a, b = np.broadcast_arrays(_i64(x), _i64(y))
+    kinds = np.zeros(a.shape, dtype=np.int64)
+    if code < 7:
+        if code in (0, 2, 3):  # divsi, floordivsi, ceildivsi (not remsi)
+            minimum = _I64(-(1 << (width - 1)))
+            kinds[(b == -1) & (a == minimum)] = 2
+        kinds[b == 0] = 1
+        return kinds
+    if code < 10:
+        kinds[(b < 0) | (b >= width)] = 3
+        if code != 7:
+            return kinds
+    op = 3 if code == 7 else code - 10
+    checked = kinds == 0
+    if flags & 2:
+        kinds[checked & _overflows(op, True, a, b, width)] = 5
+    if flags & 1:
+        kinds[checked & _overflows(op, False, a, b, width)] = 4  # nsw is reported first
+    return kinds
+
+
+# ---------------------------------------------------------------- float min/max
+
+
+def _arrays(x: Any, y: Any) -> tuple[Array, Array]:
+    return np.asarray(x), np.asarray(y)
+
+
+def _maximumf(x: Any, y: Any) -> Any:
+    """NaN propagates (x's first), +0 above -0."""
+    a, b = _arrays(x, y)
+    larger: Array = np.where(a == b, np.where(np.signbit(a), b, a), np.where(a > b, a, b))
+    out: Array = np.where(a != a, a, np.where(b != b, b, larger))
+    return out[()]
+
+
+def _minimumf(x: Any, y: Any) -> Any:
+    a, b = _arrays(x, y)
+    smaller: Array = np.where(a == b, np.where(np.signbit(a), a, b), np.where(a < b, a, b))
+    out: Array = np.where(a != a, a, np.where(b != b, b, smaller))
+    return out[()]
+
+
+def _maxnumf(x: Any, y: Any) -> Any:
+    a, b = _arrays(x, y)
+    out: Array = np.where(a != a, b, np.where(b != b, a, _maximumf(a, b)))
+    return out[()]
+
+
+def _minnumf(x: Any, y: Any) -> Any:
+    a, b = _arrays(x, y)
+    out: Array = np.where(a != a, b, np.where(b != b, a, _minimumf(a, b)))
+    return out[()]
+
+
+FLOAT_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "arith.maximumf": _maximumf,
+    "arith.minimumf": _minimumf,
+    "arith.maxnumf": _maxnumf,
+    "arith.minnumf": _minnumf,
+}
+"""Float ops of `semantics.DEFINED_OPS` NumPy computes exactly as their definitions do."""
