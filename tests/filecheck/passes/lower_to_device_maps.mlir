@@ -43,7 +43,7 @@
 // CHECK-NEXT:  %1 = arith.constant 1 : index
 // CHECK-NEXT:  %2 = arith.constant 256 : index
 // CHECK-NEXT:  %p = device.alloc() : memref<5x8x10xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:  device.launch @cuda_kernels::@copy_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %1, %1) block(%2, %1, %1) args(%x, %p) : memref<8x10x5xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<5x8x10xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  device.launch @cuda_kernels::@copy_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %1, %1) block(%2, %1, %1) args(%x, %p) {device.work = array<i64: 0, 3200>} : memref<8x10x5xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<5x8x10xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  func.return %p : memref<5x8x10xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  }
 
@@ -94,7 +94,7 @@ func.func @permutation(%x: tensor<8x10x5xf32> {vdev.device = #vdev.device<"cuda"
 // CHECK-NEXT:  %0 = arith.constant 1 : index
 // CHECK-NEXT:  %1 = arith.constant 20 : index
 // CHECK-NEXT:  %r = device.alloc() : memref<4x5xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:  device.launch @cuda_kernels::@add_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %init, %r) : memref<4x6x5xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x5xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x5xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  device.launch @cuda_kernels::@add_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %init, %r) {device.work = array<i64: 120, 640>} : memref<4x6x5xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x5xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x5xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  func.return %r : memref<4x5xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  }
 
@@ -139,7 +139,7 @@ func.func @middle_sum(%x: tensor<4x6x5xf32> {vdev.device = #vdev.device<"cuda", 
 // CHECK-NEXT:  %0 = arith.constant 1 : index
 // CHECK-NEXT:  %1 = arith.constant 24 : index
 // CHECK-NEXT:  %r = device.alloc() : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:  device.launch @cuda_kernels::@mul_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %s, %r) : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  device.launch @cuda_kernels::@mul_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %s, %r) {device.work = array<i64: 24, 208>} : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  func.return %r : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  }
 
@@ -179,7 +179,7 @@ func.func @row_scale(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, 
 // CHECK-NEXT:  %0 = arith.constant 1 : index
 // CHECK-NEXT:  %1 = arith.constant 4 : index
 // CHECK-NEXT:  %r = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:  device.launch @cuda_kernels::@copy_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %r) : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  device.launch @cuda_kernels::@copy_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %r) {device.work = array<i64: 0, 32>} : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  func.return %r : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  }
 
@@ -241,7 +241,7 @@ func.func @column(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, #ta
 // CHECK-NEXT:  %0 = arith.constant 1 : index
 // CHECK-NEXT:  %1 = arith.constant 16 : index
 // CHECK-NEXT:  %r = device.alloc() : memref<4x4xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:  device.launch @cuda_kernels::@mul_add_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %w, %init, %r) : memref<9x9xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<3x3xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x4xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  device.launch @cuda_kernels::@mul_add_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %w, %init, %r) {device.work = array<i64: 288, 488>} : memref<9x9xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<3x3xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4x4xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  func.return %r : memref<4x4xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  }
 
@@ -292,7 +292,7 @@ func.func @strided_window(%x: tensor<9x9xf32> {vdev.device = #vdev.device<"cuda"
 // CHECK-NEXT:  %1 = arith.constant 4 : index
 // CHECK-NEXT:  %r = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  %r_1 = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:  device.launch @cuda_kernels::@add_maximumf_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %s0, %m0, %r, %r_1) : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  device.launch @cuda_kernels::@add_maximumf_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %0, %0) block(%1, %0, %0) args(%x, %s0, %m0, %r, %r_1) {device.work = array<i64: 48, 160>} : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  func.return %r, %r_1 : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:  }
 
