@@ -77,7 +77,13 @@ def assert_outputs_agree(outcome: dict[str, Any]) -> None:
     assert "error" not in numpy, numpy.get("error")
     assert len(cuda["outputs"]) == len(numpy["outputs"])
     for got, want in zip(cuda["outputs"], numpy["outputs"], strict=True):
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=RTOL, atol=0)
+        # Sums taken in another order (a thread per element against NumPy's pairwise
+        # reductions) differ by a few units of f32 relative to the terms summed; where
+        # they cancel (a layer norm's centred values) that is large against the result, so
+        # elements are also allowed that much of the output's largest magnitude.
+        want_array = np.asarray(want)
+        scale = float(np.max(np.abs(want_array))) if want_array.size else 0.0
+        np.testing.assert_allclose(np.asarray(got), want_array, rtol=RTOL, atol=RTOL * scale)
 
 
 def test_examples_are_all_covered() -> None:
