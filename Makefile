@@ -48,7 +48,7 @@ lit: $(STAMP)
 # Differential fuzzing at length: 2,000 random level-1 programs against the oracle, unseeded
 # (DEVPLAN_FUZZ_SEED=N replays a seed); failing examples are kept in .hypothesis/fuzz and
 # replayed first next time, each failing program written to build/fuzz-failures/.
-# (`make test` runs a fixed set of 110 of them, fewer since the generator draws linalg ops,
+# (`make test` runs a fixed set of 64 of them, fewer since the generator draws linalg ops,
 # so that its share of `make test` stays about a minute.)
 fuzz: $(STAMP)
 	DEVPLAN_FUZZ_EXAMPLES=$${DEVPLAN_FUZZ_EXAMPLES:-2000} $(BIN)/pytest -q --rootdir=tests tests/test_differential_fuzz.py

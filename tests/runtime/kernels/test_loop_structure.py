@@ -472,9 +472,9 @@ def generated_matmul(element: str) -> KernelFuncOp:
 
 @pytest.mark.parametrize(
     ("element", "m", "k", "n"),
-    # ragged tiles, integer arithmetic, an empty reduction: each compiles its own kernels
+    # ragged tiles and an empty reduction: each element type compiles its own kernels
     # (~30 CPU-s cold), so shapes that add no new case are not listed
-    [("f32", 19, 11, 37), ("i32", 9, 7, 3), ("f32", 3, 0, 4)],
+    [("f32", 19, 11, 37), ("f32", 3, 0, 4)],
 )
 def test_generated_matmul_agrees_bitwise_across_backends_in_order_and_in_parallel(
     element: str, m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch
