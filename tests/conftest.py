@@ -74,7 +74,7 @@ LONGEST_FIRST = (
     "runtime/test_op_semantics.py",
     "runtime/kernels/test_backend_agreement.py",
     "passes/lower_to_device/test_generic_kernel.py",
-    "upstream/test_tensor_comparisons_and_casts.py",
+    "test_examples.py",
     "test_packaging.py",
 )
 """Files whose tests run longest (tens of seconds each, cold), run first: `make test`'s

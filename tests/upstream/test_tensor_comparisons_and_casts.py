@@ -162,8 +162,11 @@ def test_the_oracle_computes_comparisons_selects_and_casts_with_mlir_semantics()
     np.testing.assert_array_equal(uidx, pick.view(np.uint32).astype(np.int64))
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
-def test_default_pipeline_runs_them_as_the_oracle_computes_on_both_backends(backend: str) -> None:
+# The numpy backend: the numba backend is held to it kernel by kernel in
+# tests/runtime/kernels/test_backend_agreement.py, and compiling these kernels with Numba
+# costs ~26 CPU-s of a cold `make test`.
+@pytest.mark.parametrize("backend", ["numpy"])
+def test_default_pipeline_runs_them_as_the_oracle_computes(backend: str) -> None:
     inputs = mixed_inputs()
     expected = evaluate(devplan.parse(MIXED), inputs)
     result = devplan.execute(devplan.parse(MIXED), inputs, kernel_backend=backend, strict=True)
