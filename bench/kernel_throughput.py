@@ -41,11 +41,12 @@ import numpy as np
 from _shared import ADD_KERNEL, best, random_floats
 from goals import MATMUL, TILE, kernel_named
 
+from devplan.runtime import numba_cache
 from devplan.runtime.kernels import numba_backend
 from devplan.runtime.kernels.compile import compile_kernel
 
 Array = np.ndarray[Any, Any]
-_njit: Callable[..., Any] = numba.njit  # pyright: ignore[reportUnknownMemberType]
+_njit: Callable[..., Any] = numba_cache.njit  # cached in devplan's cache, not beside this file
 _prange: Callable[..., Any] = numba.prange  # pyright: ignore[reportUnknownMemberType]
 
 

@@ -16,7 +16,11 @@ way). The functions devplan compiles use `SharedFunctionCache` instead of Numba'
   function is compiled again and the entry rewritten, never used.
 
 Its files carry a name of their own (`<function>-<line>.devplan.nbi`), so a Numba that
-caches the same functions the usual way never reads them.
+caches the same functions the usual way never reads them. They are kept where
+`NUMBA_CACHE_DIR` says when it is set; otherwise those of functions in devplan's own source
+files go under devplan's cache directory (`cache_location.py`), not into a `__pycache__`
+folder beside the source as Numba would put them (an installed or checked-out package is
+not a place to write to).
 
 `njit(...)` and `vectorize(signatures, ...)` are Numba's decorators with this cache.
 """
@@ -26,18 +30,26 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import inspect
 from collections.abc import Callable, Generator, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numba  # pyright: ignore[reportMissingTypeStubs]
+from numba.core import config as numba_config  # pyright: ignore[reportMissingTypeStubs]
 from numba.core.caching import (  # pyright: ignore[reportMissingTypeStubs]
     FunctionCache,
     IndexDataCacheFile,
 )
 from numba.np.ufunc.ufuncbuilder import UFuncBuilder  # pyright: ignore[reportMissingTypeStubs]
 
+from .cache_location import cache_dir
+
 _FILE_TAG = "devplan"
 """Inserted in the cache files' names: these files hold (key, code) pairs, Numba's do not."""
+
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+"""devplan's source tree: its functions' caches are kept out of it."""
 
 
 class _KeyedCacheFile(IndexDataCacheFile):  # pyright: ignore[reportUntypedBaseClass]
@@ -97,11 +109,31 @@ class SharedFunctionCache(FunctionCache):  # pyright: ignore[reportUntypedBaseCl
     def __init__(self, py_func: Callable[..., Any]) -> None:
         super().__init__(py_func)  # pyright: ignore[reportUnknownMemberType]
         numba_cache = cast(Any, self)
+        numba_cache._cache_path = _cache_path(
+            Path(inspect.getfile(py_func)).resolve(), numba_cache._cache_path
+        )
         self._cache_file = _KeyedCacheFile(
             cache_path=numba_cache._cache_path,
             filename_base=numba_cache._impl.filename_base,
             source_stamp=numba_cache._impl.locator.get_source_stamp(),
         )
+
+
+def _cache_path(source: Path, numba_choice: str) -> str:
+    """The cache folder for a function defined in `source`: Numba's choice, unless that is
+    by default (no `NUMBA_CACHE_DIR`) and `source` is one of devplan's files; then a folder of
+    devplan's cache directory named after the source folder (Numba's choice again when that
+    cannot be created)."""
+    if numba_config.CACHE_DIR or not source.is_relative_to(_PACKAGE_DIR):  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+        return numba_choice
+    folder = source.parent
+    digest = hashlib.sha1(str(folder).encode()).hexdigest()
+    path = cache_dir() / "numba" / f"{folder.name}_{digest}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return numba_choice
+    return str(path)
 
 
 def njit(cache: bool = True, **options: Any) -> Callable[[Callable[..., Any]], Any]:

@@ -33,15 +33,9 @@ from typing import Any
 import numba  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
 
+from ..cache_location import cache_dir
 
-def cache_dir() -> Path:
-    """The directory of the kernel cache (see the module docstring)."""
-    configured = os.environ.get("DEVPLAN_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "devplan" / "kernels"
+__all__ = ["cache_dir", "clear", "load_module", "module_path"]
 
 
 def _versions() -> str:

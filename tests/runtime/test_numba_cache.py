@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from devplan.runtime import numba_cache
 from devplan.runtime.numba_cache import _KeyedCacheFile  # pyright: ignore[reportPrivateUsage]
 
 STAMP = (1.0, 100)
@@ -125,3 +126,19 @@ def test_processes_compiling_at_once_into_one_cache_all_load_right_code(tmp_path
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
     return {**os.environ, **extra}
+
+
+def test_without_numba_cache_dir_the_cache_is_kept_out_of_the_source_tree(tmp_path: Path) -> None:
+    """With `NUMBA_CACHE_DIR` unset, the compiled semantics functions are cached under
+    devplan's cache directory, and nothing is written beside devplan's source files (Numba
+    alone would write into `runtime/__pycache__`)."""
+    source = Path(numba_cache.__file__).parent / "__pycache__"
+    before = sorted(source.glob("*.nb?")) if source.exists() else []
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["DEVPLAN_CACHE_DIR"] = str(tmp_path)
+    run = "from devplan.runtime import semantics; semantics.scalar('math.cosh')(0.5)"
+    subprocess.run([sys.executable, "-c", run], env=env, check=True)
+    cached = [p.name for p in (tmp_path / "numba").rglob("*.nbi")]
+    assert any(name.startswith("semantics.def_math_cosh") for name in cached), cached
+    after = sorted(source.glob("*.nb?")) if source.exists() else []
+    assert after == before
