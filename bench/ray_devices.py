@@ -1,4 +1,4 @@
-"""Ray devices against in-process ones (issue 24): launches, 64 MiB copies, the MLP.
+"""Ray devices against in-process ones (issue 24): launches, 64 MiB copies, two examples.
 
     .venv/bin/python bench/ray_devices.py
 
@@ -13,8 +13,9 @@ repetitions). Not a test: nothing here asserts a time.
    A blocking launch on a ray device waits for its actor call (a round trip).
 2. 64 MiB copies: host -> cuda:0 (ray) and cuda:0 -> cuda:1 (actor to actor, across the
    two raylets' object stores) against host -> cuda:0 of the default system.
-3. examples/mlp.mlir on two nodes (layer 1 on cuda:0 of n0, layer 2 on cuda:1 of n1): wall
-   time and modelled time against the default system (no network).
+3. examples/mlp.mlir (layer 1 on cuda:0 of n0, layer 2 on cuda:1 of n1) and
+   examples/transformer.mlir (attention on cuda:0, the MLP block on cuda:1) on two nodes:
+   wall time and modelled time against the default system (no network).
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ def copies(system: System, pairs: list[tuple[str, str]]) -> list[float]:
     return times
 
 
-def mlp(system: System) -> tuple[float, float]:
-    path = "examples/mlp.mlir"
+def example(path: str, system: System) -> tuple[float, float]:
+    """Wall seconds (warm: actors started, kernels compiled) and modelled seconds."""
     inputs = random_inputs(devplan.parse(path), seed=0)
     devplan.execute(devplan.parse(path), inputs, system=system)  # compile, start actors
     module = devplan.parse(path)
@@ -102,13 +103,14 @@ def main() -> None:
             f"{mib / 1024 / local_h2d:.2f} GiB/s ({local_h2d * 1e3:.1f} ms); "
             f"ray/in-process time {h2d / local_h2d:.0f}x"
         )
-        ray_wall, ray_model = mlp(two_nodes)
-        local_wall, local_model = mlp(local)
-        print(
-            f"3. mlp.mlir: two nodes wall {ray_wall * 1e3:.1f} ms, modelled "
-            f"{ray_model * 1e6:.1f} us; in-process wall {local_wall * 1e3:.1f} ms, modelled "
-            f"{local_model * 1e6:.1f} us (the transformer example does not exist yet)"
-        )
+        for path in ("examples/mlp.mlir", "examples/transformer.mlir"):
+            ray_wall, ray_model = example(path, two_nodes)
+            local_wall, local_model = example(path, local)
+            print(
+                f"3. {path}: two nodes wall {ray_wall * 1e3:.1f} ms, modelled "
+                f"{ray_model * 1e6:.1f} us; in-process wall {local_wall * 1e3:.1f} ms, "
+                f"modelled {local_model * 1e6:.1f} us"
+            )
     finally:
         shutdown_actors()
         ray.shutdown()

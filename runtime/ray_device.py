@@ -50,6 +50,7 @@ import contextlib
 import io
 import itertools
 import os
+import socket
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -141,7 +142,15 @@ def _connect(ray: Any) -> None:
         return
     address = os.environ.get("RAY_ADDRESS")
     if address:
-        ray.init(address=address, log_to_driver=False)
+        _check_reachable(address)
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except (ConnectionError, ray.exceptions.RayError) as error:
+            raise DeviceError(
+                f"cannot connect to the Ray cluster at RAY_ADDRESS={address}: {error} (is "
+                "its head running, `ray start --head`? a cluster with token authentication "
+                "also needs RAY_AUTH_MODE=token here)"
+            ) from None
         return
     ray.init(
         num_cpus=min(os.cpu_count() or 1, 4),
@@ -150,6 +159,22 @@ def _connect(ray: Any) -> None:
         log_to_driver=False,
     )
     atexit.register(ray.shutdown)
+
+
+def _check_reachable(address: str) -> None:
+    """A clear error at once when nothing listens at `RAY_ADDRESS` (`host:port`; other forms,
+    such as `auto` or `ray://...`, are left to Ray): `ray.init` would retry for minutes."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "/" in address:
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise DeviceError(
+            f"cannot connect to the Ray cluster at RAY_ADDRESS={address}: {reason} (start "
+            "its head with `ray start --head --port=PORT`)"
+        ) from None
 
 
 def _placement(ray: Any, device: Device, node: NodeSpec | None) -> dict[str, Any]:

@@ -14,6 +14,9 @@ and on a sample of the differential fuzzer's programs.
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -299,3 +302,26 @@ def test_a_node_the_cluster_lacks_and_a_bad_deadline_are_clear_errors(
     with pytest.raises(DeviceError, match="DEVPLAN_RAY_TIMEOUT must be a positive number of "
                        "seconds, got 'soon'"):  # fmt: skip
         Runtime.from_system(ray_cluster)
+
+
+def test_a_ray_address_nothing_listens_at_is_a_clear_error_at_once() -> None:
+    """`RAY_ADDRESS` naming a port nobody listens at: exit 1 with one message, within
+    seconds (Ray alone retries for minutes, then fails with a traceback)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "RAY_ADDRESS": f"127.0.0.1:{port}"}
+    command = ["devplan-run", "examples/mlp.mlir", "--random-args", "0"]
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / command[0]), *command[1:], "--system", str(TWO_NODES)],
+        env=env,
+        cwd=Path(devplan.__file__).parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (
+        f"cannot connect to the Ray cluster at RAY_ADDRESS=127.0.0.1:{port}: Connection refused "
+        "(start its head with `ray start --head --port=PORT`)\n"
+    )
