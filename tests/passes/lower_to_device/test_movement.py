@@ -132,7 +132,8 @@ def test_oracle_builds_tensors_as_numpy_does() -> None:
     expected[1, 1] = 2 * v
     np.testing.assert_array_equal(put, expected)
     np.testing.assert_array_equal(copied, expected)
-    assert put0.shape == () and put0 == 2 * v
+    assert put0.shape == ()
+    assert put0 == 2 * v
     np.testing.assert_array_equal(back, p)
     assert rows == n
 
