@@ -1,20 +1,26 @@
 """Lowering the data-movement ops of level 1: `tensor.extract_slice`, `insert_slice`,
-`concat`, `collapse_shape`, `expand_shape`, `cast` and `extract`.
+`concat`, `collapse_shape`, `expand_shape`, `reshape`, `cast`, `extract`, `insert`, `pad`,
+`splat`, `from_elements`, and `bufferization.alloc_tensor`, `to_tensor`, `to_buffer`.
 
 Every op writes a fresh buffer on the device it runs on (no views: each buffer keeps one
 owner, as the package header requires), through one of two kernels:
   * the *window* kernel: one thread per element of a window of a larger buffer, at
     `offset + i * stride` along each dimension of the larger one, reading it into a
     dense buffer (`extract_slice`) or writing a dense buffer into it (`insert_slice`,
-    each operand of `concat`); a rank-reducing slice keeps the dimensions its shape
-    names, the dropped unit ones read at their offset;
+    each operand of `concat`, the source of `pad` after the fill kernel wrote the
+    padding value); a rank-reducing slice keeps the dimensions its shape names, the
+    dropped unit ones read at their offset;
   * the *reshape* kernel: one thread per element, the same row-major position in a
-    buffer of another shape (`collapse_shape`, `expand_shape`).
+    buffer of another shape (`collapse_shape`, `expand_shape`, `reshape`, whose shape
+    operand plan-devices puts on the host, where its elements are loaded).
 `tensor.cast` between static and dynamic sizes is a copy into a buffer of the new type,
 after a check of each size the cast makes static; `tensor.extract` of a value on the host
 is a `memref.load`, of a value elsewhere the window kernel's copy of that one element to
 a one-element buffer on its device, and a `device.copy` of it to the host (the report
-counts its bytes).
+counts its bytes); `tensor.insert` the reverse, into a copy of its destination.
+`splat` is the fill kernel; `from_elements` stores the host scalars to a host buffer and
+copies it to its device; the bufferization ops are copies (`to_buffer` a host memref
+that nothing frees, as MLIR leaves it to its user).
 
 Offsets, sizes and strides reach the kernels as scalar arguments, so one kernel serves
 static and dynamic ones. Where a window reaches outside its buffer or two sizes that must
