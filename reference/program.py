@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith, func, math, scf, tensor
+from xdsl.dialects import arith, bufferization, func, math, scf, tensor
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
@@ -61,6 +61,7 @@ from ..dialects.vdev import DeviceCopyOp, OnDeviceOp
 from ..dispatch import OpTable
 from ..upstream.arith import IndexCastUIOp, RemFOp
 from . import linalg, runner_utils
+from . import tensor as tensor_rules
 from .tensor import TENSOR_RULES
 
 Value = Any
@@ -177,7 +178,7 @@ class _Evaluator:
 
     def block(self, block: Block, env: dict[SSAValue, Value]) -> list[Value]:
         for op in block.ops:
-            if isinstance(op, func.ReturnOp | scf.YieldOp):
+            if isinstance(op, func.ReturnOp | scf.YieldOp | tensor.YieldOp):
                 return [env[v] for v in op.operands]
             results = self.op(op, env)
             for result, value in zip(op.results, results, strict=True):
@@ -195,6 +196,8 @@ class _Evaluator:
             return self.block(region.block, env) if region.blocks else []
         if isinstance(op, scf.ForOp):
             return self.loop(op, env)
+        if isinstance(op, tensor.PadOp):
+            return [self.pad(op, args, env)]
         if isinstance(op, GenericOp | ReduceOp):
             structured = (
                 linalg.evaluate_generic_op
@@ -211,6 +214,25 @@ class _Evaluator:
             _check_same_shapes(op, args)
         with np.errstate(all="ignore"):
             return [rule(op, args)]
+
+    def pad(self, op: tensor.PadOp, args: list[Value], env: dict[SSAValue, Value]) -> Value:
+        """`tensor.pad`: its body gives each padded element from its index (evaluated once
+        when it does not read the index)."""
+        block = op.region.block
+        if not block.ops or not isinstance(block.last_op, tensor.YieldOp):
+            raise error_at(op, "'tensor.pad' needs a body ending in 'tensor.yield'")
+        indexed = any(arg.uses for arg in block.args)
+        once: list[Value] = []
+
+        def padding(index: tuple[int, ...]) -> Value:
+            if once and not indexed:
+                return once[0]
+            inner = dict(env)
+            inner.update({a: np.int64(i) for a, i in zip(block.args, index, strict=True)})
+            once[:] = self.block(block, inner)
+            return once[0]
+
+        return tensor_rules.pad(op, args, padding)
 
     def loop(self, op: scf.ForOp, env: dict[SSAValue, Value]) -> list[Value]:
         lb, ub, step = (int(env[v]) for v in (op.lb, op.ub, op.step))
@@ -331,6 +353,18 @@ def _tensor_cast(op: Operation, args: list[Value]) -> Value:
 
 @_RULES.impl(tensor.EmptyOp)
 def _empty(op: Operation, args: list[Value]) -> Value:
+    type_ = cast(TensorType[Attribute], op.results[0].type)
+    sizes = iter(int(a) for a in args)
+    shape = [next(sizes) if d < 0 else d for d in type_.get_shape()]
+    return np.zeros(shape, dtype_of(type_))
+
+
+@_RULES.impl(bufferization.AllocTensorOp)
+def _alloc_tensor(op: Operation, args: list[Value]) -> Value:
+    """`tensor.empty`'s contents (zeros here), or a copy of its `copy` operand."""
+    alloc = cast(bufferization.AllocTensorOp, op)
+    if alloc.copy is not None:
+        return np.array(args[len(alloc.dynamic_sizes)])
     type_ = cast(TensorType[Attribute], op.results[0].type)
     sizes = iter(int(a) for a in args)
     shape = [next(sizes) if d < 0 else d for d in type_.get_shape()]

@@ -1,6 +1,9 @@
 """The oracle's data-movement ops of the `tensor` dialect, as MLIR defines them, one NumPy
 operation each: `extract_slice`/`insert_slice` (static and dynamic offsets, sizes and
-strides, rank-reducing), `concat`, `collapse_shape`, `expand_shape`, `dim`, `extract`.
+strides, rank-reducing), `concat`, `collapse_shape`, `expand_shape`, `reshape`, `dim`,
+`extract`, `insert`, `splat`, `from_elements`, `pad` (given its padding value, which the
+evaluator computes from the op's body), and the bufferization ops MLIR's tests use at
+tensor level (`to_tensor`, `to_buffer`: a copy each way).
 
 Each rule takes the op and its operands' values (tensors as arrays, `index` operands as
 integers, in operand order) and returns its one result. Reading outside a tensor, which
@@ -13,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import tensor
+from xdsl.dialects import bufferization, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute, Operation
 
@@ -149,6 +152,75 @@ def _extract(op: Operation, args: list[Value]) -> Value:
     return source[indices]
 
 
+def _reshape(op: Operation, args: list[Value]) -> Value:
+    source, shape = np.asarray(args[0]), [int(n) for n in np.asarray(args[1])]
+    static = _shape(op.results[0].type)
+    if (
+        any(n < 0 for n in shape)
+        or int(np.prod(shape)) != source.size
+        or any(s != DYNAMIC_INDEX and s != n for s, n in zip(static, shape, strict=True))
+    ):
+        raise error_at(
+            op,
+            f"'tensor.reshape' of {source.size} elements to shape {shape} "
+            f"(result type {op.results[0].type})",
+        )
+    return source.reshape(shape)
+
+
+def _insert(op: Operation, args: list[Value]) -> Value:
+    dest = np.array(args[1])
+    indices = tuple(int(i) for i in args[2:])
+    if any(not 0 <= i < n for i, n in zip(indices, dest.shape, strict=True)):
+        raise error_at(
+            op,
+            f"'tensor.insert' at {list(indices)} is outside a "
+            f"{'x'.join(map(str, dest.shape))} tensor",
+        )
+    dest[indices] = args[0]
+    return dest
+
+
+def _splat(op: Operation, args: list[Value]) -> Value:
+    shape = _mixed(_shape(op.results[0].type), args[1:])
+    return np.full(shape, args[0], dtype=np.asarray(args[0]).dtype)
+
+
+def _from_elements(op: Operation, args: list[Value]) -> Value:
+    shape = _shape(op.results[0].type)
+    return np.array(args, dtype=np.asarray(args[0]).dtype).reshape(shape)
+
+
+def pad(op: tensor.PadOp, args: list[Value], padding: Callable[[tuple[int, ...]], Value]) -> Value:
+    """`tensor.pad` of `args` (source, then the dynamic low and high pads), each padded
+    element `padding(index in the result)`."""
+    source = np.asarray(args[0])
+    n_low = len(op.low)
+    low = _mixed(op.static_low.get_values(), args[1 : 1 + n_low])
+    high = _mixed(op.static_high.get_values(), args[1 + n_low :])
+    shape = [lo + n + hi for lo, n, hi in zip(low, source.shape, high, strict=True)]
+    static = _shape(op.result.type)
+    if any(p < 0 for p in low + high) or any(
+        s != DYNAMIC_INDEX and s != n for s, n in zip(static, shape, strict=True)
+    ):
+        raise error_at(
+            op,
+            f"'tensor.pad' of a {'x'.join(map(str, source.shape))} tensor by low {low}, "
+            f"high {high} to {op.result.type}",
+        )
+    out = np.empty(shape, source.dtype)
+    inside = tuple(slice(lo, lo + n) for lo, n in zip(low, source.shape, strict=True))
+    for index in np.ndindex(*shape):
+        if not all(s.start <= i < s.stop for s, i in zip(inside, index, strict=True)):
+            out[index] = padding(index)
+    out[inside] = source
+    return out
+
+
+def _copy(op: Operation, args: list[Value]) -> Value:
+    return np.array(args[0])
+
+
 TENSOR_RULES: dict[type[Operation], Rule] = {
     tensor.ExtractSliceOp: _extract_slice,
     tensor.InsertSliceOp: _insert_slice,
@@ -157,5 +229,11 @@ TENSOR_RULES: dict[type[Operation], Rule] = {
     tensor.ExpandShapeOp: _expand_shape,
     tensor.DimOp: _dim,
     tensor.ExtractOp: _extract,
+    tensor.ReshapeOp: _reshape,
+    tensor.InsertOp: _insert,
+    tensor.SplatOp: _splat,
+    tensor.FromElementsOp: _from_elements,
+    bufferization.ToTensorOp: _copy,
+    bufferization.ToBufferOp: _copy,
 }
 """Op class -> the rule computing its one result."""

@@ -11,9 +11,12 @@ call, a pinned op, an `scf.if` or another loop, up to three deep; a branch may h
 call, a pinned op or a loop), random `linalg.generic`s (maps that permute, project,
 broadcast, take constants or affine sums `(d_i * k + d_j) mod C`; reductions; two
 outputs) and named linalg ops (mixed-type matmuls f16 x f16 -> f32 and i8 x i8 -> i32,
-batch_matmul, transpose, conv_2d, pooling_nchw_max/sum, fill), `vdev.device_copy`
-written by the user, random `vdev.on_device` hints and random argument/result placements
-over the default system's devices (cpu:0, cuda:0, cuda:1). Properties:
+batch_matmul, transpose, conv_2d, pooling_nchw_max/sum, fill), round trips through the
+data-movement ops (a pad and the slice inside it; a `tensor.reshape` to one dimension and
+back, its shapes from `tensor.from_elements`; two row slices concatenated; an element
+extracted, then inserted or splat; each intermediate maybe on a device of its own),
+`vdev.device_copy` written by the user, random `vdev.on_device` hints and random
+argument/result placements over the default system's devices (cpu:0, cuda:0, cuda:1). Properties:
 
 * `default-pipeline` leaves verifiable IR after every pass, and planning twice is
   planning once;

@@ -1,4 +1,5 @@
-"""devplan's `tensor` dialect: xDSL's, with `tensor.empty` keeping its attributes.
+"""devplan's `tensor` dialect: xDSL's, with `tensor.empty` keeping its attributes and
+`tensor.reshape` verified as MLIR verifies it.
 
 xDSL 0.74 drops the attribute dictionary of `tensor.empty` when printing and rejects one
 when parsing, so a placed `tensor.empty` (`{vdev.device = ...}`, as plan-devices writes it)
@@ -9,10 +10,15 @@ would not survive a print/parse round trip. `EmptyOp` reads and writes MLIR's sy
 
 from __future__ import annotations
 
+import math
+from typing import cast
+
 from xdsl.dialects import tensor
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
+from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 from .dialect import replacing
 
@@ -50,5 +56,40 @@ class EmptyOp(tensor.EmptyOp):
         printer.print_attribute(self.tensor.type)
 
 
-Tensor = replacing(tensor.Tensor, [EmptyOp])
-"""xDSL's `tensor` dialect with `tensor.empty` keeping its attributes."""
+class ReshapeOp(tensor.ReshapeOp):
+    """The source's elements, in row-major order, under the shape its 1-D shape operand
+    holds; the element counts must agree (checked here when both types are static).
+
+    ```mlir
+    %r = tensor.reshape %x(%shape) : (tensor<?x4xf32>, tensor<1xindex>) -> tensor<?xf32>
+    ```
+
+    xDSL 0.74 multiplies dynamic sizes as -1, so it rejects `tensor<?x4xf32>` to
+    `tensor<?xf32>`, which MLIR accepts.
+    """
+
+    name = "tensor.reshape"
+
+    def verify_(self) -> None:
+        source = cast(TensorType[Attribute], self.source.type)
+        shape = cast(TensorType[Attribute], self.shape.type).get_shape()
+        result = self.result.type
+        if source.element_type != result.element_type:
+            raise VerifyException(
+                "element types of source and result tensor types should be the same"
+            )
+        if len(shape) != 1:
+            raise VerifyException("shape tensor must have a rank one")
+        sizes = result.get_shape()
+        if shape[0] != DYNAMIC_INDEX and shape[0] != len(sizes):
+            raise VerifyException("length of shape operand differs from the result's tensor rank")
+        static = [*source.get_shape(), *sizes]
+        if DYNAMIC_INDEX not in static and math.prod(source.get_shape()) != math.prod(sizes):
+            raise VerifyException(
+                "source and result tensor should have the same number of elements"
+            )
+
+
+Tensor = replacing(tensor.Tensor, [EmptyOp, ReshapeOp])
+"""xDSL's `tensor` dialect with `tensor.empty` keeping its attributes and MLIR's
+`tensor.reshape` verifier."""

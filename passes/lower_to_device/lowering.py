@@ -359,7 +359,9 @@ class Lowering:
                 f"'{self.name_of(op)}' on tensors is not lowered by lower-to-device (level-1 ops: "
                 "linalg.generic and named linalg ops with maps, elementwise arith/math the "
                 "kernel backends support, tensor.empty, tensor.dim, tensor.extract, "
-                "extract_slice, insert_slice, concat, collapse_shape, expand_shape, cast, "
+                "tensor.insert, extract_slice, insert_slice, concat, collapse_shape, "
+                "expand_shape, reshape, cast, pad, splat, from_elements, "
+                "bufferization.alloc_tensor/to_tensor/to_buffer, "
                 "arith.constant, func.call, scf.if, scf.for, vdev.device_copy)",
             )
         else:

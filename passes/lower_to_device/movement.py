@@ -1,20 +1,26 @@
 """Lowering the data-movement ops of level 1: `tensor.extract_slice`, `insert_slice`,
-`concat`, `collapse_shape`, `expand_shape`, `cast` and `extract`.
+`concat`, `collapse_shape`, `expand_shape`, `reshape`, `cast`, `extract`, `insert`, `pad`,
+`splat`, `from_elements`, and `bufferization.alloc_tensor`, `to_tensor`, `to_buffer`.
 
 Every op writes a fresh buffer on the device it runs on (no views: each buffer keeps one
 owner, as the package header requires), through one of two kernels:
   * the *window* kernel: one thread per element of a window of a larger buffer, at
     `offset + i * stride` along each dimension of the larger one, reading it into a
     dense buffer (`extract_slice`) or writing a dense buffer into it (`insert_slice`,
-    each operand of `concat`); a rank-reducing slice keeps the dimensions its shape
-    names, the dropped unit ones read at their offset;
+    each operand of `concat`, the source of `pad` after the fill kernel wrote the
+    padding value); a rank-reducing slice keeps the dimensions its shape names, the
+    dropped unit ones read at their offset;
   * the *reshape* kernel: one thread per element, the same row-major position in a
-    buffer of another shape (`collapse_shape`, `expand_shape`).
+    buffer of another shape (`collapse_shape`, `expand_shape`, `reshape`, whose shape
+    operand plan-devices puts on the host, where its elements are loaded).
 `tensor.cast` between static and dynamic sizes is a copy into a buffer of the new type,
 after a check of each size the cast makes static; `tensor.extract` of a value on the host
 is a `memref.load`, of a value elsewhere the window kernel's copy of that one element to
 a one-element buffer on its device, and a `device.copy` of it to the host (the report
-counts its bytes).
+counts its bytes); `tensor.insert` the reverse, into a copy of its destination.
+`splat` is the fill kernel; `from_elements` stores the host scalars to a host buffer and
+copies it to its device; the bufferization ops are copies (`to_buffer` a host memref
+that nothing frees, as MLIR leaves it to its user).
 
 Offsets, sizes and strides reach the kernels as scalar arguments, so one kernel serves
 static and dynamic ones. Where a window reaches outside its buffer or two sizes that must
@@ -27,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from xdsl.dialects import arith, cf, memref, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, TensorType
+from xdsl.dialects import arith, bufferization, cf, memref, tensor
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, NoneAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ...diagnostics import error_at
@@ -36,6 +42,7 @@ from ...dialects import device as dev
 from ...dialects import kernel as kn
 from ...dialects.placement import value_device
 from ...dialects.virtual_device import DeviceAttr
+from .generic import fill
 from .kernel_builder import (
     KernelBuilder,
     delinearise,
@@ -45,7 +52,7 @@ from .kernel_builder import (
     rank_suffix,
 )
 from .lowering import Lowering
-from .types import ELEMENTS, kernel_element, memref_type, tensor_type, type_text
+from .types import ELEMENTS, kernel_element, memory_of, memref_type, tensor_type, type_text
 
 Size = SSAValue | int
 """A size, offset or stride: an int when static, else its (lowered) index value."""
@@ -387,3 +394,180 @@ def extract(low: Lowering, op: tensor.ExtractOp) -> None:
     value = low.emit(memref.LoadOp.get(on_host, [low.index(0)])).results[0]
     low.free(on_host)
     low.map_results(op, [value])
+
+
+def reshape(low: Lowering, op: tensor.ReshapeOp) -> None:
+    """The shape operand lives on the host (plan-devices puts it there): its elements are
+    loaded there and size the result."""
+    shape = low.values[op.shape]
+    if memory_of(shape.type) is not None:
+        raise error_at(
+            op, "'tensor.reshape' reads its shape operand on the host, but it lives on "
+            f"{type_text(shape.type)}; plan-devices places it on the host",
+        )  # fmt: skip
+    source = low.operand(op, 0, low.op_device(op))
+    static = tensor_type(op.result.type).get_shape()
+    _require(low, _equal(low, _extent(low, shape, 0), len(static)), "'tensor.reshape' shape length")
+    sizes: list[Size] = []
+    for d, n in enumerate(static):
+        size = low.emit(memref.LoadOp.get(shape, [low.index(d)])).results[0]
+        if not isinstance(size.type, IndexType):
+            size = low.emit(arith.IndexCastOp(size, IndexType())).results[0]
+        if n != DYNAMIC_INDEX:
+            what = f"'tensor.reshape' shape element {d} differs from its result type's {n}"
+            _require(low, _equal(low, size, n), what)
+            sizes.append(n)
+        else:
+            sizes.append(size)
+    _reshape(low, op, source, sizes)
+
+
+def splat(low: Lowering, op: tensor.SplatOp) -> None:
+    device = low.op_device(op)
+    out = low.alloc(
+        low.buffer_type(op.result.type, device, op), [low.values[v] for v in op.dynamicSizes]
+    )
+    _element(low, op, out)
+    fill(low, device, out, low.values[op.input], op)
+    low.map_results(op, [out])
+
+
+def from_elements(low: Lowering, op: tensor.FromElementsOp) -> None:
+    """The elements are host scalars: stored to a host buffer, copied to the op's device."""
+    device = low.op_device(op)
+    out_type = memref_type(low.buffer_type(op.result.type, device, op))
+    shape = out_type.get_shape()
+    on_host = low.alloc(MemRefType(out_type.element_type, shape), [])
+    for i, value in enumerate(op.elements):
+        at = [low.index(x) for x in _unravel(i, shape)]
+        low.emit(memref.StoreOp.get(low.values[value], on_host, at))
+    if memory_of(out_type) is None:
+        low.map_results(op, [on_host])
+        return
+    out = low.alloc(out_type, [])
+    low.emit(dev.CopyOp(on_host, out))
+    low.free(on_host)
+    low.map_results(op, [out])
+
+
+def _unravel(i: int, shape: Sequence[int]) -> list[int]:
+    at: list[int] = []
+    for n in reversed(shape):
+        at.append(i % n)
+        i //= n
+    return at[::-1]
+
+
+def insert(low: Lowering, op: tensor.InsertOp) -> None:
+    """A copy of the destination with one element stored: on the host a `memref.store`,
+    elsewhere the element goes from the host to the device and the window kernel writes it."""
+    device = low.op_device(op)
+    out = low.clone(low.operand(op, 1, device))
+    type_ = memref_type(out.type)
+    rank = type_.get_num_dims()
+    indices = [low.values[v] for v in op.indices]
+    for d, i in enumerate(indices):
+        inside = low.emit(arith.CmpiOp(i, _value(low, _extent(low, out, d)), "ult")).results[0]
+        _require(low, inside, f"'{op.name}' index {d} is outside its tensor")
+    scalar = low.values[op.scalar]
+    if memory_of(type_) is None:
+        low.emit(memref.StoreOp.get(scalar, out, indices))
+        low.map_results(op, [out])
+        return
+    element = _element(low, op, out)
+    one = [1] if rank else []
+    on_host = low.alloc(MemRefType(element, one), [])
+    low.emit(memref.StoreOp.get(scalar, on_host, [low.index(0)] * len(one)))
+    if rank == 0:
+        low.emit(dev.CopyOp(on_host, out))
+    else:
+        on_device = low.alloc(MemRefType(element, one, memory_space=type_.memory_space), [])
+        low.emit(dev.CopyOp(on_host, on_device))
+        _window_copy(low, op, device, out, on_device, [rank - 1], indices, [1] * rank, True)
+        low.free(on_device)
+    low.free(on_host)
+    low.map_results(op, [out])
+
+
+def pad(low: Lowering, op: tensor.PadOp) -> None:
+    """The result filled with the padding value, the source written into its window at
+    the low pads. The body's ops run once on the host: a body that reads the index (a
+    padding value per element) is not lowered."""
+    block = op.region.block
+    if any(arg.uses for arg in block.args):
+        raise error_at(op, "'tensor.pad' with a body that reads the index is not lowered")
+    device = low.op_device(op)
+    source = low.operand(op, 0, device)
+    for inner in block.ops:
+        if isinstance(inner, tensor.YieldOp):
+            break
+        low.lower_scalar(inner)
+    low.source = op
+    yielded = block.last_op
+    assert isinstance(yielded, tensor.YieldOp)  # the verifier requires it
+    padded = low.values[yielded.operands[0]]
+    lows = _mixed(low, op.static_low.get_values(), op.low)
+    highs = _mixed(low, op.static_high.get_values(), op.high)
+    rank = len(lows)
+    sizes = [_sum(low, [lows[d], _extent(low, source, d), highs[d]]) for d in range(rank)]
+    out_type = low.buffer_type(op.result.type, device, op)
+    shape = memref_type(out_type).get_shape()
+    for d, n in enumerate(shape):
+        if n != DYNAMIC_INDEX:
+            what = f"'tensor.pad' dimension {d} differs from its result type's {n}"
+            _require(low, _equal(low, sizes[d], n), what)
+    for d, p in enumerate([*lows, *highs]):
+        if isinstance(p, int):
+            _require(low, p >= 0, f"'tensor.pad' pad {p} is negative")
+        else:
+            nonneg = low.emit(arith.CmpiOp(p, low.index(0), "sge")).results[0]
+            _require(low, nonneg, f"'tensor.pad' pad {d % rank} is negative")
+    out = low.alloc(
+        out_type, [_value(low, sizes[d]) for d in range(rank) if shape[d] == DYNAMIC_INDEX]
+    )
+    _element(low, op, out)
+    fill(low, device, out, padded, op)
+    _window_copy(low, op, device, out, source, list(range(rank)), lows, [1] * rank, True)
+    low.map_results(op, [out])
+
+
+def _sum(low: Lowering, sizes: Sequence[Size]) -> Size:
+    total: Size = 0
+    for n in sizes:
+        if isinstance(total, int) and isinstance(n, int):
+            total += n
+        else:
+            total = low.emit(arith.AddiOp(_value(low, total), _value(low, n))).results[0]
+    return total
+
+
+def alloc_tensor(low: Lowering, op: bufferization.AllocTensorOp) -> None:
+    """`tensor.empty`, or a copy of its `copy` operand."""
+    device = low.op_device(op)
+    if op.copy is not None:
+        low.map_results(op, [low.clone(low.operand(op, len(op.dynamic_sizes), device))])
+        return
+    out_type = low.buffer_type(op.tensor.type, device, op)
+    low.map_results(op, [low.alloc(out_type, [low.values[v] for v in op.dynamic_sizes])])
+
+
+def to_tensor(low: Lowering, op: bufferization.ToTensorOp) -> None:
+    """A tensor of the memref's values now: a copy of the host memref to the op's device."""
+    device = low.op_device(op)
+    memory = low.values[op.memref]
+    out_type = low.buffer_type(op.tensor.type, device, op)
+    out = low.alloc(out_type, low.dynamic_sizes(out_type, memory))
+    low.emit(dev.CopyOp(memory, out))
+    low.map_results(op, [out])
+
+
+def to_buffer(low: Lowering, op: bufferization.ToBufferOp) -> None:
+    """A host memref holding the tensor's values: a copy from wherever the tensor lives
+    (the tensor's own buffer is freed after its last tensor use, which may come first)."""
+    source = low.values[op.tensor]
+    type_ = memref_type(op.memref.type)
+    if not isinstance(type_.memory_space, NoneAttr):
+        raise error_at(op, f"'{op.name}' to {type_text(type_)}: only host memrefs are lowered")
+    out = low.emit(memref.AllocOp(low.dynamic_sizes(type_, source), [], type_)).results[0]
+    low.emit(dev.CopyOp(source, out))
+    low.map_results(op, [out])

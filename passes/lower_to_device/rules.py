@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects import arith, func, memref, scf, tensor
+from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     MemRefType,
@@ -31,13 +31,21 @@ from ...dispatch import OpTable
 from .generic import fill, init_is_read, lower_generic
 from .lowering import Lowering
 from .movement import (
+    alloc_tensor,
     collapse_shape,
     concat,
     expand_shape,
     extract,
     extract_slice,
+    from_elements,
+    insert,
     insert_slice,
+    pad,
+    reshape,
+    splat,
     tensor_cast,
+    to_buffer,
+    to_tensor,
 )
 from .types import (
     ELEMENTS,
@@ -59,6 +67,14 @@ RULES.register(tensor.CollapseShapeOp, collapse_shape)
 RULES.register(tensor.ExpandShapeOp, expand_shape)
 RULES.register(tensor.CastOp, tensor_cast)
 RULES.register(tensor.ExtractOp, extract)
+RULES.register(tensor.ReshapeOp, reshape)
+RULES.register(tensor.SplatOp, splat)
+RULES.register(tensor.FromElementsOp, from_elements)
+RULES.register(tensor.InsertOp, insert)
+RULES.register(tensor.PadOp, pad)
+RULES.register(bufferization.AllocTensorOp, alloc_tensor)
+RULES.register(bufferization.ToTensorOp, to_tensor)
+RULES.register(bufferization.ToBufferOp, to_buffer)
 
 
 @RULES.impl(func.ReturnOp)

@@ -237,7 +237,17 @@ class Planner:
             node = self._execution_domain(op)
             if is_dense_constant(op):
                 self.constants.append(op)
-            self._soft_all(op, [node] * len(op.operands), 0)
+            targets: list[int | None] = [node] * len(op.operands)
+            if name == "tensor.reshape":
+                targets[1] = self._on_host(op, "the shape operand of 'tensor.reshape'")
+            self._soft_all(op, targets, 0)
+
+    def _on_host(self, op: Operation, what: str) -> int:
+        """A domain pinned to the host device: where an operand holding shape values is
+        read (TVM computes shapes on the host)."""
+        node = self.domains.fresh()
+        self.pin(node, self.host, Origin(op, what), what)
+        return node
 
     def _soft_all(self, op: Operation, targets: Sequence[int | None], first: int) -> None:
         """Soft edges from operands `first`, `first + 1`, ... to `targets`."""

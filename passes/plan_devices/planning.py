@@ -37,6 +37,9 @@ result does not depend on the order of functions in the module), ops in program 
   earlier one. A scalar argument whose `vdev.device` does not join the host device is
   an error at its function.
 
+  * the shape operand of `tensor.reshape` is a use on the host device (a soft edge to a
+    domain pinned there: shapes are computed on the host, as in TVM).
+
 Phase 2 — calls. Each `func.call` operand i is unified with the callee's argument i,
 each result j with the callee's result j (hard: a call never copies its own operands).
 Calls are visited in the order of phase 1, so the first call of a function

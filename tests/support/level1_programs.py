@@ -181,6 +181,111 @@ class Program:
             kind, f"linalg.matmul ins({lhs}, {rhs} : {t}, {w}) outs({out} : {t}) -> {t}", indent
         )
 
+    # -- data movement -----------------------------------------------------------------
+
+    def movement(self, indent: str = "  ") -> None:
+        """A round trip through the data-movement ops, back to a "v" value: a pad and the
+        slice inside it, a reshape to one dimension and back (shapes from
+        `tensor.from_elements`), two row slices concatenated, or one element extracted
+        and inserted or splat. Each intermediate may go to a device of its own."""
+        forms = ["pad", "reshape", "concat"]
+        if self.rows > 0 and self.cols > 0:
+            forms.append("element")
+        getattr(self, f"_move_{self.draw(st.sampled_from(forms))}")(self.pick("v"), indent)
+
+    def _placed(self, value: str, t: str, indent: str) -> str:
+        """`value`, hinted to a random device (or not)."""
+        device = self.draw(st.sampled_from((None, *DEVICES)))
+        if device is None:
+            return value
+        hinted = self.fresh()
+        self.lines.append(f"{indent}{hinted} = vdev.on_device {value} to {device} : {t}")
+        return hinted
+
+    def _line(self, line: str, indent: str) -> str:
+        name = self.fresh()
+        self.lines.append(f"{indent}{name} = {line}")
+        return name
+
+    def _index(self, n: int, indent: str) -> str:
+        return self._line(f"arith.constant {n} : index", indent)
+
+    def _rows(self) -> str:
+        return "%rows" if self.dynamic else str(self.rows)
+
+    def _move_pad(self, value: str, indent: str) -> None:
+        t, e = self.type_of("v"), self.element
+        low, high = self.draw(st.integers(0, 2)), self.draw(st.integers(0, 2))
+        typed = "" if e == "i1" else f" : {e}"
+        scalar = self._line(
+            f"arith.constant {self.literal(self.draw(st.integers(-2, 2)))}{typed}", indent
+        )
+        padded_t = self.tensor(["?" if self.dynamic else self.rows + low + high, self.cols + 1])
+        i, j = self.fresh(), self.fresh()
+        padded = self._line(
+            f"tensor.pad {value} low[{low}, 1] high[{high}, 0] {{\n"
+            f"{indent}^bb0({i}: index, {j}: index):\n{indent}  tensor.yield {scalar} : {e}\n"
+            f"{indent}}} : {t} to {padded_t}",
+            indent,
+        )
+        padded = self._placed(padded, padded_t, indent)
+        self.define(
+            "v",
+            f"tensor.extract_slice {padded}[{low}, 1] [{self._rows()}, {self.cols}] [1, 1] : "
+            f"{padded_t} to {t}",
+            indent,
+        )
+
+    def _move_reshape(self, value: str, indent: str) -> None:
+        t, e = self.type_of("v"), self.element
+        cols = self._index(self.cols, indent)
+        rows = "%rows" if self.dynamic else self._index(self.rows, indent)
+        count = self._line(f"arith.muli {rows}, {cols} : index", indent)
+        flat_shape = self._line(f"tensor.from_elements {count} : tensor<1xindex>", indent)
+        flat_t = f"tensor<{'?' if self.dynamic else self.rows * self.cols}x{e}>"
+        flat = self._line(
+            f"tensor.reshape {value}({flat_shape}) : ({t}, tensor<1xindex>) -> {flat_t}", indent
+        )
+        flat = self._placed(flat, flat_t, indent)
+        shape = self._line(f"tensor.from_elements {rows}, {cols} : tensor<2xindex>", indent)
+        self.define(
+            "v", f"tensor.reshape {flat}({shape}) : ({flat_t}, tensor<2xindex>) -> {t}", indent
+        )
+
+    def _move_concat(self, value: str, indent: str) -> None:
+        t = self.type_of("v")
+        k = self.draw(st.integers(0, self.rows))
+        top_t = self.tensor([k, self.cols])
+        top = self._line(
+            f"tensor.extract_slice {value}[0, 0] [{k}, {self.cols}] [1, 1] : {t} to {top_t}",
+            indent,
+        )
+        size = str(self.rows - k)
+        if self.dynamic:
+            size = self._line(f"arith.subi %rows, {self._index(k, indent)} : index", indent)
+        bottom_t = self.tensor(["?" if self.dynamic else self.rows - k, self.cols])
+        bottom = self._line(
+            f"tensor.extract_slice {value}[{k}, 0] [{size}, {self.cols}] [1, 1] : {t} to "
+            f"{bottom_t}",
+            indent,
+        )
+        top, bottom = self._placed(top, top_t, indent), self._placed(bottom, bottom_t, indent)
+        self.define(
+            "v", f"tensor.concat dim(0) {top}, {bottom} : ({top_t}, {bottom_t}) -> {t}", indent
+        )
+
+    def _move_element(self, value: str, indent: str) -> None:
+        t = self.type_of("v")
+        at = [self._index(self.draw(st.integers(0, n - 1)), indent) for n in (self.rows, self.cols)]
+        element = self._line(f"tensor.extract {value}[{', '.join(at)}] : {t}", indent)
+        if self.draw(st.booleans()):
+            sizes = "[%rows]" if self.dynamic else ""
+            self.define("v", f"tensor.splat {element}{sizes} : {t}", indent)
+            return
+        at = [self._index(self.draw(st.integers(0, n - 1)), indent) for n in (self.rows, self.cols)]
+        into = self.pick("v")
+        self.define("v", f"tensor.insert {element} into {into}[{', '.join(at)}] : {t}", indent)
+
     # -- linalg ------------------------------------------------------------------------
 
     def literal(self, value: int, element: str | None = None) -> str:
@@ -637,7 +742,7 @@ def programs(draw: Any) -> Drawn:
 
 STEPS = (
     "elementwise", "matmul", "constant", "hint", "call", "branch", "loop", "copy",
-    "generic", "generic", "named",
+    "generic", "generic", "named", "movement",
 )  # fmt: skip
 ELEMENTS = ("f32", "i32", "i64", "f64", "i8", "i1", "f16", "bf16")
 TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
@@ -654,9 +759,10 @@ def inputs_for(module: Any, drawn: Drawn) -> list[object]:
     if not drawn.dynamic:
         return random_inputs(module, seed=0)
     rows = str(drawn.rows)
-    static = re.sub(r"tensor<[^>]*>", lambda t: t.group(0).replace("?", rows), drawn.text)
-    static = static.replace("tensor.empty(%rows)", "tensor.empty()")
-    inputs = random_inputs(devplan.parse(static), seed=0)
+    main = next(line for line in drawn.text.splitlines() if line.startswith("func.func @main("))
+    arguments = main[: main.index(") -> (")]  # the inputs need the arguments alone
+    static = re.sub(r"tensor<[^>]*>", lambda t: t.group(0).replace("?", rows), arguments)
+    inputs = random_inputs(devplan.parse(f"{static}) {{\n  func.return\n}}"), seed=0)
     inputs[-1] = drawn.rows
     return inputs
 

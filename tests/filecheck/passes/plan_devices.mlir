@@ -783,3 +783,22 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cpu", 0>, vdev.ta
 // CHECK-NEXT:  %m = linalg.matmul {vdev.device = [[GPU]]} ins(%0, %b : tensor<4x64xf32>, tensor<64x64xf32>) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
 // CHECK-NEXT:  func.return %m : tensor<4x64xf32>
 // CHECK-NEXT:  }
+
+// -----
+
+// Shapes live on the host (TVM's rule): tensor.reshape runs on the GPU, its shape operand
+// is built and read on the host, and one computed on the GPU is copied there.
+builtin.module attributes {vdev.default_device = #vdev.device<"cpu", 0>, vdev.targets = [#target.target<"cuda">]} {
+  func.func @reshape_shape_on_host(%x: tensor<6xf32> {vdev.device = #vdev.device<"cuda", 0>}, %s: tensor<2xindex> {vdev.device = #vdev.device<"cuda", 0>}, %n: index) -> tensor<3x2xf32> {
+    %shape = tensor.from_elements %n, %n : tensor<2xindex>
+    %a = tensor.reshape %x(%shape) : (tensor<6xf32>, tensor<2xindex>) -> tensor<2x3xf32>
+    %b = tensor.reshape %a(%s) : (tensor<2x3xf32>, tensor<2xindex>) -> tensor<3x2xf32>
+    func.return %b : tensor<3x2xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @reshape_shape_on_host(
+// CHECK:       %0 = vdev.device_copy %s from [[GPU]] to [[CPU]] : tensor<2xindex>
+// CHECK-NEXT:  %shape = tensor.from_elements %n, %n {vdev.device = [[CPU]]} : tensor<2xindex>
+// CHECK-NEXT:  %a = tensor.reshape {vdev.device = [[GPU]]} %x(%shape) : (tensor<6xf32>, tensor<2xindex>) -> tensor<2x3xf32>
+// CHECK-NEXT:  %b = tensor.reshape {vdev.device = [[GPU]]} %a(%0) : (tensor<2x3xf32>, tensor<2xindex>) -> tensor<3x2xf32>

@@ -78,3 +78,81 @@ def test_a_dynamic_slice_outside_its_tensor_is_a_located_run_time_error() -> Non
         devplan.execute(module, [x, d, 4, 3], kernel_backend="numpy")
     with pytest.raises(devplan.DevplanError, match=r"<string>:6:3: .*reaches outside dimension 0"):
         evaluate(devplan.parse(PROGRAM), [x, d, 4, 3])
+
+
+BUILDS = """
+func.func @main(%x: tensor<2x3xf32> {vdev.device = #vdev.device<"cpu", 0>}, %v: f32, %l: index, %n: index) -> (tensor<3x2xf32>, tensor<?x3xf32>, tensor<?xf32>, tensor<2x2xf32>, tensor<3x2xf32>, tensor<f32>, tensor<3x2xf32>, tensor<?x3xf32>, index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %shape = arith.constant dense<[3, 2]> : tensor<2xindex>
+  %r = tensor.reshape %x(%shape) : (tensor<2x3xf32>, tensor<2xindex>) -> tensor<3x2xf32>
+  %rg = vdev.on_device %r to #vdev.device<"cuda", 0> {constrain_result} : tensor<3x2xf32>
+  %p = tensor.pad %rg low[%l, 1] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %v : f32
+  } : tensor<3x2xf32> to tensor<?x3xf32>
+  %pg = vdev.on_device %p to #vdev.device<"cuda", 0> {constrain_result} : tensor<?x3xf32>
+  %sp = tensor.splat %v[%n] : tensor<?xf32>
+  %spg = vdev.on_device %sp to #vdev.device<"cuda", 1> {constrain_result} : tensor<?xf32>
+  %w = arith.addf %v, %v : f32
+  %fe = tensor.from_elements %v, %w, %w, %v : tensor<2x2xf32>
+  %feg = vdev.on_device %fe to #vdev.device<"cuda", 0> {constrain_result} : tensor<2x2xf32>
+  %in = tensor.insert %w into %rg[%c1, %c1] : tensor<3x2xf32>
+  %ing = vdev.on_device %in to #vdev.device<"cuda", 0> {constrain_result} : tensor<3x2xf32>
+  %s0 = tensor.from_elements %v : tensor<f32>
+  %s0g = vdev.on_device %s0 to #vdev.device<"cuda", 0> {constrain_result} : tensor<f32>
+  %i0 = tensor.insert %w into %s0g[] : tensor<f32>
+  %i0g = vdev.on_device %i0 to #vdev.device<"cuda", 0> {constrain_result} : tensor<f32>
+  %cp = bufferization.alloc_tensor() copy(%ing) : tensor<3x2xf32>
+  %cpg = vdev.on_device %cp to #vdev.device<"cuda", 1> {constrain_result} : tensor<3x2xf32>
+  %m = bufferization.to_buffer %pg : tensor<?x3xf32> to memref<?x3xf32>
+  %t = bufferization.to_tensor %m : memref<?x3xf32> to tensor<?x3xf32>
+  %tg = vdev.on_device %t to #vdev.device<"cuda", 1> {constrain_result} : tensor<?x3xf32>
+  %e = bufferization.alloc_tensor(%n) : tensor<?x4xf32>
+  %eg = vdev.on_device %e to #vdev.device<"cuda", 0> {constrain_result} : tensor<?x4xf32>
+  %ed = tensor.dim %eg, %c0 : tensor<?x4xf32>
+  return %rg, %pg, %spg, %feg, %ing, %i0g, %cpg, %tg, %ed : tensor<3x2xf32>, tensor<?x3xf32>, tensor<?xf32>, tensor<2x2xf32>, tensor<3x2xf32>, tensor<f32>, tensor<3x2xf32>, tensor<?x3xf32>, index
+}
+"""
+"""Reshape, pad, splat, from_elements, insert and the bufferization ops, on GPUs."""
+
+
+def _build_inputs(low: int) -> list[object]:
+    return [np.arange(6, dtype=np.float32).reshape(2, 3), np.float32(1.5), low, 4]
+
+
+def test_oracle_builds_tensors_as_numpy_does() -> None:
+    x, v, low, n = _build_inputs(2)
+    r, p, sp, fe, put, put0, copied, back, rows = evaluate(devplan.parse(BUILDS), [x, v, low, n])
+    np.testing.assert_array_equal(r, x.reshape(3, 2))
+    np.testing.assert_array_equal(p, np.pad(x.reshape(3, 2), [(2, 1), (1, 0)], constant_values=v))
+    np.testing.assert_array_equal(sp, np.full(4, v))
+    np.testing.assert_array_equal(fe, [[v, 2 * v], [2 * v, v]])
+    expected = x.reshape(3, 2).copy()
+    expected[1, 1] = 2 * v
+    np.testing.assert_array_equal(put, expected)
+    np.testing.assert_array_equal(copied, expected)
+    assert put0.shape == ()
+    assert put0 == 2 * v
+    np.testing.assert_array_equal(back, p)
+    assert rows == n
+
+
+def test_lowered_tensor_builders_match_the_oracle_and_reshape_shapes_stay_on_the_host() -> None:
+    inputs = _build_inputs(2)
+    expected = evaluate(devplan.parse(BUILDS), inputs)
+    result = devplan.execute(devplan.parse(BUILDS), inputs, kernel_backend="numpy")
+    for i, (got, want) in enumerate(zip(result.outputs, expected, strict=True)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"output {i}")
+    planned = str(devplan.apply(devplan.parse(BUILDS), "plan-devices"))
+    shape = next(line for line in planned.splitlines() if "%shape = " in line)
+    assert '#vdev.device<"cpu", 0' in shape  # read on the host, though the reshape runs on cuda:0
+
+
+def test_a_negative_dynamic_pad_is_a_located_run_time_error() -> None:
+    with pytest.raises(
+        devplan.DevplanError, match=r"<string>:8:3: .*'tensor.pad' pad 0 is negative"
+    ):
+        devplan.execute(devplan.parse(BUILDS), _build_inputs(-1), kernel_backend="numpy")
+    with pytest.raises(devplan.DevplanError, match=r"<string>:8:3: .*'tensor.pad'"):
+        evaluate(devplan.parse(BUILDS), _build_inputs(-1))
