@@ -12,7 +12,8 @@ repetitions). Not a test: nothing here asserts a time.
    actor on n0) against cuda:0 of the default system (simulated, in this process).
    A blocking launch on a ray device waits for its actor call (a round trip).
 2. 64 MiB copies: host -> cuda:0 (ray) and cuda:0 -> cuda:1 (actor to actor, across the
-   two raylets' object stores) against host -> cuda:0 of the default system.
+   two raylets' object stores) against host -> cuda:0 of the default system, and the same
+   bytes passed between two plain actors on n0 and n1 by Ray alone (the floor).
 3. examples/mlp.mlir (layer 1 on cuda:0 of n0, layer 2 on cuda:1 of n1) and
    examples/transformer.mlir (attention on cuda:0, the MLP block on cuda:1) on two nodes:
    wall time and modelled time against the default system (no network).
@@ -66,6 +67,30 @@ def copies(system: System, pairs: list[tuple[str, str]]) -> list[float]:
     return times
 
 
+def raw_ray_transfer(ray: Any) -> float:
+    """Seconds per 64 MiB array passed from an actor on n0 to one on n1 with Ray alone
+    (no devplan): the floor for an actor-to-actor device copy across the two raylets."""
+
+    class Holder:
+        def __init__(self) -> None:
+            self.data = np.ones(COPY_BYTES // 4, np.float32)
+
+        def give(self) -> Any:
+            return self.data
+
+        def take(self, data: Any) -> int:
+            return int(data.nbytes)
+
+    remote = ray.remote(num_cpus=0)(Holder)
+    source = remote.options(resources={"n0": 0.001}).remote()
+    sink = remote.options(resources={"n1": 0.001}).remote()
+    ray.get(sink.take.remote(source.give.remote()))  # start both, warm
+    seconds = best(lambda: ray.get(sink.take.remote(source.give.remote())), 3)
+    for actor in (source, sink):
+        ray.kill(actor)
+    return seconds
+
+
 def example(path: str, system: System) -> tuple[float, float]:
     """Wall seconds (warm: actors started, kernels compiled) and modelled seconds."""
     inputs = random_inputs(devplan.parse(path), seed=0)
@@ -95,13 +120,15 @@ def main() -> None:
         )
         h2d, d2d = copies(two_nodes, [("host", "cuda:0"), ("cuda:0", "cuda:1")])
         (local_h2d,) = copies(local, [("host", "cuda:0")])
+        raw = raw_ray_transfer(ray)
         mib = COPY_BYTES / 2**20
         print(
             f"2. 64 MiB copies: host->cuda:0 ray {mib / 1024 / h2d:.2f} GiB/s "
             f"({h2d * 1e3:.1f} ms), cuda:0(n0)->cuda:1(n1) actor to actor "
             f"{mib / 1024 / d2d:.2f} GiB/s ({d2d * 1e3:.1f} ms), in-process host->cuda:0 "
             f"{mib / 1024 / local_h2d:.2f} GiB/s ({local_h2d * 1e3:.1f} ms); "
-            f"ray/in-process time {h2d / local_h2d:.0f}x"
+            f"ray/in-process time {h2d / local_h2d:.0f}x; Ray alone, an array from an actor "
+            f"on n0 to one on n1: {mib / 1024 / raw:.2f} GiB/s ({raw * 1e3:.1f} ms)"
         )
         for path in ("examples/mlp.mlir", "examples/transformer.mlir"):
             ray_wall, ray_model = example(path, two_nodes)
