@@ -84,7 +84,7 @@ from, so run-time errors point at the user's source.
 
 Not handled (each a located error): a module that is not planned (`vdev.on_device`
 left, a tensor op without `vdev.device`, an operand on another device than its op),
-tensor ops outside the level-1 set (`tensor.pad`, `tensor.splat`, `linalg.reduce`,
+tensor ops outside the level-1 set (`tensor.cast` to unranked, `linalg.pack`,
 ...), generics `GenericLoops` refuses (`window` iterators, symbols,
 outputs not at a permutation of the parallel loops, a loop dimension no operand
 dimension gives, body ops the kernel backends lack, values captured from outside the

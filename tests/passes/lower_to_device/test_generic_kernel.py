@@ -169,3 +169,36 @@ func.func @main(%x: tensor<4x6xf32>, %i: index) -> tensor<4xf32> {
         "<string>:9:3: error: 'linalg.generic' is not lowered by lower-to-device: iterator d1 is 'window'"
         in message
     )
+
+
+def test_linalg_reduce_and_broadcast_lower_to_kernels_that_match_numpy() -> None:
+    """`linalg.reduce` over two of three dimensions and `linalg.broadcast` adding a middle
+    dimension run as kernels on cuda:0 (their generic forms: MLIR's maps)."""
+    text = """
+func.func @main(%a: tensor<2x4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4xf32>, tensor<2x5x3xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %lowest = arith.constant -3.0e38 : f32
+  %init = linalg.fill ins(%lowest : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.reduce ins(%a : tensor<2x4x3xf32>) outs(%init : tensor<4xf32>) dimensions = [0, 2]
+    (%in: f32, %acc: f32) {
+      %m = arith.maximumf %in, %acc : f32
+      linalg.yield %m : f32
+    }
+  %eb = tensor.empty() : tensor<2x5x3xf32>
+  %b = linalg.broadcast ins(%v : tensor<2x3xf32>) outs(%eb : tensor<2x5x3xf32>) dimensions = [1]
+  %rd = vdev.on_device %r to #vdev.device<"cuda", 0> : tensor<4xf32>
+  %bd = vdev.on_device %b to #vdev.device<"cuda", 0> : tensor<2x5x3xf32>
+  return %rd, %bd : tensor<4xf32>, tensor<2x5x3xf32>
+}
+"""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    v = rng.standard_normal((2, 3)).astype(np.float32)
+    lowered = str(devplan.apply(devplan.parse(text), "default-pipeline"))
+    assert "linalg.reduce" not in lowered
+    assert "linalg.broadcast" not in lowered
+    assert lowered.count("device.launch") == 3  # the fill, the reduce, the broadcast
+    result = devplan.execute(devplan.parse(text), [a, v], kernel_backend="numpy", strict=True)
+    reduced, broadcast = result.outputs
+    np.testing.assert_array_equal(reduced, a.max(axis=(0, 2)))
+    np.testing.assert_array_equal(broadcast, np.broadcast_to(v[:, None, :], (2, 5, 3)))
