@@ -55,7 +55,15 @@ def is_dense_constant(op: Operation) -> bool:
 
 
 def value_name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "the value"
+    """`%x` as the source spells it: `%x#1` for a result of an op whose results share one
+    name (`%x:2 = ...`)."""
+    if not value.name_hint:
+        return "the value"
+    if isinstance(value, OpResult) and len(value.op.results) > 1:
+        shared = sum(r.name_hint == value.name_hint for r in value.op.results) > 1
+        if shared:
+            return f"%{value.name_hint}#{value.index}"
+    return f"%{value.name_hint}"
 
 
 def function_of(op: Operation) -> FuncOp | None:

@@ -100,6 +100,9 @@ def _placement_words(
 
 
 def _subject(op: Operation) -> str:
+    hints = {r.name_hint for r in op.results}
+    if len(op.results) > 1 and len(hints) == 1 and None not in hints:
+        return f"'{op.name}' (%{hints.pop()}:{len(op.results)})"  # as defined: %x:2 = ...
     names = [value_name(r) for r in op.results if r.name_hint]
     return f"'{op.name}'" + (f" ({', '.join(names)})" if names else "")
 
