@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from . import scalar_ops
+
 Array = np.ndarray[Any, Any]
 
 _U64 = np.uint64
@@ -351,3 +353,53 @@ FLOAT_BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "arith.minnumf": _minnumf,
 }
 """Float ops of `semantics.DEFINED_OPS` NumPy computes exactly as their definitions do."""
+
+
+# ---------------------------------------------------------------- f32 fma
+
+
+def fma_f32(a: Any, b: Any, c: Any) -> Any:
+    """`math.fma` of f32 values, with one rounding: the f64 product of two f32 values is
+    exact (24 + 24 <= 53 bits); their f64 sum with `c` is rounded to odd (TwoSum finds
+    what f64 rounding dropped, and an inexact sum with an even last bit moves one ulp
+    toward the dropped part), which makes the rounding to f32 after it correct
+    (53 >= 24 + 2 bits; f32's subnormals are normal in f64)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # a signalling NaN quiets in f64
+        x, y, z = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+        p = x * y
+        # A NaN operand is the result, the first of a, b, c: 0 * inf is invalid only
+        # when c is no NaN (f64's p + c would give p's default NaN instead of c)
+        s: Array = np.asarray(np.where(np.isnan(z) & ~np.isnan(x) & ~np.isnan(y), z, p + z))
+        back = s - z
+        dropped = (p - back) + (z - (s - back))  # NaN when s is not finite: nothing dropped
+        even = (s.view(np.int64) & 1) == 0
+        nudge = (dropped != 0) & even & np.isfinite(s)
+        toward = np.where(dropped > 0, np.inf, -np.inf)
+        odd: Array = np.where(nudge, np.nextafter(s, toward), s)
+        out: Array = odd.astype(np.float32)
+    return out[()]
+
+
+def bf16_value(x: Any) -> np.float32:
+    """`x` rounded once to bf16, held (exactly) as an f32: how host code holds bf16
+    (`semantics.bf16_value`, compiled on first use: only bf16 programs load Numba)."""
+    from . import semantics  # here, not at the top: it loads Numba
+
+    return semantics.bf16_value(x)
+
+
+def float_function(name: str, f32: bool) -> Callable[..., Any]:
+    """The function computing float op `name` (of `scalar_ops.FLOAT_OPS`) over arrays and
+    scalars: NumPy's ufunc for an op IEEE-754 defines exactly, this module's NumPy code
+    where it has it (min/max; `fma` of f32 when `f32`), else `semantics`' compiled ufunc
+    of the definition, which loads Numba on first use."""
+    exact = scalar_ops.EXACT_UNARY.get(name) or scalar_ops.EXACT_BINARY.get(name)
+    if exact is not None:
+        return getattr(np, exact)
+    if name in FLOAT_BINARY:
+        return FLOAT_BINARY[name]
+    if name == "math.fma" and f32:
+        return fma_f32
+    from . import semantics  # here, not at the top: it loads Numba
+
+    return semantics.ufunc(name)

@@ -54,6 +54,41 @@ from numba.core import types  # pyright: ignore[reportMissingTypeStubs]
 from numba.extending import intrinsic  # pyright: ignore[reportMissingTypeStubs]
 
 from . import numba_cache
+from .scalar_ops import (
+    BINARY_DEFINED,
+    DEFINED_OPS,
+    DIVIDES_BY_ZERO,
+    DIVISIONS,
+    EXACT_BINARY,
+    EXACT_UNARY,
+    FAULTING_OPS,
+    FLOAT_OPS,
+    FORMATS,
+    INT_BINARY_OPS,
+    INT_OPS_WITH_DEFINITIONS,
+    IPOWI_ZERO_MESSAGE,
+    NO_FAULT,
+    NSW_OVERFLOW,
+    NUW_OVERFLOW,
+    QUOTIENT_OVERFLOWS,
+    SHIFT_TOO_WIDE,
+    SHIFTS,
+    SIGNED_OVERFLOW_DIVISIONS,
+    UNARY_DEFINED,
+    arity,
+    bf16_bits_of_value,
+    bf16_value_of_bits,
+    division_overflow_message,
+    exact_overflows,
+    fault_code,
+    fault_message,
+    flag_bits,
+    fptoi_message,
+    int_to_float,
+    overflow_flags,
+    overflow_message,
+    shift_message,
+)
 
 _jit = numba_cache.njit(error_model="numpy")
 
@@ -255,39 +290,10 @@ _TERNARY_DEFS: dict[str, Callable[[Any, Any, Any], Any]] = {
     "fma_bf16": _fma_bf16,
 }
 
-DEFINED_OPS: frozenset[str] = frozenset(_UNARY_DEFS) | frozenset(_BINARY_DEFS) | {"math.fma"}
-"""Float ops every path computes through `scalar`/`ufunc` (one compiled definition)."""
-
-EXACT_UNARY: dict[str, str] = {
-    "arith.negf": "negative",
-    "math.absf": "absolute",
-    "math.sqrt": "sqrt",
-    "math.floor": "floor",
-    "math.ceil": "ceil",
-    "math.trunc": "trunc",
-    "math.roundeven": "rint",
-}
-"""Unary float ops IEEE-754 defines exactly: NumPy's ufunc (by name) is the definition."""
-
-EXACT_BINARY: dict[str, str] = {
-    "arith.addf": "add",
-    "arith.subf": "subtract",
-    "arith.mulf": "multiply",
-    "arith.divf": "divide",
-    "arith.remf": "fmod",
-}
-"""Binary float ops IEEE-754 defines exactly (NumPy's ufunc by name)."""
-
-FLOAT_OPS: frozenset[str] = DEFINED_OPS | frozenset(EXACT_UNARY) | frozenset(EXACT_BINARY)
-"""Every float arithmetic op of the three paths."""
-
-
-def arity(name: str) -> int:
-    if name in _UNARY_DEFS or name in EXACT_UNARY:
-        return 1
-    if name in _BINARY_DEFS or name in EXACT_BINARY:
-        return 2
-    return 3
+if (
+    frozenset(_UNARY_DEFS) != UNARY_DEFINED or frozenset(_BINARY_DEFS) != BINARY_DEFINED
+):  # pragma: no cover
+    raise AssertionError("scalar_ops' lists of defined float ops differ from the definitions")
 
 
 def _definition(name: str) -> Callable[..., Any]:
@@ -325,11 +331,6 @@ def numpy_ufunc(name: str) -> Any:
 
 
 # ---------------------------------------------------------------- narrow formats
-
-
-FORMATS: dict[str, tuple[int, int, int]] = {"f16": (11, -14, 15), "bf16": (8, -126, 127)}
-"""Narrow float formats: (precision in bits with the implicit one, minimum normal exponent,
-maximum exponent)."""
 
 
 @_jit
@@ -437,59 +438,6 @@ def narrow_ufuncs(fmt: str) -> tuple[Any, Any, Any]:
 
 # ---------------------------------------------------------------- integer undefined behaviour
 # What the LangRef leaves undefined is an error on every path, worded once here.
-
-SIGNED_OVERFLOW_DIVISIONS = ("divsi", "ceildivsi", "floordivsi")
-"""Signed divisions whose quotient overflows for the minimum value divided by -1
-(`remsi` does not: its result, 0, fits)."""
-
-
-def overflow_flags(op: Any) -> tuple[str, ...]:
-    """The `nsw`/`nuw` flags of an `addi`/`subi`/`muli`/`shli` (sorted), else ()."""
-    attr = op.properties.get("overflowFlags")
-    if attr is None:
-        return ()
-    return tuple(sorted(str(flag.value) for flag in attr.data))
-
-
-def overflow_message(op: str, flag: str, width: int) -> str:
-    kind = "signed" if flag == "nsw" else "unsigned"
-    return (
-        f"'arith.{op}' with the {flag} flag overflows: the result does not fit in a {kind} i{width}"
-    )
-
-
-def fptoi_message(op: str, width: int) -> str:
-    reading = "the unsigned range" if op == "fptoui" else "the range"
-    return f"'arith.{op}' converts NaN or a value outside {reading} of i{width}"
-
-
-IPOWI_ZERO_MESSAGE = "'math.ipowi' raises 0 to a negative power (it divides by zero)"
-
-
-def division_overflow_message(op: str, width: int) -> str:
-    return f"'arith.{op}' divides the minimum i{width} value by -1: the quotient overflows"
-
-
-def exact_overflows(op: str, flag: str, x: int, y: int, width: int) -> bool:
-    """Whether `op` (addi, subi, muli, shli) of the integers `x`, `y` (in any reading)
-    breaks its `flag` (nsw: as signed values; nuw: as unsigned values), computed exactly."""
-    mask = (1 << width) - 1
-    if flag == "nsw":
-        half = 1 << (width - 1)
-        a, b = ((x + half) & mask) - half, ((y + half) & mask) - half
-        lo, hi = -half, half - 1
-    else:
-        a, b = x & mask, y & mask
-        lo, hi = 0, mask
-    if op == "shli":
-        b = y & mask
-        if b >= width:
-            return False  # an over-wide shift is reported as such
-        exact = a << b
-    else:
-        exact = {"addi": a + b, "subi": a - b, "muli": a * b}[op]
-    return not lo <= exact <= hi
-
 
 # ---------------------------------------------------------------- integer ops of the kernels
 # Over int64 values holding a `width`-bit integer in signed form (how both kernel backends
@@ -764,12 +712,8 @@ INT_BINARY_DEFS: dict[str, Callable[[Any, Any, Any], Any]] = {
 }
 """The binary integer ops of `arith`, each `(x, y, width) -> result` in signed form."""
 
-DIVISIONS = ("divsi", "remsi", "floordivsi", "ceildivsi", "divui", "remui", "ceildivui")
-SHIFTS = ("shli", "shrsi", "shrui")
-
-NO_FAULT, DIVIDES_BY_ZERO, QUOTIENT_OVERFLOWS, SHIFT_TOO_WIDE = 0, 1, 2, 3
-NSW_OVERFLOW, NUW_OVERFLOW = 4, 5
-"""What `int_fault` finds: undefined behaviour of an integer op, by kind."""
+if tuple(INT_BINARY_DEFS) != INT_BINARY_OPS:  # pragma: no cover
+    raise AssertionError("scalar_ops.INT_BINARY_OPS differs from the integer definitions")
 
 
 def _overflows64(op: Any, unsigned: Any, x: Any, y: Any) -> Any:
@@ -852,35 +796,6 @@ def _int_fault(op: Any, flags: Any, x: Any, y: Any, width: Any) -> Any:
 _overflows64_jit = _jit(_overflows64)
 _overflows_jit = _jit(_overflows)
 
-FAULTING_OPS = (*DIVISIONS, *SHIFTS, "addi", "subi", "muli")
-"""The integer ops with undefined behaviour, numbered for `int_fault`."""
-
-
-def fault_code(op: str) -> int:
-    """`op`'s number for `int_fault` (`op` without its dialect: `divsi`)."""
-    return FAULTING_OPS.index(op)
-
-
-def flag_bits(flags: tuple[str, ...]) -> int:
-    """The `flags` operand of `int_fault`."""
-    return (1 if "nsw" in flags else 0) | (2 if "nuw" in flags else 0)
-
-
-def fault_message(kind: int, op: str, width: int) -> str:
-    """The message of fault `kind` (from `int_fault`) of `op` (`divsi`) on i`width`."""
-    if kind == DIVIDES_BY_ZERO:
-        return f"'arith.{op}' divides by zero"
-    if kind == QUOTIENT_OVERFLOWS:
-        return division_overflow_message(op, width)
-    if kind == SHIFT_TOO_WIDE:
-        return shift_message(op, width)
-    return overflow_message(op, "nsw" if kind == NSW_OVERFLOW else "nuw", width)
-
-
-def shift_message(op: str, width: int) -> str:
-    return f"'arith.{op}' shifts an i{width} by a negative amount or by {width} bits or more"
-
-
 _INT_DEFS: dict[str, tuple[Callable[..., Any], str]] = {
     **{name: (fn, "int64(int64, int64, int64)") for name, fn in INT_BINARY_DEFS.items()},
     "int_fault": (_int_fault, "int64(int64, int64, int64, int64, int64)"),
@@ -892,8 +807,6 @@ _INT_DEFS: dict[str, tuple[Callable[..., Any], str]] = {
     "math.ipowi": (_ipowi, "int64(int64, int64, int64)"),
 }
 """Integer ops of the kernels with their ufunc signature (the bit width is an operand)."""
-
-INT_OPS_WITH_DEFINITIONS = ("math.ctlz", "math.cttz", "math.ctpop", "math.ipowi")
 
 
 @cache
@@ -953,51 +866,28 @@ def bf16_value(x: Any) -> np.float32:
     return np.float32(round_bf16(float(x)))
 
 
-def bf16_value_of_bits(bits: Any) -> np.float32:
-    """The f32 holding a bf16 bit pattern (its top half): NaNs keep their bits."""
-    return np.uint32(int(bits) << 16).view(np.float32)
-
-
-def bf16_bits_of_value(x: Any) -> np.uint16:
-    """The bf16 bit pattern of an f32 holding a bf16 value (a NaN whose payload would
-    vanish stays a NaN)."""
-    u = int(np.array(x, dtype=np.float32).view(np.uint32))
-    if math.isnan(x) and (u >> 16) & 0x7F == 0:
-        u |= 0x400000
-    return np.uint16(u >> 16)
-
-
-# ---------------------------------------------------------------- integers to floats
-
-
-def int_to_float(x: int, dtype: np.dtype[Any], precision: int | None = None) -> Any:
-    """The integer `x` rounded once (to nearest, ties to even) to the float `dtype` (to
-    `precision` bits, held in `dtype`, when given: bf16 is 8 bits held in f32).
-
-    Python's int -> float conversion rounds to f64; rounding that to f32 again would
-    round twice (2**53 + 2**29 + 1 would become 2**53 instead of 2**53 + 2**30)."""
-    p = precision or np.finfo(dtype).nmant + 1
-    n = abs(x).bit_length()
-    if n > p:
-        shift = n - p
-        q, r = divmod(abs(x), 1 << shift)
-        half = 1 << (shift - 1)
-        if r > half or (r == half and q & 1):
-            q += 1
-        x = (q << shift) if x >= 0 else -(q << shift)
-    with np.errstate(over="ignore"):
-        return dtype.type(float(x))
-
-
 __all__ = [
+    "BINARY_DEFINED",
     "DEFINED_OPS",
+    "DIVIDES_BY_ZERO",
+    "DIVISIONS",
     "EXACT_BINARY",
     "EXACT_UNARY",
+    "FAULTING_OPS",
     "FLOAT_OPS",
     "FORMATS",
+    "INT_BINARY_DEFS",
+    "INT_BINARY_OPS",
     "INT_OPS_WITH_DEFINITIONS",
     "IPOWI_ZERO_MESSAGE",
+    "NO_FAULT",
+    "NSW_OVERFLOW",
+    "NUW_OVERFLOW",
+    "QUOTIENT_OVERFLOWS",
+    "SHIFTS",
+    "SHIFT_TOO_WIDE",
     "SIGNED_OVERFLOW_DIVISIONS",
+    "UNARY_DEFINED",
     "arity",
     "bf16_bits_of_value",
     "bf16_from_bits",
@@ -1009,6 +899,9 @@ __all__ = [
     "exact_overflows",
     "f16_from_bits",
     "f16_to_bits",
+    "fault_code",
+    "fault_message",
+    "flag_bits",
     "fptoi_message",
     "int_scalar",
     "int_to_float",
@@ -1020,5 +913,6 @@ __all__ = [
     "round_bf16",
     "round_f16",
     "scalar",
+    "shift_message",
     "ufunc",
 ]

@@ -29,7 +29,6 @@ from ...dialects.virtual_device import DeviceAttr, memory_space_of
 from ...system.description import System
 from ..device_api import Buffer
 from ..host.values import element_type, from_python, to_numpy_scalar
-from ..semantics import narrow_ufuncs
 from .messages import placed_at
 from .state import Execution, as_memref_type, device_of, host_capacity, system_for
 
@@ -388,7 +387,9 @@ def _random_array(
     rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype[Any], element: Attribute
 ) -> np.ndarray[Any, Any]:
     if isinstance(element, BFloat16Type):  # held as its bit pattern: round, keep the top half
-        values = narrow_ufuncs("bf16")[0](rng.standard_normal(shape))
+        from .. import semantics  # here, not at the top: it loads Numba
+
+        values = semantics.narrow_ufuncs("bf16")[0](rng.standard_normal(shape))
         return (np.asarray(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)

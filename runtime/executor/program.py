@@ -37,7 +37,6 @@ from ..device_api import Buffer
 from ..host.frame import CompiledFunction, Frame, Getter, Step, run_steps
 from ..host.ops import HOST_OPS
 from ..host.values import element_type
-from ..semantics import narrow_ufuncs
 from .device_ops import DEVICE_OPS
 from .inputs import EntryFacts, bind_inputs, collect_outputs, entry_facts, find_entry
 from .launch import launched_kernel
@@ -259,7 +258,9 @@ def _global_data(op: memref.GlobalOp) -> np.ndarray[Any, Any]:
     if isinstance(element_type(type_), BFloat16Type):
         # Memory holds bf16 bit patterns: each value is rounded to its pattern, not
         # converted to uint16 as a number.
-        values = list(narrow_ufuncs("bf16")[2](np.array(values, np.float64)))
+        from .. import semantics  # here, not at the top: it loads Numba
+
+        values = list(semantics.narrow_ufuncs("bf16")[2](np.array(values, np.float64)))
     data = (
         np.full(shape, values[0], dtype)
         if len(values) == 1

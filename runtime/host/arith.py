@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, FloatAttr, IntegerAttr
 from xdsl.ir import Attribute, Operation
 
 from ...analysis.dtypes import int_width, is_integer_like, numpy_dtype
 from ...diagnostics import error_at
 from ...dispatch import OpTable
 from ...upstream import arith as upstream_arith
-from .. import semantics
+from .. import numpy_semantics, scalar_ops
 from .frame import Compiler, Frame, OpCompiler, Step, binary, unary
 from .values import float_cast, is_narrow, signed, wrapper
 
@@ -68,12 +68,14 @@ def _integer(c: Compiler, op: Operation) -> Step:
     after its `int_fault` check when the op has undefined behaviour. Host integers are
     Python ints in signed form already; i1 (a bool) enters as 0 or -1."""
     short = op.name.split(".")[1]
+    from .. import semantics  # here, not at the top: it loads Numba
+
     fn = semantics.int_scalar(op.name)
     type_ = op.results[0].type
     width = int_width(type_)
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
-    flags = semantics.flag_bits(semantics.overflow_flags(op))
-    faults = short in semantics.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli"))
+    flags = scalar_ops.flag_bits(scalar_ops.overflow_flags(op))
+    faults = short in scalar_ops.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli"))
     fault, code = _fault_check(short)
     if width == 1:
 
@@ -103,7 +105,9 @@ def _integer(c: Compiler, op: Operation) -> Step:
 
 def _fault_check(short: str) -> tuple[Callable[..., int], int]:
     """`semantics`' compiled `int_fault` and `short`'s number for it (-1 for none)."""
-    code = semantics.fault_code(short) if short in semantics.FAULTING_OPS else -1
+    code = scalar_ops.fault_code(short) if short in scalar_ops.FAULTING_OPS else -1
+    from .. import semantics  # here, not at the top: it loads Numba
+
     return semantics.int_scalar("int_fault"), code
 
 
@@ -113,29 +117,29 @@ def _raise_fault(op: Operation, short: str, type_: Attribute, kind: int, x: int,
     if not kind:
         return
     width = int_width(type_)
-    if kind == semantics.DIVIDES_BY_ZERO:
+    if kind == scalar_ops.DIVIDES_BY_ZERO:
         raise error_at(op, f"'{op.name}' divides {x} by zero")
-    if kind == semantics.SHIFT_TOO_WIDE:
+    if kind == scalar_ops.SHIFT_TOO_WIDE:
         amount = y & ((1 << width) - 1)
         raise error_at(op, f"'{op.name}' shifts a {type_} value by {amount} bits")
-    message = semantics.fault_message(kind, short, width)
-    if kind == semantics.QUOTIENT_OVERFLOWS:
+    message = scalar_ops.fault_message(kind, short, width)
+    if kind == scalar_ops.QUOTIENT_OVERFLOWS:
         raise error_at(op, message)
     raise error_at(op, f"{message} ({short} of {x} and {y})")
 
 
-ARITH_OPS.impl(*op_classes(semantics.INT_BINARY_DEFS, "arith"))(_integer)
+ARITH_OPS.impl(*op_classes(scalar_ops.INT_BINARY_OPS, "arith"))(_integer)
 
 
 def float_op(c: Compiler, op: Operation) -> Step:
-    """A float op of `semantics.FLOAT_OPS`, computed by the definition every path shares;
+    """A float op of `scalar_ops.FLOAT_OPS`, computed by the definition every path shares;
     f16 through f64, rounded once (see `semantics`)."""
-    fn = semantics.numpy_ufunc(op.name)
+    fn = numpy_semantics.float_function(op.name, isinstance(op.results[0].type, Float32Type))
     type_ = op.results[0].type
     cast = float_cast(type_)
     slots = tuple(c.slot(v) for v in op.operands)
     r = c.slot(op.results[0])
-    if isinstance(type_, BFloat16Type) or (is_narrow(type_) and op.name in semantics.DEFINED_OPS):
+    if isinstance(type_, BFloat16Type) or (is_narrow(type_) and op.name in scalar_ops.DEFINED_OPS):
 
         def run_narrow(f: Frame) -> None:
             f[r] = cast(fn(*(np.float64(f[s]) for s in slots)))
@@ -148,7 +152,7 @@ def float_op(c: Compiler, op: Operation) -> Step:
     return run
 
 
-ARITH_OPS.impl(*op_classes(semantics.FLOAT_OPS, "arith"))(float_op)
+ARITH_OPS.impl(*op_classes(scalar_ops.FLOAT_OPS, "arith"))(float_op)
 
 
 _CMPI: dict[int, tuple[Callable[[Any, Any], bool], bool]] = {
@@ -240,9 +244,9 @@ def _int_to_float(c: Compiler, op: Operation) -> Step:
     type_ = op.results[0].type
     if isinstance(type_, BFloat16Type):
         f32 = np.dtype(np.float32)
-        return unary(c, op, lambda x: semantics.int_to_float(read(x), f32, precision=8))
+        return unary(c, op, lambda x: scalar_ops.int_to_float(read(x), f32, precision=8))
     dtype = numpy_dtype(type_)
-    return unary(c, op, lambda x: semantics.int_to_float(read(x), dtype))
+    return unary(c, op, lambda x: scalar_ops.int_to_float(read(x), dtype))
 
 
 @ARITH_OPS.impl(arith.FPToSIOp, arith.FPToUIOp)
@@ -255,7 +259,7 @@ def _float_to_int(c: Compiler, op: Operation) -> Step:
     def convert(value: Any) -> int | bool:
         x = float(value)
         if not math.isfinite(x) or not lo <= math.trunc(x) <= hi:
-            message = semantics.fptoi_message(op.name.split(".")[1], width)
+            message = scalar_ops.fptoi_message(op.name.split(".")[1], width)
             raise error_at(op, f"{message} ({x} to {type_})")
         return wrap(math.trunc(x))
 
@@ -298,12 +302,12 @@ def _bitcast_bf16(c: Compiler, op: Operation) -> Step:
         return unary(c, op, lambda x: x)
     if isinstance(src, BFloat16Type):
         if isinstance(dst, Float16Type):
-            return unary(c, op, lambda x: semantics.bf16_bits_of_value(x).view(np.float16))
+            return unary(c, op, lambda x: scalar_ops.bf16_bits_of_value(x).view(np.float16))
         wrap = wrapper(dst)
-        return unary(c, op, lambda x: wrap(int(semantics.bf16_bits_of_value(x))))
+        return unary(c, op, lambda x: wrap(int(scalar_ops.bf16_bits_of_value(x))))
     if isinstance(src, Float16Type):
-        return unary(c, op, lambda x: semantics.bf16_value_of_bits(np.float16(x).view(np.uint16)))
-    return unary(c, op, lambda x: semantics.bf16_value_of_bits(int(x) & 0xFFFF))
+        return unary(c, op, lambda x: scalar_ops.bf16_value_of_bits(np.float16(x).view(np.uint16)))
+    return unary(c, op, lambda x: scalar_ops.bf16_value_of_bits(int(x) & 0xFFFF))
 
 
 @ARITH_OPS.impl(arith.MulSIExtendedOp, arith.MulUIExtendedOp)

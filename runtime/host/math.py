@@ -13,7 +13,7 @@ from xdsl.ir import Operation
 from ...analysis.dtypes import int_width, numpy_dtype
 from ...diagnostics import error_at
 from ...dispatch import OpTable
-from .. import semantics
+from .. import scalar_ops
 from .arith import float_op, op_classes
 from .frame import Compiler, Frame, OpCompiler, Step, unary
 from .values import float_cast, is_narrow, signed, wrapper
@@ -21,7 +21,7 @@ from .values import float_cast, is_narrow, signed, wrapper
 MATH_OPS = OpTable[OpCompiler]("host code")
 """Compilers of the `math` ops host code runs."""
 
-MATH_OPS.impl(*op_classes(semantics.FLOAT_OPS, "math"))(float_op)
+MATH_OPS.impl(*op_classes(scalar_ops.FLOAT_OPS, "math"))(float_op)
 
 
 @MATH_OPS.impl(math.AbsIOp)
@@ -67,7 +67,7 @@ def _ipowi(c: Compiler, op: Operation) -> Step:
         if n >= 0:
             f[r] = wrap(pow(x, n, 1 << width) if width > 1 else x**n)
         elif x == 0:
-            raise error_at(op, f"{semantics.IPOWI_ZERO_MESSAGE} (0 to the power {n})")
+            raise error_at(op, f"{scalar_ops.IPOWI_ZERO_MESSAGE} (0 to the power {n})")
         else:
             f[r] = wrap(1 if x == 1 else (-1 if n % 2 else 1) if x == -1 else 0)
 
@@ -81,12 +81,14 @@ def _fpowi(c: Compiler, op: Operation) -> Step:
     bf16 = isinstance(type_, BFloat16Type)
     dtype = np.dtype(np.float32) if bf16 else numpy_dtype(type_)
     cast = float_cast(type_)
+    from .. import semantics  # here, not at the top: it loads Numba
+
     fn = semantics.ufunc("math.powf")
     wide = is_narrow(type_)
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
 
     def run(f: Frame) -> None:
-        n = semantics.int_to_float(signed(f[b]), dtype, precision=8 if bf16 else None)
+        n = scalar_ops.int_to_float(signed(f[b]), dtype, precision=8 if bf16 else None)
         x = f[a]
         f[r] = cast(fn(np.float64(x), np.float64(n)) if wide else fn(x, n))
 

@@ -21,7 +21,7 @@ from xdsl.ir import Operation
 from ...analysis.dtypes import is_integer_like, numpy_dtype
 from ...diagnostics import error_at
 from ...dispatch import OpTable
-from .. import semantics
+from .. import scalar_ops
 from .frame import Compiler, Frame, Getter, OpCompiler, Step
 from .values import element_type, wrapper
 
@@ -131,7 +131,7 @@ def _load(c: Compiler, op: Operation) -> Step:
         (lambda x: wrapper(element)(int(x))) if is_integer_like(element) else (lambda x: x)
     )
     if isinstance(element, BFloat16Type):
-        convert = semantics.bf16_value_of_bits
+        convert = scalar_ops.bf16_value_of_bits
     r = c.slot(op.res)
 
     def run(f: Frame) -> None:
@@ -153,7 +153,7 @@ def _store(c: Compiler, op: Operation) -> Step:
 
         def run_bf16(f: Frame) -> None:
             array = memory(f)
-            array[check(f, array)] = semantics.bf16_bits_of_value(f[value])
+            array[check(f, array)] = scalar_ops.bf16_bits_of_value(f[value])
 
         return run_bf16
 

@@ -16,14 +16,14 @@ from xdsl.dialects.builtin import AnyFloat, BFloat16Type, Float16Type
 from xdsl.ir import Attribute
 
 from ...analysis.dtypes import check_scalar_input, int_width, is_integer_like, numpy_dtype
-from .. import semantics
+from .. import numpy_semantics
 
 
 def float_cast(type_: Attribute) -> Callable[[Any], Any]:
     """A value rounded (once) to float type `type_`, as host code holds it: a NumPy
     scalar of its width, bf16 as an f32 holding the bf16 value."""
     if isinstance(type_, BFloat16Type):
-        return semantics.bf16_value
+        return numpy_semantics.bf16_value
     return numpy_dtype(type_).type
 
 

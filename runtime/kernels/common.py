@@ -27,7 +27,7 @@ from ...analysis.dtypes import dtype_of
 from ...analysis.dtypes import integer_width as int_width
 from ...diagnostics import LocatedError, diagnostic_at
 from ...dialects.kernel import SUPPORTED_OPS, AllocSharedOp, BarrierOp, KernelFuncOp
-from .. import semantics
+from .. import scalar_ops
 
 
 class KernelError(LocatedError):
@@ -57,7 +57,7 @@ INT_BINARY_OPS = (
     "arith.maxui",
     "arith.minui",
 )
-FLOAT_ARITH_OPS = tuple(sorted(semantics.FLOAT_OPS))
+FLOAT_ARITH_OPS = tuple(sorted(scalar_ops.FLOAT_OPS))
 """Float arithmetic: computed by `semantics`' definitions on every path."""
 CAST_OPS = (
     "arith.index_cast",
@@ -120,6 +120,7 @@ CMPF_PREDICATES = (
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
     "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true",
 )  # fmt: skip
+
 
 def value_dtype(type_: Attribute) -> np.dtype[np.generic] | None:
     """The NumPy dtype of values of a scalar type in the NumPy backend: as `dtype_of`, but
@@ -427,7 +428,7 @@ class SourceWriter:
 
 
 def fptoi_message(op: str, width: int) -> str:
-    return semantics.fptoi_message(op, width)
+    return scalar_ops.fptoi_message(op, width)
 
 
 def dim_message(d: int, rank: int) -> str:

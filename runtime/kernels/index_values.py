@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from .. import semantics
+from .. import scalar_ops
 from .common import Kernel, constant_value, contains_barrier
 from .ranges import constant_dim
 
@@ -45,7 +45,7 @@ class IndexValues:
             if not (
                 isinstance(owner, Operation)
                 and (owner.name in RECOMPUTABLE_OPS or divides_safely(owner))
-                and not semantics.overflow_flags(owner)
+                and not scalar_ops.overflow_flags(owner)
                 and (owner.name != "memref.dim" or constant_dim(owner) is not None)
             ):
                 self.pure[current] = False
@@ -144,7 +144,7 @@ def divides_safely(op: Operation) -> bool:
     """Whether `op` is an integer division or remainder by a constant that it cannot
     fault on: not 0, and not -1 for a signed one (whose quotient may overflow)."""
     short = op.name.removeprefix("arith.")
-    if short not in semantics.DIVISIONS or op.name != f"arith.{short}":
+    if short not in scalar_ops.DIVISIONS or op.name != f"arith.{short}":
         return False
     divisor = op.operands[1].owner
     if not (isinstance(divisor, Operation) and divisor.name == "arith.constant"):

@@ -42,7 +42,7 @@ from numpy.lib.stride_tricks import as_strided
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
-from .. import numpy_semantics, semantics
+from .. import numpy_semantics, scalar_ops
 from .common import (
     BARRIER_MESSAGE,
     STEP_MESSAGE,
@@ -317,7 +317,7 @@ class Faults:
             first = _first_true(bad)
             kind = int(np.broadcast_to(kinds, bad.shape)[first])
             block, thread = self.lanes.locate(_pad(first, self.lanes.ndim))
-            message = semantics.fault_message(kind, op, width)
+            message = scalar_ops.fault_message(kind, op, width)
             raise self.kernel.error(site, message, block, thread)
 
     def check(self, site: int, bad: Value, message: str) -> None:
@@ -337,15 +337,15 @@ class Faults:
 
 def checked(f: Faults, site: int, op: str, x: Value, y: Value, width: int, flags: int = 0) -> Value:
     """A binary integer op with undefined behaviour (a division, a shift, an op with
-    `nsw`/`nuw` flags, `flags` as `semantics.flag_bits`): the first active lane for which
+    `nsw`/`nuw` flags, `flags` as `scalar_ops.flag_bits`): the first active lane for which
     `semantics`' `int_fault` finds some is a located error, else the op's result."""
     a, b = _signed_form(x, width), _signed_form(y, width)
-    code = semantics.fault_code(op)
+    code = scalar_ops.fault_code(op)
     kinds = numpy_semantics.int_fault(code, flags, a, b, width)
     if is_uniform(a) and is_uniform(b):
         kind = int(kinds)
         if kind:
-            f.check(site, True, semantics.fault_message(kind, op, width))
+            f.check(site, True, scalar_ops.fault_message(kind, op, width))
     else:
         f.check_kinds(site, kinds, op, width)
     return integer(f"arith.{op}", x, y, width)
@@ -432,13 +432,13 @@ def int_cast(x: Value, src: int, dst: int, zero_extend: bool) -> Value:
 
 
 def to_float(x: Value, src: int, dtype: np.dtype[Any], unsigned: bool) -> Value:
-    """`arith.sitofp` / `arith.uitofp`, rounded once (`semantics.int_to_float`)."""
+    """`arith.sitofp` / `arith.uitofp`, rounded once (`scalar_ops.int_to_float`)."""
     x = arr(x)
     if is_uniform(x):
         v = int(x) & ((1 << src) - 1)
         if not unsigned and v >> (src - 1):
             v -= 1 << src
-        return semantics.int_to_float(v, dtype)
+        return scalar_ops.int_to_float(v, dtype)
     if src == 1:
         x = _widen_i1(x, not unsigned)
     elif unsigned:
@@ -521,6 +521,8 @@ def round_to(narrow: str, out: Any, xs: Sequence[Value] = ()) -> Value:
     uniform = all(is_uniform(x) for x in xs) and np.ndim(out) == 0
     if narrow == "f16":
         return np.float16(out) if uniform else np.asarray(out).astype(np.float16)
+    from .. import semantics  # here, not at the top: it loads Numba
+
     rounded = semantics.narrow_ufuncs("bf16")[0](np.asarray(out, dtype=np.float64))
     return np.float32(rounded) if uniform else np.asarray(rounded).astype(np.float32)
 
@@ -528,7 +530,7 @@ def round_to(narrow: str, out: Any, xs: Sequence[Value] = ()) -> Value:
 def bf16_values(bits: Value) -> Value:
     """bf16 values (f32) of bit patterns loaded from memory."""
     if is_uniform(bits):
-        return semantics.bf16_value_of_bits(bits)
+        return scalar_ops.bf16_value_of_bits(bits)
     return (np.asarray(bits).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
@@ -536,7 +538,7 @@ def bf16_bits(x: Value) -> Value:
     """The bit patterns of bf16 values (f32) to store (NaN as the quiet NaN)."""
     x = arr(x)
     if is_uniform(x):
-        return semantics.bf16_bits_of_value(x)
+        return scalar_ops.bf16_bits_of_value(x)
     u = np.asarray(x, dtype=np.float32).view(np.uint32)
     top = u >> np.uint32(16)
     lost = np.isnan(x) & ((top & np.uint32(0x7F)) == 0)  # a payload only in the low half
@@ -550,10 +552,12 @@ def int_to_bf16(x: Value, src: int, unsigned: bool) -> Value:
         v = int(x) & ((1 << src) - 1)
         if not unsigned and v >> (src - 1):
             v -= 1 << src
-        return np.float32(semantics.int_to_float(v, np.dtype(np.float32), precision=8))
+        return np.float32(scalar_ops.int_to_float(v, np.dtype(np.float32), precision=8))
     wide = _widen_i1(x, not unsigned) if src == 1 else _unsigned(x, src) if unsigned else x
     values = np.asarray(wide)
     values = values.astype(np.uint64).view(np.int64) if unsigned else values.astype(np.int64)
+    from .. import semantics  # here, not at the top: it loads Numba
+
     return semantics.int_round_ufunc()(values, 8, unsigned and src == 64).astype(np.float32)
 
 

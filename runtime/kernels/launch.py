@@ -16,7 +16,7 @@ import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, MemRefType
 
 from ...diagnostics import DevplanError
-from ..semantics import bf16_value
+from ..numpy_semantics import bf16_value
 from .common import Kernel, dtype_of, int_width, is_float
 from .watchdog import StoppedError
 

@@ -47,8 +47,10 @@ _set_chunksize: Callable[[int], int] = numba.set_parallel_chunksize  # pyright: 
 _BACKEND_VERSION = hashlib.sha256(
     b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py")))
     + Path(__file__).parent.with_name("semantics.py").read_bytes()
+    + Path(__file__).parent.with_name("scalar_ops.py").read_bytes()
 ).hexdigest()[:16]
-"""Changes with the source of the kernel backends and of `semantics`: part of the key of
+"""Changes with the source of the kernel backends, `semantics` and `scalar_ops` (the fault
+kinds compiled into kernels): part of the key of
 cached kernels (which is the kernel's IR, not the code generated from it)."""
 
 PARALLEL_THREADS = 1 << 16

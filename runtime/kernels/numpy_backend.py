@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import Float32Type, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects.kernel import AllocSharedOp, AssertOp, PrintfOp
-from .. import numpy_semantics, semantics
+from .. import numpy_semantics, scalar_ops
 from . import device_io, lanes, watchdog
 from .common import (
     BIT_OPS,
@@ -160,6 +160,8 @@ class NumpySource(SourceWriter):
             value = constant_value(op)
             dtype = dtype_of(op.results[0].type)
             if narrow_format(op.results[0].type) == "bf16":
+                from .. import semantics  # here, not at the top: it loads Numba
+
                 value = semantics.bf16_value(value)
             elif is_float(op.results[0].type) and dtype is not None:
                 value = dtype.type(value)
@@ -216,12 +218,16 @@ class NumpySource(SourceWriter):
                 cast = f"lanes.bf16_values({cast})"
             self.emit(f"{results} = {cast}")
         elif name in ("arith.mulsi_extended", "arith.mului_extended"):
+            from .. import semantics  # here, not at the top: it loads Numba
+
             high = self.const("U", semantics.int_ufunc("mul_high"))
             signed = name == "arith.mulsi_extended"
             self.emit(
                 f"{results} = lanes.mul_extended({high}, {args[0]}, {args[1]}, {width}, {signed})"
             )
         elif name == "arith.addui_extended":
+            from .. import semantics  # here, not at the top: it loads Numba
+
             carry = self.const("U", semantics.int_ufunc("add_carry"))
             self.emit(f"{results} = lanes.add_extended({carry}, {args[0]}, {args[1]}, {width})")
         elif name == "math.fpowi":
@@ -237,8 +243,10 @@ class NumpySource(SourceWriter):
                 site = self.kernel.site(op)
                 self.emit(
                     f"F{level}.check({site}, (np.asarray(lanes.arr({args[0]})) == 0) & "
-                    f"(np.asarray(lanes.arr({args[1]})) < 0), {semantics.IPOWI_ZERO_MESSAGE!r})"
+                    f"(np.asarray(lanes.arr({args[1]})) < 0), {scalar_ops.IPOWI_ZERO_MESSAGE!r})"
                 )
+            from .. import semantics  # here, not at the top: it loads Numba
+
             fn = self.const("U", semantics.int_ufunc(name))
             self.emit(
                 f"{results} = lanes.int_op({fn}, {width}, ({''.join(a + ', ' for a in args)}))"
@@ -323,10 +331,10 @@ class NumpySource(SourceWriter):
         faults = f"F{level}"
         result_type = op.results[0].type if op.results else None
         width = int_width(op.operands[0].type) if op.operands else None
-        if name in semantics.FLOAT_OPS:
+        if name in scalar_ops.FLOAT_OPS:
             return self.float_op(op, args)
-        flags = semantics.flag_bits(semantics.overflow_flags(op))
-        if short in semantics.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli")):
+        flags = scalar_ops.flag_bits(scalar_ops.overflow_flags(op))
+        if short in scalar_ops.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli")):
             site = self.kernel.site(op)
             return (
                 f"lanes.checked({faults}, {site}, {short!r}, {args[0]}, {args[1]}, {width}, "
@@ -439,9 +447,10 @@ class NumpySource(SourceWriter):
         fmt = narrow_format(op.results[0].type)
         if fmt == "bf16" and name == "math.fma":
             name = "fma_bf16"  # rounded to odd in f64 first (see semantics)
-        fn = self.const("U", numpy_semantics.FLOAT_BINARY.get(name) or semantics.numpy_ufunc(name))
+        f32 = isinstance(op.results[0].type, Float32Type)
+        fn = self.const("U", numpy_semantics.float_function(name, f32))
         # f16's + - * / sqrt are NumPy's (computed in f32, rounded once: exact)
-        exact = name in semantics.EXACT_BINARY or name in semantics.EXACT_UNARY
+        exact = name in scalar_ops.EXACT_BINARY or name in scalar_ops.EXACT_UNARY
         narrow = fmt if fmt == "bf16" or (fmt == "f16" and not exact) else None
         return f"lanes.float_op({fn}, {narrow!r}, {', '.join(args)})"
 

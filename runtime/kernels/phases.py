@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from xdsl.ir import Block, Operation, SSAValue
 
-from .. import semantics
+from .. import scalar_ops
 from .common import FLOAT_ARITH_OPS, Kernel, contains_barrier, positive_constant
 from .index_values import RECOMPUTABLE_OPS, IndexValues
 from .ranges import constant_dim
@@ -146,6 +146,6 @@ writes memory (loads are proven in bounds there)."""
 def _cannot_fault_on_the_fast_path(op: Operation) -> bool:
     """Whether `op` may sit in an interchanged loop's body (no memory written, no fault on
     the fast path, where loads are proven in bounds; no nested region)."""
-    if op.name not in _LOOP_BODY_OPS or op.regions or semantics.overflow_flags(op):
+    if op.name not in _LOOP_BODY_OPS or op.regions or scalar_ops.overflow_flags(op):
         return False
     return op.name != "memref.dim" or constant_dim(op) is not None

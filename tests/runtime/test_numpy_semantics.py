@@ -1,7 +1,9 @@
 """runtime/numpy_semantics.py computes what runtime/semantics.py's compiled definitions do,
 bit for bit: every binary integer op and `int_fault` (every op code and flag set) on all
 pairs of boundary values of each width, the overflow tests also against exact Python
-integers, and the float min/max ops on zeros of both signs, NaNs and infinities."""
+integers, the float min/max ops on zeros of both signs, NaNs and infinities, and the f32
+`fma` on every triple of boundary values and on random bit patterns and near
+cancellations, NaN payloads included."""
 
 from __future__ import annotations
 
@@ -96,3 +98,46 @@ def test_float_min_max_match_semantics(dtype: type[np.floating[Any]]) -> None:
         got = fn(xs, ys)
         assert got.dtype == expected.dtype
         assert got.view(bits).tolist() == expected.view(bits).tolist(), name
+
+
+F32_BOUNDARY = [0.0, -0.0, 1.0, -1.0, 3.0, 1 / 3, np.inf, -np.inf, np.nan, 2.0**64, 2.0**-75,
+                1 + 2.0**-23, 1 - 2.0**-24, 0.5 + 2.0**-24, 2.0**-12,
+                float(np.finfo(np.float32).max), -float(np.finfo(np.float32).max),
+                float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).smallest_subnormal),
+                -float(np.finfo(np.float32).smallest_subnormal)]  # fmt: skip
+
+
+def _f32_fma_cases() -> tuple[np.ndarray[Any, Any], ...]:
+    """Every triple of boundary values; random bit patterns (NaNs with payloads, huge and
+    tiny values); products cancelled by an addend within a few ulps (where one rounding
+    and two differ)."""
+    boundary = np.array(F32_BOUNDARY, dtype=np.float32)
+    triples = [
+        np.array(t, dtype=np.float32)
+        for t in zip(*itertools.product(boundary, repeat=3), strict=True)
+    ]
+    rng = np.random.default_rng(23)
+    bits = rng.integers(0, 2**32, (3, 20000), dtype=np.uint64).astype(np.uint32).view(np.float32)
+    a, b = rng.standard_normal((2, 20000)).astype(np.float32)
+    near = -(a.astype(np.float64) * b) * (1 + rng.standard_normal(20000) * 2.0**-22)
+    c = near.astype(np.float32)
+    return tuple(np.concatenate(parts) for parts in zip(triples, bits, (a, b, c), strict=True))
+
+
+def test_f32_fma_matches_semantics_bit_for_bit() -> None:
+    a, b, c = _f32_fma_cases()
+    with np.errstate(invalid="ignore", over="ignore"):  # (the compiled ufunc warns)
+        expected = semantics.ufunc("math.fma")(a, b, c)
+    got = numpy_semantics.fma_f32(a, b, c)
+    assert got.dtype == np.float32
+    wrong = np.flatnonzero(got.view(np.uint32) != expected.view(np.uint32))
+    assert not wrong.size, (
+        f"fma({a[wrong[0]]!r}, {b[wrong[0]]!r}, {c[wrong[0]]!r}) gives {got[wrong[0]]!r}, "
+        f"semantics {expected[wrong[0]]!r}"
+    )
+    # uniform (0-d) operands give an f32 scalar
+    one = numpy_semantics.fma_f32(
+        np.float32(1 + 2.0**-23), np.float32(1 - 2.0**-23), np.float32(-1)
+    )
+    assert type(one) is np.float32
+    assert one == np.float32(-(2.0**-46))

@@ -1,0 +1,42 @@
+"""What a process pays before work starts: `import devplan` and parsing a program load
+neither Numba nor the runtime, and a run of a float program on the NumPy kernel backend
+(`examples/mlp.mlir`: matmuls with `math.fma`, adds, max) never imports Numba. Checked in
+a fresh interpreter, where `sys.modules` shows what was loaded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from support import EXAMPLES
+
+PROGRAM = """
+import json, sys
+import numpy as np
+import devplan
+
+def loaded():
+    return sorted(n for n in sys.modules if n == "numba" or n.startswith("devplan.runtime"))
+
+module = devplan.parse(sys.argv[1])
+after_parse = loaded()
+rng = np.random.default_rng(0)
+shapes = [(32, 64), (64, 128), (128,), (128, 10)]
+inputs = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+devplan.execute(module, inputs, kernel_backend="numpy")
+print(json.dumps({"after_parse": after_parse, "numba_after_run": "numba" in sys.modules}))
+"""
+
+
+def test_import_and_parse_load_no_runtime_and_a_numpy_run_no_numba() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, str(EXAMPLES / "mlp.mlir")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["after_parse"] == []
+    assert seen["numba_after_run"] is False
