@@ -87,8 +87,9 @@ left, a tensor op without `vdev.device`, an operand on another device than its o
 tensor ops outside the level-1 set (`tensor.cast` to unranked, `linalg.pack`,
 ...), generics `GenericLoops` refuses (`window` iterators, symbols,
 outputs not at a permutation of the parallel loops, a loop dimension no operand
-dimension gives, body ops the kernel backends lack, values captured from outside the
-body), tensors of element types the backends lack, and tensors crossing other region ops
+dimension gives, body ops the kernel backends lack, tensors captured from outside the
+body: captured scalars become operands first, `captures.py`), tensors of element
+types the backends lack, and tensors crossing other region ops
 (`scf.while`). Reads at affine sums (`d0 * 2 + d4`) are checked against static shapes
 by `linalg.generic`'s verifier only: with dynamic shapes no run-time check guards them.
 A reduction runs in one thread per output element (no block reduction in shared memory
@@ -107,6 +108,7 @@ from xdsl.passes import ModulePass
 from ...analysis.op_work import op_work
 from ..convert_elementwise_to_linalg import is_elementwise_on_tensors, replace_elementwise
 from ..linalg_generalize_named_ops import is_named_structured, replace_named
+from .captures import take_captures
 from .lowering import Lowering
 from .rules import RULES
 
@@ -120,7 +122,10 @@ class LowerToDevicePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lowering = Lowering(op, RULES)
         # Phase 0: one lowering path. The generics remember the op they were made from,
-        # for messages and for the work the cost model charged it.
+        # for messages and for the work the cost model charged it. Scalars a generic's
+        # body captures become its own (captures.py).
+        for found in [o for o in op.walk() if isinstance(o, GenericOp)]:
+            take_captures(found)
         for found in [o for o in op.walk() if is_elementwise_on_tensors(o)]:
             if not isinstance(found.parent_op(), GenericOp):
                 work = op_work(found)

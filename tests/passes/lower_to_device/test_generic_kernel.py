@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 import devplan
+from devplan.diagnostics import DevplanError
+from devplan.reference.program import evaluate
 
 KINDS = """
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -202,3 +204,39 @@ func.func @main(%a: tensor<2x4x3xf32>, %v: tensor<2x3xf32>) -> (tensor<4xf32>, t
     reduced, broadcast = result.outputs
     np.testing.assert_array_equal(reduced, a.max(axis=(0, 2)))
     np.testing.assert_array_equal(broadcast, np.broadcast_to(v[:, None, :], (2, 5, 3)))
+
+
+def test_scalars_a_generic_body_captures_reach_its_kernel() -> None:
+    """A body using a constant, a scalar argument and a scalar computed on the host from
+    outside itself (as MLIR allows) runs on cuda:0 as the oracle computes it; a captured
+    tensor stays a located error."""
+    text = """
+func.func @main(%x: tensor<5xf32>, %s: f32) -> tensor<5xf32> {
+  %e = tensor.empty() : tensor<5xf32>
+  %c = arith.constant 2.0 : f32
+  %t = arith.mulf %s, %s : f32
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<5xf32>) outs(%e : tensor<5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    %n = arith.addf %m, %s : f32
+    %k = arith.subf %n, %t : f32
+    linalg.yield %k : f32
+  } -> tensor<5xf32>
+  %g = vdev.on_device %r to #vdev.device<"cuda", 0> : tensor<5xf32>
+  return %g : tensor<5xf32>
+}
+"""
+    x = np.linspace(-2, 2, 5, dtype=np.float32)
+    s = np.float32(0.75)
+    result = devplan.execute(devplan.parse(text), [x, s], kernel_backend="numpy", strict=True)
+    want = evaluate(devplan.parse(text), [x, s])[0]
+    np.testing.assert_array_equal(result.outputs[0], want)
+    np.testing.assert_array_equal(want, x * np.float32(2) + s - s * s)
+    captured_tensor = text.replace(
+        "%k = arith.subf %n, %t : f32", "%k = tensor.extract %x[%i] : tensor<5xf32>"
+    ).replace("^bb0(%a: f32, %o: f32):", "^bb0(%a: f32, %o: f32):\n    %i = linalg.index 0 : index")
+    with pytest.raises(
+        DevplanError,
+        match=r"<string>:6:3: error: 'linalg.generic' is not lowered.*'tensor.extract' uses a value defined outside",
+    ):
+        devplan.execute(devplan.parse(captured_tensor), [x, s], kernel_backend="numpy")
