@@ -174,7 +174,15 @@ def slow(*args: str) -> subprocess.Popen[str]:
         text=True,
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(TESTS)},
+        # A child inherits an ignored SIGINT (Python then installs no KeyboardInterrupt
+        # handler): a test process that ran Ray or another tool that ignores it would make
+        # Ctrl-C a no-op in the tool. The tool is started as a shell starts it.
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_a_pass_over_a_second_prints_one_progress_line() -> None:
