@@ -25,11 +25,13 @@ which does not block) and keep the call's ObjectRef:
 Order: an actor runs one submitter's calls in submission order, one at a time, without
 retries (`max_task_retries=0`), and the driver submits in the scheduler's happens-before
 order, so one stream's work stays in order and a cross-device dependency rides on the
-ObjectRef a copy passes. A launch does not wait for its actor, blocking or not: nothing in
-this process can see the difference, since host code reaches the device's memory only by
-copies, and a copy to the host, a blocking copy and a stream sync wait for the device's
-calls so far (`_settle`), as does every `MAX_INFLIGHT`-th call. A kernel's fault is
-raised at that wait, placed at its launch (`KernelCall.located`).
+ObjectRef a copy passes. A launch or a copy into the actor does not wait for it, blocking
+or not: nothing in this process can see the difference, since host code reaches the
+device's memory only by copies (Ray takes a copy's host bytes when the call is submitted).
+A copy to the host, a stream sync and `device.wait` (`wait_device`: every ray device's
+calls, whatever tokens it names) wait for the device's calls so far (`_settle`), as does
+every `MAX_INFLIGHT`-th call. A kernel's fault is raised at that wait, placed at its
+launch (`KernelCall.located`).
 
 Faults: every wait has a deadline (`DEVPLAN_RAY_TIMEOUT` seconds, default 120). An actor
 that died, or passed the deadline, makes the device lost: `DeviceLostError` naming the
@@ -329,6 +331,8 @@ class RayDeviceAPI(SimulatedDeviceAPI):
 
     def _settle(self, extra: Sequence[Any] = ()) -> list[Any]:
         """Wait (with the deadline) for every call submitted so far; the values of `extra`."""
+        if self.lost is not None:
+            raise DeviceLostError(str(self.lost))
         pending, self._inflight = self._inflight, []
         refs = [r for r, _ in pending]
         ray = _ray()
@@ -466,12 +470,12 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         wait_for: Sequence[Token] = (),
         label: str | None = None,
     ) -> Token:
+        """As for any DeviceAPI; a copy into the actor does not wait for it, blocking or
+        not (Ray takes the host bytes when the call is submitted, so the host may reuse
+        them at once, as after a blocking copy); a copy to the host waits for its bytes."""
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
-        token = super().copy_data_from_to(src, dst, stream, wait_for=wait_for, label=label)
-        if stream is None:
-            self._settle()
-        return token
+        return super().copy_data_from_to(src, dst, stream, wait_for=wait_for, label=label)
 
     # -- kernels ---------------------------------------------------------------------------
 
@@ -525,6 +529,10 @@ class RayDeviceAPI(SimulatedDeviceAPI):
 
     def stream_sync(self, device: Device, stream: Stream | None = None) -> None:
         super().stream_sync(device, stream)
+        self._settle()
+
+    def wait_device(self) -> None:
+        """Wait for every call submitted to the actor so far (`device.wait`)."""
         self._settle()
 
     def teardown(self) -> list[Buffer]:

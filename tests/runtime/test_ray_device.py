@@ -14,12 +14,13 @@ and on a sample of the differential fuzzer's programs.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from support import EXAMPLES
 from support.level1_programs import Drawn, inputs_for, programs
+from xdsl.dialects.builtin import ModuleOp
 
 import devplan
-from devplan.runtime.device_api import Buffer
+from devplan.runtime import registry
+from devplan.runtime.cpu import CPUDeviceAPI
+from devplan.runtime.device_api import Buffer, DeviceAPI
 from devplan.runtime.errors import DeviceError, DeviceLostError, HostAccessError
 from devplan.runtime.executor import random_inputs
 from devplan.runtime.ray_device import RayDeviceAPI, shutdown_actors
+from devplan.runtime.report import Report
 from devplan.runtime.runtime import Runtime
+from devplan.runtime.simulated import SimulatedDeviceAPI
 from devplan.system.description import System
 from devplan.system.devices import Device
 
@@ -69,11 +75,14 @@ def ray_cluster() -> Iterator[System]:
         ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
         yield System.load(TWO_NODES)
     finally:
+        # Taken while the tree is whole: a worker whose raylet stops first is no longer
+        # a descendant of this process.
+        started = _ray_processes(before)
         shutdown_actors()
         ray.shutdown()
         cluster.shutdown()
         deadline = time.monotonic() + 20
-        left = _ray_processes(before)
+        left = [p for p in started if p.is_running()]
         while left and time.monotonic() < deadline:
             time.sleep(0.2)
             left = [p for p in left if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
@@ -82,10 +91,18 @@ def ray_cluster() -> Iterator[System]:
         assert not left, f"Ray processes outlived the tests: {[p.cmdline()[:2] for p in left]}"
 
 
-def _run(source: str | Path, inputs: list[Any], system: System | None) -> list[np.ndarray]:
-    result = devplan.execute(devplan.parse(source), inputs, system=system,
-                             kernel_backend="numpy", strict=True)  # fmt: skip
+def _run(
+    source: str | Path | ModuleOp, inputs: list[Any], system: System | None
+) -> list[np.ndarray]:
+    module = source if isinstance(source, ModuleOp) else devplan.parse(source)
+    result = devplan.execute(module, inputs, system=system, kernel_backend="numpy", strict=True)
     return result.outputs
+
+
+def _same_bits_as_in_process(source: str | Path, inputs: list[Any], system: System) -> None:
+    """`source` run on `system` and on the default system, lowered and compiled once."""
+    module = devplan.parse(source)
+    _same_bits(_run(module, inputs, system), _run(module, inputs, None))
 
 
 def _same_bits(got: list[np.ndarray], want: list[np.ndarray]) -> None:
@@ -96,29 +113,14 @@ def _same_bits(got: list[np.ndarray], want: list[np.ndarray]) -> None:
         assert g.tobytes() == w.tobytes()
 
 
-SLOW_EXAMPLES = (
-    "mlp.mlir",
-    "mlp_three_devices.mlir",
-    "smoothing.mlir",
-    "transformer.mlir",
-    "cnn.mlir",
-    "targets.mlir",
-)
-"""Not run here: the level-1 examples' pipelines take seconds (mlp.mlir is compared in the
-report's test); `DEVPLAN_RAY_ALL_EXAMPLES=1` runs them too. targets.mlir has no @main."""
-EXAMPLE_FILES = sorted(
-    p.name
-    for p in EXAMPLES.glob("*.mlir")
-    if p.name != "targets.mlir"
-    and (os.environ.get("DEVPLAN_RAY_ALL_EXAMPLES") or p.name not in SLOW_EXAMPLES)
-)
+EXAMPLE_FILES = sorted(p.name for p in EXAMPLES.glob("*.mlir") if p.name != "targets.mlir")
+"""Every example with a @main (targets.mlir has none)."""
 
 
 def test_every_example_gives_the_in_process_bits_across_two_nodes(ray_cluster: System) -> None:
     for name in EXAMPLE_FILES:
         path = EXAMPLES / name
-        inputs = random_inputs(devplan.parse(path), seed=0)
-        _same_bits(_run(path, inputs, ray_cluster), _run(path, inputs, None))
+        _same_bits_as_in_process(path, random_inputs(devplan.parse(path), seed=0), ray_cluster)
 
 
 @settings(max_examples=3, derandomize=True, database=None, deadline=None,
@@ -127,8 +129,7 @@ def test_every_example_gives_the_in_process_bits_across_two_nodes(ray_cluster: S
 def test_fuzz_programs_give_the_in_process_bits_across_two_nodes(
     ray_cluster: System, drawn: Drawn
 ) -> None:
-    inputs = inputs_for(devplan.parse(drawn.text), drawn)
-    _same_bits(_run(drawn.text, inputs, ray_cluster), _run(drawn.text, inputs, None))
+    _same_bits_as_in_process(drawn.text, inputs_for(devplan.parse(drawn.text), drawn), ray_cluster)
 
 
 def test_mlp_across_two_nodes_reports_the_network_and_compiles_once(ray_cluster: System) -> None:
@@ -150,6 +151,39 @@ def test_mlp_across_two_nodes_reports_the_network_and_compiles_once(ray_cluster:
     assert network.copies > 0
     assert network.bytes > 0
     assert second.report.model_seconds == first.report.model_seconds
+
+
+def _in_process(*, actor_api: str, node: object, **kwargs: Any) -> DeviceAPI:
+    """A stand-in for `api = "ray"`: the device's `actor_api` in this process."""
+    return {"cpu": CPUDeviceAPI, "simulated": SimulatedDeviceAPI}[actor_api](**kwargs)
+
+
+def _modelled(report: Report) -> list[object]:
+    """Everything a report has that does not depend on wall time."""
+    devices = [
+        (d.device, d.api, d.allocations, d.frees, d.peak_bytes, d.launches, d.kernel_seconds,
+         d.local_copies, d.local_copy_bytes)
+        for d in report.devices.values()
+    ]  # fmt: skip
+    links = [(k.link, k.copies, k.bytes, k.busy_seconds) for k in report.links.values()]
+    return [report.model_seconds, devices, links, report.leaks]
+
+
+def test_ray_devices_leave_the_modelled_times_as_in_process(
+    ray_cluster: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same system with each ray device's `actor_api` run in this process instead:
+    the same bits and the same report, to the last bit of every modelled time (the
+    network's terms, `tests/system/test_nodes.py`, are the cost model's alone)."""
+    module = devplan.parse(EXAMPLES / "mlp.mlir")
+    inputs = random_inputs(module, seed=0)
+    ray_run = devplan.execute(module, inputs, system=ray_cluster, kernel_backend="numpy")
+    with monkeypatch.context() as patch:
+        patch.setitem(registry._user_apis, "ray", _in_process)  # pyright: ignore[reportPrivateUsage]
+        local_run = devplan.execute(module, inputs, system=ray_cluster, kernel_backend="numpy")
+    assert ray_run.report.links["n0<->n1"].busy_seconds > 0
+    _same_bits(ray_run.outputs, local_run.outputs)
+    assert _modelled(ray_run.report) == _modelled(local_run.report)
 
 
 def test_host_access_to_a_ray_buffer_is_the_simulated_error(ray_cluster: System) -> None:
@@ -204,7 +238,8 @@ def test_a_killed_actor_is_a_lost_device_naming_device_and_node(ray_cluster: Sys
     runtime.copy(a, b, stream=near.create_stream(Device("cuda", 0)))
     ray.kill(far._actor.handle, no_restart=True)  # pyright: ignore[reportPrivateUsage]
     started = time.monotonic()
-    runtime.synchronize()  # submits the copy into the dead actor: nothing waits yet
+    with pytest.raises(DeviceLostError, match=r"device cuda:1 on node n1 is lost"):
+        runtime.synchronize()  # runs the copy into the dead actor and waits for it
     with pytest.raises(DeviceLostError, match=r"device cuda:1 on node n1 is lost"):
         far.stream_sync(Device("cuda", 1), stream)
     with pytest.raises(DeviceLostError, match="cuda:1 on node n1"):
@@ -275,7 +310,8 @@ def test_killing_an_actor_during_a_run_stops_the_run_at_the_op_that_needed_it(
     assert isinstance(near, RayDeviceAPI)
     assert isinstance(far, RayDeviceAPI)
     runtime.teardown()
-    killer = threading.Timer(1.0, lambda: ray.kill(near._actor.handle, no_restart=True))  # pyright: ignore[reportPrivateUsage]
+    pid = ray.get(near._actor.handle.ping.remote(), timeout=30)[0]  # pyright: ignore[reportPrivateUsage]
+    killer = threading.Timer(1.0, lambda: os.kill(pid, signal.SIGKILL))  # a crash
     killer.start()
     started = time.monotonic()
     with pytest.raises(DeviceLostError) as caught:  # placed at the op, as device errors are
@@ -288,6 +324,66 @@ def test_killing_an_actor_during_a_run_stops_the_run_at_the_op_that_needed_it(
     assert time.monotonic() - started < 60
     # The run's buffer on cuda:1 was freed: its actor has no session open.
     assert ray.get(far._actor.handle.ping.remote(), timeout=30)[2] == 0  # pyright: ignore[reportPrivateUsage]
+
+
+WAIT = f"""{LOOP.split("func.func")[0]}
+func.func @main() -> memref<1xf32> {{
+  %c1 = arith.constant 1 : index
+  %h = memref.alloc() : memref<1xf32>
+  %d = device.alloc() : memref<1xf32, {G0}>
+  device.copy %h to %d : memref<1xf32> to memref<1xf32, {G0}>
+  device.launch @k::@bump on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : memref<1xf32, {G0}>
+  device.wait all
+  device.copy %d to %h : memref<1xf32, {G0}> to memref<1xf32>
+  device.free %d : memref<1xf32, {G0}>
+  func.return %h : memref<1xf32>
+}}
+"""  # noqa: E501
+"""One launch on cuda:0, then `device.wait all`, then the result copied to the host."""
+
+
+def test_a_crashed_actor_is_not_restarted_and_device_wait_finds_it_lost(
+    ray_cluster: System,
+) -> None:
+    module = devplan.parse(WAIT)
+    assert _run(module, [], ray_cluster)[0].tolist() == [1.0]  # actors up, kernel compiled
+    runtime = Runtime.from_system(ray_cluster)
+    near = runtime.api("cuda:0")
+    assert isinstance(near, RayDeviceAPI)
+    handle = near._actor.handle  # pyright: ignore[reportPrivateUsage]
+    pid = ray.get(handle.ping.remote(), timeout=30)[0]
+    runtime.teardown()
+    os.kill(pid, signal.SIGKILL)  # a crash (ray.kill would forbid a restart itself)
+    for _ in range(2):  # the second call is made once Ray knows of the death: a restarted
+        with pytest.raises(ray.exceptions.RayActorError):  # actor would answer it
+            ray.get(handle.ping.remote(), timeout=30)
+    with pytest.raises(DeviceLostError) as caught:
+        devplan.execute(module, [], system=ray_cluster, kernel_backend="numpy")
+    message = str(caught.value)
+    assert "device cuda:0 on node n0 is lost: its Ray actor died" in message
+    assert "device.wait all" in message  # the first op that waits for the actor
+
+
+def test_launches_and_copies_into_an_actor_do_not_wait_for_it(
+    ray_cluster: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the copy of the result to the host and the end of the run wait for actors,
+    however many launches and copies into actors a run makes."""
+    waits: list[str] = []
+    settle = RayDeviceAPI._settle  # pyright: ignore[reportPrivateUsage]
+
+    def counted(api: RayDeviceAPI, extra: Sequence[Any] = ()) -> list[Any]:
+        waits.append(str(api.device))
+        return settle(api, extra)
+
+    module = devplan.parse(LOOP)
+    assert _run(module, [2], ray_cluster)[0].tolist() == [2.0]  # actors up, kernel compiled
+    monkeypatch.setattr(RayDeviceAPI, "_settle", counted)
+    for n in (1, 50):
+        waits.clear()
+        assert _run(module, [n], ray_cluster)[0].tolist() == [float(n)]
+        # the result's copy to the host, then each ray device's teardown
+        assert waits == ["cuda:0", "cuda:0", "cpu:1", "cuda:1"]
 
 
 def test_a_node_the_cluster_lacks_and_a_bad_deadline_are_clear_errors(
