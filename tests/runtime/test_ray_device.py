@@ -13,7 +13,9 @@ and on a sample of the differential fuzzer's programs.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -28,7 +30,7 @@ import numpy as np
 import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
-from support import EXAMPLES
+from support import EXAMPLES, ROOT
 from support.level1_programs import Drawn, inputs_for, programs
 from xdsl.dialects.builtin import ModuleOp
 
@@ -44,6 +46,7 @@ from devplan.runtime.runtime import Runtime
 from devplan.runtime.simulated import SimulatedDeviceAPI
 from devplan.system.description import System
 from devplan.system.devices import Device
+from devplan.tools import run as run_tool
 
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -55,6 +58,20 @@ SMALL_STORE = 80 * 2**20
 def _ray_processes(before: set[int]) -> list[psutil.Process]:
     me = psutil.Process()
     return [p for p in me.children(recursive=True) if p.pid not in before]
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _named(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline()[:2]) or process.name()
+    except psutil.Error:
+        return f"process {process.pid}"
 
 
 @pytest.fixture(scope="session")
@@ -78,17 +95,19 @@ def ray_cluster() -> Iterator[System]:
         # Taken while the tree is whole: a worker whose raylet stops first is no longer
         # a descendant of this process.
         started = _ray_processes(before)
+        names = {p.pid: _named(p) for p in started}
         shutdown_actors()
         ray.shutdown()
         cluster.shutdown()
         deadline = time.monotonic() + 20
-        left = [p for p in started if p.is_running()]
+        left = [p for p in started if _alive(p)]
         while left and time.monotonic() < deadline:
             time.sleep(0.2)
-            left = [p for p in left if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+            left = [p for p in left if _alive(p)]
         for p in left:
-            p.kill()
-        assert not left, f"Ray processes outlived the tests: {[p.cmdline()[:2] for p in left]}"
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        assert not left, f"Ray processes outlived the tests: {[names[p.pid] for p in left]}"
 
 
 def _run(
@@ -184,6 +203,30 @@ def test_ray_devices_leave_the_modelled_times_as_in_process(
     assert ray_run.report.links["n0<->n1"].busy_seconds > 0
     _same_bits(ray_run.outputs, local_run.outputs)
     assert _modelled(ray_run.report) == _modelled(local_run.report)
+
+
+def _shown_report() -> list[str]:
+    """The report README's "More than one machine" shows (a listing: not run there)."""
+    section = (ROOT / "README.md").read_text().split("## More than one machine\n")[1]
+    section = section.split("\n## ")[0]
+    listings = re.findall(r"^```\n(.*?)^```$", section, re.DOTALL | re.MULTILINE)
+    return next(b for b in listings if b.startswith("run: wall time")).splitlines()
+
+
+def test_the_readme_shows_the_report_devplan_run_prints_across_two_nodes(
+    ray_cluster: System, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README's command, run in this process on the test cluster (the numpy backend: a
+    report's figures do not depend on it). `...` in a shown line stands for any text."""
+    argv = [str(EXAMPLES / "mlp.mlir"), "--random-args", "0", "--system", str(TWO_NODES)]
+    assert run_tool.main([*argv, "--stats", "--kernel-backend", "numpy"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    shown = _shown_report()
+    start = next(i for i, line in enumerate(printed) if line.startswith("run: wall time"))
+    for want, got in zip(shown, printed[start:], strict=False):
+        pattern = ".*?".join(re.escape(part) for part in re.split(r" *\.\.\. *", want.rstrip()))
+        assert re.fullmatch(pattern, got.rstrip()), f"README shows {want!r}, devplan-run {got!r}"
+    assert len(printed) - start >= len(shown)
 
 
 def test_host_access_to_a_ray_buffer_is_the_simulated_error(ray_cluster: System) -> None:
@@ -362,6 +405,49 @@ def test_a_crashed_actor_is_not_restarted_and_device_wait_finds_it_lost(
     message = str(caught.value)
     assert "device cuda:0 on node n0 is lost: its Ray actor died" in message
     assert "device.wait all" in message  # the first op that waits for the actor
+
+
+SPIN = f"""
+kernel.module @s target #target.target<"cuda"> {{
+  kernel.func @spin(%x: memref<1xf32>, %n: index) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %one = arith.constant 1.0 : f32
+    scf.for %i = %c0 to %n step %c1 {{
+      %v = memref.load %x[%c0] : memref<1xf32>
+      %w = arith.addf %v, %one : f32
+      memref.store %w, %x[%c0] : memref<1xf32>
+    }}
+    kernel.return
+  }}
+}}
+func.func @main(%n: index) -> memref<1xf32> {{
+  %c1 = arith.constant 1 : index
+  %h = memref.alloc() : memref<1xf32>
+  %d = device.alloc() : memref<1xf32, {G0}>
+  device.copy %h to %d : memref<1xf32> to memref<1xf32, {G0}>
+  device.launch @s::@spin on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d, %n) : memref<1xf32, {G0}>, index
+  device.copy %d to %h : memref<1xf32, {G0}> to memref<1xf32>
+  device.free %d : memref<1xf32, {G0}>
+  func.return %h : memref<1xf32>
+}}
+"""  # noqa: E501
+"""One kernel on cuda:0 looping `n` times (minutes for n = 10**8 on the numpy backend)."""
+
+
+def test_an_actor_past_the_deadline_is_a_lost_device_and_nothing_hangs(
+    ray_cluster: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = devplan.parse(SPIN)
+    assert _run(module, [3], ray_cluster)[0].tolist() == [3.0]  # actors up, kernel compiled
+    monkeypatch.setenv("DEVPLAN_RAY_TIMEOUT", "1")
+    started = time.monotonic()
+    with pytest.raises(DeviceLostError) as caught:
+        devplan.execute(module, [10**8], system=ray_cluster, kernel_backend="numpy")
+    assert time.monotonic() - started < 20
+    message = str(caught.value)
+    assert "device cuda:0 on node n0 is lost: it did not answer within 1 s" in message
+    assert "device.copy %d to %h" in message  # the copy to the host waited for it
 
 
 def test_launches_and_copies_into_an_actor_do_not_wait_for_it(
