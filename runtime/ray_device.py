@@ -14,9 +14,11 @@ which does not block) and keep the call's ObjectRef:
 * alloc/free: `alloc`/`free` calls by the driver's buffer id;
 * host -> device: `write(id, bytes)` (Ray serialises the bytes when the call is made);
 * device -> host: `read(id)`, waited for (the host needs the bytes);
-* device -> device of one actor: `copy`; of two actors: the destination's `write` takes
-  the source's `read` ObjectRef, so the bytes go actor to actor, not through the driver,
-  and Ray starts the write only once the read is done;
+* device -> device of one actor: `copy`; of two actors: the source's `read_out` puts the
+  bytes in Ray's object store and returns their ObjectRef in a list, and the
+  destination's `write_in` takes the `read_out` call's ObjectRef, so Ray starts the
+  write once the read is done and the bytes go actor to actor: the driver, waiting for
+  both calls, gets the list, never the bytes;
 * launch: `launch(kernel key, IR text the first time, backend, grid, block, args)`; the
   kernel's IR (`KernelCall`: the executor's launch) is printed once per compiled kernel,
   with each op's location and the source file's text, so a fault in the actor reads as
@@ -225,13 +227,28 @@ def _actor_for(
     options: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0}
     options.update(_placement(ray, device, node))
     handle = (
-        ray.remote(DeviceActor)
+        ray.remote(_StoreActor)
         .options(**options)
         .remote(actor_api, device, dict(scopes), dict(attrs), list(host_scopes))
     )
     actor = _Actor(handle, job)
     _POOL[key] = actor
     return actor
+
+
+class _StoreActor(DeviceActor):
+    """The actor class ray devices run: a `DeviceActor` that also hands a buffer's bytes to
+    another actor through Ray's object store, so that the driver, which waits for the
+    hand-over like for any call, gets a handle back and never the bytes."""
+
+    def read_out(self, session: int, bid: int) -> list[Any]:
+        """The buffer's bytes, put in the store: `[ObjectRef]` (a list, so that Ray does
+        not resolve the ref where this call's result is passed on)."""
+        return [_ray().put(self.read(session, bid))]
+
+    def write_in(self, session: int, bid: int, handed: list[Any]) -> None:
+        """Write the bytes `read_out` of another actor put in the store."""
+        self.write(session, bid, _ray().get(handed[0]))
 
 
 def shutdown_actors() -> None:
@@ -382,8 +399,8 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if src.api is dst.api:
             self._call("copy", src.buffer.id, dst.buffer.id)
             return
-        ref = src.api._call("read", src.buffer.id)
-        dst.api._call("write", dst.buffer.id, ref)
+        ref = src.api._call("read_out", src.buffer.id)
+        dst.api._call("write_in", dst.buffer.id, ref)
 
     # -- memory ----------------------------------------------------------------------------
 

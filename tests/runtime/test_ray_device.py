@@ -259,9 +259,21 @@ def test_device_to_device_copies_go_actor_to_actor(
     def through_the_driver(*args: object) -> None:
         raise AssertionError("a device-to-device copy went through the driver")
 
+    fetched: list[object] = []
+    get = ray.get
+
+    def recorded(refs: Any, *args: Any, **kwargs: Any) -> Any:
+        values = get(refs, *args, **kwargs)
+        fetched.extend(values if isinstance(refs, list) else [values])
+        return values
+
     with monkeypatch.context() as patch:
         patch.setattr(RayDeviceAPI, "fetch", through_the_driver)
+        patch.setattr(ray, "get", recorded)
         runtime.copy(bufs[0], bufs[1])
+        runtime.synchronize()  # waits for both actors
+    assert fetched  # the waits happened here
+    assert not [v for v in fetched if isinstance(v, np.ndarray)]  # the bytes never came here
     out = np.zeros(12, np.int32)
     runtime.copy(bufs[1], out)
     assert out.tolist() == data.tolist()
