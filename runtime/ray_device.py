@@ -32,8 +32,8 @@ or not: nothing in this process can see the difference, since host code reaches 
 device's memory only by copies (Ray takes a copy's host bytes when the call is submitted).
 A copy to the host, a stream sync and `device.wait` (`wait_device`: every ray device's
 calls, whatever tokens it names) wait for the device's calls so far (`_settle`), as does
-every `MAX_INFLIGHT`-th call. A kernel's fault is raised at that wait, placed at its
-launch (`KernelCall.located`).
+every `MAX_INFLIGHT`-th call or `MAX_INFLIGHT_BYTES` of copies. A kernel's fault is raised
+at that wait, placed at its launch (`KernelCall.located`).
 
 Faults: every wait has a deadline (`DEVPLAN_RAY_TIMEOUT` seconds, default 120). An actor
 that died, or passed the deadline, makes the device lost: `DeviceLostError` naming the
@@ -78,6 +78,11 @@ from .streams import Stream, Token
 MAX_INFLIGHT = 1024
 """Calls submitted and not yet waited for, per device, before the next one waits for them
 (a host loop of launches runs ahead of its device by at most this many)."""
+
+MAX_INFLIGHT_BYTES = 256 * 2**20
+"""Bytes of copies into a device submitted and not yet waited for before the next call
+waits for them (Ray keeps a copy's bytes in its object store until the call has run: a
+host loop of copies must not fill the store)."""
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds any wait on an actor may take before its device is lost (`DEVPLAN_RAY_TIMEOUT`)."""
@@ -312,6 +317,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         self.timeout = timeout_seconds()
         self.lost: DeviceLostError | None = None
         self._inflight: list[tuple[Any, Callable[[DevplanError], DevplanError] | None]] = []
+        self._inflight_bytes = 0
         self._actor = _actor_for(
             device, actor_api, node, {k: v.capacity for k, v in self.scopes.items()},
             self.attrs, host_scopes,
@@ -336,13 +342,16 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         method: str,
         *args: object,
         located: Callable[[DevplanError], DevplanError] | None = None,
+        nbytes: int = 0,
     ) -> Any:
-        """Submit one actor call (does not wait); its ObjectRef."""
+        """Submit one actor call (does not wait); its ObjectRef. `nbytes`: the bytes the
+        call keeps in Ray's object store until it has run (a copy's)."""
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         ref = getattr(self._actor.handle, method).remote(self.session, *args)
         self._inflight.append((ref, located))
-        if len(self._inflight) > MAX_INFLIGHT:
+        self._inflight_bytes += nbytes
+        if len(self._inflight) > MAX_INFLIGHT or self._inflight_bytes > MAX_INFLIGHT_BYTES:
             self._settle()
         return ref
 
@@ -351,6 +360,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         pending, self._inflight = self._inflight, []
+        self._inflight_bytes = 0
         refs = [r for r, _ in pending]
         ray = _ray()
         try:
@@ -392,7 +402,8 @@ class RayDeviceAPI(SimulatedDeviceAPI):
 
     def store(self, buffer: Buffer, data: np.ndarray) -> None:
         """Write host bytes into `buffer` (submitted; Ray takes the bytes now)."""
-        self._call("write", buffer.id, np.ascontiguousarray(data).reshape(-1).view(np.uint8))
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        self._call("write", buffer.id, data, nbytes=data.nbytes)
 
     def copy_between(self, src: _RemoteBytes, dst: _RemoteBytes) -> None:
         """A device-to-device copy: within one actor, or actor to actor."""
@@ -400,7 +411,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             self._call("copy", src.buffer.id, dst.buffer.id)
             return
         ref = src.api._call("read_out", src.buffer.id)
-        dst.api._call("write_in", dst.buffer.id, ref)
+        dst.api._call("write_in", dst.buffer.id, ref, nbytes=dst.buffer.nbytes)
 
     # -- memory ----------------------------------------------------------------------------
 

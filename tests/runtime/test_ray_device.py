@@ -35,7 +35,7 @@ from support.level1_programs import Drawn, inputs_for, programs
 from xdsl.dialects.builtin import ModuleOp
 
 import devplan
-from devplan.runtime import registry
+from devplan.runtime import ray_device, registry
 from devplan.runtime.cpu import CPUDeviceAPI
 from devplan.runtime.device_api import Buffer, DeviceAPI
 from devplan.runtime.errors import DeviceError, DeviceLostError, HostAccessError
@@ -466,7 +466,8 @@ def test_launches_and_copies_into_an_actor_do_not_wait_for_it(
     ray_cluster: System, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only the copy of the result to the host and the end of the run wait for actors,
-    however many launches and copies into actors a run makes."""
+    however many launches and copies into actors a run makes (up to `MAX_INFLIGHT`
+    calls and `MAX_INFLIGHT_BYTES` of copies)."""
     waits: list[str] = []
     settle = RayDeviceAPI._settle  # pyright: ignore[reportPrivateUsage]
 
@@ -482,6 +483,11 @@ def test_launches_and_copies_into_an_actor_do_not_wait_for_it(
         assert _run(module, [n], ray_cluster)[0].tolist() == [float(n)]
         # the result's copy to the host, then each ray device's teardown
         assert waits == ["cuda:0", "cuda:0", "cpu:1", "cuda:1"]
+    # Copies of more bytes than the bound wait (their bytes fill Ray's object store).
+    monkeypatch.setattr(ray_device, "MAX_INFLIGHT_BYTES", 3)
+    waits.clear()
+    assert _run(module, [50], ray_cluster)[0].tolist() == [50.0]
+    assert waits == ["cuda:1", "cuda:0", "cuda:0", "cuda:0", "cpu:1", "cuda:1"]
 
 
 def test_a_node_the_cluster_lacks_and_a_bad_deadline_are_clear_errors(
