@@ -318,6 +318,8 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         self.lost: DeviceLostError | None = None
         self._inflight: list[tuple[Any, Callable[[DevplanError], DevplanError] | None]] = []
         self._inflight_bytes = 0
+        self._sources: list[RayDeviceAPI] = []
+        """The devices copies into this one since its last wait took their bytes from."""
         self._actor = _actor_for(
             device, actor_api, node, {k: v.capacity for k, v in self.scopes.items()},
             self.attrs, host_scopes,
@@ -360,6 +362,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         pending, self._inflight = self._inflight, []
+        sources, self._sources = self._sources, []
         self._inflight_bytes = 0
         refs = [r for r, _ in pending]
         ray = _ray()
@@ -369,6 +372,11 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         except ray.exceptions.GetTimeoutError:
             self._lose(f"it did not answer within {self.timeout:g} s (DEVPLAN_RAY_TIMEOUT)")
         except ray.exceptions.RayActorError as e:
+            if isinstance(e, ray.exceptions.RayTaskError):
+                # A call of this actor took the result of another actor's, and that actor
+                # died: a copy into this device from a lost one.
+                for source in sources:
+                    source._check_alive()
             self._lose(f"its Ray actor died ({type(e).__name__})")
         except ray.exceptions.RayTaskError:
             pass
@@ -382,6 +390,18 @@ class RayDeviceAPI(SimulatedDeviceAPI):
                     raise (located(cause) if located is not None else cause) from None
                 raise DeviceError(f"{self.where}: {type(cause).__name__}: {cause}") from None
         raise DeviceError(f"{self.where}: a call failed and no call says why")
+
+    def _check_alive(self) -> None:
+        """This device's `DeviceLostError` unless its actor answers (within the deadline)."""
+        if self.lost is not None:
+            raise DeviceLostError(str(self.lost))
+        ray = _ray()
+        try:
+            ray.get(self._actor.handle.ping.remote(), timeout=self.timeout)
+        except ray.exceptions.GetTimeoutError:
+            self._lose(f"it did not answer within {self.timeout:g} s (DEVPLAN_RAY_TIMEOUT)")
+        except ray.exceptions.RayActorError as e:
+            self._lose(f"its Ray actor died ({type(e).__name__})")
 
     def _lose(self, reason: str) -> None:
         self.lost = DeviceLostError(
@@ -412,6 +432,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             return
         ref = src.api._call("read_out", src.buffer.id)
         dst.api._call("write_in", dst.buffer.id, ref, nbytes=dst.buffer.nbytes)
+        dst.api._sources.append(src.api)
 
     # -- memory ----------------------------------------------------------------------------
 
@@ -580,6 +601,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is None and not self.torn_down:
             self._call("close")
             self._inflight.clear()
+            self._sources.clear()
         self.torn_down = True
 
 

@@ -310,6 +310,31 @@ def test_a_killed_actor_is_a_lost_device_naming_device_and_node(ray_cluster: Sys
     assert fresh.teardown() == []
 
 
+def test_a_copy_from_a_lost_device_blames_the_source_not_the_destination(
+    ray_cluster: System,
+) -> None:
+    runtime = Runtime.from_system(ray_cluster)
+    near, far = runtime.api("cuda:0"), runtime.api("cuda:1")
+    assert isinstance(near, RayDeviceAPI)
+    assert isinstance(far, RayDeviceAPI)
+    a = far.alloc_data_space(Device("cuda", 1), (8,), "float32", label="%a")
+    b = near.alloc_data_space(Device("cuda", 0), (8,), "float32", label="%b")
+    runtime.copy(np.ones(8, np.float32), a)
+    runtime.synchronize()
+    ray.kill(far._actor.handle, no_restart=True)  # pyright: ignore[reportPrivateUsage]
+    runtime.copy(a, b)  # from the dead actor into the live one
+    with pytest.raises(DeviceLostError, match=r"device cuda:1 on node n1 is lost"):
+        runtime.synchronize()
+    assert near.lost is None  # the destination is not lost, and still works:
+    runtime.copy(np.full(8, 2, np.float32), b)
+    out = np.zeros(8, np.float32)
+    runtime.copy(b, out)
+    assert out.tolist() == [2.0] * 8
+    near.free_data_space(Device("cuda", 0), b)
+    assert far.teardown() == []
+    assert near.teardown() == []
+
+
 def test_a_kernel_fault_on_a_ray_device_reads_as_in_process(ray_cluster: System) -> None:
     path = EXAMPLES / "errors" / "shift.mlir"
     inputs = random_inputs(devplan.parse(path), seed=0)
