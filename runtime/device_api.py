@@ -607,6 +607,12 @@ class DeviceAPI(ABC):
         """`StreamSync`: returns once everything queued on `stream` (current when None) ran."""
         self.scheduler.sync(self._stream_for(stream, "stream_sync"))
 
+    def wait_device(self) -> None:
+        """The host waits until the device has done the work of every operation that ran so
+        far (`device.wait`, `Runtime.synchronize`). A device in this process did that work
+        as the operations ran; a `ray` device waits for its actor's calls."""
+        return None
+
     def sync_stream_from_to(self, device: Device, src: Stream, dst: Stream) -> None:
         """`SyncStreamFromTo`: `dst` runs nothing queued later until `src`'s queue is done."""
         self._check_stream(device, src, "sync_stream_from_to")

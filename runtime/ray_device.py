@@ -14,9 +14,11 @@ which does not block) and keep the call's ObjectRef:
 * alloc/free: `alloc`/`free` calls by the driver's buffer id;
 * host -> device: `write(id, bytes)` (Ray serialises the bytes when the call is made);
 * device -> host: `read(id)`, waited for (the host needs the bytes);
-* device -> device of one actor: `copy`; of two actors: the destination's `write` takes
-  the source's `read` ObjectRef, so the bytes go actor to actor, not through the driver,
-  and Ray starts the write only once the read is done;
+* device -> device of one actor: `copy`; of two actors: the source's `read_out` puts the
+  bytes in Ray's object store and returns their ObjectRef in a list, and the
+  destination's `write_in` takes the `read_out` call's ObjectRef, so Ray starts the
+  write once the read is done and the bytes go actor to actor: the driver, waiting for
+  both calls, gets the list, never the bytes;
 * launch: `launch(kernel key, IR text the first time, backend, grid, block, args)`; the
   kernel's IR (`KernelCall`: the executor's launch) is printed once per compiled kernel,
   with each op's location and the source file's text, so a fault in the actor reads as
@@ -25,11 +27,13 @@ which does not block) and keep the call's ObjectRef:
 Order: an actor runs one submitter's calls in submission order, one at a time, without
 retries (`max_task_retries=0`), and the driver submits in the scheduler's happens-before
 order, so one stream's work stays in order and a cross-device dependency rides on the
-ObjectRef a copy passes. A launch does not wait for its actor, blocking or not: nothing in
-this process can see the difference, since host code reaches the device's memory only by
-copies, and a copy to the host, a blocking copy and a stream sync wait for the device's
-calls so far (`_settle`), as does every `MAX_INFLIGHT`-th call. A kernel's fault is
-raised at that wait, placed at its launch (`KernelCall.located`).
+ObjectRef a copy passes. A launch or a copy into the actor does not wait for it, blocking
+or not: nothing in this process can see the difference, since host code reaches the
+device's memory only by copies (Ray takes a copy's host bytes when the call is submitted).
+A copy to the host, a stream sync and `device.wait` (`wait_device`: every ray device's
+calls, whatever tokens it names) wait for the device's calls so far (`_settle`), as does
+every `MAX_INFLIGHT`-th call or `MAX_INFLIGHT_BYTES` of copies. A kernel's fault is raised
+at that wait, placed at its launch (`KernelCall.located`).
 
 Faults: every wait has a deadline (`DEVPLAN_RAY_TIMEOUT` seconds, default 120). An actor
 that died, or passed the deadline, makes the device lost: `DeviceLostError` naming the
@@ -74,6 +78,11 @@ from .streams import Stream, Token
 MAX_INFLIGHT = 1024
 """Calls submitted and not yet waited for, per device, before the next one waits for them
 (a host loop of launches runs ahead of its device by at most this many)."""
+
+MAX_INFLIGHT_BYTES = 256 * 2**20
+"""Bytes of copies into a device submitted and not yet waited for before the next call
+waits for them (Ray keeps a copy's bytes in its object store until the call has run: a
+host loop of copies must not fill the store)."""
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds any wait on an actor may take before its device is lost (`DEVPLAN_RAY_TIMEOUT`)."""
@@ -223,13 +232,28 @@ def _actor_for(
     options: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0}
     options.update(_placement(ray, device, node))
     handle = (
-        ray.remote(DeviceActor)
+        ray.remote(_StoreActor)
         .options(**options)
         .remote(actor_api, device, dict(scopes), dict(attrs), list(host_scopes))
     )
     actor = _Actor(handle, job)
     _POOL[key] = actor
     return actor
+
+
+class _StoreActor(DeviceActor):
+    """The actor class ray devices run: a `DeviceActor` that also hands a buffer's bytes to
+    another actor through Ray's object store, so that the driver, which waits for the
+    hand-over like for any call, gets a handle back and never the bytes."""
+
+    def read_out(self, session: int, bid: int) -> list[Any]:
+        """The buffer's bytes, put in the store: `[ObjectRef]` (a list, so that Ray does
+        not resolve the ref where this call's result is passed on)."""
+        return [_ray().put(self.read(session, bid))]
+
+    def write_in(self, session: int, bid: int, handed: list[Any]) -> None:
+        """Write the bytes `read_out` of another actor put in the store."""
+        self.write(session, bid, _ray().get(handed[0]))
 
 
 def shutdown_actors() -> None:
@@ -293,6 +317,9 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         self.timeout = timeout_seconds()
         self.lost: DeviceLostError | None = None
         self._inflight: list[tuple[Any, Callable[[DevplanError], DevplanError] | None]] = []
+        self._inflight_bytes = 0
+        self._sources: list[RayDeviceAPI] = []
+        """The devices copies into this one since its last wait took their bytes from."""
         self._actor = _actor_for(
             device, actor_api, node, {k: v.capacity for k, v in self.scopes.items()},
             self.attrs, host_scopes,
@@ -317,19 +344,26 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         method: str,
         *args: object,
         located: Callable[[DevplanError], DevplanError] | None = None,
+        nbytes: int = 0,
     ) -> Any:
-        """Submit one actor call (does not wait); its ObjectRef."""
+        """Submit one actor call (does not wait); its ObjectRef. `nbytes`: the bytes the
+        call keeps in Ray's object store until it has run (a copy's)."""
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         ref = getattr(self._actor.handle, method).remote(self.session, *args)
         self._inflight.append((ref, located))
-        if len(self._inflight) > MAX_INFLIGHT:
+        self._inflight_bytes += nbytes
+        if len(self._inflight) > MAX_INFLIGHT or self._inflight_bytes > MAX_INFLIGHT_BYTES:
             self._settle()
         return ref
 
     def _settle(self, extra: Sequence[Any] = ()) -> list[Any]:
         """Wait (with the deadline) for every call submitted so far; the values of `extra`."""
+        if self.lost is not None:
+            raise DeviceLostError(str(self.lost))
         pending, self._inflight = self._inflight, []
+        sources, self._sources = self._sources, []
+        self._inflight_bytes = 0
         refs = [r for r, _ in pending]
         ray = _ray()
         try:
@@ -338,6 +372,11 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         except ray.exceptions.GetTimeoutError:
             self._lose(f"it did not answer within {self.timeout:g} s (DEVPLAN_RAY_TIMEOUT)")
         except ray.exceptions.RayActorError as e:
+            if isinstance(e, ray.exceptions.RayTaskError):
+                # A call of this actor took the result of another actor's, and that actor
+                # died: a copy into this device from a lost one.
+                for source in sources:
+                    source._check_alive()
             self._lose(f"its Ray actor died ({type(e).__name__})")
         except ray.exceptions.RayTaskError:
             pass
@@ -351,6 +390,18 @@ class RayDeviceAPI(SimulatedDeviceAPI):
                     raise (located(cause) if located is not None else cause) from None
                 raise DeviceError(f"{self.where}: {type(cause).__name__}: {cause}") from None
         raise DeviceError(f"{self.where}: a call failed and no call says why")
+
+    def _check_alive(self) -> None:
+        """This device's `DeviceLostError` unless its actor answers (within the deadline)."""
+        if self.lost is not None:
+            raise DeviceLostError(str(self.lost))
+        ray = _ray()
+        try:
+            ray.get(self._actor.handle.ping.remote(), timeout=self.timeout)
+        except ray.exceptions.GetTimeoutError:
+            self._lose(f"it did not answer within {self.timeout:g} s (DEVPLAN_RAY_TIMEOUT)")
+        except ray.exceptions.RayActorError as e:
+            self._lose(f"its Ray actor died ({type(e).__name__})")
 
     def _lose(self, reason: str) -> None:
         self.lost = DeviceLostError(
@@ -371,15 +422,17 @@ class RayDeviceAPI(SimulatedDeviceAPI):
 
     def store(self, buffer: Buffer, data: np.ndarray) -> None:
         """Write host bytes into `buffer` (submitted; Ray takes the bytes now)."""
-        self._call("write", buffer.id, np.ascontiguousarray(data).reshape(-1).view(np.uint8))
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        self._call("write", buffer.id, data, nbytes=data.nbytes)
 
     def copy_between(self, src: _RemoteBytes, dst: _RemoteBytes) -> None:
         """A device-to-device copy: within one actor, or actor to actor."""
         if src.api is dst.api:
             self._call("copy", src.buffer.id, dst.buffer.id)
             return
-        ref = src.api._call("read", src.buffer.id)
-        dst.api._call("write", dst.buffer.id, ref)
+        ref = src.api._call("read_out", src.buffer.id)
+        dst.api._call("write_in", dst.buffer.id, ref, nbytes=dst.buffer.nbytes)
+        dst.api._sources.append(src.api)
 
     # -- memory ----------------------------------------------------------------------------
 
@@ -466,12 +519,12 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         wait_for: Sequence[Token] = (),
         label: str | None = None,
     ) -> Token:
+        """As for any DeviceAPI; a copy into the actor does not wait for it, blocking or
+        not (Ray takes the host bytes when the call is submitted, so the host may reuse
+        them at once, as after a blocking copy); a copy to the host waits for its bytes."""
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
-        token = super().copy_data_from_to(src, dst, stream, wait_for=wait_for, label=label)
-        if stream is None:
-            self._settle()
-        return token
+        return super().copy_data_from_to(src, dst, stream, wait_for=wait_for, label=label)
 
     # -- kernels ---------------------------------------------------------------------------
 
@@ -527,6 +580,10 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         super().stream_sync(device, stream)
         self._settle()
 
+    def wait_device(self) -> None:
+        """Wait for every call submitted to the actor so far (`device.wait`)."""
+        self._settle()
+
     def teardown(self) -> list[Buffer]:
         """Finish all streams and the actor's calls; the leaked buffers (none on a lost
         device: its memory is gone with it). The actor's session is closed either way."""
@@ -544,6 +601,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is None and not self.torn_down:
             self._call("close")
             self._inflight.clear()
+            self._sources.clear()
         self.torn_down = True
 
 

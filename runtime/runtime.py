@@ -172,13 +172,21 @@ class Runtime:
         )
 
     def wait(self, *tokens: Token) -> None:
-        """`device.wait`: run the tokens and what they depend on; the host waits for them."""
+        """`device.wait`: run the tokens and what they depend on; the host waits for them
+        (on a `ray` device, for its actor's calls: every ray device's calls so far, a
+        superset of the tokens' work)."""
         for token in tokens:
             self.scheduler.wait(token)
+        self._wait_devices()
 
     def synchronize(self) -> None:
-        """Finish everything queued on every stream."""
+        """Finish everything queued on every stream; the host waits for every device."""
         self.scheduler.sync_all()
+        self._wait_devices()
+
+    def _wait_devices(self) -> None:
+        for api in self.apis.values():
+            api.wait_device()
 
     def pending_writes(self, memory: Memory) -> list[Token]:
         """Queued operations not yet run that write `memory`."""
@@ -203,8 +211,9 @@ class Runtime:
         return [b for api in self.apis.values() for b in api.live_buffers()]
 
     def teardown(self) -> list[Buffer]:
-        """Finish all streams and return workspace memory; the leaked buffers."""
-        self.synchronize()
+        """Finish all streams and return workspace memory; the leaked buffers (each
+        DeviceAPI's teardown waits for its device; a lost one reports none)."""
+        self.scheduler.sync_all()
         leaks = [b for api in self.apis.values() for b in api.teardown()]
         self.torn_down = True
         return leaks

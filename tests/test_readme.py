@@ -51,8 +51,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
         "needs an NVIDIA GPU and its system file"
     ),
     ("README.md", "ray start --head --port=6399"): (
-        "starts a Ray cluster of two raylets (20 s and 700 MB here; tests/runtime/"
-        "test_ray_device.py runs the same across two raylets)"
+        "starts a Ray cluster of two raylets (20 s and 700 MB here); tests/runtime/"
+        "test_ray_device.py runs the same devplan-run across two raylets and checks the "
+        "report shown after it"
     ),
 }
 """The blocks marked `no-test`, by file and the start of their first line, and why."""

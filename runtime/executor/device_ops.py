@@ -181,13 +181,11 @@ def _wait(p: DeviceOpCompiler, op: dev.WaitOp) -> Step:
 
     def run(f: Frame) -> None:
         ex: Execution = f[0]
-        scheduler = ex.runtime.scheduler
         try:
             if tokens:
-                for t in tokens:
-                    scheduler.wait(f[t])
+                ex.runtime.wait(*(f[t] for t in tokens))
             else:
-                scheduler.sync_all()
+                ex.runtime.synchronize()
         except DevplanError as e:
             raise placed_at(op, e) from None
 
