@@ -40,7 +40,8 @@ from devplan.runtime.cpu import CPUDeviceAPI
 from devplan.runtime.device_api import Buffer, DeviceAPI
 from devplan.runtime.errors import DeviceError, DeviceLostError, HostAccessError
 from devplan.runtime.executor import random_inputs
-from devplan.runtime.ray_device import RayDeviceAPI, shutdown_actors
+from devplan.runtime.ray_cluster import shutdown_actors
+from devplan.runtime.ray_device import RayDeviceAPI
 from devplan.runtime.report import Report
 from devplan.runtime.runtime import Runtime
 from devplan.runtime.simulated import SimulatedDeviceAPI
