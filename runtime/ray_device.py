@@ -38,8 +38,10 @@ at that wait, placed at its launch (`KernelCall.located`).
 Faults: every wait has a deadline (`DEVPLAN_RAY_TIMEOUT` seconds, default 120). An actor
 that died, or passed the deadline, makes the device lost: `DeviceLostError` naming the
 device and its node at the operation that waited; every later operation on it raises the
-same; its buffers are not reported as leaks. No actor is restarted (`ray_cluster.py`: a
-restarted actor would have lost the memory its buffers name).
+same; its buffers are not reported as leaks. A copy from a device whose actor died, before
+or after its `read_out` (the bytes it put in the store die with it), makes the source
+lost, not the destination. No actor is restarted (`ray_cluster.py`: a restarted actor
+would have lost the memory its buffers name).
 
 The actors themselves, the cluster they run on and the nodes they are placed on are
 `ray_cluster.py`'s: one actor per device description in the process, reused by the next
@@ -52,7 +54,7 @@ import io
 import itertools
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, NoReturn, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -101,6 +103,15 @@ def _kernel_ir(compiled: CompiledKernel) -> tuple[str, str, tuple[str, str] | No
         found = registered_source(name)
         source = (name, found) if found is not None else None
     return kernel_key(text, compiled.backend), text, source
+
+
+class _Submitted(NamedTuple):
+    """An actor call not yet waited for: its ObjectRef, how to place a fault it raises
+    (a launch's), and the device a copy's bytes came from (a copy from another actor)."""
+
+    ref: Any
+    located: Callable[[DevplanError], DevplanError] | None
+    source: RayDeviceAPI | None
 
 
 class _RemoteBytes:
@@ -154,10 +165,8 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         self.kernel_backends = ACTOR_APIS[actor_api].kernel_backends
         self.timeout = timeout_seconds()
         self.lost: DeviceLostError | None = None
-        self._inflight: list[tuple[Any, Callable[[DevplanError], DevplanError] | None]] = []
+        self._inflight: list[_Submitted] = []
         self._inflight_bytes = 0
-        self._sources: list[RayDeviceAPI] = []
-        """The devices copies into this one since its last wait took their bytes from."""
         self._actor = actor_for(
             device, actor_api, node, {k: v.capacity for k, v in self.scopes.items()},
             self.attrs, host_scopes,
@@ -183,13 +192,15 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         *args: object,
         located: Callable[[DevplanError], DevplanError] | None = None,
         nbytes: int = 0,
+        source: RayDeviceAPI | None = None,
     ) -> Any:
         """Submit one actor call (does not wait); its ObjectRef. `nbytes`: the bytes the
-        call keeps in Ray's object store until it has run (a copy's)."""
+        call keeps in Ray's object store until it has run (a copy's); `source`: the
+        device whose actor handed over those bytes (a copy from another actor)."""
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         ref = getattr(self._actor.handle, method).remote(self.session, *args)
-        self._inflight.append((ref, located))
+        self._inflight.append(_Submitted(ref, located, source))
         self._inflight_bytes += nbytes
         if len(self._inflight) > MAX_INFLIGHT or self._inflight_bytes > MAX_INFLIGHT_BYTES:
             self._settle()
@@ -200,9 +211,8 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         pending, self._inflight = self._inflight, []
-        sources, self._sources = self._sources, []
         self._inflight_bytes = 0
-        refs = [r for r, _ in pending]
+        refs = [call.ref for call in pending]
         ray = ray_module()
         try:
             ray.get(refs, timeout=self.timeout)
@@ -213,21 +223,36 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             if isinstance(e, ray.exceptions.RayTaskError):
                 # A call of this actor took the result of another actor's, and that actor
                 # died: a copy into this device from a lost one.
-                for source in sources:
-                    source._check_alive()
+                for call in pending:
+                    if call.source is not None:
+                        call.source._check_alive()
             self._lose(f"its Ray actor died ({type(e).__name__})")
         except ray.exceptions.RayTaskError:
             pass
         # A call raised: find which, and raise its error as the driver would have.
-        for ref, located in pending:
+        for call in pending:
             try:
-                ray.get(ref, timeout=self.timeout)
+                ray.get(call.ref, timeout=self.timeout)
             except ray.exceptions.RayTaskError as e:
                 cause = e.cause
                 if isinstance(cause, DevplanError):
+                    located = call.located
                     raise (located(cause) if located is not None else cause) from None
+                if call.source is not None and isinstance(cause, ray.exceptions.ObjectLostError):
+                    self._lost_hand_over(call.source, cause)
                 raise DeviceError(f"{self.where}: {type(cause).__name__}: {cause}") from None
         raise DeviceError(f"{self.where}: a call failed and no call says why")
+
+    def _lost_hand_over(self, source: RayDeviceAPI, cause: Exception) -> NoReturn:
+        """A copy from `source` into this device found the bytes gone from Ray's store.
+        `source`'s actor owns them (its `read_out` put them there), and Ray drops what a
+        dead owner put (`OwnerDiedError`): a source that died between the two steps of
+        the copy is the lost device. Bytes lost while their owner lives are this error."""
+        source._check_alive()
+        raise DeviceError(
+            f"{self.where}: the bytes of a copy from {source.where} were lost from Ray's "
+            f"object store ({type(cause).__name__})"
+        )
 
     def _check_alive(self) -> None:
         """This device's `DeviceLostError` unless its actor answers (within the deadline)."""
@@ -265,8 +290,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             self._call("copy", src.buffer.id, dst.buffer.id)
             return
         ref = src.api._call("read_out", src.buffer.id)
-        dst.api._call("write_in", dst.buffer.id, ref, nbytes=dst.buffer.nbytes)
-        dst.api._sources.append(src.api)
+        dst.api._call("write_in", dst.buffer.id, ref, nbytes=dst.buffer.nbytes, source=src.api)
 
     # -- memory ----------------------------------------------------------------------------
 
@@ -435,7 +459,6 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is None and not self.torn_down:
             self._call("close")
             self._inflight.clear()
-            self._sources.clear()
         self.torn_down = True
 
 
