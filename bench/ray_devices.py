@@ -31,7 +31,7 @@ from _shared import LAUNCH_LOOP, best
 
 import devplan
 from devplan.runtime.executor import random_inputs
-from devplan.runtime.ray_device import shutdown_actors
+from devplan.runtime.ray_cluster import shutdown_actors
 from devplan.runtime.runtime import Runtime
 from devplan.system.description import System
 from devplan.system.devices import Device

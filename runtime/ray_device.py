@@ -38,27 +38,23 @@ at that wait, placed at its launch (`KernelCall.located`).
 Faults: every wait has a deadline (`DEVPLAN_RAY_TIMEOUT` seconds, default 120). An actor
 that died, or passed the deadline, makes the device lost: `DeviceLostError` naming the
 device and its node at the operation that waited; every later operation on it raises the
-same; its buffers are not reported as leaks. Actors are created with `max_restarts=0`: a
-restarted actor would have lost the memory its buffers name, so none is restarted.
+same; its buffers are not reported as leaks. A copy from a device whose actor died, before
+or after its `read_out` (the bytes it put in the store die with it), makes the source
+lost, not the destination. No actor is restarted (`ray_cluster.py`: a restarted actor
+would have lost the memory its buffers name).
 
-Actors outlive a run: one per device description in the process (`_POOL`), reused by the
-next runtime (a new session on the actor, its compiled kernels kept);
-`shutdown_actors()` ends them. When Ray is not running, the first ray device connects to
-`$RAY_ADDRESS`, or starts a small local Ray (stopped when the process exits).
+The actors themselves, the cluster they run on and the nodes they are placed on are
+`ray_cluster.py`'s: one actor per device description in the process, reused by the next
+runtime (a new session on the actor, its compiled kernels kept).
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import io
 import itertools
-import os
-import socket
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, NamedTuple, NoReturn, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -70,7 +66,8 @@ from ..system.devices import Device
 from .device_api import ALLOC_ALIGNMENT, Buffer, BufferKind, KernelArg
 from .errors import DeviceError, DeviceLostError
 from .kernels.launch import CompiledKernel, KernelCall
-from .ray_actor import ACTOR_APIS, DeviceActor, kernel_key
+from .ray_actor import ACTOR_APIS, kernel_key
+from .ray_cluster import actor_for, forget, ray_module, timeout_seconds
 from .scheduler import Scheduler
 from .simulated import SimulatedDeviceAPI
 from .streams import Stream, Token
@@ -84,44 +81,6 @@ MAX_INFLIGHT_BYTES = 256 * 2**20
 waits for them (Ray keeps a copy's bytes in its object store until the call has run: a
 host loop of copies must not fill the store)."""
 
-DEFAULT_TIMEOUT = 120.0
-"""Seconds any wait on an actor may take before its device is lost (`DEVPLAN_RAY_TIMEOUT`)."""
-
-
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise DeviceError(
-            'a device with api = "ray" needs Ray, which is not installed: '
-            "pip install 'devplan[ray]'"
-        ) from None
-    return ray
-
-
-def timeout_seconds() -> float:
-    text = os.environ.get("DEVPLAN_RAY_TIMEOUT")
-    if not text:
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise DeviceError(f"DEVPLAN_RAY_TIMEOUT must be a positive number of seconds, got {text!r}")
-    return value
-
-
-@dataclass
-class _Actor:
-    """A live actor of the pool: its handle and the kernels sent to it."""
-
-    handle: Any
-    job: str
-    sent: set[str] = field(default_factory=set[str])
-
-
-_POOL: dict[tuple[object, ...], _Actor] = {}
 _sessions = itertools.count(1)
 _kernel_texts: weakref.WeakKeyDictionary[
     CompiledKernel, tuple[str, str, tuple[str, str] | None]
@@ -146,123 +105,13 @@ def _kernel_ir(compiled: CompiledKernel) -> tuple[str, str, tuple[str, str] | No
     return kernel_key(text, compiled.backend), text, source
 
 
-def _connect(ray: Any) -> None:
-    if ray.is_initialized():
-        return
-    address = os.environ.get("RAY_ADDRESS")
-    if address:
-        _check_reachable(address)
-        try:
-            ray.init(address=address, log_to_driver=False)
-        except (ConnectionError, ray.exceptions.RayError) as error:
-            raise DeviceError(
-                f"cannot connect to the Ray cluster at RAY_ADDRESS={address}: {error} (is "
-                "its head running, `ray start --head`? a cluster with token authentication "
-                "also needs RAY_AUTH_MODE=token here)"
-            ) from None
-        return
-    ray.init(
-        num_cpus=min(os.cpu_count() or 1, 4),
-        object_store_memory=256 * 2**20,
-        include_dashboard=False,
-        log_to_driver=False,
-    )
-    atexit.register(ray.shutdown)
+class _Submitted(NamedTuple):
+    """An actor call not yet waited for: its ObjectRef, how to place a fault it raises
+    (a launch's), and the device a copy's bytes came from (a copy from another actor)."""
 
-
-def _check_reachable(address: str) -> None:
-    """A clear error at once when nothing listens at `RAY_ADDRESS` (`host:port`; other forms,
-    such as `auto` or `ray://...`, are left to Ray): `ray.init` would retry for minutes."""
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit() or "/" in address:
-        return
-    try:
-        socket.create_connection((host, int(port)), timeout=5).close()
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise DeviceError(
-            f"cannot connect to the Ray cluster at RAY_ADDRESS={address}: {reason} (start "
-            "its head with `ray start --head --port=PORT`)"
-        ) from None
-
-
-def _placement(ray: Any, device: Device, node: NodeSpec | None) -> dict[str, Any]:
-    """The actor options that put it on `node`; a clear error when no node matches."""
-    if node is None or (node.resource is None and node.address is None):
-        return {}
-    if node.resource is not None:
-        if node.resource not in ray.cluster_resources():
-            raise DeviceError(
-                f"device {device}: no node of the Ray cluster has the resource "
-                f"'{node.resource}' that node {node.name} is found by; start that node's "
-                f"raylet with ray start --resources='{{\"{node.resource}\": 1}}'"
-            )
-        return {"resources": {node.resource: 0.001}}
-    alive = [n for n in ray.nodes() if n.get("Alive")]
-    for n in alive:
-        if n.get("NodeManagerAddress") == node.address:
-            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-            return {"scheduling_strategy": NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)}
-    known = ", ".join(sorted({str(n.get("NodeManagerAddress")) for n in alive}))
-    raise DeviceError(
-        f"device {device}: no node of the Ray cluster has address {node.address} "
-        f"(node {node.name}); the cluster's nodes: {known}"
-    )
-
-
-def _actor_for(
-    device: Device,
-    actor_api: str,
-    node: NodeSpec | None,
-    scopes: Mapping[str, int | None],
-    attrs: Mapping[str, object],
-    host_scopes: Iterable[str],
-) -> _Actor:
-    ray = _ray()
-    _connect(ray)
-    job = ray.get_runtime_context().get_job_id()
-    key = (
-        str(device), actor_api, node,
-        tuple(sorted(scopes.items())), repr(sorted(attrs.items())), tuple(sorted(host_scopes)),
-    )  # fmt: skip
-    found = _POOL.get(key)
-    if found is not None and found.job == job:
-        return found
-    options: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0}
-    options.update(_placement(ray, device, node))
-    handle = (
-        ray.remote(_StoreActor)
-        .options(**options)
-        .remote(actor_api, device, dict(scopes), dict(attrs), list(host_scopes))
-    )
-    actor = _Actor(handle, job)
-    _POOL[key] = actor
-    return actor
-
-
-class _StoreActor(DeviceActor):
-    """The actor class ray devices run: a `DeviceActor` that also hands a buffer's bytes to
-    another actor through Ray's object store, so that the driver, which waits for the
-    hand-over like for any call, gets a handle back and never the bytes."""
-
-    def read_out(self, session: int, bid: int) -> list[Any]:
-        """The buffer's bytes, put in the store: `[ObjectRef]` (a list, so that Ray does
-        not resolve the ref where this call's result is passed on)."""
-        return [_ray().put(self.read(session, bid))]
-
-    def write_in(self, session: int, bid: int, handed: list[Any]) -> None:
-        """Write the bytes `read_out` of another actor put in the store."""
-        self.write(session, bid, _ray().get(handed[0]))
-
-
-def shutdown_actors() -> None:
-    """End every device actor this process made (the next ray device makes new ones)."""
-    ray = _ray()
-    for actor in _POOL.values():
-        if ray.is_initialized():
-            ray.kill(actor.handle, no_restart=True)
-    _POOL.clear()
+    ref: Any
+    located: Callable[[DevplanError], DevplanError] | None
+    source: RayDeviceAPI | None
 
 
 class _RemoteBytes:
@@ -316,11 +165,9 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         self.kernel_backends = ACTOR_APIS[actor_api].kernel_backends
         self.timeout = timeout_seconds()
         self.lost: DeviceLostError | None = None
-        self._inflight: list[tuple[Any, Callable[[DevplanError], DevplanError] | None]] = []
+        self._inflight: list[_Submitted] = []
         self._inflight_bytes = 0
-        self._sources: list[RayDeviceAPI] = []
-        """The devices copies into this one since its last wait took their bytes from."""
-        self._actor = _actor_for(
+        self._actor = actor_for(
             device, actor_api, node, {k: v.capacity for k, v in self.scopes.items()},
             self.attrs, host_scopes,
         )  # fmt: skip
@@ -345,13 +192,15 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         *args: object,
         located: Callable[[DevplanError], DevplanError] | None = None,
         nbytes: int = 0,
+        source: RayDeviceAPI | None = None,
     ) -> Any:
         """Submit one actor call (does not wait); its ObjectRef. `nbytes`: the bytes the
-        call keeps in Ray's object store until it has run (a copy's)."""
+        call keeps in Ray's object store until it has run (a copy's); `source`: the
+        device whose actor handed over those bytes (a copy from another actor)."""
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         ref = getattr(self._actor.handle, method).remote(self.session, *args)
-        self._inflight.append((ref, located))
+        self._inflight.append(_Submitted(ref, located, source))
         self._inflight_bytes += nbytes
         if len(self._inflight) > MAX_INFLIGHT or self._inflight_bytes > MAX_INFLIGHT_BYTES:
             self._settle()
@@ -362,10 +211,9 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
         pending, self._inflight = self._inflight, []
-        sources, self._sources = self._sources, []
         self._inflight_bytes = 0
-        refs = [r for r, _ in pending]
-        ray = _ray()
+        refs = [call.ref for call in pending]
+        ray = ray_module()
         try:
             ray.get(refs, timeout=self.timeout)
             return list(ray.get(list(extra), timeout=self.timeout))
@@ -375,27 +223,42 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             if isinstance(e, ray.exceptions.RayTaskError):
                 # A call of this actor took the result of another actor's, and that actor
                 # died: a copy into this device from a lost one.
-                for source in sources:
-                    source._check_alive()
+                for call in pending:
+                    if call.source is not None:
+                        call.source._check_alive()
             self._lose(f"its Ray actor died ({type(e).__name__})")
         except ray.exceptions.RayTaskError:
             pass
         # A call raised: find which, and raise its error as the driver would have.
-        for ref, located in pending:
+        for call in pending:
             try:
-                ray.get(ref, timeout=self.timeout)
+                ray.get(call.ref, timeout=self.timeout)
             except ray.exceptions.RayTaskError as e:
                 cause = e.cause
                 if isinstance(cause, DevplanError):
+                    located = call.located
                     raise (located(cause) if located is not None else cause) from None
+                if call.source is not None and isinstance(cause, ray.exceptions.ObjectLostError):
+                    self._lost_hand_over(call.source, cause)
                 raise DeviceError(f"{self.where}: {type(cause).__name__}: {cause}") from None
         raise DeviceError(f"{self.where}: a call failed and no call says why")
+
+    def _lost_hand_over(self, source: RayDeviceAPI, cause: Exception) -> NoReturn:
+        """A copy from `source` into this device found the bytes gone from Ray's store.
+        `source`'s actor owns them (its `read_out` put them there), and Ray drops what a
+        dead owner put (`OwnerDiedError`): a source that died between the two steps of
+        the copy is the lost device. Bytes lost while their owner lives are this error."""
+        source._check_alive()
+        raise DeviceError(
+            f"{self.where}: the bytes of a copy from {source.where} were lost from Ray's "
+            f"object store ({type(cause).__name__})"
+        )
 
     def _check_alive(self) -> None:
         """This device's `DeviceLostError` unless its actor answers (within the deadline)."""
         if self.lost is not None:
             raise DeviceLostError(str(self.lost))
-        ray = _ray()
+        ray = ray_module()
         try:
             ray.get(self._actor.handle.ping.remote(), timeout=self.timeout)
         except ray.exceptions.GetTimeoutError:
@@ -408,11 +271,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             f"device {self.where} is lost: {reason}; its memory and the work queued on it "
             "are gone (devplan does not restart a device: a restarted one has lost its memory)"
         )
-        for key, actor in list(_POOL.items()):
-            if actor is self._actor:
-                del _POOL[key]
-        with contextlib.suppress(Exception):
-            _ray().kill(self._actor.handle, no_restart=True)
+        forget(self._actor)
         raise self.lost
 
     def fetch(self, buffer: Buffer) -> np.ndarray:
@@ -431,8 +290,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
             self._call("copy", src.buffer.id, dst.buffer.id)
             return
         ref = src.api._call("read_out", src.buffer.id)
-        dst.api._call("write_in", dst.buffer.id, ref, nbytes=dst.buffer.nbytes)
-        dst.api._sources.append(src.api)
+        dst.api._call("write_in", dst.buffer.id, ref, nbytes=dst.buffer.nbytes, source=src.api)
 
     # -- memory ----------------------------------------------------------------------------
 
@@ -601,7 +459,6 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is None and not self.torn_down:
             self._call("close")
             self._inflight.clear()
-            self._sources.clear()
         self.torn_down = True
 
 
@@ -619,4 +476,4 @@ def ray_device_api(**kwargs: Any) -> RayDeviceAPI:
     return RayDeviceAPI(**kwargs)
 
 
-__all__ = ["DEFAULT_TIMEOUT", "RayDeviceAPI", "ray_device_api", "shutdown_actors"]
+__all__ = ["MAX_INFLIGHT", "MAX_INFLIGHT_BYTES", "RayDeviceAPI", "ray_device_api"]

@@ -170,3 +170,36 @@ def test_importing_devplan_changes_no_xdsl_class() -> None:
         [sys.executable, "-c", SNAPSHOT, *names], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == []
+
+
+RAY_MODULES = {"devplan.runtime.ray_cluster"}
+"""The modules that may import Ray (a `ray` device's driver side reaches it through them)."""
+
+
+def test_only_the_ray_modules_import_ray_and_only_inside_functions() -> None:
+    """Ray is an extra, loaded when a ray device is built: never by importing devplan."""
+    wrong: list[str] = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(), str(path))
+        functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+        in_functions = {
+            inner
+            for f in ast.walk(tree)
+            if isinstance(f, functions)
+            for inner in ast.walk(f)
+            if inner is not f
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                targets = [node.module or ""]
+            else:
+                continue
+            if not any(t == "ray" or t.startswith("ray.") for t in targets):
+                continue
+            if name not in RAY_MODULES:
+                wrong.append(f"{name}:{node.lineno} imports Ray")
+            elif node not in in_functions:
+                wrong.append(f"{name}:{node.lineno} imports Ray when it is imported")
+    assert wrong == []

@@ -40,7 +40,8 @@ from devplan.runtime.cpu import CPUDeviceAPI
 from devplan.runtime.device_api import Buffer, DeviceAPI
 from devplan.runtime.errors import DeviceError, DeviceLostError, HostAccessError
 from devplan.runtime.executor import random_inputs
-from devplan.runtime.ray_device import RayDeviceAPI, shutdown_actors
+from devplan.runtime.ray_cluster import shutdown_actors
+from devplan.runtime.ray_device import RayDeviceAPI
 from devplan.runtime.report import Report
 from devplan.runtime.runtime import Runtime
 from devplan.runtime.simulated import SimulatedDeviceAPI
@@ -330,6 +331,48 @@ def test_a_copy_from_a_lost_device_blames_the_source_not_the_destination(
     out = np.zeros(8, np.float32)
     runtime.copy(b, out)
     assert out.tolist() == [2.0] * 8
+    near.free_data_space(Device("cuda", 0), b)
+    assert far.teardown() == []
+    assert near.teardown() == []
+
+
+def test_a_source_that_dies_after_handing_over_a_copy_is_the_lost_device(
+    ray_cluster: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The source actor crashes once its `read_out` has put the bytes in the store and
+    before the destination's `write_in` takes them: the bytes were the source's, so the
+    copy fails as a copy from a lost device (Ray says the bytes' owner died)."""
+    runtime = Runtime.from_system(ray_cluster)
+    near, far = runtime.api("cuda:0"), runtime.api("cuda:1")
+    assert isinstance(near, RayDeviceAPI)
+    assert isinstance(far, RayDeviceAPI)
+    a = far.alloc_data_space(Device("cuda", 1), (8,), "float32", label="%a")
+    b = near.alloc_data_space(Device("cuda", 0), (8,), "float32", label="%b")
+    runtime.copy(np.ones(8, np.float32), a)
+    runtime.synchronize()
+    handle = far._actor.handle  # pyright: ignore[reportPrivateUsage]
+    pid = ray.get(handle.ping.remote(), timeout=30)[0]
+    call = RayDeviceAPI._call  # pyright: ignore[reportPrivateUsage]
+
+    def crash_after_read_out(api: RayDeviceAPI, method: str, *args: Any, **kwargs: Any) -> Any:
+        ref = call(api, method, *args, **kwargs)
+        if method == "read_out":
+            assert ray.wait([ref], timeout=30)[0]  # the bytes are in the store
+            os.kill(pid, signal.SIGKILL)
+            with pytest.raises(ray.exceptions.RayActorError):  # Ray knows it died
+                ray.get(handle.ping.remote(), timeout=30)
+        return ref
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RayDeviceAPI, "_call", crash_after_read_out)
+        runtime.copy(a, b)  # the destination's write_in comes after the crash
+    with pytest.raises(DeviceLostError, match=r"device cuda:1 on node n1 is lost"):
+        runtime.synchronize()
+    assert near.lost is None  # the destination is not lost, and still works:
+    runtime.copy(np.full(8, 3, np.float32), b)
+    out = np.zeros(8, np.float32)
+    runtime.copy(b, out)
+    assert out.tolist() == [3.0] * 8
     near.free_data_space(Device("cuda", 0), b)
     assert far.teardown() == []
     assert near.teardown() == []
