@@ -62,7 +62,9 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
   * data movement (`movement.py`): `extract_slice`, `insert_slice` and `concat` launch
     a window kernel (offsets, sizes and strides as scalar arguments), `collapse_shape`
     and `expand_shape` a reshape kernel, `cast` a copy; each writes a fresh buffer;
-    `tensor.extract` of a device value copies that one element to the host;
+    `tensor.extract` of a device value copies that one element to the host; a `cast`
+    to an unranked tensor (what MLIR's runner printers take) is a host copy of its
+    operand seen as an unranked memref, freed after its last use;
   * `arith.constant dense<...>`: a splat is an allocation plus a fill launch on its
     device; other data lives in a `memref.global` and is copied to a fresh buffer on
     its device;
@@ -84,7 +86,7 @@ from, so run-time errors point at the user's source.
 
 Not handled (each a located error): a module that is not planned (`vdev.on_device`
 left, a tensor op without `vdev.device`, an operand on another device than its op),
-tensor ops outside the level-1 set (`tensor.cast` to unranked, `linalg.pack`,
+tensor ops outside the level-1 set (`tensor.cast` from unranked, `linalg.pack`,
 ...), generics `GenericLoops` refuses (`window` iterators, symbols,
 outputs not at a permutation of the parallel loops, a loop dimension no operand
 dimension gives, body ops the kernel backends lack, tensors captured from outside the

@@ -34,7 +34,15 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from xdsl.dialects import arith, bufferization, cf, memref, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, NoneAttr, TensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    MemRefType,
+    NoneAttr,
+    TensorType,
+    UnrankedMemRefType,
+    UnrankedTensorType,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ...diagnostics import error_at
@@ -349,10 +357,13 @@ def expand_shape(low: Lowering, op: tensor.ExpandShapeOp) -> None:
 
 
 def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
+    if isinstance(op.dest.type, UnrankedTensorType) and isinstance(op.source.type, TensorType):
+        _cast_to_unranked(low, op)
+        return
     if not isinstance(op.dest.type, TensorType) or not isinstance(op.source.type, TensorType):
         raise error_at(
-            op, "'tensor.cast' to or from an unranked tensor is lowered only as the operand "
-            "of a runner printer call",
+            op, "'tensor.cast' from an unranked tensor is not lowered (a ranked tensor cast "
+            "to an unranked one is: what MLIR's runner printers take)",
         )  # fmt: skip
     device = low.op_device(op)
     source = low.operand(op, 0, device)
@@ -366,6 +377,15 @@ def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
     out = low.alloc(out_type, dynamic)
     low.emit(dev.CopyOp(source, out))
     low.map_results(op, [out])
+
+
+def _cast_to_unranked(low: Lowering, op: tensor.CastOp) -> None:
+    """A host copy of the source (plan-devices puts the operand on the host), seen as an
+    unranked memref: the buffer of the unranked value, freed after its last use."""
+    source = low.operand(op, 0, low.host)
+    copy = low.clone(source)
+    unranked = UnrankedMemRefType.from_type(tensor_type(op.source.type).element_type)
+    low.map_results(op, [low.emit(memref.CastOp.get(copy, unranked)).results[0]])
 
 
 def extract(low: Lowering, op: tensor.ExtractOp) -> None:
