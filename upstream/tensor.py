@@ -1,5 +1,5 @@
 """devplan's `tensor` dialect: xDSL's, with `tensor.empty` keeping its attributes and
-`tensor.reshape` verified as MLIR verifies it.
+`tensor.reshape` and `tensor.pad` verified as MLIR verifies them.
 
 xDSL 0.74 drops the attribute dictionary of `tensor.empty` when printing and rejects one
 when parsing, so a placed `tensor.empty` (`{vdev.device = ...}`, as plan-devices writes it)
@@ -90,6 +90,48 @@ class ReshapeOp(tensor.ReshapeOp):
             )
 
 
-Tensor = replacing(tensor.Tensor, [EmptyOp, ReshapeOp])
+class PadOp(tensor.PadOp):
+    """The source with `low[d]` and `high[d]` elements added before and after it in each
+    dimension d, each added element the value the region yields.
+
+    ```mlir
+    %p = tensor.pad %x low[%c0, %n] high[1, 0] { ^bb0(%i: index, %j: index): tensor.yield %v : f32 } : tensor<2x?xf32> to tensor<3x?xf32>
+    ```
+
+    MLIR's verifier: a result dimension must equal the size the source and the pads give
+    when all three are static; when one of them is dynamic the result may still name a
+    static size (checked at run time). xDSL 0.74 requires a dynamic result dimension
+    exactly where a pad is an SSA value, so it rejects `low[%c0]` into a static size.
+    """
+
+    name = "tensor.pad"
+
+    def verify_(self) -> None:
+        source = cast(TensorType[Attribute], self.source.type).get_shape()
+        low, high = self.static_low.get_values(), self.static_high.get_values()
+        if not len(low) == len(high) == len(source):
+            raise VerifyException(
+                f"needs one low and one high pad per dimension of its source ({len(source)}), "
+                f"has {len(low)} and {len(high)}"
+            )
+        result = self.result.type.get_shape()
+        if len(result) != len(source):
+            raise VerifyException(
+                f"result rank {len(result)} differs from source rank {len(source)}"
+            )
+        for d, (n, a, b, r) in enumerate(zip(source, low, high, result, strict=True)):
+            if DYNAMIC_INDEX not in (n, a, b) and r != n + a + b:
+                raise VerifyException(
+                    f"result dimension {d} is {'?' if r == DYNAMIC_INDEX else r}, but the "
+                    f"source and pads give {n + a + b}"
+                )
+        if len(self.region.block.args) != len(source):
+            raise VerifyException(
+                f"its region needs one index argument per dimension ({len(source)}), has "
+                f"{len(self.region.block.args)}"
+            )
+
+
+Tensor = replacing(tensor.Tensor, [EmptyOp, ReshapeOp, PadOp])
 """xDSL's `tensor` dialect with `tensor.empty` keeping its attributes and MLIR's
-`tensor.reshape` verifier."""
+`tensor.reshape` and `tensor.pad` verifiers."""
