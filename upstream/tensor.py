@@ -95,7 +95,10 @@ class PadOp(tensor.PadOp):
     dimension d, each added element the value the region yields.
 
     ```mlir
-    %p = tensor.pad %x low[%c0, %n] high[1, 0] { ^bb0(%i: index, %j: index): tensor.yield %v : f32 } : tensor<2x?xf32> to tensor<3x?xf32>
+    %p = tensor.pad %x low[%c0, %n] high[1, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %v : f32
+    } : tensor<2x?xf32> to tensor<3x?xf32>
     ```
 
     MLIR's verifier: a result dimension must equal the size the source and the pads give
