@@ -74,6 +74,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from .dialect import replacing
+from .linalg_pack import PackOp, UnPackOp
 
 _PARALLEL = IteratorTypeAttr.parallel()
 _REDUCTION = IteratorTypeAttr.reduction()
@@ -1053,5 +1054,5 @@ NAMED_OPS: tuple[type[NamedOperation], ...] = (
 )  # fmt: skip
 """devplan's named op classes, in place of or beside xDSL's."""
 
-Linalg = replacing(XdslLinalg, [*NAMED_OPS, GenericOp])
-"""xDSL's `linalg` dialect with devplan's named ops."""
+Linalg = replacing(XdslLinalg, [*NAMED_OPS, GenericOp, PackOp, UnPackOp])
+"""xDSL's `linalg` dialect with devplan's named ops, `linalg.pack` and `linalg.unpack`."""
