@@ -24,6 +24,7 @@ from xdsl.ir import Attribute, Operation
 
 from ..diagnostics import error_at
 from ..upstream.linalg_pack import PackOp, UnPackOp
+from ..upstream.tensor import ExpandShapeOp
 
 Value = Any
 Rule = Callable[[Operation, list[Value]], Value]
@@ -126,7 +127,17 @@ def _collapse_shape(op: Operation, args: list[Value]) -> Value:
 
 def _expand_shape(op: Operation, args: list[Value]) -> Value:
     source = np.asarray(args[0])
-    shape = _mixed(cast(Any, op).static_output_shape.get_values(), args[1:])
+    static = cast(Any, op).static_output_shape.get_values()
+    if isinstance(op, ExpandShapeOp) and op.is_inferred():
+        shape = list(static)
+        for i, group in enumerate(op.reassociation.data):
+            members = [int(d.value.data) for d in group.data]
+            known = int(np.prod([static[d] for d in members if static[d] != DYNAMIC_INDEX]))
+            for d in members:
+                if static[d] == DYNAMIC_INDEX:
+                    shape[d] = source.shape[i] // known if known else 0
+    else:
+        shape = _mixed(static, args[1:])
     if int(np.prod(shape)) != source.size:
         raise error_at(
             op,

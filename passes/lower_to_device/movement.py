@@ -50,6 +50,7 @@ from ...dialects import device as dev
 from ...dialects import kernel as kn
 from ...dialects.placement import value_device
 from ...dialects.virtual_device import DeviceAttr
+from ...upstream.tensor import ExpandShapeOp
 from .generic import fill
 from .kernel_builder import (
     KernelBuilder,
@@ -352,7 +353,20 @@ def collapse_shape(low: Lowering, op: tensor.CollapseShapeOp) -> None:
 
 def expand_shape(low: Lowering, op: tensor.ExpandShapeOp) -> None:
     source = low.operand(op, 0, low.op_device(op))
-    sizes = _mixed(low, op.static_output_shape.get_values(), op.dynamic_output_shape)
+    static = op.static_output_shape.get_values()
+    if isinstance(op, ExpandShapeOp) and op.is_inferred():
+        sizes: list[Size] = list(static)
+        for i, group in enumerate(op.reassociation.data):
+            members = [int(d.value.data) for d in group.data]
+            known = _product(low, [static[d] for d in members if static[d] != DYNAMIC_INDEX])
+            for d in members:  # the one dynamic size of the group (its verifier)
+                if static[d] == DYNAMIC_INDEX:
+                    quotient = arith.DivUIOp(
+                        _value(low, _extent(low, source, i)), _value(low, known)
+                    )
+                    sizes[d] = low.emit(quotient).results[0]
+    else:
+        sizes = _mixed(low, static, op.dynamic_output_shape)
     _reshape(low, op, source, sizes)
 
 

@@ -72,3 +72,18 @@ def test_the_oracle_pads_the_last_tile_with_the_padding_value() -> None:
     assert packed.shape == (2, 2, 2, 3)
     assert packed[1, 1].tolist() == [[13, 14, -1], [-1, -1, -1]]  # rows 2-3, columns 3-5
     assert packed[0, 1].tolist() == [[10, 11, 12], [-1, -1, -1]]
+
+
+def test_expand_shape_without_output_shape_divides_the_source_size_in_both() -> None:
+    module = devplan.parse("""
+func.func @main(%x: tensor<2x?xf32>) -> tensor<2x2x?x1xf32> {
+  %e = tensor.expand_shape %x [[0], [1, 2, 3]] : tensor<2x?xf32> into tensor<2x2x?x1xf32>
+  return %e : tensor<2x2x?x1xf32>
+}
+""")
+    source = np.arange(12, dtype=np.float32).reshape(2, 6)
+    want = evaluate(module, [source])[0]
+    got = devplan.execute(module, [source]).outputs[0]
+    assert want.shape == (2, 2, 3, 1)
+    np.testing.assert_array_equal(want, source.reshape(2, 2, 3, 1))
+    np.testing.assert_array_equal(got, want)
