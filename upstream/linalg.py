@@ -56,6 +56,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntElementsAttr,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     IntegerType,
     ShapedType,
     StringAttr,
@@ -1019,7 +1020,16 @@ class GenericOp(XdslGenericOp):
     @classmethod
     def parse(cls, parser: Parser) -> GenericOp:
         start = parser.pos
-        attrs = dict(parser.parse_optional_attr_dict())
+        if parser.lexer.input.content.startswith("#", start):  # a trait: an attribute alias
+            trait = parser.parse_attribute()
+            if not isinstance(trait, DictionaryAttr):
+                parser.raise_error(
+                    f"'linalg.generic' takes a dictionary of attributes, not {trait}",
+                    start, parser.pos,
+                )  # fmt: skip
+            attrs = dict(trait.data)
+        else:
+            attrs = dict(parser.parse_optional_attr_dict())
         maps, iterators = attrs.pop("indexing_maps", None), attrs.pop("iterator_types", None)
         if not isinstance(maps, ArrayAttr) or not isinstance(iterators, ArrayAttr):
             parser.raise_error(
