@@ -35,12 +35,19 @@ from xdsl.dialects.builtin import (
     UnregisteredAttr,
 )
 from xdsl.ir import Attribute, Data, Operation, ParametrizedAttribute, TypeAttribute
-from xdsl.ir.affine import AffineMap, AffineSet
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineExpr,
+    AffineMap,
+    AffineSet,
+)
 from xdsl.parser import Parser
+from xdsl.parser.affine_parser import AffineParser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.mlir_lexer import MLIRToken, MLIRTokenKind
 
 from .errors import exception_text, xdsl_failure
 from .lexer import LinearStringLexer
@@ -77,6 +84,29 @@ def _point_at_op_name(error: ParseError) -> Span[str] | Span[bytes]:
     if found < 0:
         return span
     return dataclasses.replace(span, start=found, end=found + len(name))
+
+
+class SemiAffineParser(AffineParser):
+    """xDSL's affine parser, also reading semi-affine expressions (MLIR's `d0 * s0`,
+    `(d1 - d0) ceildiv s0`, `floordiv`, `mod` by a symbol), which xDSL 0.74's expression
+    operators refuse: such an expression is built as it is written, unsimplified."""
+
+    def _create_binop_expr(self, lhs: AffineExpr, rhs: AffineExpr, binop: MLIRToken) -> AffineExpr:
+        try:
+            return super()._create_binop_expr(lhs, rhs, binop)  # pyright: ignore[reportPrivateUsage]
+        except NotImplementedError:
+            kind = _SEMI_AFFINE.get(binop.text)
+            if kind is None:
+                raise
+            return AffineBinaryOpExpr(kind, lhs, rhs)
+
+
+_SEMI_AFFINE = {
+    "*": AffineBinaryOpKind.Mul,
+    "ceildiv": AffineBinaryOpKind.CeilDiv,
+    "floordiv": AffineBinaryOpKind.FloorDiv,
+    "mod": AffineBinaryOpKind.Mod,
+}
 
 
 class LocatedParseError(ParseError):
@@ -285,7 +315,9 @@ class LocatingParser(Parser):
         return self._located(super().parse_optional_type, "this type")
 
     def parse_affine_map(self) -> AffineMap:
-        return self._located(super().parse_affine_map, "this affine map")
+        return self._located(
+            SemiAffineParser(self._parser_state).parse_affine_map, "this affine map"
+        )
 
     def parse_affine_set(self) -> AffineSet:
         return self._located(super().parse_affine_set, "this affine set")
