@@ -77,6 +77,15 @@ def entry_of(text: str) -> str:
     return "main"
 
 
+def first_remark(text: str, file: Path) -> str:
+    """The first remark devplan printed (a transform schedule it did not apply), cut short."""
+    for line in text.splitlines():
+        if "remark:" in line:
+            short = line.replace(str(file.parent) + "/", "").strip()
+            return short.split(": devplan runs")[0]
+    return ""
+
+
 def run_file(file: Path, backends: list[str], filecheck: str, timeout: int) -> Outcome:
     entry = entry_of(file.read_text())
     parsed = subprocess.run(
@@ -98,10 +107,12 @@ def run_file(file: Path, backends: list[str], filecheck: str, timeout: int) -> O
             [filecheck, str(file)], input=ran.stdout, capture_output=True, text=True
         )
         outcome.checks[backend] = checked.returncode == 0
-        if not outcome.blocker:
-            outcome.blocker = first_error(ran.stderr, file) or (
-                "" if checked.returncode == 0 else "FileCheck: " + first_error(checked.stderr, file)
-            )
+        if not outcome.blocker and checked.returncode != 0:
+            outcome.blocker = first_error(ran.stderr, file)
+            if not outcome.blocker:
+                outcome.blocker = "FileCheck: " + first_error(checked.stderr, file)
+                remark = first_remark(ran.stderr, file)
+                outcome.blocker += f" (devplan said: {remark})" if remark else ""
     return outcome
 
 
@@ -129,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         print("mlir-integration: skipped: LLVM's FileCheck not found (apt-get install llvm)")
         return 0
     backends = [b for b in args.backends.split(",") if b]
-    print(f"devplan-run FILE --kernel-backend B | {filecheck} FILE, for B in {backends}")
+    print(f"devplan-run FILE --entry E --kernel-backend B | {filecheck} FILE, B in {backends}")
     print()
     print("| file | parses | runs (" + ", ".join(backends) + ") | CHECK (" + ", ".join(backends)
           + ") | first blocker |")  # fmt: skip
