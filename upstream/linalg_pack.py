@@ -85,7 +85,9 @@ class _PackLike(IRDLOperation):
     def tiles(self) -> list[int | SSAValue]:
         """Each inner tile: its size, or the `index` value holding it."""
         dynamic = iter(self.inner_tiles)
-        return [next(dynamic) if t == DYNAMIC_INDEX else t for t in self.static_inner_tiles.get_values()]
+        return [
+            next(dynamic) if t == DYNAMIC_INDEX else t for t in self.static_inner_tiles.get_values()
+        ]
 
     def unpacked_type(self) -> TensorType[Attribute]:
         """The type of the tensor that is not packed (the pack's source, the unpack's dest)."""
@@ -100,16 +102,22 @@ class _PackLike(IRDLOperation):
         positions = self.positions()
         tiles = self.static_inner_tiles.get_values()
         if self.result.type != self.dest.type:
-            raise VerifyException(f"result type {self.result.type} differs from its dest's {self.dest.type}")
+            raise VerifyException(
+                f"result type {self.result.type} differs from its dest's {self.dest.type}"
+            )
         if unpacked.element_type != packed.element_type:
             raise VerifyException("the packed and unpacked tensors have different element types")
         if len(tiles) != len(positions):
             raise VerifyException(f"{len(positions)} inner_dims_pos but {len(tiles)} inner_tiles")
         if len(set(positions)) != len(positions) or any(not 0 <= p < rank for p in positions):
-            raise VerifyException(f"inner_dims_pos {positions} are not distinct dimensions below {rank}")
+            raise VerifyException(
+                f"inner_dims_pos {positions} are not distinct dimensions below {rank}"
+            )
         perm = self.permutation(rank)
         if sorted(perm) != list(range(rank)):
-            raise VerifyException(f"outer_dims_perm {perm} is not a permutation of {rank} dimensions")
+            raise VerifyException(
+                f"outer_dims_perm {perm} is not a permutation of {rank} dimensions"
+            )
         if any(t != DYNAMIC_INDEX and t <= 0 for t in tiles):
             raise VerifyException(f"inner_tiles {list(tiles)} must be positive")
         if packed.get_num_dims() != rank + len(positions):
@@ -122,7 +130,9 @@ class _PackLike(IRDLOperation):
                 raise VerifyException(f"packed dimension {d} is {have}, expected {want}")
 
     @classmethod
-    def _parse_tiling(cls, parser: Parser) -> tuple[DenseArrayBase | None, DenseArrayBase, list[SSAValue], DenseArrayBase]:
+    def _parse_tiling(
+        cls, parser: Parser
+    ) -> tuple[DenseArrayBase | None, DenseArrayBase, list[SSAValue], DenseArrayBase]:
         perm = None
         if parser.parse_optional_keyword("outer_dims_perm"):
             parser.parse_punctuation("=")
@@ -141,7 +151,9 @@ class _PackLike(IRDLOperation):
         if self.outer_dims_perm is not None:
             printer.print_string(f" outer_dims_perm = {list(self.outer_dims_perm.get_values())}")
         printer.print_string(f" inner_dims_pos = {self.positions()} inner_tiles = ")
-        print_dynamic_index_list(printer, DYNAMIC_INDEX, self.inner_tiles, self.static_inner_tiles.get_values())
+        print_dynamic_index_list(
+            printer, DYNAMIC_INDEX, self.inner_tiles, self.static_inner_tiles.get_values()
+        )
         printer.print_string(" into ")
         printer.print_ssa_value(self.dest)
         printer.print_op_attributes(self.attributes)
@@ -155,7 +167,9 @@ def _int_list(parser: Parser) -> list[int]:
     return parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parser.parse_integer)
 
 
-def packed_shape(shape: Sequence[int], positions: Sequence[int], tiles: Sequence[int], perm: Sequence[int]) -> list[int]:
+def packed_shape(
+    shape: Sequence[int], positions: Sequence[int], tiles: Sequence[int], perm: Sequence[int]
+) -> list[int]:
     """The packed shape of `shape` (DYNAMIC_INDEX where a size or its tile is dynamic)."""
     outer = list(shape)
     for d, t in zip(positions, tiles, strict=True):
@@ -225,7 +239,10 @@ class PackOp(_PackLike):
 
     def verify_(self) -> None:
         super().verify_()
-        if self.padding_value is not None and self.padding_value.type != self.unpacked_type().element_type:
+        if (
+            self.padding_value is not None
+            and self.padding_value.type != self.unpacked_type().element_type
+        ):
             raise VerifyException(
                 f"padding_value of type {self.padding_value.type} in a pack of {self.unpacked_type().element_type}"
             )
@@ -260,7 +277,11 @@ class UnPackOp(_PackLike):
         parser.parse_punctuation("->")
         dest_type = parser.parse_type()
         return cls.build(
-            operands=[parser.resolve_operand(source, source_type), parser.resolve_operand(dest, dest_type), tiles],
+            operands=[
+                parser.resolve_operand(source, source_type),
+                parser.resolve_operand(dest, dest_type),
+                tiles,
+            ],
             result_types=[dest_type],
             properties=_properties(perm, positions, static),
             attributes=attributes,
@@ -272,7 +293,9 @@ class UnPackOp(_PackLike):
         self._print_tiling(printer)
 
 
-def _properties(perm: DenseArrayBase | None, positions: DenseArrayBase, static: DenseArrayBase) -> dict[str, Attribute]:
+def _properties(
+    perm: DenseArrayBase | None, positions: DenseArrayBase, static: DenseArrayBase
+) -> dict[str, Attribute]:
     properties: dict[str, Attribute] = {"inner_dims_pos": positions, "static_inner_tiles": static}
     if perm is not None:
         properties["outer_dims_perm"] = perm
