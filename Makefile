@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.devplan-installed
 
-.PHONY: test demo lint pytest lit bench fuzz semantics mutate clean
+.PHONY: test demo lint pytest lit bench fuzz semantics mutate mlir-integration clean
 
 # setuptools installs a package whose directory is the repository's top level through an
 # import finder, and says so in a notice about folders named like the package; there is
@@ -67,6 +67,12 @@ SEED ?= 1
 
 mutate: $(STAMP)
 	$(BIN)/python mutation/mutate.py --modules $(MODULES) --sample $(SAMPLE) --seed $(SEED)
+
+# MLIR's integration tests as published (not part of `make test`): every .mlir directly in
+# MLIR_DIR through devplan-run on each CPU backend and LLVM's FileCheck; prints the table.
+MLIR_DIR ?=
+mlir-integration: $(STAMP)
+	@$(BIN)/python tests/mlir_integration.py "$(MLIR_DIR)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -53,6 +53,7 @@ def compile_program(module: ModuleOp, kernel_backend: str = "numpy") -> Program:
             copy = lower_level_1(module)
         else:
             copy = module.clone()
+            lower_host_linalg(copy)
         program = per_backend[kernel_backend] = Program(copy, kernel_backend)
     return program
 
@@ -72,6 +73,15 @@ def is_level_1(module: ModuleOp) -> bool:
         elif any(isinstance(r.type, TensorType) for r in op.results):
             return True
     return False
+
+
+def lower_host_linalg(module: ModuleOp) -> None:
+    """Linalg ops on memrefs (MLIR's buffer form) become loops host code runs."""
+    from xdsl.context import Context
+
+    from .passes.host_linalg_to_loops import HostLinalgToLoopsPass
+
+    HostLinalgToLoopsPass().apply(Context(), module)
 
 
 def lower_level_1(module: ModuleOp) -> ModuleOp:

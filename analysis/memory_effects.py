@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, UnrankedMemRefType
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 from ..dialects import device as dev
@@ -120,7 +120,7 @@ class Effects:
 
 
 def _memref_operands(op: Operation) -> Iterator[SSAValue]:
-    return (v for v in op.operands if isinstance(v.type, MemRefType))
+    return (v for v in op.operands if isinstance(v.type, MemRefType | UnrankedMemRefType))
 
 
 class EffectIndex:

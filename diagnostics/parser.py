@@ -35,15 +35,23 @@ from xdsl.dialects.builtin import (
     UnregisteredAttr,
 )
 from xdsl.ir import Attribute, Data, Operation, ParametrizedAttribute, TypeAttribute
-from xdsl.ir.affine import AffineMap, AffineSet
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineExpr,
+    AffineMap,
+    AffineSet,
+)
 from xdsl.parser import Parser
+from xdsl.parser.affine_parser import AffineParser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.mlir_lexer import MLIRToken, MLIRTokenKind
 
 from .errors import exception_text, xdsl_failure
 from .lexer import LinearStringLexer
+from .transform_schedule import IgnoredScheduleOp, drop_schedules, is_schedule_op
 
 
 def format_parse_error(error: ParseError) -> str:
@@ -76,6 +84,29 @@ def _point_at_op_name(error: ParseError) -> Span[str] | Span[bytes]:
     if found < 0:
         return span
     return dataclasses.replace(span, start=found, end=found + len(name))
+
+
+class SemiAffineParser(AffineParser):
+    """xDSL's affine parser, also reading semi-affine expressions (MLIR's `d0 * s0`,
+    `(d1 - d0) ceildiv s0`, `floordiv`, `mod` by a symbol), which xDSL 0.74's expression
+    operators refuse: such an expression is built as it is written, unsimplified."""
+
+    def _create_binop_expr(self, lhs: AffineExpr, rhs: AffineExpr, binop: MLIRToken) -> AffineExpr:
+        try:
+            return super()._create_binop_expr(lhs, rhs, binop)  # pyright: ignore[reportPrivateUsage]
+        except NotImplementedError:
+            kind = _SEMI_AFFINE.get(binop.text)
+            if kind is None:
+                raise
+            return AffineBinaryOpExpr(kind, lhs, rhs)
+
+
+_SEMI_AFFINE = {
+    "*": AffineBinaryOpKind.Mul,
+    "ceildiv": AffineBinaryOpKind.CeilDiv,
+    "floordiv": AffineBinaryOpKind.FloorDiv,
+    "mod": AffineBinaryOpKind.Mod,
+}
 
 
 class LocatedParseError(ParseError):
@@ -177,6 +208,9 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self.pos
+        named = _OP_NAME_AFTER_RESULTS.match(self.lexer.input.content, start)
+        if named is not None and is_schedule_op(named.group(1)):
+            return self._read_schedule(start, named.group(1))
         try:
             op = super().parse_operation()
         except ParseError as e:
@@ -199,6 +233,59 @@ class LocatingParser(Parser):
                 IntAttr(line + self.line_offset),
                 IntAttr(column),
             )
+        return op
+
+    def _read_schedule(self, start: int, name: str) -> Operation:
+        """Read a transform op (its regions included) as balanced tokens: it ends where,
+        outside brackets, a token on a later line starts another statement (a `%value`,
+        an op name, a block label) or closes the enclosing region (module header)."""
+        closing = {
+            MLIRTokenKind.L_PAREN: MLIRTokenKind.R_PAREN,
+            MLIRTokenKind.L_SQUARE: MLIRTokenKind.R_SQUARE,
+            MLIRTokenKind.L_BRACE: MLIRTokenKind.R_BRACE,
+            MLIRTokenKind.LESS: MLIRTokenKind.GREATER,
+        }
+        starts_statement = (
+            MLIRTokenKind.PERCENT_IDENT, MLIRTokenKind.CARET_IDENT, MLIRTokenKind.BARE_IDENT,
+            MLIRTokenKind.STRING_LIT,
+        )  # fmt: skip
+        open_brackets: list[tuple[MLIRTokenKind, int]] = []
+        symbol = ""
+        last_line = self._line_and_column(start)[0]
+        seen_name = False
+        while True:
+            token = self._current_token
+            kind = token.kind
+            line = self._line_and_column(token.span.start)[0]
+            if kind == MLIRTokenKind.EOF:
+                if open_brackets:
+                    opened, at = open_brackets[-1]
+                    raise self._error(at, f"'{name}': this '{opened.value}' is never closed")
+                break
+            ends = kind == MLIRTokenKind.R_BRACE or (line > last_line and kind in starts_statement)
+            if ends and seen_name and not open_brackets:
+                break
+            if kind in closing:
+                open_brackets.append((kind, token.span.start))
+            elif kind in closing.values():
+                if not open_brackets or closing[open_brackets[-1][0]] != kind:
+                    raise self._error(
+                        token.span.start, f"'{name}': unbalanced '{token.text}' in the schedule"
+                    )
+                open_brackets.pop()
+            elif kind == MLIRTokenKind.BARE_IDENT and token.text == name:
+                seen_name = True
+            elif kind == MLIRTokenKind.AT_IDENT and not symbol and not open_brackets:
+                symbol = token.text[1:]
+            last_line = self._line_and_column(token.span.end - 1)[0]
+            self._consume_token()
+        line, column = self._line_and_column(start)
+        op = IgnoredScheduleOp.create(
+            properties={"op_name": StringAttr(name), "symbol": StringAttr(symbol)}
+        )
+        op.location = FileLineColLoc(
+            StringAttr(self.lexer.input.name), IntAttr(line + self.line_offset), IntAttr(column)
+        )
         return op
 
     def _op_name_at(self, start: int) -> str:
@@ -228,7 +315,9 @@ class LocatingParser(Parser):
         return self._located(super().parse_optional_type, "this type")
 
     def parse_affine_map(self) -> AffineMap:
-        return self._located(super().parse_affine_map, "this affine map")
+        return self._located(
+            SemiAffineParser(self._parser_state).parse_affine_map, "this affine map"
+        )
 
     def parse_affine_set(self) -> AffineSet:
         return self._located(super().parse_affine_set, "this affine set")
@@ -324,7 +413,9 @@ class LocatingParser(Parser):
         if self._current_token.kind == MLIRTokenKind.EOF:
             return ModuleOp([])  # only whitespace and comments: an empty module
         try:
-            return super().parse_module(allow_implicit_module)
+            module = super().parse_module(allow_implicit_module)
+            drop_schedules(module)
+            return module
         except LocatedParseError:
             raise
         except ParseError as e:

@@ -60,6 +60,12 @@ def _linalg_generalize_named_ops() -> type[ModulePass]:
     return LinalgGeneralizeNamedOpsPass
 
 
+def _host_linalg_to_loops() -> type[ModulePass]:
+    from .host_linalg_to_loops import HostLinalgToLoopsPass
+
+    return HostLinalgToLoopsPass
+
+
 def _default_pipeline() -> type[ModulePass]:
     from .default_pipeline import DefaultPipelinePass
 
@@ -82,6 +88,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-elementwise-to-linalg": _convert_elementwise_to_linalg,
     "generalize-named-linalg-ops": _linalg_generalize_named_ops,
     "lower-to-device": _lower_to_device,
+    "host-linalg-to-loops": _host_linalg_to_loops,
     "default-pipeline": _default_pipeline,
 }
 """Pass name -> factory of its class."""

@@ -433,13 +433,27 @@ def _windows(
 
 
 def _convolution(op: Operation, args: list[Value]) -> Value:
-    in_spec, kernel_spec, out_spec = _CONVOLUTIONS[type(op)]
     image, kernel, out = args
+    return _convolve(op, _CONVOLUTIONS[type(op)], _to(image, out), _to(kernel, out), out)
+
+
+@_rule(named.Conv2DNchwFchwQOp)
+def _quantized_convolution(op: Operation, args: list[Value]) -> Value:
+    image, kernel, image_zero, kernel_zero, out = args
+    image = _to(image, out) - _to(image_zero, out)
+    kernel = _to(kernel, out) - _to(kernel_zero, out)
+    return _convolve(op, ("ncxy", "fcXY", "nfxy"), image, kernel, out)
+
+
+def _convolve(
+    op: Operation, specs: tuple[str, str, str], image: Value, kernel: Value, out: Value
+) -> Value:
+    """`out` plus the convolution of `image` and `kernel` (both already in `out`'s type)."""
+    in_spec, kernel_spec, out_spec = specs
     window_axes = [kernel_spec.index(c) for c in "XYZ" if c in kernel_spec]
     window = tuple(np.shape(kernel)[a] for a in window_axes)
     rest = "".join(c for c in kernel_spec if c not in "XYZ")
     result = np.array(out, copy=True)
-    image, kernel = _to(image, out), _to(kernel, out)
     for position, patch in _windows(op, image, window, out_spec, in_spec, out):
         index = [slice(None)] * len(kernel_spec)
         for a, p in zip(window_axes, position, strict=True):

@@ -2,8 +2,10 @@
 operation each: `extract_slice`/`insert_slice` (static and dynamic offsets, sizes and
 strides, rank-reducing), `concat`, `collapse_shape`, `expand_shape`, `reshape`, `dim`,
 `extract`, `insert`, `splat`, `from_elements`, `pad` (given its padding value, which the
-evaluator computes from the op's body), and the bufferization ops MLIR's tests use at
-tensor level (`to_tensor`, `to_buffer`: a copy each way).
+evaluator computes from the op's body), `linalg.pack`/`unpack` (from their definition,
+element by element, not through the ops lower-to-device decomposes them into), and the
+bufferization ops MLIR's tests use at tensor level (`to_tensor`, `to_buffer`: a copy
+each way).
 
 Each rule takes the op and its operands' values (tensors as arrays, `index` operands as
 integers, in operand order) and returns its one result. Reading outside a tensor, which
@@ -21,6 +23,8 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute, Operation
 
 from ..diagnostics import error_at
+from ..upstream.linalg_pack import PackOp, UnPackOp
+from ..upstream.tensor import ExpandShapeOp
 
 Value = Any
 Rule = Callable[[Operation, list[Value]], Value]
@@ -123,7 +127,17 @@ def _collapse_shape(op: Operation, args: list[Value]) -> Value:
 
 def _expand_shape(op: Operation, args: list[Value]) -> Value:
     source = np.asarray(args[0])
-    shape = _mixed(cast(Any, op).static_output_shape.get_values(), args[1:])
+    static = cast(Any, op).static_output_shape.get_values()
+    if isinstance(op, ExpandShapeOp) and op.is_inferred():
+        shape = list(static)
+        for i, group in enumerate(op.reassociation.data):
+            members = [int(d.value.data) for d in group.data]
+            known = int(np.prod([static[d] for d in members if static[d] != DYNAMIC_INDEX]))
+            for d in members:
+                if static[d] == DYNAMIC_INDEX:
+                    shape[d] = source.shape[i] // known if known else 0
+    else:
+        shape = _mixed(static, args[1:])
     if int(np.prod(shape)) != source.size:
         raise error_at(
             op,
@@ -221,6 +235,68 @@ def _copy(op: Operation, args: list[Value]) -> Value:
     return np.array(args[0])
 
 
+def _pack(op: Operation, args: list[Value]) -> Value:
+    """`linalg.pack`, element by element from its definition: result[o..., t...] is
+    source[o * tile + t] in tiled dimensions, source[o] in the others, the padding value
+    past the source's end."""
+    pack = cast(PackOp, op)
+    source = np.asarray(args[0])
+    rank = source.ndim
+    padding = args[2] if pack.padding_value is not None else None
+    tiles = _mixed(pack.static_inner_tiles.get_values(), args[3 if padding is not None else 2 :])
+    positions, perm = pack.positions(), pack.permutation(rank)
+    tile_of = dict(zip(positions, tiles, strict=True))
+    outer = [-(-n // tile_of[d]) if d in tile_of else n for d, n in enumerate(source.shape)]
+    shape = [outer[d] for d in perm] + tiles
+    if tuple(shape) != np.shape(args[1]):
+        raise error_at(
+            op, f"'linalg.pack' into a dest of shape {list(np.shape(args[1]))}, needs {shape}"
+        )
+    at: Any = np.indices(shape, dtype=np.int64)
+    index: list[Any] = []
+    for d in range(rank):
+        o = at[perm.index(d)]
+        index.append(o * tile_of[d] + at[rank + positions.index(d)] if d in tile_of else o)
+    inside: Any = np.ones(shape, dtype=bool)
+    for d, i in enumerate(index):
+        inside &= i < source.shape[d]
+    if source.size == 0:
+        result = np.zeros(shape, dtype=source.dtype)
+    else:
+        result = source[
+            tuple(np.minimum(i, n - 1) for i, n in zip(index, source.shape, strict=True))
+        ]
+    if not inside.all():
+        if padding is None:
+            raise error_at(op, "'linalg.pack' has tiles past its source's end but no padding_value")
+        result = np.where(inside, result, np.asarray(padding, dtype=source.dtype))
+    return result.astype(source.dtype)
+
+
+def _unpack(op: Operation, args: list[Value]) -> Value:
+    """`linalg.unpack`: each element of the dest read from the packed source (its
+    padding never read)."""
+    unpack = cast(UnPackOp, op)
+    packed, dest = np.asarray(args[0]), np.asarray(args[1])
+    rank = dest.ndim
+    tiles = _mixed(unpack.static_inner_tiles.get_values(), args[2:])
+    positions, perm = unpack.positions(), unpack.permutation(rank)
+    tile_of = dict(zip(positions, tiles, strict=True))
+    outer = [-(-n // tile_of[d]) if d in tile_of else n for d, n in enumerate(dest.shape)]
+    shape = [outer[d] for d in perm] + tiles
+    if tuple(shape) != packed.shape:
+        raise error_at(
+            op, f"'linalg.unpack' of a source of shape {list(packed.shape)}, needs {shape}"
+        )
+    at: Any = np.indices(dest.shape, dtype=np.int64)
+    index: list[Any] = [None] * packed.ndim
+    for j, d in enumerate(perm):
+        index[j] = at[d] // tile_of[d] if d in tile_of else at[d]
+    for k, d in enumerate(positions):
+        index[rank + k] = at[d] % tile_of[d]
+    return packed[tuple(index)] if dest.size else np.array(dest)
+
+
 TENSOR_RULES: dict[type[Operation], Rule] = {
     tensor.ExtractSliceOp: _extract_slice,
     tensor.InsertSliceOp: _insert_slice,
@@ -235,5 +311,7 @@ TENSOR_RULES: dict[type[Operation], Rule] = {
     tensor.FromElementsOp: _from_elements,
     bufferization.ToTensorOp: _copy,
     bufferization.ToBufferOp: _copy,
+    PackOp: _pack,
+    UnPackOp: _unpack,
 }
 """Op class -> the rule computing its one result."""

@@ -50,6 +50,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("README.md", "devplan-run examples/reduction.mlir --random-args 0 --system gpu.toml"): (
         "needs an NVIDIA GPU and its system file"
     ),
+    ("README.md", "make mlir-integration MLIR_DIR="): (
+        "needs MLIR's test files, which the user fetches; without them it only says so"
+    ),
     ("README.md", "ray start --head --port=6399"): (
         "starts a Ray cluster of two raylets (20 s and 700 MB here); tests/runtime/"
         "test_ray_device.py runs the same devplan-run across two raylets and checks the "

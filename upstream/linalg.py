@@ -23,6 +23,8 @@ turns each into the `linalg.generic` MLIR's `linalg-generalize-named-ops` gives:
   `pooling_nchw_max` takes the maximum of the input and the window-shape operand, whose
   contents are unspecified, instead of the output;
 - `linalg.div` (`divf`/`divsi`), which xDSL lacks;
+- `conv_2d_nchw_fchw_q`, the quantized NCHW convolution (zero points as two scalar
+  inputs, subtracted after the casts, as in `quantized_matmul`), which xDSL lacks;
 - xDSL's six `conv_2d_*` layouts as devplan's classes: xDSL requires `strides` and
   `dilations` (MLIR defaults them to 1), fails on a float input narrower than the output
   (an assertion) and extends an input already of the output's type (`extsi i32 to i32`);
@@ -54,6 +56,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntElementsAttr,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     IntegerType,
     ShapedType,
     StringAttr,
@@ -74,6 +77,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from .dialect import replacing
+from .linalg_pack import PackOp, UnPackOp
 
 _PARALLEL = IteratorTypeAttr.parallel()
 _REDUCTION = IteratorTypeAttr.reduction()
@@ -162,12 +166,31 @@ class _NamedOp(NamedOperation):
     def get_iterator_types(self) -> ArrayAttr[IteratorTypeAttr]:
         return ArrayAttr(_PARALLEL if c == "p" else _REDUCTION for c in self.ITERATORS)
 
+    INPUTS: ClassVar[int] = 2
+    """How many inputs the op takes (a quantized op's zero points count)."""
+
     def verify_(self) -> None:
-        if len(self.inputs) != 2 or len(self.outputs) != 1:
+        if len(self.inputs) != self.INPUTS or len(self.outputs) != 1:
             raise VerifyException(
-                f"takes 2 inputs and 1 output, got {len(self.inputs)} and {len(self.outputs)}"
+                f"takes {self.INPUTS} inputs and 1 output, got {len(self.inputs)} and "
+                f"{len(self.outputs)}"
             )
         super().verify_()
+
+
+def _quantized_region(inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+    """`out + (cast(a) - cast(a_zero)) * (cast(b) - cast(b_zero))` in the output's type
+    (inputs a, b, a_zero, b_zero)."""
+    arg_types = _element_types((*inputs, *outputs))
+    out_type = arg_types[-1]
+
+    @Builder.implicit_region(arg_types)
+    def body(args: tuple[BlockArgument, ...]) -> None:
+        a, b, a_zero, b_zero = (cast_signed(x, out_type) for x in args[:4])
+        product = arith.MuliOp(arith.SubiOp(a, a_zero), arith.SubiOp(b, b_zero))
+        YieldOp(arith.AddiOp(args[-1], product))
+
+    return body
 
 
 def _maps(num_dims: int, *operands: Sequence[AffineExpr]) -> tuple[AffineMap, ...]:
@@ -495,6 +518,32 @@ class Conv2DNchwFchwOp(_ConvOp):
         n, f, oh, ow, c, kh, kw = _dims(7)
         h, w = self._windowed((oh, ow), (kh, kw))
         return _maps(7, (n, c, h, w), (f, c, kh, kw), (n, f, oh, ow))
+
+
+@irdl_op_definition
+class Conv2DNchwFchwQOp(_ConvOp):
+    """`O[n, f, oh, ow] += (cast(I[n, c, oh*s+kh*d, ow*s+kw*d]) - cast(IZp)) *
+    (cast(K[f, c, kh, kw]) - cast(KZp))`: the quantized NCHW convolution, the zero points
+    two scalar inputs after the image and the filter.
+
+    ```mlir
+    %o = linalg.conv_2d_nchw_fchw_q ins(%i, %k, %iz, %kz : tensor<1x2x3x3xi8>, tensor<2x2x2x2xi8>, i32, i32) outs(%z : tensor<1x2x2x2xi32>) -> tensor<1x2x2x2xi32>
+    ```
+    """
+
+    name = "linalg.conv_2d_nchw_fchw_q"
+    INPUTS: ClassVar[int] = 4
+    ITERATORS: ClassVar[str] = "pppprrr"
+    SPATIAL: ClassVar[int] = 2
+
+    def get_default_indexing_maps(self) -> Sequence[AffineMap]:
+        n, f, oh, ow, c, kh, kw = _dims(7)
+        h, w = self._windowed((oh, ow), (kh, kw))
+        return _maps(7, (n, c, h, w), (f, c, kh, kw), (), (), (n, f, oh, ow))
+
+    @classmethod
+    def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
+        return _quantized_region(inputs, outputs)
 
 
 @irdl_op_definition
@@ -946,16 +995,7 @@ class QuantizedMatmulOp(linalg_ops.QuantizedMatmulOp):
 
     @classmethod
     def get_hidden_region(cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> Region:
-        arg_types = _element_types((*inputs, *outputs))
-        out_type = arg_types[-1]
-
-        @Builder.implicit_region(arg_types)
-        def body(args: tuple[BlockArgument, ...]) -> None:
-            a, b, a_zero, b_zero = (cast_signed(x, out_type) for x in args[:4])
-            product = arith.MuliOp(arith.SubiOp(a, a_zero), arith.SubiOp(b, b_zero))
-            YieldOp(arith.AddiOp(args[-1], product))
-
-        return body
+        return _quantized_region(inputs, outputs)
 
 
 _ITERATORS = {
@@ -980,7 +1020,16 @@ class GenericOp(XdslGenericOp):
     @classmethod
     def parse(cls, parser: Parser) -> GenericOp:
         start = parser.pos
-        attrs = dict(parser.parse_optional_attr_dict())
+        if parser.lexer.input.content.startswith("#", start):  # a trait: an attribute alias
+            trait = parser.parse_attribute()
+            if not isinstance(trait, DictionaryAttr):
+                parser.raise_error(
+                    f"'linalg.generic' takes a dictionary of attributes, not {trait}",
+                    start, parser.pos,
+                )  # fmt: skip
+            attrs = dict(trait.data)
+        else:
+            attrs = dict(parser.parse_optional_attr_dict())
         maps, iterators = attrs.pop("indexing_maps", None), attrs.pop("iterator_types", None)
         if not isinstance(maps, ArrayAttr) or not isinstance(iterators, ArrayAttr):
             parser.raise_error(
@@ -1045,7 +1094,7 @@ def _parse_operands(parser: Parser, keyword: str) -> Sequence[SSAValue]:
 NAMED_OPS: tuple[type[NamedOperation], ...] = (
     MatmulOp, BatchMatmulOp, MatvecOp, VecmatOp, DotOp, Mmt4dOp,
     Conv1DOp, Conv2DOp, Conv3DOp, Conv1DNwcWcfOp, Conv3DNdhwcDhwcfOp,
-    DepthwiseConv2DNhwcHwcOp, Conv2DNchwFchwOp, Conv2DNhwcHwcfOp, Conv2DNhwcFhwcOp,
+    DepthwiseConv2DNhwcHwcOp, Conv2DNchwFchwOp, Conv2DNchwFchwQOp, Conv2DNhwcHwcfOp, Conv2DNhwcFhwcOp,
     Conv2DNgchwFgchwOp, Conv2DNgchwGfchwOp, Conv2DNhwgcGfhwcOp,
     PoolingNchwMaxOp, PoolingNhwcMaxOp, PoolingNchwSumOp, PoolingNhwcSumOp, DivOp,
     AddOp, SubOp, MulOp, MaxOp, MinOp, ExpOp, LogOp, SqrtOp, CopyOp, SelectOp, FillOp,
@@ -1053,5 +1102,5 @@ NAMED_OPS: tuple[type[NamedOperation], ...] = (
 )  # fmt: skip
 """devplan's named op classes, in place of or beside xDSL's."""
 
-Linalg = replacing(XdslLinalg, [*NAMED_OPS, GenericOp])
-"""xDSL's `linalg` dialect with devplan's named ops."""
+Linalg = replacing(XdslLinalg, [*NAMED_OPS, GenericOp, PackOp, UnPackOp])
+"""xDSL's `linalg` dialect with devplan's named ops, `linalg.pack` and `linalg.unpack`."""

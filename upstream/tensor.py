@@ -1,5 +1,6 @@
-"""devplan's `tensor` dialect: xDSL's, with `tensor.empty` keeping its attributes and
-`tensor.reshape` verified as MLIR verifies it.
+"""devplan's `tensor` dialect: xDSL's, with `tensor.empty` keeping its attributes,
+`tensor.reshape` and `tensor.pad` verified as MLIR verifies them, and `tensor.expand_shape`
+also read without `output_shape` (MLIR's older syntax).
 
 xDSL 0.74 drops the attribute dictionary of `tensor.empty` when printing and rejects one
 when parsing, so a placed `tensor.empty` (`{vdev.device = ...}`, as plan-devices writes it)
@@ -11,12 +12,14 @@ would not survive a print/parse round trip. `EmptyOp` reads and writes MLIR's sy
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import cast
 
 from xdsl.dialects import tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.utils import parse_dynamic_index_list_without_types
 from xdsl.ir import Attribute
-from xdsl.parser import Parser
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
@@ -90,6 +93,129 @@ class ReshapeOp(tensor.ReshapeOp):
             )
 
 
-Tensor = replacing(tensor.Tensor, [EmptyOp, ReshapeOp])
-"""xDSL's `tensor` dialect with `tensor.empty` keeping its attributes and MLIR's
-`tensor.reshape` verifier."""
+class PadOp(tensor.PadOp):
+    """The source with `low[d]` and `high[d]` elements added before and after it in each
+    dimension d, each added element the value the region yields.
+
+    ```mlir
+    %p = tensor.pad %x low[%c0, %n] high[1, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %v : f32
+    } : tensor<2x?xf32> to tensor<3x?xf32>
+    ```
+
+    MLIR's verifier: a result dimension must equal the size the source and the pads give
+    when all three are static; when one of them is dynamic the result may still name a
+    static size (checked at run time). xDSL 0.74 requires a dynamic result dimension
+    exactly where a pad is an SSA value, so it rejects `low[%c0]` into a static size.
+    """
+
+    name = "tensor.pad"
+
+    def verify_(self) -> None:
+        source = cast(TensorType[Attribute], self.source.type).get_shape()
+        low, high = self.static_low.get_values(), self.static_high.get_values()
+        if not len(low) == len(high) == len(source):
+            raise VerifyException(
+                f"needs one low and one high pad per dimension of its source ({len(source)}), "
+                f"has {len(low)} and {len(high)}"
+            )
+        result = self.result.type.get_shape()
+        if len(result) != len(source):
+            raise VerifyException(
+                f"result rank {len(result)} differs from source rank {len(source)}"
+            )
+        for d, (n, a, b, r) in enumerate(zip(source, low, high, result, strict=True)):
+            if DYNAMIC_INDEX not in (n, a, b) and r != n + a + b:
+                raise VerifyException(
+                    f"result dimension {d} is {'?' if r == DYNAMIC_INDEX else r}, but the "
+                    f"source and pads give {n + a + b}"
+                )
+        if len(self.region.block.args) != len(source):
+            raise VerifyException(
+                f"its region needs one index argument per dimension ({len(source)}), has "
+                f"{len(self.region.block.args)}"
+            )
+
+
+class ExpandShapeOp(tensor.ExpandShapeOp):
+    """The source with each dimension split into a group of dimensions (its
+    `reassociation`), the sizes given by `output_shape`.
+
+    ```mlir
+    %e = tensor.expand_shape %x [[0, 1]] output_shape [2, %n] : tensor<?xf32> into tensor<2x?xf32>
+    %f = tensor.expand_shape %x [[0, 1]] : tensor<?xf32> into tensor<2x?xf32>
+    ```
+
+    The second line is the syntax MLIR had before `output_shape` (and files written then
+    use): each group may have one dynamic size, the source's size divided by the group's
+    static ones (`inferred_output_shape`). Such an op prints as it was written.
+    """
+
+    name = "tensor.expand_shape"
+
+    def is_inferred(self) -> bool:
+        """Whether the op was written without `output_shape` (its dynamic sizes follow
+        from the source's)."""
+        dynamic = sum(1 for n in self.static_output_shape.get_values() if n == DYNAMIC_INDEX)
+        return dynamic > 0 and not self.dynamic_output_shape
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ExpandShapeOp:
+        src = parser.parse_unresolved_operand()
+        reassociation = cast(ArrayAttr[ArrayAttr[IntegerAttr]], parser.parse_attribute())
+        names: list[UnresolvedOperand] = []
+        static: Sequence[int] | None = None
+        if parser.parse_optional_characters("output_shape") is not None:
+            found, static = parse_dynamic_index_list_without_types(
+                parser, dynamic_index=DYNAMIC_INDEX
+            )
+            names = list(found)
+        at = parser.pos
+        dynamic = parser.resolve_operands(names, [IndexType()] * len(names), at)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src_type = parser.parse_type()
+        parser.parse_characters("into")
+        result_type = cast(TensorType[Attribute], parser.parse_type())
+        if static is None:
+            static = list(result_type.get_shape())
+        return cls(
+            parser.resolve_operand(src, src_type), dynamic, reassociation, static,
+            result_type, attributes,
+        )  # fmt: skip
+
+    def print(self, printer: Printer) -> None:
+        if not self.is_inferred():
+            super().print(printer)
+            return
+        printer.print_string(" ")
+        printer.print_ssa_value(self.src)
+        printer.print_string(" ")
+        printer.print_attribute(self.reassociation)
+        printer.print_op_attributes(attributes=self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" into ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not self.is_inferred():
+            return
+        shape = self.static_output_shape.get_values()
+        for i, group in enumerate(self.reassociation.data):
+            dynamic = [
+                int(d.value.data) for d in group.data if shape[d.value.data] == DYNAMIC_INDEX
+            ]
+            if len(dynamic) > 1:
+                raise VerifyException(
+                    f"group {i} has dynamic sizes at {dynamic}: without output_shape a group "
+                    "may have one (the source's size divided by the group's static sizes)"
+                )
+
+
+Tensor = replacing(tensor.Tensor, [EmptyOp, ReshapeOp, PadOp, ExpandShapeOp])
+"""xDSL's `tensor` dialect with `tensor.empty` keeping its attributes, MLIR's
+`tensor.reshape` and `tensor.pad` verifiers, and `tensor.expand_shape` in both of
+MLIR's syntaxes."""

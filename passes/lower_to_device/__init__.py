@@ -6,7 +6,8 @@ its `vdev.device` attribute, every tensor operand lives where its op runs, and
 `vdev.device_copy` moves values between devices. Output: the same program over memrefs,
 with `device` ops running generated kernels.
 
-Phase 0 — one lowering path. Elementwise `arith`/`math` ops on tensors become
+Phase 0 — one lowering path. `linalg.pack`/`unpack` become pad, reshapes and transpose
+  generics (`pack.py`, on the op's device). Elementwise `arith`/`math` ops on tensors become
   `linalg.generic`s (`convert_elementwise_to_linalg.py`) and named linalg ops their
   generic form (`linalg_generalize_named_ops.py`), each keeping its location and
   `vdev.device`; the walk remembers the name of the op each generic came from (its
@@ -62,7 +63,9 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
   * data movement (`movement.py`): `extract_slice`, `insert_slice` and `concat` launch
     a window kernel (offsets, sizes and strides as scalar arguments), `collapse_shape`
     and `expand_shape` a reshape kernel, `cast` a copy; each writes a fresh buffer;
-    `tensor.extract` of a device value copies that one element to the host;
+    `tensor.extract` of a device value copies that one element to the host; a `cast`
+    to an unranked tensor (what MLIR's runner printers take) is a host copy of its
+    operand seen as an unranked memref, freed after its last use;
   * `arith.constant dense<...>`: a splat is an allocation plus a fill launch on its
     device; other data lives in a `memref.global` and is copied to a fresh buffer on
     its device;
@@ -84,8 +87,8 @@ from, so run-time errors point at the user's source.
 
 Not handled (each a located error): a module that is not planned (`vdev.on_device`
 left, a tensor op without `vdev.device`, an operand on another device than its op),
-tensor ops outside the level-1 set (`tensor.cast` to unranked, `linalg.pack`,
-...), generics `GenericLoops` refuses (`window` iterators, symbols,
+tensor ops outside the level-1 set (`tensor.cast` from unranked, ...), generics
+`GenericLoops` refuses (`window` iterators, symbols,
 outputs not at a permutation of the parallel loops, a loop dimension no operand
 dimension gives, body ops the kernel backends lack, tensors captured from outside the
 body: captured scalars become operands first, `captures.py`), tensors of element
@@ -110,6 +113,7 @@ from ..convert_elementwise_to_linalg import is_elementwise_on_tensors, replace_e
 from ..linalg_generalize_named_ops import is_named_structured, replace_named
 from .captures import take_captures
 from .lowering import Lowering
+from .pack import decompose_packs
 from .rules import RULES
 
 
@@ -120,6 +124,7 @@ class LowerToDevicePass(ModulePass):
     name = "lower-to-device"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        decompose_packs(op)  # linalg.pack/unpack become pad, reshapes, transposes
         lowering = Lowering(op, RULES)
         # Phase 0: one lowering path. The generics remember the op they were made from,
         # for messages and for the work the cost model charged it. Scalars a generic's

@@ -18,6 +18,8 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     SymbolRefAttr,
     TensorType,
+    UnrankedMemRefType,
+    UnrankedTensorType,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -110,6 +112,8 @@ class Lowering:
         )
 
     def buffer_type(self, type_: Attribute, device: DeviceAttr | None, op: Operation) -> Attribute:
+        if isa(type_, UnrankedTensorType[Attribute]):
+            return UnrankedMemRefType.from_type(type_.element_type)  # host memory
         if not isa(type_, TensorType[Attribute]):
             return type_
         if device is None:

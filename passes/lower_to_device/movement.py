@@ -34,7 +34,15 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from xdsl.dialects import arith, bufferization, cf, memref, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, NoneAttr, TensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    MemRefType,
+    NoneAttr,
+    TensorType,
+    UnrankedMemRefType,
+    UnrankedTensorType,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ...diagnostics import error_at
@@ -42,6 +50,7 @@ from ...dialects import device as dev
 from ...dialects import kernel as kn
 from ...dialects.placement import value_device
 from ...dialects.virtual_device import DeviceAttr
+from ...upstream.tensor import ExpandShapeOp
 from .generic import fill
 from .kernel_builder import (
     KernelBuilder,
@@ -344,15 +353,31 @@ def collapse_shape(low: Lowering, op: tensor.CollapseShapeOp) -> None:
 
 def expand_shape(low: Lowering, op: tensor.ExpandShapeOp) -> None:
     source = low.operand(op, 0, low.op_device(op))
-    sizes = _mixed(low, op.static_output_shape.get_values(), op.dynamic_output_shape)
+    static = op.static_output_shape.get_values()
+    if isinstance(op, ExpandShapeOp) and op.is_inferred():
+        sizes: list[Size] = list(static)
+        for i, group in enumerate(op.reassociation.data):
+            members = [int(d.value.data) for d in group.data]
+            known = _product(low, [static[d] for d in members if static[d] != DYNAMIC_INDEX])
+            for d in members:  # the one dynamic size of the group (its verifier)
+                if static[d] == DYNAMIC_INDEX:
+                    quotient = arith.DivUIOp(
+                        _value(low, _extent(low, source, i)), _value(low, known)
+                    )
+                    sizes[d] = low.emit(quotient).results[0]
+    else:
+        sizes = _mixed(low, static, op.dynamic_output_shape)
     _reshape(low, op, source, sizes)
 
 
 def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
+    if isinstance(op.dest.type, UnrankedTensorType) and isinstance(op.source.type, TensorType):
+        _cast_to_unranked(low, op)
+        return
     if not isinstance(op.dest.type, TensorType) or not isinstance(op.source.type, TensorType):
         raise error_at(
-            op, "'tensor.cast' to or from an unranked tensor is lowered only as the operand "
-            "of a runner printer call",
+            op, "'tensor.cast' from an unranked tensor is not lowered (a ranked tensor cast "
+            "to an unranked one is: what MLIR's runner printers take)",
         )  # fmt: skip
     device = low.op_device(op)
     source = low.operand(op, 0, device)
@@ -366,6 +391,15 @@ def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
     out = low.alloc(out_type, dynamic)
     low.emit(dev.CopyOp(source, out))
     low.map_results(op, [out])
+
+
+def _cast_to_unranked(low: Lowering, op: tensor.CastOp) -> None:
+    """A host copy of the source (plan-devices puts the operand on the host), seen as an
+    unranked memref: the buffer of the unranked value, freed after its last use."""
+    source = low.operand(op, 0, low.host)
+    copy = low.clone(source)
+    unranked = UnrankedMemRefType.from_type(tensor_type(op.source.type).element_type)
+    low.map_results(op, [low.emit(memref.CastOp.get(copy, unranked)).results[0]])
 
 
 def extract(low: Lowering, op: tensor.ExtractOp) -> None:

@@ -9,7 +9,7 @@ from typing import cast
 from xdsl.dialects import func, scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from .types import is_tensor
+from .types import is_tensor, is_unranked_cast
 
 
 @dataclass
@@ -39,7 +39,7 @@ class Ownership:
         if block.parent_op() is not function:
             owned += [a for a in block.args if is_tensor(a)]
         for op in block.ops:
-            owned += [r for r in op.results if is_tensor(r)]
+            owned += [r for r in op.results if is_tensor(r) or is_unranked_cast(r)]
             if isinstance(op, func.ReturnOp | scf.YieldOp):
                 self._terminator_clones(op, block)
             elif isinstance(op, scf.ForOp):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import cast
 
+from xdsl.dialects import tensor
 from xdsl.dialects.builtin import (
     MemRefType,
     TensorType,
+    UnrankedTensorType,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.hints import isa
@@ -18,6 +20,11 @@ from ...dialects.virtual_device import DeviceAttr, ir_text
 
 def is_tensor(value: SSAValue) -> bool:
     return isa(value.type, TensorType[Attribute])
+
+
+def is_unranked_cast(value: SSAValue) -> bool:
+    """A `tensor.cast` result of unranked type: a host buffer of its own (`movement.py`)."""
+    return isinstance(value.type, UnrankedTensorType) and isinstance(value.owner, tensor.CastOp)
 
 
 def tensor_type(type_: Attribute) -> TensorType[Attribute]:

@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     ModuleOp,
     TensorType,
+    UnrankedTensorType,
 )
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
@@ -232,6 +233,10 @@ class Planner:
                 self._soft_all(op, self.result_nodes.get(parent, []), 0)
         elif name == "scf.for":
             self._soft_all(op, self.result_nodes[op], 3)  # after lower bound, upper, step
+        elif name == "tensor.cast" and isinstance(op.results[0].type, UnrankedTensorType):
+            # An unranked tensor is what MLIR's runner printers take: it lives on the host.
+            what = "the operand of a 'tensor.cast' to an unranked tensor"
+            self._soft(op, 0, self._on_host(op, what))
         elif name != "scf.if" and any(isinstance(r.type, TensorType) for r in op.results):
             # (scf.if's only operand is its i1 condition, on the host.)
             node = self._execution_domain(op)

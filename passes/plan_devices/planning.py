@@ -39,6 +39,8 @@ result does not depend on the order of functions in the module), ops in program 
 
   * the shape operand of `tensor.reshape` is a use on the host device (a soft edge to a
     domain pinned there: shapes are computed on the host, as in TVM).
+  * so is the operand of a `tensor.cast` to an unranked tensor: unranked values are what
+    MLIR's runner printers read, on the host.
 
 Phase 2 — calls. Each `func.call` operand i is unified with the callee's argument i,
 each result j with the callee's result j (hard: a call never copies its own operands).

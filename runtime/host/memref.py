@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import BFloat16Type, MemRefType, NoneAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, BFloat16Type, MemRefType, NoneAttr
 from xdsl.ir import Operation
 
 from ...analysis.dtypes import is_integer_like, numpy_dtype
@@ -208,3 +208,64 @@ def _cast(c: Compiler, op: Operation) -> Step:
 
 
 __all__ = ["MEMREF_OPS", "machine_memory", "shape_with"]
+
+
+@MEMREF_OPS.impl(memref.SubviewOp)
+def _subview(c: Compiler, op: Operation) -> Step:
+    """A NumPy view of the window (offsets, sizes, strides), checked to lie inside the
+    source; unit dimensions the result type drops are dropped (rank-reducing)."""
+    assert isinstance(op, memref.SubviewOp)
+    source, r = c.slot(op.source), c.slot(op.result)
+    rank = len(op.static_sizes.get_values())
+
+    def mixed(static: Sequence[int], dynamic: Sequence[int]) -> list[int | None]:
+        slots = iter(dynamic)
+        return [next(slots) if s == DYNAMIC_INDEX else None for s in static]
+
+    offsets_s = op.static_offsets.get_values()
+    sizes_s = op.static_sizes.get_values()
+    strides_s = op.static_strides.get_values()
+    offsets_d = mixed(offsets_s, [c.slot(v) for v in op.offsets])
+    sizes_d = mixed(sizes_s, [c.slot(v) for v in op.sizes])
+    strides_d = mixed(strides_s, [c.slot(v) for v in op.strides])
+    kept = _kept_dimensions(op, list(sizes_s))
+
+    def read(f: Frame, static: Sequence[int], dynamic: Sequence[int | None]) -> list[int]:
+        return [f[d] if d is not None else s for s, d in zip(static, dynamic, strict=True)]
+
+    def run(f: Frame) -> None:
+        array: Any = f[source]
+        offsets = read(f, offsets_s, offsets_d)
+        sizes = read(f, sizes_s, sizes_d)
+        strides = read(f, strides_s, strides_d)
+        window: list[slice | int] = []
+        for d in range(rank):
+            o, n, s = offsets[d], sizes[d], strides[d]
+            extent = int(array.shape[d])
+            last = o + (n - 1) * s if n > 0 else o
+            if o < 0 or n < 0 or s <= 0 or (n > 0 and last >= extent):
+                raise error_at(
+                    op, f"'memref.subview' dimension {d}: offset {o}, size {n}, stride {s} "
+                    f"is outside the source's extent {extent}",
+                )  # fmt: skip
+            window.append(slice(o, o + n * s, s) if d in kept else o)
+        f[r] = array[tuple(window)]
+
+    return run
+
+
+def _kept_dimensions(op: memref.SubviewOp, sizes: list[int]) -> set[int]:
+    """The source dimensions the result keeps: all of them, or, for a rank-reducing
+    subview, all but unit dimensions matched against the result's shape in order."""
+    result = [d.data for d in op.result.type.shape]
+    kept: set[int] = set()
+    k = 0
+    for d, n in enumerate(sizes):
+        left_to_drop = len(sizes) - d - (len(result) - k)
+        fits = k < len(result) and (result[k] == n or result[k] == DYNAMIC_INDEX or n < 0)
+        if fits and not (n == 1 and left_to_drop > 0 and result[k] != 1):
+            kept.add(d)
+            k += 1
+    if k != len(result):
+        raise error_at(op, f"'memref.subview' result {op.result.type} does not fit its sizes")
+    return kept

@@ -7,6 +7,7 @@ it first, then its own table of `device` ops.
 from __future__ import annotations
 
 from ...dispatch import OpTable
+from .affine import AFFINE_OPS
 from .arith import ARITH_OPS
 from .frame import OpCompiler
 from .func import FUNC_OPS
@@ -26,7 +27,7 @@ def _assemble(*parts: OpTable[OpCompiler]) -> OpTable[OpCompiler]:
     return table
 
 
-HOST_OPS = _assemble(FUNC_OPS, ARITH_OPS, MATH_OPS, SCF_OPS, MEMREF_OPS, RUNNER_OPS)
+HOST_OPS = _assemble(FUNC_OPS, AFFINE_OPS, ARITH_OPS, MATH_OPS, SCF_OPS, MEMREF_OPS, RUNNER_OPS)
 """Op class -> compiler, for every op the executor runs in host code."""
 
 __all__ = ["HOST_OPS"]

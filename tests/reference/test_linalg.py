@@ -107,6 +107,7 @@ CASES = [
     Case("conv_2d_nhwc_hwcf", "", ("1x4x4x2xf16", "2x2x2x3xf16"), "1x3x3x3xf32"),
     Case("conv_2d_nchw_fchw", "", ("1x2x4x4xi8", "3x2x2x2xi32"), "1x3x3x3xi32"),
     Case("quantized_matmul", "", ("3x4xi32", "4x2xi32", "i32", "i32"), "3x2xi32"),
+    Case("conv_2d_nchw_fchw_q", "", ("1x2x4x4xi8", "3x2x2x2xi8", "i32", "i32"), "1x3x3x3xi32"),
     Case("sub", "", ("3x4xf64", "3x4xf64"), "3x4xf64"),
     Case("mul", "", ("3x4xf32", "3x4xf32"), "3x4xf32"),
     Case("div", "", ("3x4xf64", "3x4xf64"), "3x4xf64"),
@@ -122,7 +123,7 @@ CASES = [
 
 
 def _is_scalar(case: Case, spec: str) -> bool:
-    return case.op == "quantized_matmul" and "x" not in spec
+    return case.op in ("quantized_matmul", "conv_2d_nchw_fchw_q") and "x" not in spec
 
 
 def _program(case: Case) -> str:

@@ -186,9 +186,10 @@ class Program:
     def movement(self, indent: str = "  ") -> None:
         """A round trip through the data-movement ops, back to a "v" value: a pad and the
         slice inside it, a reshape to one dimension and back (shapes from
-        `tensor.from_elements`), two row slices concatenated, or one element extracted
-        and inserted or splat. Each intermediate may go to a device of its own."""
-        forms = ["pad", "reshape", "concat"]
+        `tensor.from_elements`), two row slices concatenated, a `linalg.pack` into tiles
+        and the `linalg.unpack` back, or one element extracted and inserted or splat.
+        Each intermediate may go to a device of its own."""
+        forms = ["pad", "reshape", "concat", "pack"]
         if self.rows > 0 and self.cols > 0:
             forms.append("element")
         getattr(self, f"_move_{self.draw(st.sampled_from(forms))}")(self.pick("v"), indent)
@@ -273,6 +274,34 @@ class Program:
         self.define(
             "v", f"tensor.concat dim(0) {top}, {bottom} : ({top_t}, {bottom_t}) -> {t}", indent
         )
+
+    def _move_pack(self, value: str, indent: str) -> None:
+        t, e = self.type_of("v"), self.element
+        tr, tc = self.draw(st.integers(1, 3)), self.draw(st.integers(1, 3))
+        swap = self.draw(st.booleans())
+        typed = "" if e == "i1" else f" : {e}"
+        pad = self._line(
+            f"arith.constant {self.literal(self.draw(st.integers(-2, 2)))}{typed}", indent
+        )
+        outer: list[int | str] = ["?" if self.dynamic else -(-self.rows // tr), -(-self.cols // tc)]
+        sizes = "()"
+        if self.dynamic:
+            tiles = self._line(f"arith.ceildivui %rows, {self._index(tr, indent)} : index", indent)
+            sizes = f"({tiles})"
+        if swap:
+            outer.reverse()
+        packed_t = self.tensor([*outer, tr, tc])
+        dest = self._line(f"tensor.empty{sizes} : {packed_t}", indent)
+        perm = " outer_dims_perm = [1, 0]" if swap else ""
+        tiling = f"{perm} inner_dims_pos = [0, 1] inner_tiles = [{tr}, {tc}]"
+        packed = self._line(
+            f"linalg.pack {value} padding_value({pad} : {e}){tiling} into {dest} : {t} -> "
+            f"{packed_t}",
+            indent,
+        )
+        packed = self._placed(packed, packed_t, indent)
+        back = self.empty("v", indent)
+        self.define("v", f"linalg.unpack {packed}{tiling} into {back} : {packed_t} -> {t}", indent)
 
     def _move_element(self, value: str, indent: str) -> None:
         t = self.type_of("v")

@@ -5,6 +5,8 @@ xDSL 0.74 lacks, read and printed back unchanged, and their verifier errors loca
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.dialects.linalg import Linalg as XdslLinalg
@@ -46,12 +48,16 @@ OPS = {
     "linalg.pooling_nchw_sum": ("", "tensor<1x2x4x4xf32>, tensor<2x2xf32>", "tensor<1x2x3x3xf32>"),
     "linalg.pooling_nhwc_sum": (W2, "tensor<1x4x4x2xf32>, tensor<2x2xf32>", "tensor<1x2x2x2xf32>"),
     "linalg.div": ("", "tensor<4xf32>, tensor<4xf32>", "tensor<4xf32>"),
+    "linalg.conv_2d_nchw_fchw_q": (
+        "",
+        "tensor<1x2x3x3xi8>, tensor<2x2x2x2xi8>, i32, i32",
+        "tensor<1x2x2x2xi32>",
+    ),
 }
 
 
 def _program(name: str, attrs: str, ins: str, out: str) -> str:
-    types = [t.strip() + ">" for t in ins.split(">,")]
-    types[-1] = types[-1][:-1]
+    types = re.findall(r"tensor<[^>]*>|\w+", ins)
     args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
     names = ", ".join(f"%a{i}" for i in range(len(types)))
     attrs = f" {attrs}" if attrs else ""
