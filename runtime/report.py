@@ -80,8 +80,9 @@ class Report:
     copy_wall_seconds: float = 0.0
     """Time the copies actually took."""
     compile_seconds: float = 0.0
-    """Wall time spent compiling kernels, or loading them from the cache, during the run
-    (`compile_clock`); not in any device's `kernel_wall_seconds`."""
+    """Wall time spent compiling kernels and host code's Numba functions, or loading them
+    from the cache, during the run (`compile_clock`); not in any device's
+    `kernel_wall_seconds`."""
 
     @cached_property
     def tokens(self) -> list[Token]:
@@ -154,7 +155,7 @@ class Report:
         lines = [
             f"run: wall time {_seconds(self.wall_seconds)}, "
             f"cost-model time {_seconds(self.model_seconds)}",
-            f"compiling kernels: wall time {_seconds(self.compile_seconds)} "
+            f"compiling: wall time {_seconds(self.compile_seconds)} "
             "(not in the kernel times below)",
             "",
         ]

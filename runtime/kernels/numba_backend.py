@@ -23,7 +23,7 @@ returns; the launcher turns that into the same `KernelError` the NumPy backend r
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -36,7 +36,7 @@ from xdsl.ir import SSAValue
 from ...diagnostics import diagnostic_at
 from ...dialects.kernel import AssertOp, PrintfOp
 from .. import numba_cache
-from ..compile_clock import compiling
+from ..compile_clock import numba_compile_for
 from . import kernel_cache, watchdog
 from .common import Kernel, KernelError, dim_message
 from .numba_ops import ERR_SIZE, HELPERS, OUT_OF_BOUNDS, STOP_FLAG, STOPPED
@@ -206,12 +206,8 @@ def _compiled_at_first_call(
     return call
 
 
-def compile_for(dispatcher: Any, args: Sequence[Any], what: str) -> None:
-    """Compile `dispatcher` (a Numba function) for the types of `args`, or load that from
-    the cache, on the compile clock, before it is called with them: Numba would compile
-    inside the call, in the kernel's time. A later call with other types still does."""
-    with compiling(f"compiling {what}"):
-        dispatcher.compile(tuple(dispatcher.typeof_pyval(a) for a in args))
+compile_for = numba_compile_for
+"""How a kernel's Numba functions are compiled before their first launch runs."""
 
 
 def _aliased(written: list[int], args: list[Any]) -> bool:

@@ -236,7 +236,7 @@ def test_a_kernel_compile_over_a_second_prints_its_line_and_stats_keep_it_apart(
     assert done.returncode == 0, done.stderr
     assert done.stderr == "devplan-run: compiling kernel @add for cuda:0 (numpy)...\n"
     lines = done.stdout.splitlines()
-    compiling = next(line for line in lines if line.startswith("compiling kernels: wall time "))
+    compiling = next(line for line in lines if line.startswith("compiling: wall time "))
     assert wall_seconds(compiling.split("wall time ")[1].split(" (")[0]) >= 1.2
     cuda0 = next(line for line in lines if line.startswith("cuda:0 ")).split()
     assert wall_seconds(" ".join(cuda0[-5:-3])) < 1.0  # kernel (wall)
