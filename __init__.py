@@ -46,11 +46,19 @@ if TYPE_CHECKING:
 def context() -> Context:
     """An xDSL `Context` with every xDSL and devplan dialect registered (lazily), and
     devplan's versions of upstream dialects (`upstream.DIALECTS`: tensor comparisons and
-    casts, MLIR's gpu syntax, ...) in place of xDSL's."""
+    casts, MLIR's gpu syntax, ...) in place of xDSL's.
+
+    The dialects come from xDSL's and devplan's own lists, not from the `xdsl.universe`
+    entry points of every installed distribution (as plain xdsl-opt finds them): that
+    scan (`importlib.metadata`) costs every process start-up time, so another plugin's
+    dialects are not in this context."""
+    from xdsl.dialects import get_all_dialects
+
+    from .universe import DIALECTS as DEVPLAN_DIALECTS
     from .upstream import DIALECTS as UPSTREAM_DIALECTS
 
     ctx = Context()
-    factories = {**Universe.get_multiverse().all_dialects, **UPSTREAM_DIALECTS}
+    factories = {**get_all_dialects(), **DEVPLAN_DIALECTS, **UPSTREAM_DIALECTS}
     for name, factory in factories.items():
         ctx.register_dialect(name, factory)
     return ctx

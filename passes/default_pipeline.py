@@ -21,7 +21,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ..diagnostics import LocatedError, verify_located
+from ..diagnostics import LocatedError, collect_remarks, verify_located
 from ..diagnostics.progress import progress
 from ..system.module_verifiers import MODULE_VERIFIERS
 from .classify_regions import ClassifyRegionsPass
@@ -43,18 +43,52 @@ DEFAULT_PIPELINE: tuple[str, ...] = tuple(step.name for step in STEPS)
 """The names of the passes `default-pipeline` runs, in order."""
 
 
+LEVEL_2_FROM = STEPS.index(LowerToDevicePass)
+"""The first step whose output is a level-2 program. A level-2 program is some ten times
+the ops of its level-1 source (each kernel's body is IR too), so verifying it costs tens
+of milliseconds, a good part of a short run's start-up; the steps from here on are
+verified once, at the end, and again one by one only when that fails."""
+
+
 @dataclass(frozen=True)
 class DefaultPipelinePass(ModulePass):
     """Runs plan-devices, elide-copies, lower-to-device, elide-copies and classify-regions,
-    verifying (with locations) after each pass."""
+    verifying (with locations) after each pass.
+
+    The level-1 steps are verified after each. The level-2 steps run on unverified IR and
+    the result is verified once; when it fails, or a level-2 step raises, they run again
+    from a copy of their level-1 input, verifying after each, so that the error names the
+    pass that produced the bad IR as it would had each been verified (their remarks are
+    not repeated)."""
 
     name = "default-pipeline"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for step in STEPS:
-            with progress(f"running pass '{step.name}'"):
-                step().apply(ctx, op)
-            try:
-                verify_located(op, MODULE_VERIFIERS)
-            except LocatedError as e:
-                raise LocatedError(f"{e} (IR produced by pass '{step.name}')") from e
+        for step in STEPS[:LEVEL_2_FROM]:
+            _run_verified(step, ctx, op)
+        level_1 = op.clone()
+        level_2 = STEPS[LEVEL_2_FROM:]
+        ran = 0  # the level-2 steps that ended; the one after them raised, if any did
+        try:
+            for step in level_2:
+                with progress(f"running pass '{step.name}'"):
+                    step().apply(ctx, op)
+                ran += 1
+            verify_located(op, MODULE_VERIFIERS)
+        except Exception:
+            if ran == 0:
+                raise  # lower-to-device itself: its input was verified
+            with collect_remarks():  # the first run printed them
+                for step in level_2[:ran]:
+                    _run_verified(step, ctx, level_1)
+            raise  # each step before the failure passed its check: the error stands
+
+
+def _run_verified(step: type[ModulePass], ctx: Context, op: ModuleOp) -> None:
+    """Run `step` on `op`, then verify it, naming the step when that fails."""
+    with progress(f"running pass '{step.name}'"):
+        step().apply(ctx, op)
+    try:
+        verify_located(op, MODULE_VERIFIERS)
+    except LocatedError as e:
+        raise LocatedError(f"{e} (IR produced by pass '{step.name}')") from e

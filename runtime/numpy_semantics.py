@@ -358,18 +358,38 @@ FLOAT_BINARY: dict[str, Callable[[Any, Any], Any]] = {
 # ---------------------------------------------------------------- f32 fma
 
 
+_F32_MIDPOINT_BITS = (1 << 29) - 1, 1 << 28
+"""The low 29 bits of an f64 (what rounding to f32's 24 bits drops, in f32's normal
+range) and their value at a midpoint between two f32 values."""
+
+_F32_TINY = float(np.finfo(np.float32).tiny)
+
+
 def fma_f32(a: Any, b: Any, c: Any) -> Any:
     """`math.fma` of f32 values, with one rounding: the f64 product of two f32 values is
     exact (24 + 24 <= 53 bits); their f64 sum with `c` is rounded to odd (TwoSum finds
     what f64 rounding dropped, and an inexact sum with an even last bit moves one ulp
     toward the dropped part), which makes the rounding to f32 after it correct
-    (53 >= 24 + 2 bits; f32's subnormals are normal in f64)."""
+    (53 >= 24 + 2 bits; f32's subnormals are normal in f64).
+
+    Most sums need no rounding to odd: the f64 sum rounded to f32 is the exact sum
+    rounded to f32 unless the f64 sum is exactly halfway between two f32 values (every
+    such midpoint is an f64 value, so the exact sum and its f64 rounding lie on the same
+    side of any other). When no element is a midpoint, a NaN, or below f32's normal range
+    (where rounding drops more bits), that rounding is the result."""
     with np.errstate(invalid="ignore", over="ignore"):  # a signalling NaN quiets in f64
-        x, y, z = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+        x = np.asarray(a, dtype=np.float64)
+        y = np.asarray(b, dtype=np.float64)
+        z = np.asarray(c, dtype=np.float64)
         p = x * y
+        s = p + z
+        low, midpoint = _F32_MIDPOINT_BITS
+        awkward = ~(np.abs(s) >= _F32_TINY) | ((s.view(np.int64) & low) == midpoint)
+        if not awkward.any():
+            return s.astype(np.float32)[()]
         # A NaN operand is the result, the first of a, b, c: 0 * inf is invalid only
         # when c is no NaN (f64's p + c would give p's default NaN instead of c)
-        s: Array = np.asarray(np.where(np.isnan(z) & ~np.isnan(x) & ~np.isnan(y), z, p + z))
+        s = np.asarray(np.where(np.isnan(z) & ~np.isnan(x) & ~np.isnan(y), z, s))
         back = s - z
         dropped = (p - back) + (z - (s - back))  # NaN when s is not finite: nothing dropped
         even = (s.view(np.int64) & 1) == 0

@@ -23,6 +23,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..diagnostics import DevplanError
+from . import compile_clock
 from .device_api import DeviceAPI
 from .scheduler import Scheduler
 from .streams import Slice, Token, TraceEntry, as_tokens
@@ -78,6 +79,10 @@ class Report:
     """Operations beyond `scheduler.TRACE_TOKENS`, counted in the statistics but not traced."""
     copy_wall_seconds: float = 0.0
     """Time the copies actually took."""
+    compile_seconds: float = 0.0
+    """Wall time spent compiling kernels and host code's Numba functions, or loading them
+    from the cache, during the run (`compile_clock`); not in any device's
+    `kernel_wall_seconds`."""
 
     @cached_property
     def tokens(self) -> list[Token]:
@@ -126,9 +131,10 @@ class Report:
         trace = list(scheduler.trace)
         leaks = [buffer.describe() for api in apis for buffer in api.live_buffers()]
         wall = time.perf_counter() - scheduler.created if wall_seconds is None else wall_seconds
+        compiled = compile_clock.seconds() - scheduler.compiled
         return cls(
             devices, links, wall, scheduler.model_time, leaks, trace, tracks,
-            scheduler.submitted - len(trace), totals.copy_wall_seconds,
+            scheduler.submitted - len(trace), totals.copy_wall_seconds, compiled,
         )  # fmt: skip
 
     # -- rendering ------------------------------------------------------------------------
@@ -140,6 +146,7 @@ class Report:
             "links": {name: asdict(link) for name, link in self.links.items()},
             "wall_seconds": self.wall_seconds,
             "model_seconds": self.model_seconds,
+            "compile_seconds": self.compile_seconds,
             "leaks": list(self.leaks),
         }
 
@@ -148,6 +155,8 @@ class Report:
         lines = [
             f"run: wall time {_seconds(self.wall_seconds)}, "
             f"cost-model time {_seconds(self.model_seconds)}",
+            f"compiling: wall time {_seconds(self.compile_seconds)} "
+            "(not in the kernel times below)",
             "",
         ]
         device_rows = [

@@ -64,6 +64,7 @@ from typing import Any, TypeVar
 
 from ..system.cost import CostModel, Hop
 from ..system.devices import Device
+from . import compile_clock
 from .errors import Name, PendingWriteError, RaceError, StreamError, name_text
 from .streams import NO_CLOCK, NO_PREDECESSORS, Stream, Token, TokenKind, TraceEntry, as_tokens
 
@@ -106,6 +107,13 @@ def _pending_predecessors(
 
 TRACE_TOKENS = 100_000
 """How many tokens (the first ones) a scheduler keeps for the trace."""
+
+
+def _wall_since(began: float, compiled: float) -> float:
+    """The wall seconds since `began` (a `perf_counter` reading), less those spent
+    compiling kernels since the compile clock read `compiled`: a kernel's first launch
+    compiles it, and that is reported as compile time, not as the kernel's."""
+    return max(0.0, time.perf_counter() - began - (compile_clock.seconds() - compiled))
 
 
 @dataclass
@@ -189,6 +197,8 @@ class Scheduler:
         """Per memory, per stream, the not-yet-run tokens touching it (True: writing it)."""
         self._names: dict[int, Name] = {}
         self.created = time.perf_counter()
+        self.compiled = compile_clock.seconds()
+        """The compile clock when the scheduler was made (the report counts from there)."""
 
     # -- streams -------------------------------------------------------------------------
 
@@ -293,12 +303,12 @@ class Scheduler:
         stream.last = token
         stream.count = seq + 1
         self.current = token
-        began = time.perf_counter()
+        began, compiled = time.perf_counter(), compile_clock.seconds()
         try:
             effect(arg)
         finally:
             self.current = None
-            token.wall_seconds = time.perf_counter() - began
+            token.wall_seconds = _wall_since(began, compiled)
             token.done = True
             self.totals.ran(token)
         if self.host_time < token.end:
@@ -439,13 +449,13 @@ class Scheduler:
         if self.queued:
             self._check_race(token)
         self.current = token
-        began = time.perf_counter()
+        began, compiled = time.perf_counter(), compile_clock.seconds()
         try:
             if token.effect is not None:
                 token.effect()
         finally:
             self.current = None
-            token.wall_seconds = time.perf_counter() - began
+            token.wall_seconds = _wall_since(began, compiled)
             self._finish(token, queued)
 
     def _finish(self, token: Token, queued: bool) -> None:
@@ -526,7 +536,7 @@ class Scheduler:
         watch = watchdog.Watch()
 
         def run(i: int, token: Token) -> None:
-            began = time.perf_counter()
+            began, compiled = time.perf_counter(), compile_clock.seconds()
             with watchdog.shared(watch):
                 try:
                     if token.effect is not None:
@@ -536,7 +546,7 @@ class Scheduler:
                     if not isinstance(e, watchdog.StoppedError):
                         watch.stop()
                 finally:
-                    token.wall_seconds = time.perf_counter() - began
+                    token.wall_seconds = _wall_since(began, compiled)
 
         self.current = tokens[0]
         threads = [

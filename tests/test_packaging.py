@@ -1,6 +1,9 @@
 """A non-editable install works: `pip install .` into a fresh virtual environment gives
 an importable package with its version, `py.typed` and LICENSE, a `devplan-opt` that
-runs, and a plain `xdsl-opt` that sees devplan's passes through the plugin entry point.
+runs, a `devplan-run` that lowers and runs a level-1 program (so every pass of
+default-pipeline, each a subpackage, was installed), and a plain `xdsl-opt` that sees
+devplan's passes through the plugin entry point. The packages pyproject.toml lists are
+the packages of the tree: setuptools installs those it is told of and no others.
 
 To stay fast and off the network (beyond the package index, for the build backend and
 xdsl's scripts), the fresh environment installs devplan with `--no-deps` and reaches the
@@ -38,6 +41,21 @@ def run(command: list[str | Path], **kw: object) -> str:
     )  # type: ignore[call-overload]
     assert done.returncode == 0, f"{command} exited {done.returncode}:\n{done.stderr}"
     return done.stdout
+
+
+def tree_packages(directory: Path = ROOT, name: str = "devplan") -> list[str]:
+    """devplan's packages in the source tree: the root and, below it, each directory with
+    an `__init__.py` whose parents are packages too (tests/ is not one)."""
+    found = [name]
+    for child in sorted(directory.iterdir()):
+        if (child / "__init__.py").is_file():
+            found += tree_packages(child, f"{name}.{child.name}")
+    return found
+
+
+def test_pyproject_lists_every_package_of_the_tree() -> None:
+    listed = PYPROJECT["tool"]["setuptools"]["packages"]
+    assert sorted(listed) == sorted(tree_packages())
 
 
 def pip_available() -> bool:
@@ -80,11 +98,17 @@ def test_pip_install_of_the_source_tree_gives_a_working_package(tmp_path: Path) 
     version = run([env / "bin" / "devplan-opt", "--version"])
     assert version.startswith(f"devplan-opt {VERSION} ")
 
+    # devplan-run of the fresh environment lowers and runs a level-1 program as the
+    # checkout's does, from a directory where only the installed copy can be imported.
+    program = tmp_path / "f.mlir"
+    program.write_text(PLANNED)
+    seed = [program, "--random-args", "0"]
+    ran = run([env / "bin" / "devplan-run", *seed], cwd=tmp_path)
+    assert ran == run([Path(sys.executable).parent / "devplan-run", *seed], cwd=tmp_path)
+
     # Plain xdsl-opt of the fresh environment lists devplan's passes and runs one.
     wide = {**os.environ, "COLUMNS": "100000"}  # argparse would wrap the names mid-word
     listed = run([env / "bin" / "xdsl-opt", "--help"], env=wide)
     assert "plan-devices" in listed.replace(",", " ").split()
-    program = tmp_path / "f.mlir"
-    program.write_text(PLANNED)
     planned = run([env / "bin" / "xdsl-opt", program, "-p", "plan-devices"])
     assert 'vdev.device = #vdev.device<"cpu", 0' in planned

@@ -13,9 +13,7 @@ lines go to stderr); `--verify-diagnostics` checks `expected-error` annotations
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-import os
 import sys
 import textwrap
 import time
@@ -44,16 +42,18 @@ from ..diagnostics.progress import progress_to
 from ..passes.pipeline import build_pipeline, pass_option_fields
 from ..passes.registry import PASSES
 from .console import (
+    STDIN,
     PipelineOnce,
     UnbrokenHelpFormatter,
     add_feedback_arguments,
+    collect_garbage_less_often,
+    finish,
+    not_utf8,
     progress_sink,
+    quiet_broken_pipe,
     report_interrupted,
     version_line,
 )
-
-STDIN = "<stdin>"
-"""The input's name in diagnostics when it comes from stdin (as mlir-opt names it)."""
 
 
 class DevplanOptMain(xDSLOptMain):
@@ -315,52 +315,8 @@ def chunk_error_text(error: BaseException, offset: int) -> str:
     return str(error)
 
 
-def not_utf8(error: UnicodeDecodeError) -> str:
-    """What to say about input that is not UTF-8 text."""
-    return f"the input is not UTF-8 text (byte {error.start} is {error.object[error.start]:#04x})"
-
-
-def user_error_text(error: BaseException) -> str | None:
-    """The message to print for a user error, or None when `error` is a bug."""
-    if isinstance(error, ParseError | DiagnosticException | DevplanError):
-        return str(error)
-    if isinstance(error, ArgSpecParseError):
-        return f"error: {error}"
-    if isinstance(error, FileNotFoundError | IsADirectoryError | PermissionError):
-        return f"error: cannot read '{error.filename}': {error.strerror}"
-    if isinstance(error, UnicodeDecodeError):
-        return f"error: {not_utf8(error)}"
-    if isinstance(error, MemoryError):
-        return "error: out of host memory (the input needs more than this machine can allocate)"
-    if isinstance(error, ValueError):
-        return f"error: {error}"
-    return None
-
-
-def finish(tool: str, error: BaseException) -> int:
-    """Print the message for `error` and return the exit status (1 user error, 2 bug)."""
-    text = user_error_text(error)
-    if text is None:
-        print(
-            f"{tool}: internal error: {type(error).__name__}: {error}\n"
-            f"This is a bug in devplan; please report it with the input "
-            "(rerun with --debug for the traceback).",
-            file=sys.stderr,
-        )
-        return 2
-    print(text, file=sys.stderr)
-    return 1
-
-
-def quiet_broken_pipe() -> int:
-    """The reader of stdout went away (`| head`): stop quietly, as Unix tools do."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    with contextlib.suppress(OSError):
-        os.dup2(devnull, sys.stdout.fileno())
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    collect_garbage_less_often()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:

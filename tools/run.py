@@ -42,14 +42,17 @@ from xdsl.utils.exceptions import ParseError
 from ..diagnostics import DevplanError, with_deep_stack
 from ..diagnostics.progress import progress_to
 from .console import (
+    STDIN,
     PipelineOnce,
     UnbrokenHelpFormatter,
+    VersionAction,
     add_feedback_arguments,
+    collect_garbage_less_often,
+    finish,
     progress_sink,
+    quiet_broken_pipe,
     report_interrupted,
-    version_line,
 )
-from .opt import STDIN, finish, quiet_broken_pipe
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -139,7 +142,9 @@ def _parser() -> argparse.ArgumentParser:
         help="print the program that runs (a level-1 program after default-pipeline) first",
     )
     add_feedback_arguments(p)
-    p.add_argument("--version", action="version", version=version_line("devplan-run"))
+    p.add_argument(
+        "--version", action=VersionAction, tool="devplan-run", help="print the version and exit"
+    )
     return p
 
 
@@ -394,6 +399,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    collect_garbage_less_often()
     try:
         args = _parser().parse_args(argv)
     except KeyboardInterrupt:

@@ -12,6 +12,7 @@ naming the argument and the signature. Results are copied to host NumPy values
 from __future__ import annotations
 
 import math
+import sys
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -163,7 +164,8 @@ def _checked_array(
     shape = [d.data for d in memref_type.shape]
     shape_text = "x".join("?" if d < 0 else str(d) for d in shape)
     got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
-    if isinstance(array, np.ma.MaskedArray):
+    # `np.ma` imports numpy.ma, which costs start-up time; unimported, nothing is masked.
+    if "numpy.ma" in sys.modules and isinstance(array, np.ma.MaskedArray):
         raise DevplanError(
             f"error: {what} is {written} and got a masked array, whose mask devplan would "
             "ignore; pass the values to use (.filled(value), or .data to use the masked ones)"

@@ -49,9 +49,12 @@ class LaunchCompiler(Compiler, Protocol):
     kernel_backend: str
     """The kernel backend the program runs its kernels with."""
 
-    def kernel(self, op: dev.LaunchOp) -> tuple[CompiledKernel, tuple[int, ...], tuple[int, ...]]:
-        """The launch's kernel compiled for the program's backend, the indices of the
-        arguments it writes, and of those it touches only through atomics."""
+    def kernel(
+        self, op: dev.LaunchOp, device: str | None = None
+    ) -> tuple[CompiledKernel, tuple[int, ...], tuple[int, ...]]:
+        """The launch's kernel compiled for the program's backend (for `device`, which its
+        progress line names), the indices of the arguments it writes, and of those it
+        touches only through atomics."""
         ...
 
 
@@ -189,7 +192,7 @@ class LaunchSite:
         self.label = label
         self.cost = cost
         self.located = located
-        self.kernel, self.writes, self.atomics = p.kernel(op)
+        self.kernel, self.writes, self.atomics = p.kernel(op, str(device))
         self.run = self.kernel.run_unchecked
         self.api = ex.api(device, op)
         backend = p.kernel_backend

@@ -160,16 +160,19 @@ class Program:
             )
         return compile_(self, op)
 
-    def kernel(self, op: dev.LaunchOp) -> tuple[CompiledKernel, tuple[int, ...], tuple[int, ...]]:
-        """The launch's kernel compiled for this program's backend, the indices of the
-        arguments it writes, and of those it touches only through atomics."""
+    def kernel(
+        self, op: dev.LaunchOp, device: str | None = None
+    ) -> tuple[CompiledKernel, tuple[int, ...], tuple[int, ...]]:
+        """The launch's kernel compiled for this program's backend (for `device`, which its
+        progress line names), the indices of the arguments it writes, and of those it
+        touches only through atomics."""
         from ..kernels.compile import compile_kernel
 
         key = str(op.kernel)
         found = launched_kernel(op)
         compiled = self.kernels.get(key)
         if compiled is None:
-            compiled = self.kernels[key] = compile_kernel(found, self.kernel_backend)
+            compiled = self.kernels[key] = compile_kernel(found, self.kernel_backend, device)
         return compiled, stored_arguments(found), atomic_arguments(found)
 
     def entry_facts(self, function: func.FuncOp) -> EntryFacts:

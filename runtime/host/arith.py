@@ -24,6 +24,7 @@ from ...diagnostics import error_at
 from ...dispatch import OpTable
 from ...upstream import arith as upstream_arith
 from .. import numpy_semantics, scalar_ops
+from ..compile_clock import numba_compile_for
 from .frame import Compiler, Frame, OpCompiler, Step, binary, unary
 from .values import float_cast, is_narrow, signed, wrapper
 
@@ -70,13 +71,30 @@ def _integer(c: Compiler, op: Operation) -> Step:
     short = op.name.split(".")[1]
     from .. import semantics  # here, not at the top: it loads Numba
 
-    fn = semantics.int_scalar(op.name)
+    compiled_fn = semantics.int_scalar(op.name)
+    compiled_fault, code = _fault_check(short)
+
+    # Each compiles (or loads from the cache) at its first call, on the compile clock,
+    # then the steps call it directly.
+    def first_fn(*args: Any) -> Any:
+        nonlocal fn
+        numba_compile_for(compiled_fn, args, f"{op.name} for host code (numba)")
+        fn = compiled_fn
+        return fn(*args)
+
+    def first_fault(*args: Any) -> int:
+        nonlocal fault
+        numba_compile_for(compiled_fault, args, "int_fault for host code (numba)")
+        fault = compiled_fault
+        return fault(*args)
+
+    fn: Callable[..., Any] = first_fn
+    fault: Callable[..., int] = first_fault
     type_ = op.results[0].type
     width = int_width(type_)
     a, b, r = c.slot(op.operands[0]), c.slot(op.operands[1]), c.slot(op.results[0])
     flags = scalar_ops.flag_bits(scalar_ops.overflow_flags(op))
     faults = short in scalar_ops.FAULTING_OPS and (flags or short not in ("addi", "subi", "muli"))
-    fault, code = _fault_check(short)
     if width == 1:
 
         def run_i1(f: Frame) -> None:

@@ -36,6 +36,7 @@ from xdsl.ir import SSAValue
 from ...diagnostics import diagnostic_at
 from ...dialects.kernel import AssertOp, PrintfOp
 from .. import numba_cache
+from ..compile_clock import numba_compile_for
 from . import kernel_cache, watchdog
 from .common import Kernel, KernelError, dim_message
 from .numba_ops import ERR_SIZE, HELPERS, OUT_OF_BOUNDS, STOP_FLAG, STOPPED
@@ -65,13 +66,16 @@ def is_f16(type_: Any) -> bool:
     return isinstance(type_, Float16Type)
 
 
-def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:  # noqa: C901
+def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], str]:  # noqa: C901
     """A run(grid, block, args) launcher of `kernel` compiled with Numba, and its source.
 
     The functions are loaded from the on-disk kernel cache (`kernel_cache`) when it is
     usable, so that a process running a kernel compiled before loads it instead of
-    compiling it; else they are compiled in memory.
+    compiling it; else they are compiled in memory. Numba compiles (or loads) a function
+    at its first launch, for the types of the arguments: that happens before the launch
+    runs, on the compile clock (`compiling <what>`), not in the kernel's time.
     """
+    what = what or f"kernel @{kernel.name} (numba)"
     # printf and assert call back into Python objects made for this compilation: such a
     # kernel is compiled in memory (the cache holds only self-contained modules) and runs
     # its blocks in order (its output and failures follow the order of threads).
@@ -80,8 +84,16 @@ def compile_numba(kernel: Kernel) -> tuple[Callable[..., None], str]:  # noqa: C
         namespace, source, messages = _namespace(kernel, calls_back)
     except RecursionError as e:
         raise _cannot_compile(kernel, _TOO_LARGE) from e
-    jitted: Callable[..., bool] = namespace["blocks"]
-    jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"])
+    blocks: Any = namespace["blocks"]
+
+    def first_blocks(*call: Any) -> bool:
+        nonlocal jitted
+        compile_for(blocks, call, what)
+        jitted = blocks  # later launches call Numba's dispatcher directly
+        return blocks(*call)
+
+    jitted: Callable[..., bool] = first_blocks
+    jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"], what)
     loops = kernel.has_while
     axes = None if calls_back or loops else separating_axes(kernel)
     own_errors = loops or kernel.has_atomics
@@ -176,19 +188,26 @@ def _cannot_compile(kernel: Kernel, why: str) -> KernelError:
     )
 
 
-def _compiled_at_first_call(run_par: Callable[..., None], cache: bool) -> Callable[..., None]:
+def _compiled_at_first_call(
+    run_par: Callable[..., None], cache: bool, what: str
+) -> Callable[..., None]:
     """`run_par` compiled with `parallel=True` when first called: a process that never
     launches the kernel in parallel does not pay for its dispatcher (nor loads its code)."""
     jitted: list[Callable[..., None]] = []
 
     def call(*args: Any) -> None:
         if not jitted:
-            jitted.append(
-                _njit(cache=cache, error_model="numpy", parallel=True, nogil=True)(run_par)
-            )
+            options = {"error_model": "numpy", "parallel": True, "nogil": True}
+            dispatcher = _njit(cache=cache, **options)(run_par)
+            compile_for(dispatcher, args, f"{what}, in parallel")
+            jitted.append(dispatcher)
         jitted[0](*args)
 
     return call
+
+
+compile_for = numba_compile_for
+"""How a kernel's Numba functions are compiled before their first launch runs."""
 
 
 def _aliased(written: list[int], args: list[Any]) -> bool:

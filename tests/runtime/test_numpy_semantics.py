@@ -141,3 +141,27 @@ def test_f32_fma_matches_semantics_bit_for_bit() -> None:
     )
     assert type(one) is np.float32
     assert one == np.float32(-(2.0**-46))
+
+
+def test_f32_fma_of_a_few_lanes_at_a_time_matches_semantics_bit_for_bit() -> None:
+    """Kernels call fma on a block's lanes: the calls whose f64 sums need no rounding to
+    odd take a shorter path. Products at an f32 midpoint with an addend below f64's
+    precision are where that path alone would round wrongly."""
+    a, b, c = _f32_fma_cases()
+    step = np.float32(1 + 2.0**-12)  # step * step is halfway between two f32 values
+    tiny = [2.0**-60, -(2.0**-60), 2.0**-100, -(2.0**-100), 0.0]
+    a = np.concatenate([a, np.full(len(tiny), step), np.full(len(tiny), -step)])
+    b = np.concatenate([b, np.full(2 * len(tiny), step)])
+    c = np.concatenate([c, np.array(tiny * 2, dtype=np.float32)])
+    with np.errstate(invalid="ignore", over="ignore"):
+        expected = semantics.ufunc("math.fma")(a, b, c)
+    lanes = 4
+    got = np.concatenate([
+        np.atleast_1d(numpy_semantics.fma_f32(a[i : i + lanes], b[i : i + lanes], c[i : i + lanes]))
+        for i in range(0, len(a), lanes)
+    ])  # fmt: skip
+    wrong = np.flatnonzero(got.view(np.uint32) != expected.view(np.uint32))
+    assert not wrong.size, (
+        f"fma({a[wrong[0]]!r}, {b[wrong[0]]!r}, {c[wrong[0]]!r}) gives {got[wrong[0]]!r}, "
+        f"semantics {expected[wrong[0]]!r}"
+    )

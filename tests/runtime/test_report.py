@@ -108,7 +108,14 @@ def test_report_as_dict_is_json_data(overlapped: Runtime) -> None:
     round_tripped = json.loads(json.dumps(data))
     assert round_tripped["devices"]["cuda:0"]["launches"] == 1
     assert round_tripped["links"]["cpu:0<->cuda:0"]["copies"] == 2
-    assert set(round_tripped) == {"devices", "links", "wall_seconds", "model_seconds", "leaks"}
+    assert set(round_tripped) == {
+        "devices",
+        "links",
+        "wall_seconds",
+        "model_seconds",
+        "compile_seconds",
+        "leaks",
+    }
 
 
 def test_report_of_a_clean_run_says_no_leaks(system: System) -> None:
@@ -249,3 +256,35 @@ def test_report_counts_every_launch_but_keeps_only_the_first_tokens_for_the_trac
     assert report.untraced == 40
     assert len([s for s in report.slices if not s.track.startswith("copy ")]) == 10
     assert "(40 more not traced)" in report.format()
+
+
+def test_a_numba_kernels_first_launch_compile_is_compile_time_not_kernel_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    import devplan
+    from devplan.runtime.kernels import numba_backend
+
+    compile_for = numba_backend.compile_for
+
+    def slowly(dispatcher: Any, args: Any, what: str) -> None:
+        from devplan.runtime.compile_clock import compiling
+
+        with compiling(what):
+            time.sleep(0.5)
+        compile_for(dispatcher, args, what)
+
+    monkeypatch.setattr(numba_backend, "compile_for", slowly)
+    module = devplan.parse(
+        "func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "  %y = arith.addf %x, %x : tensor<8xf32>\n"
+        "  func.return %y : tensor<8xf32>\n}\n"
+    )
+    x = np.arange(8, dtype=np.float32)
+    result = devplan.execute(module, [x], kernel_backend="numba")
+    np.testing.assert_array_equal(result.outputs[0], x + x)
+    report = result.report
+    assert report.compile_seconds >= 0.5
+    assert sum(d.kernel_wall_seconds for d in report.devices.values()) < 0.5
+    assert "compiling: wall time " in report.format()

@@ -228,3 +228,23 @@ def test_ctrl_c_is_exit_130_with_one_line(which: str, name: str) -> None:
     assert process.returncode == 130
     assert err == f"{name}: interrupted\n"
     assert out == ""
+
+
+def wall_seconds(text: str) -> float:
+    """Seconds of a time the report prints (`1.211 s`, `720.7 us`)."""
+    value, unit = text.split()
+    return float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[unit]
+
+
+def test_a_kernel_compile_over_a_second_prints_its_line_and_stats_keep_it_apart() -> None:
+    done = tool(
+        sys.executable, SLOW_TOOL, "run", "--compile-seconds", "1.2",
+        str(EXAMPLES / "vector_add.mlir"), "--random-args", "0", "--progress", "--stats",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "devplan-run: compiling kernel @add for cuda:0 (numpy)...\n"
+    lines = done.stdout.splitlines()
+    compiling = next(line for line in lines if line.startswith("compiling: wall time "))
+    assert wall_seconds(compiling.split("wall time ")[1].split(" (")[0]) >= 1.2
+    cuda0 = next(line for line in lines if line.startswith("cuda:0 ")).split()
+    assert wall_seconds(" ".join(cuda0[-5:-3])) < 1.0  # kernel (wall)
