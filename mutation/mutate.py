@@ -60,7 +60,11 @@ class Module:
 MODULES: dict[str, Module] = {
     "reference": Module(
         ("reference/program.py", "reference/tensor.py"),
-        ("tests/reference/test_program.py", "tests/passes/lower_to_device/test_movement.py"),
+        (
+            "tests/reference/test_program.py",
+            "tests/reference/test_runner_utils.py",
+            "tests/passes/lower_to_device/test_movement.py",
+        ),
         120.0,
     ),
     # The oracle's exact LangRef model of scalar ops: only the check of every op and type
