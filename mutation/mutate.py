@@ -42,6 +42,7 @@ from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 PYTEST = f"{BIN / 'pytest'} -q -x -p no:xdist --rootdir=tests"
+LIT = f"{BIN / 'lit'} -q"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class Module:
     paths: tuple[str, ...]
     tests: tuple[str, ...]
     timeout: float
+    lit: tuple[str, ...] = ()
+    """lit tests that cover the module too, run when its pytest tests pass."""
 
 
 # Each module with the narrowest tests that cover it. The per-mutant run must take seconds:
@@ -60,7 +63,11 @@ class Module:
 MODULES: dict[str, Module] = {
     "reference": Module(
         ("reference/program.py", "reference/tensor.py"),
-        ("tests/reference/test_program.py", "tests/passes/lower_to_device/test_movement.py"),
+        (
+            "tests/reference/test_program.py",
+            "tests/reference/test_runner_utils.py",
+            "tests/passes/lower_to_device/test_movement.py",
+        ),
         120.0,
     ),
     # The oracle's exact LangRef model of scalar ops: only the check of every op and type
@@ -84,6 +91,8 @@ MODULES: dict[str, Module] = {
             "test_mlp_example_moves_exactly_the_bytes_its_placement_needs",
         ),
         300.0,
+        # the chain, reroute and async-token rules are checked on IR here only
+        ("tests/filecheck/passes/elide_copies.mlir",),
     ),
     "planner": Module(
         ("passes/plan_devices",),
@@ -92,6 +101,8 @@ MODULES: dict[str, Module] = {
             "tests/passes/plan_devices/test_cost_strategy.py",
         ),
         600.0,
+        # the majority vote over placed neighbours' bytes is checked on IR here only
+        ("tests/filecheck/passes/plan_devices.mlir",),
     ),
     "semantics": Module(
         ("runtime/semantics.py",),
@@ -110,6 +121,9 @@ def config_text(module: Module) -> str:
     """The Cosmic Ray configuration (TOML) of one module."""
     paths = ", ".join(f'"{path}"' for path in module.paths)
     command = " ".join((PYTEST, *module.tests))
+    if module.lit:
+        # Cosmic Ray splits the command into words and runs no shell: `sh -c` joins the two.
+        command = f"sh -c '{command} && {' '.join((LIT, *module.lit))}'"
     return (
         "[cosmic-ray]\n"
         f"module-path = [{paths}]\n"

@@ -138,7 +138,7 @@ STEPS = st.one_of(
     st.tuples(st.just("copy_back"), BUFFERS, BUFFERS),
     st.tuples(st.just("overwritten"), BUFFERS, BUFFERS, BUFFERS),
     st.tuples(st.just("onto_itself"), BUFFERS),
-    st.tuples(st.just("scratch"), st.sampled_from(["x0", "x1"])),
+    st.tuples(st.just("scratch"), st.sampled_from(["x0", "x1"]), st.booleans(), st.booleans()),
 )
 
 INNER_STEPS = st.one_of(
@@ -183,12 +183,24 @@ def emit(b: Builder, step: tuple[Any, ...], waits: list[tuple[int, str]], at: in
     elif kind in ("branch", "loop"):
         emit_region(b, step, waits, at)
     elif kind == "scratch":
-        x = step[1]
-        scratch = f"s{b.copies}"
-        b.lines.append(f"%{scratch} = device.alloc() : !x")
-        b.copy(x, scratch)
-        b.launch("twice", scratch, "x1" if x == "x0" else "x0")
-        b.lines.append(f"device.free %{scratch} : !x")
+        emit_scratch(b, step[1], step[2], step[3])
+
+
+def emit_scratch(b: Builder, x: str, written: bool, chained: bool) -> None:
+    """x -> a scratch buffer (with `chained`, on to a second one), which a kernel reads
+    into the other of x0 and x1; with `written`, a kernel writes x while the copy is
+    still to be read."""
+    scratch = [f"s{b.copies}"]
+    b.lines.append(f"%{scratch[0]} = device.alloc() : !x")
+    b.copy(x, scratch[0])
+    if chained:
+        scratch.append(f"s{b.copies}")
+        b.lines.append(f"%{scratch[1]} = device.alloc() : !x")
+        b.copy(scratch[0], scratch[1])
+    if written:
+        b.launch("inc", x)
+    b.launch("twice", scratch[-1], "x1" if x == "x0" else "x0")
+    b.lines += [f"device.free %{name} : !x" for name in reversed(scratch)]
 
 
 def emit_region(b: Builder, step: tuple[Any, ...], waits: list[tuple[int, str]], at: int) -> None:
@@ -361,6 +373,50 @@ def test_copy_back_after_a_kernel_wrote_the_device_copy_stays() -> None:
     results = run(str(module))
     assert not isinstance(results, str)
     np.testing.assert_array_equal(results[0], INPUTS[0] + np.float32(1.5))
+
+
+def test_a_copy_whose_source_is_written_before_the_copy_is_read_stays() -> None:
+    """x1 -> scratch, a kernel writes x1, a kernel reads the scratch into x0: reading x1
+    instead of the scratch would see the write."""
+    text, _ = program([("scratch", "x1", True, False)])
+    module = devplan.apply(devplan.parse(text), "elide-copies")
+    assert 4 in tags(module)
+    results = run(str(module))
+    assert not isinstance(results, str)
+    np.testing.assert_array_equal(results[3], 2 * INPUTS[1])
+    # Unwritten, the kernel reads x1 itself, which has the scratch's type: no cast.
+    text, _ = program([("scratch", "x1", False, False)])
+    module = devplan.apply(devplan.parse(text), "elide-copies")
+    assert 4 not in tags(module)
+    assert "memory_space_cast" not in str(module)
+    assert same(run(text), run(str(module)))
+
+
+def test_a_chain_of_two_scratch_copies_is_forwarded_one_copy_a_round() -> None:
+    """x0 -> s4 -> s5, a kernel reads s5: forwarding both copies in one round would
+    leave the kernel reading s4 after s4's copy and allocation are gone."""
+    text, _ = program([("scratch", "x0", False, True)])
+    module = devplan.apply(devplan.parse(text), "elide-copies")
+    assert not {4, 5} & tags(module)
+    assert same(run(text), run(str(module)))
+
+
+def test_a_copy_back_stays_when_another_argument_written_between_may_be_its_buffer() -> None:
+    """a0 -> x0 -> a0 is removed (tag 5) unless a1, which the caller may pass as a0's
+    buffer too, is written between the two copies."""
+    back: list[tuple[Any, ...]] = [("copy", "a0", "x0", False, 0), ("copy", "x0", "a0", False, 0)]
+    text, _ = program(back)
+    assert 5 not in tags(devplan.apply(devplan.parse(text), "elide-copies"))
+    text, _ = program([back[0], ("store", "a1", 0), back[1]])
+    assert 5 in tags(devplan.apply(devplan.parse(text), "elide-copies"))
+
+
+def test_a_copy_back_inside_a_branch_is_removed_like_one_outside() -> None:
+    text, _ = program([("branch", True, [("copy_back", "a0", "x0")])])
+    module = devplan.apply(devplan.parse(text), "elide-copies")
+    assert 4 in tags(module)
+    assert 5 not in tags(module)
+    assert same(run(text), run(str(module)))
 
 
 def test_example_keeps_results_with_three_copies_of_seven() -> None:

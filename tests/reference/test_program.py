@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -438,13 +439,20 @@ def test_shifts_remsi_of_the_minimum_and_cmpf_one_on_equal_and_nan_operands() ->
     np.testing.assert_array_equal(ueq, [True, False, True, True])
 
 
-def test_fptosi_of_a_value_above_the_range_is_an_error_at_the_op() -> None:
+FPTOSI_I8 = (
+    "  %i = arith.fptosi %x : tensor<2xf64> to tensor<2xi8>\n  func.return %i : tensor<2xi8>"
+)
+
+
+@pytest.mark.parametrize("bad", [128.0, -129.0, 1e300, math.nan, math.inf, -math.inf])
+def test_fptosi_of_nan_or_a_value_outside_the_range_is_an_error_at_the_op(bad: float) -> None:
     with pytest.raises(
         DevplanError,
         match=r"<string>:2:3: error: 'arith.fptosi' converts NaN or a value outside the range of i8",
     ):
-        run(
-            "  %i = arith.fptosi %x : tensor<2xf64> to tensor<2xi8>\n  func.return %i : tensor<2xi8>",
-            "(%x: tensor<2xf64>) -> tensor<2xi8>",
-            [np.array([1.0, 128.0])],
-        )
+        run(FPTOSI_I8, "(%x: tensor<2xf64>) -> tensor<2xi8>", [np.array([1.0, bad])])
+
+
+def test_fptosi_truncates_toward_zero_up_to_both_ends_of_the_range() -> None:
+    (out,) = run(FPTOSI_I8, "(%x: tensor<2xf64>) -> tensor<2xi8>", [np.array([-128.9, 127.9])])
+    np.testing.assert_array_equal(out, np.array([-128, 127], np.int8))

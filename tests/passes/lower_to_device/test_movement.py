@@ -156,3 +156,53 @@ def test_a_negative_dynamic_pad_is_a_located_run_time_error() -> None:
         devplan.execute(devplan.parse(BUILDS), _build_inputs(-1), kernel_backend="numpy")
     with pytest.raises(devplan.DevplanError, match=r"<string>:8:3: .*'tensor.pad'"):
         evaluate(devplan.parse(BUILDS), _build_inputs(-1))
+
+
+EXTRACT = """func.func @main(%t: tensor<2x3xi32>, %i: index, %j: index) -> i32 {
+  %v = tensor.extract %t[%i, %j] : tensor<2x3xi32>
+  func.return %v : i32
+}
+"""
+
+
+@pytest.mark.parametrize(("i", "j"), [(0, 0), (1, 2), (0, 2), (1, 0)])
+def test_oracle_extracts_every_corner_of_its_tensor(i: int, j: int) -> None:
+    t = np.arange(6, dtype=np.int32).reshape(2, 3)
+    assert evaluate(devplan.parse(EXTRACT), [t, i, j]) == [t[i, j]]
+
+
+@pytest.mark.parametrize(("i", "j"), [(-1, 0), (0, -1), (2, 0), (0, 3)])
+def test_an_extract_outside_its_tensor_is_a_located_error_in_the_oracle(i: int, j: int) -> None:
+    t = np.arange(6, dtype=np.int32).reshape(2, 3)
+    with pytest.raises(
+        devplan.DevplanError,
+        match=rf"<string>:2:3: error: 'tensor.extract' at \[{i}, {j}\] is outside a 2x3 tensor",
+    ):
+        evaluate(devplan.parse(EXTRACT), [t, i, j])
+
+
+STRIDED = """func.func @main(%x: tensor<2x8xf32>, %o: index, %src: tensor<?x8xf32>, %n: index) -> (tensor<2x3xf32>, tensor<2x8xf32>) {
+  %s = tensor.extract_slice %x[0, %o] [2, 3] [1, 2] : tensor<2x8xf32> to tensor<2x3xf32>
+  %put = tensor.insert_slice %src into %x[0, 0] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<2x8xf32>
+  func.return %s, %put : tensor<2x3xf32>, tensor<2x8xf32>
+}
+"""
+
+
+def test_oracle_checks_a_strided_slice_by_its_last_element_and_an_insert_by_its_shape() -> None:
+    x = np.arange(16, dtype=np.float32).reshape(2, 8)
+    row = -x[:1]
+    s, put = evaluate(devplan.parse(STRIDED), [x, 3, row, 1])
+    np.testing.assert_array_equal(s, x[:, 3:8:2])
+    np.testing.assert_array_equal(put, np.concatenate([row, x[1:]]))
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"<string>:2:3: error: 'tensor.extract_slice' reaches outside dimension 1 "
+        r"\(size 8\): offset 4, size 3, stride 2",
+    ):
+        evaluate(devplan.parse(STRIDED), [x, 4, row, 1])
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"<string>:3:3: error: 'tensor.insert_slice' of a 2x8 tensor into a 1x8 slice",
+    ):
+        evaluate(devplan.parse(STRIDED), [x, 3, x, 1])

@@ -218,14 +218,19 @@ INT_BINARY: dict[str, Callable[[int, int, int], int]] = {
 def test_integer_binary_ops_agree_and_wrap_at_their_width(
     type_: str, divides: bool, data: st.DataObject
 ) -> None:
-    """The ops that divide get nonzero divisors; the others any operand, 0 included."""
+    """The ops that divide get nonzero divisors; the others any operand, 0 included.
+    Operands are drawn from the extremes, -1, 0 and 1 as often as from the rest (a
+    remainder by -1 is 0), except the minimum divided by -1 (undefined for divsi)."""
     width = 32 if type_ == "i32" else 64
     dtype = DTYPES[type_]
     info = np.iinfo(dtype)
-    ints = st.integers(int(info.min), int(info.max))
+    low, high = int(info.min), int(info.max)
+    ints = st.one_of(st.sampled_from([low, low + 1, -1, 0, 1, high]), st.integers(low, high))
     divisor = ints.filter(lambda v: v != 0) if divides else ints
     a = data.draw(hnp.arrays(dtype, st.integers(1, 30), elements=ints))
     b = data.draw(hnp.arrays(dtype, len(a), elements=divisor))
+    if divides:
+        b[(a == low) & (b == -1)] = 1
     ops = [op for op in sorted(INT_BINARY) if ("div" in op or "rem" in op) == divides]
     lines = {op: f"%z = {op} %x, %y : {type_}" for op in ops}
     names, func, dtypes = family(lines, type_, type_, type_)
