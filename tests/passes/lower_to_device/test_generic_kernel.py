@@ -6,7 +6,8 @@ One program holds a generic of each kind of map and iterator the lowering accept
 constant index, an affine sum, two outputs with `linalg.index`, a dynamic shape, the
 matmul-like contraction, a full reduction to a rank-0 tensor), so each backend compiles
 its kernels once. The expected values are NumPy's own expressions of the same
-computations (the oracle in `reference/` does not evaluate `linalg.generic` yet).
+computations, not the oracle's (`reference/linalg.py` evaluates the generics too, and the
+fuzzer holds the lowering to it).
 """
 
 from __future__ import annotations
