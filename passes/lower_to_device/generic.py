@@ -11,8 +11,10 @@ Two fast paths are chosen from the op's shape, never its name:
   * a *fill* (all parallel; one scalar input; a body yielding it; outputs at the
     identity): the fill kernel, shared with splat constants;
   * a *contraction* like matmul (loops `(d0, d1, d2)` parallel, parallel, reduction; maps
-    `(d0, d2)`, `(d2, d1)`, `(d0, d1)`; a body `out + in0 * in1`, in either order, of one
-    integer or float type): the register-tiled matmul kernel (`kernels.py`).
+    `(d0, d2)`, `(d2, d1)`, `(d0, d1)`, or `(d1, d2)` for the second input (B transposed,
+    as attention's `q k^T`), or the same behind a leading parallel batch loop
+    (`batch_matmul`); a body `out + in0 * in1`, in either order, of one integer or float
+    type): the register-tiled matmul kernel (`kernels.py`), one batch a block along z.
 """
 
 from __future__ import annotations
@@ -94,10 +96,10 @@ def lower_generic(low: Lowering, op: GenericOp) -> None:
         fill(low, device, outs[0], ins[0], op)
     elif (combine := combiner(op, loops)) is not None and _long_reduction(low, loops, ins, outs):
         _block_reduction(low, device, op, loops, combine, [*ins, inits[0], outs[0]])
-    elif _is_contraction(op, loops):
+    elif (form := _contraction(op, loops)) is not None:
         acc = inits[0]
         assert acc is not None  # a reduction reads its init
-        _matmul(low, device, op, ins[0], ins[1], acc, outs[0])
+        _matmul(low, device, op, form, [ins[0], ins[1], acc, outs[0]])
     else:
         read = [init for init, r in zip(inits, loops.reads_init, strict=True) if r]
         args = [*ins, *(init for init in read if init is not None), *outs]
@@ -199,35 +201,45 @@ def _out_element_type(op: GenericOp) -> MemRefType[Attribute]:
     return MemRefType(t.element_type, t.get_shape())
 
 
-def _is_contraction(op: GenericOp, loops: GenericLoops) -> bool:
-    """`out[i, j] += in0[i, k] * in1[k, j]` in one element type (see the header)."""
-    m = AffineMap.from_callable
+def _dims_map(loops: int, *results: int) -> AffineMap:
+    return AffineMap(loops, 0, tuple(AffineDimExpr(d) for d in results))
+
+
+CONTRACTIONS: dict[tuple[AffineMap, ...], tuple[bool, bool]] = {
+    (_dims_map(3, 0, 2), _dims_map(3, 2, 1), _dims_map(3, 0, 1)): (False, False),
+    (_dims_map(3, 0, 2), _dims_map(3, 1, 2), _dims_map(3, 0, 1)): (False, True),
+    (_dims_map(4, 0, 1, 3), _dims_map(4, 0, 3, 2), _dims_map(4, 0, 1, 2)): (True, False),
+    (_dims_map(4, 0, 1, 3), _dims_map(4, 0, 2, 3), _dims_map(4, 0, 1, 2)): (True, True),
+}
+"""The maps of the contractions the matmul kernel runs, and its form for each: (batched,
+B transposed)."""
+
+
+def _contraction(op: GenericOp, loops: GenericLoops) -> tuple[bool, bool] | None:
+    """(batched, B transposed) of `out[b.., i, j] += in0[b.., i, k] * in1[b.., k, j]`
+    (or `in1[b.., j, k]`) in one element type (see the header); None for any other op."""
+    form = CONTRACTIONS.get(tuple(loops.maps))
     if (
-        loops.reductions != (False, False, True)
+        form is None
+        or loops.reductions != (False,) * (len(loops.reductions) - 1) + (True,)
         or len(op.inputs) != 2
         or len(op.outputs) != 1
-        or list(loops.maps)
-        != [
-            m(lambda i, j, k: (i, k)),
-            m(lambda i, j, k: (k, j)),
-            m(lambda i, j, k: (i, j)),
-        ]
     ):
-        return False
+        return None
     types = {v.type.element_type for v in op.operands if isa(v.type, TensorType[Attribute])}
     if len(types) != 1 or len(op.operands) != 3:
-        return False
+        return None
     element = types.pop()
     if element == IntegerType(1) or not kernel_element(element):
-        return False
+        return None
     a, b, acc = op.body.block.args
     ops = list(op.body.block.ops)
     if len(ops) != 3 or not isinstance(ops[2], YieldOp):
-        return False
+        return None
     mul, add, done = ops
     is_int = isinstance(element, IntegerType)
     mul_name, add_name = ("arith.muli", "arith.addi") if is_int else ("arith.mulf", "arith.addf")
-    return (
+    body = (
         mul.name == mul_name
         and add.name == add_name
         and set(mul.operands) == {a, b}
@@ -237,6 +249,7 @@ def _is_contraction(op: GenericOp, loops: GenericLoops) -> bool:
         and not mul.attributes
         and not add.attributes
     )
+    return form if body else None
 
 
 def _long_reduction(
@@ -300,28 +313,32 @@ def _matmul(
     low: Lowering,
     device: DeviceAttr,
     op: Operation,
-    a: SSAValue,
-    b: SSAValue,
-    c: SSAValue,
-    out: SSAValue,
+    form: tuple[bool, bool],
+    buffers: list[SSAValue],
 ) -> None:
-    """Launch the register-tiled matmul kernel: `out = c + a x b` (see `kernels.py`)."""
+    """Launch the register-tiled matmul kernel: `out = c + a x b` of `buffers` `[a, b, c,
+    out]`, batched and with B transposed as `form` says (see `kernels.py`)."""
+    batched, transpose_b = form
+    out = buffers[-1]
     element = memref_type(out.type).element_type
     target = low.target(device, op)
-    stem = f"matmul_{type_text(element)}_rows{MATMUL_ROWS}"
+    what = f"{'batch_' if batched else ''}matmul{'_transpose_b' if transpose_b else ''}"
+    stem = f"{what}_{type_text(element)}_rows{MATMUL_ROWS}"
     kernel = low.kernels.kernel(
-        target, stem, f"matmul {type_text(element)} rows {MATMUL_ROWS}",
-        lambda name: matmul_kernel(name, element), op,
+        target, stem, f"{what} {type_text(element)} rows {MATMUL_ROWS}",
+        lambda name: matmul_kernel(name, element, batched, transpose_b), op,
     )  # fmt: skip
-    columns = _extent(low, out, 1)
+    first = 1 if batched else 0
+    columns = _extent(low, out, first + 1)
     threads = min(ELEMENTWISE_BLOCK, max_threads(target))
     if isinstance(columns, int):
         threads = max(1, min(threads, columns))  # a narrow result: no idle threads
-    tiles = low.blocks_for(_extent(low, out, 0), MATMUL_ROWS)
+    tiles = low.blocks_for(_extent(low, out, first), MATMUL_ROWS)
     strips = low.blocks_for(columns, threads)
     one = low.index(1)
+    batches = low.blocks_for(_extent(low, out, 0), 1) if batched else one
     low.launch(
-        device, kernel, [tiles, strips, one], [low.index(threads), one, one], [a, b, c, out], op
+        device, kernel, [tiles, strips, batches], [low.index(threads), one, one], buffers, op
     )
 
 

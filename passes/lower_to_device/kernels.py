@@ -52,9 +52,14 @@ def fill_kernel(name: str, element: Attribute, rank: int) -> kn.KernelFuncOp:
     return kernel
 
 
-def matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
-    """R = C + A x B, `MATMUL_ROWS` rows of one column of R per thread (see the header)."""
-    matrix = dynamic_memref(element, 2)
+def matmul_kernel(
+    name: str, element: Attribute, batched: bool = False, transpose_b: bool = False
+) -> kn.KernelFuncOp:
+    """R = C + A x B, `MATMUL_ROWS` rows of one column of R per thread (see the header).
+
+    `batched`: every operand has a leading batch dimension, one batch per block along z
+    (`batch_matmul`); `transpose_b`: B is read as `B[n, k]` (`q k^T` in attention)."""
+    matrix = dynamic_memref(element, 3 if batched else 2)
     kernel = kn.KernelFuncOp(name, [matrix, matrix, matrix, matrix])
     a, b, c, r = kernel.body.block.args
     name_params(kernel.body.block, ["lhs", "rhs", "acc", "out"])
@@ -64,12 +69,14 @@ def matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
     # Blocks along x take consecutive tiles of rows, so that blocks run one after another
     # (on a CPU) read the same columns of B, from cache.
     tx, bx, by = k.add(kn.ThreadIdOp("x")), k.add(kn.BlockIdOp("x")), k.add(kn.BlockIdOp("y"))
+    batch: list[SSAValue] = [k.add(kn.BlockIdOp("z"))] if batched else []
     col = k.add(arith.AddiOp(k.add(arith.MuliOp(by, k.add(kn.BlockDimOp("x")))), tx))
     first = k.add(arith.MuliOp(bx, k.index(MATMUL_ROWS)))
     rows = [first] + [k.add(arith.AddiOp(first, k.index(i))) for i in range(1, MATMUL_ROWS)]
-    m = k.add(memref.DimOp(a, c0))
-    depth = k.add(memref.DimOp(a, c1))
-    n = k.add(memref.DimOp(b, c1))
+    row_dim, depth_dim = (k.index(1), k.index(2)) if batched else (c0, c1)
+    m = k.add(memref.DimOp(a, row_dim))
+    depth = k.add(memref.DimOp(a, depth_dim))
+    n = k.add(memref.DimOp(b, row_dim if transpose_b else depth_dim))
     # Threads past the last row or column read the last one (and store nothing): every
     # load is in bounds, so whole blocks run vectorised. A result with no rows or no
     # columns has no last one to read: the loop over k then runs no step.
@@ -78,6 +85,9 @@ def matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
     read_rows = [k.add(arith.MinSIOp(row, last_row)) for row in rows]
     no_rows = k.add(arith.CmpiOp(m, c0, "eq"))
     empty = k.add(arith.OrIOp(no_rows, k.add(arith.CmpiOp(n, c0, "eq"))))
+    batches = k.add(memref.DimOp(r, c0)) if batched else None
+    if batches is not None:  # no batches: the grid's one block along z reads nothing
+        empty = k.add(arith.OrIOp(empty, k.add(arith.CmpiOp(batches, c0, "eq"))))
     steps = k.add(arith.SelectOp(empty, c0, depth))
 
     # The loop over k: `MATMUL_UNROLL` steps of k per iteration up to the last multiple
@@ -94,9 +104,10 @@ def matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
         partials: list[SSAValue] = list(carried)
         for step in range(unroll):
             kk = first_k if step == 0 else loop.add(arith.AddiOp(first_k, k.index(step)))
-            y = loop.add(memref.LoadOp.get(b, [kk, last_col]))
+            at = [last_col, kk] if transpose_b else [kk, last_col]
+            y = loop.add(memref.LoadOp.get(b, [*batch, *at]))
             for i, row in enumerate(read_rows):
-                x = loop.add(memref.LoadOp.get(a, [row, kk]))
+                x = loop.add(memref.LoadOp.get(a, [*batch, row, kk]))
                 partials[i] = multiply_add(loop, element, x, y, partials[i])
         loop.add(scf.YieldOp(*partials))
         products = scf.ForOp(start, end, k.index(unroll), list(sums), Region(loop.block))
@@ -105,10 +116,13 @@ def matmul_kernel(name: str, element: Attribute) -> kn.KernelFuncOp:
         sums = products.results
 
     col_inside = k.add(arith.CmpiOp(col, n, "ult"))
+    if batches is not None:  # and stores nothing
+        col_inside = k.add(arith.AndIOp(col_inside, k.add(arith.CmpiOp(batch[0], batches, "ult"))))
     for row, product in zip(rows, sums, strict=True):
         store = k.nested()
-        previous = store.add(memref.LoadOp.get(c, [row, col]))
-        store.add(memref.StoreOp.get(store.add(add_op(element, previous, product)), r, [row, col]))
+        previous = store.add(memref.LoadOp.get(c, [*batch, row, col]))
+        total = store.add(add_op(element, previous, product))
+        store.add(memref.StoreOp.get(total, r, [*batch, row, col]))
         store.add(scf.YieldOp())
         inside = k.add(arith.AndIOp(k.add(arith.CmpiOp(row, m, "ult")), col_inside))
         k.add(scf.IfOp(inside, [], Region(store.block)))

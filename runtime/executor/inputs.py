@@ -26,6 +26,8 @@ from xdsl.ir import Attribute, SSAValue
 from ...analysis.dtypes import numpy_dtype
 from ...diagnostics import DevplanError, check_argument, describe_value, error_at
 from ...dialects import device as dev
+from ...dialects.kernel import lookup_kernel
+from ...dialects.kernel_arguments import stored_arguments
 from ...dialects.virtual_device import DeviceAttr, memory_space_of
 from ...system.description import System
 from ..device_api import Buffer
@@ -131,9 +133,11 @@ def bind_inputs(
 
 def only_read_arguments(function: func.FuncOp) -> tuple[bool, ...]:
     """Per argument of `function`, whether host code only reads it in place: every use
-    is a `memref.load` or `memref.dim` of it, or a device copy from it (to other memory).
-    Anything else (a store, a call, a launch, a cast, a return, ...) may write it or let
-    it escape, so such an argument is bound to a copy of the caller's array."""
+    is a `memref.load` or `memref.dim` of it, a device copy from it (to other memory), or
+    an argument of a launch whose kernel stores to none of the parameters it is passed
+    as. Anything else (a store, a call, a launch writing it, a cast, a return, ...) may
+    write it or let it escape, so such an argument is bound to a copy of the caller's
+    array."""
 
     def only_read(arg: SSAValue) -> bool:
         for use in arg.uses:
@@ -143,10 +147,23 @@ def only_read_arguments(function: func.FuncOp) -> tuple[bool, ...]:
             copy = isinstance(user, dev.CopyOp | dev.CopyAsyncOp)
             if copy and user.source is arg and user.destination is not arg:
                 continue
+            if isinstance(user, dev.LaunchOp) and _launch_only_reads(user, arg):
+                continue
             return False
         return True
 
     return tuple(only_read(arg) for arg in function.body.block.args)
+
+
+def _launch_only_reads(launch: dev.LaunchOp, arg: SSAValue) -> bool:
+    """Whether `launch` passes `arg` only as kernel parameters the kernel never stores to
+    (False when the kernel cannot be found: the launch fails on its own then)."""
+    kernel = lookup_kernel(launch, launch.kernel)
+    if kernel is None:
+        return False
+    positions = [i for i, a in enumerate(launch.args) if a is arg]
+    stored = stored_arguments(kernel)
+    return bool(positions) and not any(i in stored for i in positions)
 
 
 def _checked_array(

@@ -377,6 +377,41 @@ def test_an_input_only_read_gives_the_same_results_as_a_copy() -> None:
     assert b.flags.writeable  # the caller's array itself is untouched
 
 
+LAUNCH_READS_A_WRITES_B = """
+    kernel.module @k target #target.target<"llvm"> {
+      kernel.func @scale(%x: memref<?xf32>, %y: memref<?xf32>) {
+        %i = kernel.thread_id x
+        %v = memref.load %x[%i] : memref<?xf32>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %y[%i] : memref<?xf32>
+        kernel.return
+      }
+    }
+    func.func @main(%a: memref<4xf32>, %b: memref<4xf32>) -> f32 {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      device.launch @k::@scale on #vdev.device<"cpu", 0> grid(%c1, %c1, %c1) block(%c4, %c1, %c1) args(%a, %b) : memref<4xf32>, memref<4xf32>
+      %v = memref.load %b[%c0] : memref<4xf32>
+      func.return %v : f32
+    }
+    """
+
+
+def test_an_input_a_launch_only_reads_is_bound_in_place_and_one_it_writes_is_a_copy() -> None:
+    from xdsl.dialects import func
+
+    from devplan.runtime.executor.inputs import only_read_arguments
+
+    module = devplan.parse(LAUNCH_READS_A_WRITES_B)
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    assert only_read_arguments(main) == (True, False)
+    a, b = np.arange(4, dtype=np.float32), np.full(4, 7.0, np.float32)
+    assert run(LAUNCH_READS_A_WRITES_B, a, b).outputs == [np.float32(0.0)]
+    np.testing.assert_array_equal(b, 7.0)  # the kernel wrote a copy of the caller's b
+    assert a.flags.writeable
+
+
 # --- inputs ----------------------------------------------------------------------------
 
 ADD_ONE = """

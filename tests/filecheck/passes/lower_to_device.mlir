@@ -230,6 +230,46 @@ func.func @small_blocks(%a: tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 
 
 // -----
 
+// The same kernel for a contraction behind a batch loop (linalg.batch_matmul: every
+// operand indexed by the batch, one batch a block along z, none stored past the last
+// batch) and for one whose second input is read transposed (`q k^T` as a generic,
+// B[n, k]): chosen from the maps and body, as for linalg.matmul.
+
+// CHECK-LABEL: kernel.func @batch_matmul_f32_rows8(%lhs: memref<?x?x?xf32>, %rhs: memref<?x?x?xf32>, %acc: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
+// CHECK:           %[[BATCH:.*]] = kernel.block_id z
+// CHECK:           %[[BATCHES:.*]] = memref.dim %out, %{{.*}} : memref<?x?x?xf32>
+// CHECK:           memref.load %rhs[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
+// CHECK-NEXT:      memref.load %lhs[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
+// CHECK:           %[[IN_BATCH:.*]] = arith.cmpi ult, %[[BATCH]], %[[BATCHES]] : index
+// CHECK:           memref.store %{{.*}}, %out[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
+// CHECK-LABEL: kernel.func @matmul_transpose_b_f32_rows8(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// CHECK:           %[[LAST_COL:.*]] = arith.minsi
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-NEXT:        memref.load %rhs[%[[LAST_COL]], %[[K]]] : memref<?x?xf32>
+// CHECK-LABEL: func.func @batch_and_transposed(
+// CHECK:         device.launch @cuda_kernels::@batch_matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[THREE:.*]], %[[ONE:.*]], %[[THREE]]) block(%[[FIVE:.*]], %[[ONE]], %[[ONE]]) args(%a, %b, %z, %m)
+// CHECK:         device.launch @cuda_kernels::@matmul_transpose_b_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[THREE]], %[[ONE]], %[[ONE]]) block(%{{.*}}, %[[ONE]], %[[ONE]]) args(%q, %q, %zs, %s)
+func.func @batch_and_transposed(%a: tensor<3x20x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                                %b: tensor<3x6x5xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                                %q: tensor<20x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
+    -> (tensor<3x20x5xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<20x20xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<3x20x5xf32>
+  %z = linalg.fill {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%zero : f32) outs(%e : tensor<3x20x5xf32>) -> tensor<3x20x5xf32>
+  %m = linalg.batch_matmul {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%a, %b : tensor<3x20x6xf32>, tensor<3x6x5xf32>) outs(%z : tensor<3x20x5xf32>) -> tensor<3x20x5xf32>
+  %es = tensor.empty() {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<20x20xf32>
+  %zs = linalg.fill {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%zero : f32) outs(%es : tensor<20x20xf32>) -> tensor<20x20xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %q : tensor<20x6xf32>, tensor<20x6xf32>) outs(%zs : tensor<20x20xf32>) attrs = {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<20x20xf32>
+  func.return %m, %s : tensor<3x20x5xf32>, tensor<20x20xf32>
+}
+
+// -----
+
 // Dense constants, one per consuming device as planned: a splat is a fill launch on
 // its device; other data is a memref.global copied to a buffer on its device (xDSL
 // prints memref.global in the generic form).

@@ -6,11 +6,13 @@ One program holds a generic of each kind of map and iterator the lowering accept
 constant index, an affine sum, two outputs with `linalg.index`, a dynamic shape, the
 matmul-like contraction, a full reduction to a rank-0 tensor), so each backend compiles
 its kernels once. The expected values are NumPy's own expressions of the same
-computations (the oracle in `reference/` does not evaluate `linalg.generic` yet).
+computations, not the oracle's (`reference/linalg.py` evaluates the generics too, and the
+fuzzer holds the lowering to it).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -241,3 +243,57 @@ func.func @main(%x: tensor<5xf32>, %s: f32) -> tensor<5xf32> {
         match=r"<string>:6:3: error: 'linalg.generic' is not lowered.*'tensor.extract' uses a value defined outside",
     ):
         devplan.execute(devplan.parse(captured_tensor), [x, s], kernel_backend="numpy")
+
+
+CONTRACTIONS = """
+func.func @main(%a: tensor<BxMxKxf32>, %b: tensor<BxKxNxf32>, %bt: tensor<BxNxKxi32>, %ai: tensor<BxMxKxi32>, %o: tensor<BxMxNxf32>, %oi: tensor<BxMxNxi32>, %q: tensor<MxKxf64>, %k: tensor<NxKxf64>, %s: tensor<MxNxf64>)
+    -> (tensor<BxMxNxf32>, tensor<BxMxNxi32>, tensor<MxNxf64>) {
+  %m = linalg.batch_matmul ins(%a, %b : tensor<BxMxKxf32>, tensor<BxKxNxf32>) outs(%o : tensor<BxMxNxf32>) -> tensor<BxMxNxf32>
+  %mt = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ai, %bt : tensor<BxMxKxi32>, tensor<BxNxKxi32>) outs(%oi : tensor<BxMxNxi32>) {
+  ^bb0(%x: i32, %y: i32, %acc: i32):
+    %p = arith.muli %y, %x : i32
+    %r = arith.addi %p, %acc : i32
+    linalg.yield %r : i32
+  } -> tensor<BxMxNxi32>
+  %qk = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : tensor<MxKxf64>, tensor<NxKxf64>) outs(%s : tensor<MxNxf64>) {
+  ^bb0(%x: f64, %y: f64, %acc: f64):
+    %p = arith.mulf %x, %y : f64
+    %r = arith.addf %acc, %p : f64
+    linalg.yield %r : f64
+  } -> tensor<MxNxf64>
+  func.return %m, %mt, %qk : tensor<BxMxNxf32>, tensor<BxMxNxi32>, tensor<MxNxf64>
+}
+"""
+
+
+@pytest.mark.parametrize("sizes", [(3, 11, 5, 9), (0, 4, 3, 2), (2, 3, 0, 4), (2, 9, 7, 0)])
+def test_batched_and_transposed_contractions_run_the_matmul_kernel_as_the_oracle_computes(
+    sizes: tuple[int, int, int, int],
+) -> None:
+    """batch_matmul, a batched `A B^T` in i32 (its body's operands in the other order) and
+    `q k^T` in f64 each run the register-tiled kernel, also with no batches, no columns
+    and no steps of k."""
+    text = CONTRACTIONS
+    for letter, size in zip("BMNK", sizes, strict=True):
+        text = re.sub(rf"(?<=[<x]){letter}(?=x)", str(size), text)
+    lowered = str(devplan.apply(devplan.parse(text), "default-pipeline"))
+    for kernel in ("batch_matmul_f32", "batch_matmul_transpose_b_i32", "matmul_transpose_b_f64"):
+        assert f"kernel.func @{kernel}_rows8(" in lowered
+    b, m, n, k = sizes
+    rng = np.random.default_rng(sum(sizes))
+    inputs = [
+        rng.standard_normal((b, m, k)).astype(np.float32),
+        rng.standard_normal((b, k, n)).astype(np.float32),
+        rng.integers(-9, 9, (b, n, k)).astype(np.int32),
+        rng.integers(-9, 9, (b, m, k)).astype(np.int32),
+        rng.standard_normal((b, m, n)).astype(np.float32),
+        rng.integers(-9, 9, (b, m, n)).astype(np.int32),
+        rng.standard_normal((m, k)),
+        rng.standard_normal((n, k)),
+        rng.standard_normal((m, n)),
+    ]
+    got = devplan.execute(devplan.parse(text), inputs, strict=True).outputs
+    want = evaluate(devplan.parse(text), inputs)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-12, atol=1e-12)
