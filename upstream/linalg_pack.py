@@ -45,7 +45,7 @@ from xdsl.irdl import (
     result_def,
     var_operand_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
@@ -147,6 +147,26 @@ class _PackLike(IRDLOperation):
         tiles = parser.resolve_operands(names, [IndexType()] * len(names), at)
         return perm, positions, list(tiles), DenseArrayBase.from_list(i64, static)
 
+    @staticmethod
+    def _parse_into(
+        parser: Parser, source: UnresolvedOperand
+    ) -> tuple[SSAValue, SSAValue, dict[str, Attribute], Attribute]:
+        """`into %dest {attrs} : source-type -> dest-type`, after the tiling: the
+        resolved source and dest, the attributes and the dest's (the result's) type."""
+        parser.parse_keyword("into")
+        dest = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        dest_type = parser.parse_type()
+        return (
+            parser.resolve_operand(source, source_type),
+            parser.resolve_operand(dest, dest_type),
+            attributes,
+            dest_type,
+        )
+
     def _print_tiling(self, printer: Printer) -> None:
         if self.outer_dims_perm is not None:
             printer.print_string(f" outer_dims_perm = {list(self.outer_dims_perm.get_values())}")
@@ -206,25 +226,13 @@ class PackOp(_PackLike):
             padding = parser.resolve_operand(name, parser.parse_type())
             parser.parse_punctuation(")")
         perm, positions, tiles, static = cls._parse_tiling(parser)
-        parser.parse_keyword("into")
-        dest = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        source_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        dest_type = parser.parse_type()
-        op = cls.build(
-            operands=[
-                parser.resolve_operand(source, source_type),
-                parser.resolve_operand(dest, dest_type),
-                [padding] if padding is not None else [],
-                tiles,
-            ],
+        source_value, dest, attributes, dest_type = cls._parse_into(parser, source)
+        return cls.build(
+            operands=[source_value, dest, [padding] if padding is not None else [], tiles],
             result_types=[dest_type],
             properties=_properties(perm, positions, static),
             attributes=attributes,
         )
-        return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -269,19 +277,9 @@ class UnPackOp(_PackLike):
     def parse(cls, parser: Parser) -> UnPackOp:
         source = parser.parse_unresolved_operand()
         perm, positions, tiles, static = cls._parse_tiling(parser)
-        parser.parse_keyword("into")
-        dest = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        source_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        dest_type = parser.parse_type()
+        source_value, dest, attributes, dest_type = cls._parse_into(parser, source)
         return cls.build(
-            operands=[
-                parser.resolve_operand(source, source_type),
-                parser.resolve_operand(dest, dest_type),
-                tiles,
-            ],
+            operands=[source_value, dest, tiles],
             result_types=[dest_type],
             properties=_properties(perm, positions, static),
             attributes=attributes,
