@@ -1,7 +1,9 @@
 """What a process pays before work starts: `import devplan` and parsing a program load
 neither Numba, SciPy nor the runtime, and a run of a float program on the NumPy kernel
 backend (`examples/mlp.mlir`: matmuls with `math.fma`, adds, max) imports neither Numba
-nor SciPy. Checked in a fresh interpreter, where `sys.modules` shows what was loaded."""
+nor SciPy, and neither does a NumPy-backend `devplan-run` of an example whose host code does
+integer arithmetic (`examples/vector_add.mlir`'s grid size). Checked in a fresh
+interpreter, where `sys.modules` shows what was loaded."""
 
 from __future__ import annotations
 
@@ -10,6 +12,10 @@ import subprocess
 import sys
 
 from support import EXAMPLES
+from xdsl.dialects import func
+
+import devplan
+from devplan.runtime.scalar_ops import INT_BINARY_OPS
 
 PROGRAM = """
 import json, sys
@@ -43,3 +49,37 @@ def test_import_and_parse_load_no_runtime_and_a_numpy_run_no_numba_or_scipy() ->
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["after_parse"] == []
     assert seen["heavy_after_run"] == []
+
+
+RUNS = """
+import contextlib, io, json, sys
+from devplan.tools.run import main
+
+codes = []
+for path in sys.argv[1:]:
+    with contextlib.redirect_stdout(io.StringIO()):
+        codes.append(main([path, "--random-args", "0", "--kernel-backend", "numpy"]))
+print(json.dumps({"codes": codes, "numba": "numba" in sys.modules}))
+"""
+
+
+def examples_with_host_integer_ops() -> list[str]:
+    """The examples whose host functions (not kernels) hold a binary integer op."""
+    found: list[str] = []
+    for path in sorted(EXAMPLES.glob("*.mlir")):
+        module = devplan.parse(str(path))
+        host = (op for f in module.walk() if isinstance(f, func.FuncOp) for op in f.walk())
+        if any(op.name in INT_BINARY_OPS for op in host):
+            found.append(str(path))
+    return found
+
+
+def test_a_numpy_run_of_host_integer_arithmetic_imports_no_numba() -> None:
+    paths = examples_with_host_integer_ops()
+    assert str(EXAMPLES / "vector_add.mlir") in paths
+    done = subprocess.run(
+        [sys.executable, "-c", RUNS, *paths], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {"codes": [0] * len(paths), "numba": False}, done.stderr

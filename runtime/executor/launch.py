@@ -46,9 +46,6 @@ if TYPE_CHECKING:
 class LaunchCompiler(Compiler, Protocol):
     """What compiling a `device.launch` asks of the program being compiled."""
 
-    kernel_backend: str
-    """The kernel backend the program runs its kernels with."""
-
     def kernel(
         self, op: dev.LaunchOp, device: str | None = None
     ) -> tuple[CompiledKernel, tuple[int, ...], tuple[int, ...]]:

@@ -32,6 +32,10 @@ Getter = Callable[[Frame], Any]
 class Compiler(Protocol):
     """What an op compiler may ask of the compiler driving it."""
 
+    kernel_backend: str
+    """The kernel backend the program runs its kernels with (host code computes with the
+    same definitions: `numpy_semantics` for "numpy")."""
+
     def slot(self, value: SSAValue) -> int:
         """The frame index of `value` in the function being compiled."""
         ...
