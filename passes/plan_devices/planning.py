@@ -83,7 +83,11 @@ it tie, the first operand whose domain is placed wins, TVM's "conflicted inputs"
 constants take part in no soft edge: they are materialised on each consuming device.
 Last, the result of each `on_device` that does not constrain its body (`{constrain_body
 = false}`) is unified with its operand when their devices join, so that defaulting
-does not create a copy there (TVM's FreeOnDeviceDefaulter).
+does not create a copy there (TVM's FreeOnDeviceDefaulter). Then a slice runs where its
+source lives: a `tensor.extract_slice` these rules put on another device than its source
+(its result pinned or used there) moves to its source's domain, so the copy that follows
+moves only the slice's bytes, not the whole source (one written `vdev.device` on the
+slice, or a dense-constant source, keeps it where it is).
 
 Phase 4 — defaulting, per class and independent of any order: a class's device is
 `default(class, vdev.default_device)` (then the host device for a type still open), its

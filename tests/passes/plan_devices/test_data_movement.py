@@ -1,0 +1,34 @@
+"""plan-devices moves data as TVM plans it: a slice sent to another device moves only its
+bytes, and a scalar read from a device tensor is a planned copy of that one element.
+The bytes are the run report's (`devplan.execute`), not the plan's text."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import devplan
+
+CUDA = '#vdev.device<"cuda", {}>'
+HEADER = 'builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {\n'
+
+SLICE_TO_OTHER_GPU = (
+    HEADER
+    + f"""  func.func @main(%x: tensor<8x4xf32> {{vdev.device = {CUDA.format(0)}}})
+      -> (tensor<2x4xf32> {{vdev.device = {CUDA.format(1)}}}) {{
+    %s = tensor.extract_slice %x[2, 0] [2, 4] [1, 1] : tensor<8x4xf32> to tensor<2x4xf32>
+    %h = vdev.on_device %s to {CUDA.format(1)} {{constrain_result}} : tensor<2x4xf32>
+    %y = arith.addf %h, %h : tensor<2x4xf32>
+    func.return %y : tensor<2x4xf32>
+  }}
+}}
+"""
+)
+
+
+def test_a_slice_sent_to_another_gpu_moves_only_its_bytes() -> None:
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    result = devplan.execute(devplan.parse(SLICE_TO_OTHER_GPU), [x], strict=True)
+    np.testing.assert_array_equal(result.outputs[0], x[2:4] * 2)
+    nvlink = result.report.links["cuda:0<->cuda:1"]
+    # The 2x4 slice (32 bytes) crosses, not its 8x4 source (128 bytes).
+    assert (nvlink.copies, nvlink.bytes) == (1, 2 * 4 * 4)
