@@ -70,6 +70,9 @@ class Planner:
         self.constants: list[Operation] = []
         self.copies: list[DeviceCopyOp] = []
         self.slices: list[Operation] = []
+        self.extracts: list[Operation] = []
+        """The `tensor.extract` ops: a scalar read, on the host (`rewrite.py` plans the copy
+        of the element it reads from a device)."""
         """The `tensor.extract_slice` ops, in program order (`keep_slices_with_sources`)."""
         self._final: dict[DeviceAttr, DeviceAttr] = {}
         self._root_final: dict[int, DeviceAttr] = {}
@@ -240,6 +243,8 @@ class Planner:
             # An unranked tensor is what MLIR's runner printers take: it lives on the host.
             what = "the operand of a 'tensor.cast' to an unranked tensor"
             self._soft(op, 0, self._on_host(op, what))
+        elif name == "tensor.extract":
+            self.extracts.append(op)
         elif name != "scf.if" and any(isinstance(r.type, TensorType) for r in op.results):
             # (scf.if's only operand is its i1 condition, on the host.)
             self._tensor_op(op)
