@@ -444,14 +444,14 @@ class Planner:
                 words = f"the '{op.name}' hint at {line_of(op)} (its result stays with its operand)"
                 tie = Tie(op, words)
             self.domains.union(self.node(op.result), self.node(op.input), tie)
-        self.keep_slices_with_sources()
 
     def keep_slices_with_sources(self) -> None:
         """A slice runs where its source lives: a `tensor.extract_slice` that the rules
         above put on another device than its source (its result is pinned there, or used
         there) moves to its source's device, so that only the slice's bytes are copied to
         where it was, not its whole source. One written `vdev.device` keeps it where it is;
-        a slice of a dense constant stays (the constant is made where it is used)."""
+        a slice of a dense constant stays (the constant is made where it is used). After
+        `flow`, once (it changes the op and value maps, which a snapshot does not keep)."""
         constants = set(self.constants)
         for op in self.slices:
             source = underlying(op.operands[0])

@@ -199,6 +199,7 @@ class PlanDevicesPass(ModulePass):
                 placement.place()
                 remarks += placement.remarks
             planner.flow()
+            planner.keep_slices_with_sources()
             remarks += rewrite(planner)
             for remark in remarks:
                 emit_remark(remark)

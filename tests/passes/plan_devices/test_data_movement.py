@@ -62,3 +62,12 @@ def test_a_scalar_read_from_a_gpu_is_a_planned_copy_of_one_element() -> None:
     pcie = result.report.links["cpu:0<->cuda:0"]
     # In: %x (128 bytes) and %z (4); out: the element of %x and %z, 4 bytes each.
     assert (pcie.copies, pcie.bytes) == (4, 128 + 4 + 4 + 4)
+
+
+def test_a_slice_planned_by_cost_stays_with_its_source() -> None:
+    # The cost strategy plans the flow once aside and restores it: moving a slice then
+    # left nodes the union-find had forgotten (an IndexError, found by the fuzzer).
+    module = devplan.parse(SLICE_TO_OTHER_GPU)
+    devplan.apply(module, "plan-devices{strategy=cost}")
+    (copy,) = [op for op in module.walk() if isinstance(op, DeviceCopyOp)]
+    assert str(copy.input.type) == "tensor<2x4xf32>"
