@@ -243,27 +243,26 @@ class Materialiser:
         kind = cast(TensorType[Attribute], source.type)
         rank = kind.get_num_dims()
         where = f" [{', '.join(value_name(i) for i in op.indices)}]" if rank else ""
-        read: SSAValue = source
-        new: list[Operation] = []
-        if rank:
+        if not rank:  # one element: the value's own copy, right after its definition
+            made = self.made.get((source, host))
+            if made is None:
+                whole = DeviceCopyOp(source, have, host)
+                self._insert(source, whole)
+                made = self.made[source, host] = whole.result
+            op.operands[0] = made
+        else:
             ones = [1] * rank
             element = TensorType(kind.get_element_type(), ones)
             window = tensor.ExtractSliceOp(source, list(op.indices), ones, ones, element)
             window.attributes[DEVICE_ATTR] = have
-            new.append(window)
-            read = window.result
-        copy = DeviceCopyOp(read, have, host)
-        new.append(copy)
-        zero = arith.ConstantOp(IntegerAttr(0, IndexType())) if rank else None
-        if zero is not None:
-            new.append(zero)
-        for made in new:
-            made.location = op.location  # a run-time error in them points at the extract
-        block.insert_ops_before(new, op)
-        op.operands[0] = copy.result
-        for index in range(rank):
-            assert zero is not None
-            op.operands[1 + index] = zero.result
+            copy = DeviceCopyOp(window.result, have, host)
+            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            for made_op in (window, copy, zero):
+                made_op.location = op.location  # a run-time error there points at the extract
+            block.insert_ops_before([window, copy, zero], op)
+            op.operands[0] = copy.result
+            for index in range(rank):
+                op.operands[1 + index] = zero.result
         if planner.explain:
             self.copies_for.setdefault(op, []).append(
                 diagnostic_at(

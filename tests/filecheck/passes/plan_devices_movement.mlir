@@ -52,7 +52,8 @@ builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {
 // -----
 
 // A scalar read from a GPU tensor is a planned copy of the one element it reads, sliced
-// where the tensor lives; a rank-0 tensor (one element) is copied whole.
+// where the tensor lives; a rank-0 tensor (one element) is copied whole, right after its
+// definition as every planned copy.
 builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {
   func.func @extract_from_gpu(%x: tensor<8x4xf32> {vdev.device = #vdev.device<"cuda", 0>}, %i: index, %j: index, %z: tensor<f32> {vdev.device = #vdev.device<"cuda", 0>}) -> f32 {
     %e = tensor.extract %x[%i, %j] : tensor<8x4xf32>
@@ -65,9 +66,9 @@ builtin.module attributes {vdev.targets = [#target.target<"cuda">]} {
 // EXPLAIN: plan_devices_movement.mlir:[[# @LINE - 7]]:5: remark: copy of the element [%i, %j] of %x from cuda:0/global to cpu:0/global for 'tensor.extract': a scalar read lives on the host device; %x is on cuda:0/global, decided by the vdev.device attribute of argument 0 of @extract_from_gpu at line [[# @LINE - 8]] (target and scope by default)
 // EXPLAIN: plan_devices_movement.mlir:[[# @LINE - 7]]:5: remark: copy of the element of %z from cuda:0/global to cpu:0/global for 'tensor.extract'
 // CHECK-LABEL: func.func @extract_from_gpu(
-// CHECK-NEXT:  %0 = tensor.extract_slice %x[%i, %j] [1, 1] [1, 1] {vdev.device = [[GPU0]]} : tensor<8x4xf32> to tensor<1x1xf32>
-// CHECK-NEXT:  %1 = vdev.device_copy %0 from [[GPU0]] to [[CPU:#vdev.device<"cpu", 0, #target.target<"llvm">, "global">]] : tensor<1x1xf32>
-// CHECK-NEXT:  %2 = arith.constant 0 : index
-// CHECK-NEXT:  %e = tensor.extract %1[%2, %2] : tensor<1x1xf32>
-// CHECK-NEXT:  %3 = vdev.device_copy %z from [[GPU0]] to [[CPU]] : tensor<f32>
-// CHECK-NEXT:  %f = tensor.extract %3[] : tensor<f32>
+// CHECK-NEXT:  %0 = vdev.device_copy %z from [[GPU0]] to [[CPU:#vdev.device<"cpu", 0, #target.target<"llvm">, "global">]] : tensor<f32>
+// CHECK-NEXT:  %1 = tensor.extract_slice %x[%i, %j] [1, 1] [1, 1] {vdev.device = [[GPU0]]} : tensor<8x4xf32> to tensor<1x1xf32>
+// CHECK-NEXT:  %2 = vdev.device_copy %1 from [[GPU0]] to [[CPU]] : tensor<1x1xf32>
+// CHECK-NEXT:  %3 = arith.constant 0 : index
+// CHECK-NEXT:  %e = tensor.extract %2[%3, %3] : tensor<1x1xf32>
+// CHECK-NEXT:  %f = tensor.extract %0[] : tensor<f32>
