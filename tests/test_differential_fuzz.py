@@ -13,8 +13,11 @@ broadcast, take constants or affine sums `(d_i * k + d_j) mod C`; reductions; tw
 outputs) and named linalg ops (mixed-type matmuls f16 x f16 -> f32 and i8 x i8 -> i32,
 batch_matmul, transpose, conv_2d, pooling_nchw_max/sum, fill), round trips through the
 data-movement ops (a pad and the slice inside it; a `tensor.reshape` to one dimension and
-back, its shapes from `tensor.from_elements`; two row slices concatenated; an element
-extracted, then inserted or splat; each intermediate maybe on a device of its own),
+back, its shapes from `tensor.from_elements`; two row slices concatenated; a `linalg.pack`
+into tiles and the `linalg.unpack` back; an element extracted, then inserted or splat; a
+`collapse_shape` to one dimension and the `expand_shape` back; a `tensor.cast` to dynamic
+sizes and back; a row slice inserted into another value with `insert_slice`; each
+intermediate maybe on a device of its own),
 `vdev.device_copy` written by the user, random `vdev.on_device` hints and random
 argument/result placements over the default system's devices (cpu:0, cuda:0, cuda:1). Properties:
 
@@ -30,12 +33,12 @@ uses, so a failure is reproduced by pasting the printed program into a file and 
 `devplan-run FILE --random-args 0` (a program with dynamic rows: `inputs_for`, as the
 failure's note says).
 
-`make test` runs a fixed set of 64 programs and 16 planned by cost (the same every run)
-and 20 fresh ones drawn from a seed that a failure prints (`DEVPLAN_FUZZ_SEED=N` replays
-them); `make fuzz` runs
-2,000 fresh ones unseeded (Hypothesis keeps nothing from a seeded run), keeps the failing
-examples in `.hypothesis/fuzz` (ignored by git; the next run replays them first) and writes
-each failing program, shrunk, to `build/fuzz-failures/`, printing the path.
+`make test` runs a fixed set of 64 programs, 16 planned by cost and 3 short ones per
+data-movement form (the same every run) and 20 fresh ones drawn from a seed that a
+failure prints (`DEVPLAN_FUZZ_SEED=N` replays them); `make fuzz` runs 2,000 fresh ones
+unseeded (Hypothesis keeps nothing from a seeded run), keeps the failing examples in
+`.hypothesis/fuzz` (ignored by git; the next run replays them first) and writes each
+failing program, shrunk, to `build/fuzz-failures/`, printing the path.
 """
 
 from __future__ import annotations
@@ -47,11 +50,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, note, seed, settings
 from hypothesis.control import current_build_context
 from hypothesis.database import DirectoryBasedExampleDatabase
 from support import ROOT
-from support.level1_programs import Drawn, check, programs, reproduce
+from support.level1_programs import MOVEMENT_FORMS, Drawn, check, programs, reproduce
 
 import devplan
 
@@ -110,6 +114,18 @@ def check_and_keep(drawn: Drawn, strategy: str = "default") -> None:
 @given(programs())
 def test_planned_and_lowered_programs_compute_what_the_oracle_computes(drawn: Drawn) -> None:
     check_and_keep(drawn)
+
+
+@pytest.mark.parametrize("form", MOVEMENT_FORMS)
+def test_each_data_movement_form_computes_what_the_oracle_computes(form: str) -> None:
+    """The fixed set draws each form only by chance: a few short programs of each."""
+
+    @settings(max_examples=3, derandomize=True, database=None, **_COMMON)
+    @given(programs(form=form))
+    def each(drawn: Drawn) -> None:
+        check_and_keep(drawn)
+
+    each()
 
 
 @fresh_seed

@@ -36,6 +36,7 @@ from .program import (
     line_of,
     name_suffix,
     not_a_tensor,
+    underlying,
     value_name,
     walk_with_exits,
 )
@@ -68,6 +69,11 @@ class Planner:
         self.on_devices: list[OnDeviceOp] = []
         self.constants: list[Operation] = []
         self.copies: list[DeviceCopyOp] = []
+        self.slices: list[Operation] = []
+        self.extracts: list[Operation] = []
+        """The `tensor.extract` ops: a scalar read, on the host (`rewrite.py` plans the copy
+        of the element it reads from a device)."""
+        """The `tensor.extract_slice` ops, in program order (`keep_slices_with_sources`)."""
         self._final: dict[DeviceAttr, DeviceAttr] = {}
         self._root_final: dict[int, DeviceAttr] = {}
         self._reached: dict[FuncOp, set[FuncOp]] = {}
@@ -237,15 +243,24 @@ class Planner:
             # An unranked tensor is what MLIR's runner printers take: it lives on the host.
             what = "the operand of a 'tensor.cast' to an unranked tensor"
             self._soft(op, 0, self._on_host(op, what))
+        elif name == "tensor.extract":
+            self.extracts.append(op)
         elif name != "scf.if" and any(isinstance(r.type, TensorType) for r in op.results):
             # (scf.if's only operand is its i1 condition, on the host.)
-            node = self._execution_domain(op)
-            if is_dense_constant(op):
-                self.constants.append(op)
-            targets: list[int | None] = [node] * len(op.operands)
-            if name == "tensor.reshape":
-                targets[1] = self._on_host(op, "the shape operand of 'tensor.reshape'")
-            self._soft_all(op, targets, 0)
+            self._tensor_op(op)
+
+    def _tensor_op(self, op: Operation) -> None:
+        """An op with tensor results: its operands are read where it runs (shapes on the
+        host)."""
+        node = self._execution_domain(op)
+        if is_dense_constant(op):
+            self.constants.append(op)
+        if op.name == "tensor.extract_slice":
+            self.slices.append(op)
+        targets: list[int | None] = [node] * len(op.operands)
+        if op.name == "tensor.reshape":
+            targets[1] = self._on_host(op, "the shape operand of 'tensor.reshape'")
+        self._soft_all(op, targets, 0)
 
     def _on_host(self, op: Operation, what: str) -> int:
         """A domain pinned to the host device: where an operand holding shape values is
@@ -429,6 +444,36 @@ class Planner:
                 words = f"the '{op.name}' hint at {line_of(op)} (its result stays with its operand)"
                 tie = Tie(op, words)
             self.domains.union(self.node(op.result), self.node(op.input), tie)
+
+    def keep_slices_with_sources(self) -> None:
+        """A slice runs where its source lives: a `tensor.extract_slice` that the rules
+        above put on another device than its source (its result is pinned there, or used
+        there) moves to its source's device, so that only the slice's bytes are copied to
+        where it was, not its whole source. One written `vdev.device` keeps it where it is;
+        a slice of a dense constant stays (the constant is made where it is used). After
+        `flow`, once (it changes the op and value maps, which a snapshot does not keep)."""
+        constants = set(self.constants)
+        for op in self.slices:
+            source = underlying(op.operands[0])
+            if DEVICE_ATTR in op.attributes or (
+                isinstance(source, OpResult) and source.op in constants
+            ):
+                continue
+            node = self.op_node[op]
+            have = self.final(self.node(source))
+            if have == self.final(node):
+                continue
+            home = self.domains.fresh()
+            what = (
+                f"the device of {value_name(source)}, the source of the '{op.name}' at "
+                f"{line_of(op)} (a slice runs where its source lives)"
+            )
+            self.domains.constrain(home, have, Origin(op, what, located=False))
+            self.op_node[op] = home
+            self.value_node[op.results[0]] = home
+            for use in self.uses:
+                if use.op is op and use.index == 0:
+                    use.target = home
 
     def settle_open_ops(self) -> None:
         """Each op whose class nothing placed joins the device its placed neighbours

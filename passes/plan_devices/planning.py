@@ -83,7 +83,11 @@ it tie, the first operand whose domain is placed wins, TVM's "conflicted inputs"
 constants take part in no soft edge: they are materialised on each consuming device.
 Last, the result of each `on_device` that does not constrain its body (`{constrain_body
 = false}`) is unified with its operand when their devices join, so that defaulting
-does not create a copy there (TVM's FreeOnDeviceDefaulter).
+does not create a copy there (TVM's FreeOnDeviceDefaulter). Then a slice runs where its
+source lives: a `tensor.extract_slice` these rules put on another device than its source
+(its result pinned or used there) moves to its source's domain, so the copy that follows
+moves only the slice's bytes, not the whole source (one written `vdev.device` on the
+slice, or a dense-constant source, keeps it where it is).
 
 Phase 4 — defaulting, per class and independent of any order: a class's device is
 `default(class, vdev.default_device)` (then the host device for a type still open), its
@@ -97,7 +101,11 @@ lives, the value's copy to that device (made once per (value, destination), righ
 the definition), or for a dense constant its clone on that device (once per device;
 the original moves to its first consumer's device when nothing pins it);
 `vdev.device_copy` endpoints completed; every `vdev.on_device` removed (its uses use its
-operand). With `explain=true`, each function argument, each op that yields tensors
+operand). A `tensor.extract` of a value on a device reads a host scalar: the one element
+it reads is sliced there (`tensor.extract_slice` of 1 x ... x 1, a rank-0 value whole)
+and that is copied to the host, where the extract reads it (TVM copies a scalar to the
+host; the copy is planned, so the report counts its bytes and explain names it).
+With `explain=true`, each function argument, each op that yields tensors
 (per result for `scf.if`, `scf.for` and `func.call`; dense constants and their clones
 included) and each inserted copy gets a remark naming what decided its device: the
 constraint nearest to it over the edges that merged its class (a hint, an argument or
@@ -117,9 +125,8 @@ planned module plans to itself (idempotent); hints are consumed.
 Not handled: `scf.while` and other region ops with tensor block arguments (their block
 arguments are free values; no loop-carried placement); ops with tensor operands but no
 tensor result (`tensor.dim`, `tensor.extract`) are not placed: their results are host
-scalars and they read their operands where they live (`tensor.dim` only the shape;
-lower-to-device copies the one element `tensor.extract` reads to the host, so this plan
-shows no copy for it); indirect calls; a conflict that arises only through phase 3 (a value
+scalars and `tensor.dim` reads only the shape of its operand where it lives; indirect calls;
+a conflict that arises only through phase 3 (a value
 placed by dataflow, then passed to a callee placed elsewhere) is resolved with copies
 at the dataflow edges, not by specialisation.
 
@@ -192,6 +199,7 @@ class PlanDevicesPass(ModulePass):
                 placement.place()
                 remarks += placement.remarks
             planner.flow()
+            planner.keep_slices_with_sources()
             remarks += rewrite(planner)
             for remark in remarks:
                 emit_remark(remark)

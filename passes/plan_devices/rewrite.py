@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import cast
 
-from xdsl.dialects.builtin import ArrayAttr
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, TensorType
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 
 from ...diagnostics import diagnostic_at
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
@@ -50,6 +51,8 @@ def rewrite(planner: Planner) -> list[str]:
         op.result.replace_all_uses_with(op.input)
         op.detach()
         op.erase()
+    for op in planner.extracts:
+        materialiser.read_on_host(op)
     for op in constants:
         if not op.results[0].uses and materialiser.moved_away(op):
             op.detach()
@@ -216,6 +219,61 @@ class Materialiser:
                 )
             )
         return made
+
+    def read_on_host(self, op: Operation) -> None:
+        """A `tensor.extract` reads a scalar, which lives on the host: from a value on a
+        device, the one element it reads is sliced there (`tensor.extract_slice` of 1 x
+        ... x 1 at its indices) and that slice is copied to the host, where the extract
+        reads it at index 0 (a rank-0 value, one element, is copied whole)."""
+        assert isinstance(op, tensor.ExtractOp)
+        planner = self.planner
+        source = op.tensor
+        owner = source.op if isinstance(source, OpResult) else None
+        if owner is not None and owner in self.home:
+            have = self.home_of(owner)
+        elif source in planner.value_node:
+            have = planner.final(planner.node(source))
+        else:
+            return
+        host = planner.complete(planner.host)
+        if have == host:
+            return
+        block = op.parent_block()
+        assert block is not None
+        kind = cast(TensorType[Attribute], source.type)
+        rank = kind.get_num_dims()
+        where = f" [{', '.join(value_name(i) for i in op.indices)}]" if rank else ""
+        if not rank:  # one element: the value's own copy, right after its definition
+            made = self.made.get((source, host))
+            if made is None:
+                whole = DeviceCopyOp(source, have, host)
+                self._insert(source, whole)
+                made = self.made[source, host] = whole.result
+            op.operands[0] = made
+        else:
+            ones = [1] * rank
+            element = TensorType(kind.get_element_type(), ones)
+            window = tensor.ExtractSliceOp(source, list(op.indices), ones, ones, element)
+            window.attributes[DEVICE_ATTR] = have
+            copy = DeviceCopyOp(window.result, have, host)
+            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            for made_op in (window, copy, zero):
+                made_op.location = op.location  # a run-time error there points at the extract
+            block.insert_ops_before([window, copy, zero], op)
+            op.operands[0] = copy.result
+            for index in range(rank):
+                op.operands[1 + index] = zero.result
+        if planner.explain:
+            self.copies_for.setdefault(op, []).append(
+                diagnostic_at(
+                    op,
+                    f"copy of the element{where} of {value_name(source)} from {short(have)} to "
+                    f"{short(host)} for '{op.name}': a scalar read lives on the host device; "
+                    f"{value_name(source)} is on {short(have)}, "
+                    f"{planner.why(planner.node(source))}",
+                    kind="remark",
+                )
+            )
 
     def serve(self, use: Use, constants: set[Operation]) -> None:
         """Make `use` read its value on the device it expects."""

@@ -86,6 +86,8 @@ class Program:
     """SSA names by shape class: "v" (rows x cols) and "w" (cols x cols)."""
     count: int = 0
     helpers: list[str] = field(default_factory=list[str])
+    form: str | None = None
+    """The data-movement form `movement` draws, when one is asked for (`programs(form=)`)."""
 
     def type_of(self, kind: str) -> str:
         rows = ("?" if self.dynamic else self.rows) if kind == "v" else self.cols
@@ -187,12 +189,15 @@ class Program:
         """A round trip through the data-movement ops, back to a "v" value: a pad and the
         slice inside it, a reshape to one dimension and back (shapes from
         `tensor.from_elements`), two row slices concatenated, a `linalg.pack` into tiles
-        and the `linalg.unpack` back, or one element extracted and inserted or splat.
-        Each intermediate may go to a device of its own."""
-        forms = ["pad", "reshape", "concat", "pack"]
-        if self.rows > 0 and self.cols > 0:
-            forms.append("element")
-        getattr(self, f"_move_{self.draw(st.sampled_from(forms))}")(self.pick("v"), indent)
+        and the `linalg.unpack` back, one element extracted and inserted or splat, a
+        `collapse_shape` to one dimension and the `expand_shape` back, a `tensor.cast`
+        to dynamic sizes and back, or a row slice inserted into another value
+        (`insert_slice`). Each intermediate may go to a device of its own."""
+        forms = list(MOVEMENT_FORMS)
+        if self.rows == 0 or self.cols == 0:
+            forms = [f for f in forms if f not in ("element", "collapse")]
+        form = self.form if self.form in forms else self.draw(st.sampled_from(forms))
+        getattr(self, f"_move_{form}")(self.pick("v"), indent)
 
     def _placed(self, value: str, t: str, indent: str) -> str:
         """`value`, hinted to a random device (or not)."""
@@ -302,6 +307,44 @@ class Program:
         packed = self._placed(packed, packed_t, indent)
         back = self.empty("v", indent)
         self.define("v", f"linalg.unpack {packed}{tiling} into {back} : {packed_t} -> {t}", indent)
+
+    def _move_collapse(self, value: str, indent: str) -> None:
+        t, e = self.type_of("v"), self.element
+        flat_t = f"tensor<{'?' if self.dynamic else self.rows * self.cols}x{e}>"
+        flat = self._line(f"tensor.collapse_shape {value} [[0, 1]] : {t} into {flat_t}", indent)
+        flat = self._placed(flat, flat_t, indent)
+        shape = f"[{self._rows()}, {self.cols}]"
+        self.define(
+            "v", f"tensor.expand_shape {flat} [[0, 1]] output_shape {shape} : {flat_t} into {t}",
+            indent,
+        )  # fmt: skip
+
+    def _move_cast(self, value: str, indent: str) -> None:
+        t = self.type_of("v")
+        loose_t = self.tensor(
+            ["?", "?" if self.dynamic else self.draw(st.sampled_from(["?", self.cols]))]
+        )
+        loose = self._line(f"tensor.cast {value} : {t} to {loose_t}", indent)
+        loose = self._placed(loose, loose_t, indent)
+        self.define("v", f"tensor.cast {loose} : {loose_t} to {t}", indent)
+
+    def _move_insert(self, value: str, indent: str) -> None:
+        t = self.type_of("v")
+        k = self.draw(st.integers(0, self.rows))
+        at, to = self.draw(st.integers(0, self.rows - k)), self.draw(st.integers(0, self.rows - k))
+        part_t = self.tensor([k, self.cols])
+        part = self._line(
+            f"tensor.extract_slice {value}[{at}, 0] [{k}, {self.cols}] [1, 1] : {t} to {part_t}",
+            indent,
+        )
+        part = self._placed(part, part_t, indent)
+        into = self.pick("v")
+        self.define(
+            "v",
+            f"tensor.insert_slice {part} into {into}[{to}, 0] [{k}, {self.cols}] [1, 1] : "
+            f"{part_t} into {t}",
+            indent,
+        )
 
     def _move_element(self, value: str, indent: str) -> None:
         t = self.type_of("v")
@@ -747,10 +790,13 @@ class Drawn:
 
 
 @st.composite
-def programs(draw: Any) -> Drawn:
+def programs(draw: Any, form: str | None = None) -> Drawn:
+    """A random program; with `form`, a short one of elementwise ops and that data-movement
+    form twice (`Program.movement`), its sizes 1 to 5."""
     element = draw(st.sampled_from(ELEMENTS))
-    rows, cols = draw(st.integers(0, 5)), draw(st.integers(0, 5))
-    program = Program(draw, element, rows, cols, dynamic=draw(st.booleans()))
+    least = 0 if form is None else 1  # each form then applies (zero sizes: the fixed set)
+    rows, cols = draw(st.integers(least, 5)), draw(st.integers(least, 5))
+    program = Program(draw, element, rows, cols, dynamic=draw(st.booleans()), form=form)
     args: list[str] = []
     for kind, name in (("v", "%x"), ("v", "%y"), ("w", "%w")):
         device = draw(st.sampled_from((None, *DEVICES)))
@@ -758,6 +804,8 @@ def programs(draw: Any) -> Drawn:
         args.append(f"{name}: {program.type_of(kind)}{attr}")
         program.values[kind].append(name)
     steps = draw(st.lists(st.sampled_from(STEPS), min_size=1, max_size=7))
+    if form is not None:
+        steps = [*draw(st.lists(st.just("elementwise"), max_size=2)), "movement", "movement"]
     for step in steps:
         if step == "elementwise":
             program.elementwise(draw(st.sampled_from(["v", "w"])))
@@ -769,6 +817,9 @@ def programs(draw: Any) -> Drawn:
     return Drawn(program.text(results, placements, args), rows, program.dynamic)
 
 
+MOVEMENT_FORMS = ("pad", "reshape", "concat", "pack", "cast", "insert", "element", "collapse")
+"""The data-movement round trips `Program.movement` draws from (the last two need an
+element: rows and columns both above 0)."""
 STEPS = (
     "elementwise", "matmul", "constant", "hint", "call", "branch", "loop", "copy",
     "generic", "generic", "named", "movement",
