@@ -99,6 +99,7 @@ MODULES: dict[str, Module] = {
         (
             "tests/passes/plan_devices/test_planner.py",
             "tests/passes/plan_devices/test_cost_strategy.py",
+            "tests/passes/plan_devices/test_specialisation.py",
         ),
         600.0,
         # the majority vote over placed neighbours' bytes is checked on IR here only

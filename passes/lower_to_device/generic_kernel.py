@@ -155,6 +155,12 @@ def _extents(maps: Sequence[AffineMap], inputs: int, loops: int) -> tuple[tuple[
 
 
 def _check_body(op: GenericOp) -> None:
+    last = op.body.block.last_op
+    if isinstance(last, YieldOp) and len(last.operands) != len(op.outputs):
+        # xDSL's verifier lets this through; the kernel would carry a value it never gets
+        raise UnsupportedGeneric(
+            f"its body yields {len(last.operands)} value(s) for {len(op.outputs)} output(s)"
+        )
     for inner in op.body.block.walk():
         for value in inner.operands:
             if not op.body.is_ancestor(value.owner):

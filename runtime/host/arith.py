@@ -167,8 +167,11 @@ ARITH_OPS.impl(*op_classes(scalar_ops.INT_BINARY_OPS, "arith"))(_integer)
 def float_op(c: Compiler, op: Operation) -> Step:
     """A float op of `scalar_ops.FLOAT_OPS`, computed by the definition every path shares;
     f16 through f64, rounded once (see `semantics`)."""
-    fn = numpy_semantics.float_function(op.name, isinstance(op.results[0].type, Float32Type))
     type_ = op.results[0].type
+    name = op.name
+    if isinstance(type_, BFloat16Type) and name == "math.fma":
+        name = "fma_bf16"  # rounded to odd in f64 first (see semantics), as the kernels do
+    fn = numpy_semantics.float_function(name, isinstance(type_, Float32Type))
     cast = float_cast(type_)
     slots = tuple(c.slot(v) for v in op.operands)
     r = c.slot(op.results[0])

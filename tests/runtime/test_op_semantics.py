@@ -457,7 +457,7 @@ NARROW = Program(
         "hb": ("f16", [0.2, 65504.0, 1e-7, 0.3333]),
         "ba": ("bf16", bf16([1.5, 1.0, -2.0, 3.0])),
         "bb": ("bf16", bf16([1.0078125, 2.0**-8, 0.5, 0.0])),
-        "bc": ("bf16", bf16([2.0**-40, -(2.0**-40), 1.0, -0.0])),
+        "bc": ("bf16", bf16([-(2.0**-100), -(2.0**-40), 1.0, -0.0])),
         "bd": ("f32", [1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, 3.4e38, -1e-45]),
         "be": ("i64", [2**60 + 2**52 + 1, 255, -257, 0]),
     },
@@ -509,8 +509,9 @@ def test_f16_arithmetic_rounds_once_on_every_path() -> None:
 def test_bf16_arithmetic_rounds_once_on_every_path() -> None:
     expect_narrow("badd", bf16([2.5, 1.0, -1.5, 3.0]))
     expect_narrow("bmul", bf16([1.515625, 2.0**-8, -1.0, 0.0]))
-    # 1.5 * 1.0078125 is halfway between two bf16 values: the tiny addend decides
-    expect_narrow("bfma", bf16([1.515625, 2.0**-8, 0.0, 0.0]))
+    # 1.5 * 1.0078125 is halfway between two bf16 values and the addend, too small to
+    # survive an f64 sum, decides: down (ties-to-even after rounding to f64 would go up)
+    expect_narrow("bfma", bf16([1.5078125, 2.0**-8, 0.0, 0.0]))
     expect_narrow("bext", np.array([1.5, 1.0, -2.0, 3.0], np.float32))
     expect_narrow("btrunc", bf16([1.0, 1.015625, math.inf, -0.0]))
     expect_narrow("bint", bf16([2.0**60 + 2.0**53, 255.0, -256.0, 0.0]))

@@ -297,3 +297,29 @@ def test_batched_and_transposed_contractions_run_the_matmul_kernel_as_the_oracle
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(got[1], want[1])
     np.testing.assert_allclose(got[2], want[2], rtol=1e-12, atol=1e-12)
+
+
+LAST = """
+func.func @main(%x: tensor<4x?xf32>) -> tensor<4xf32> {
+  %seven = arith.constant 7.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%seven : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %last = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x?xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  func.return %last : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("columns", [3, 0])
+def test_a_reduction_whose_body_ignores_its_output_still_starts_from_the_init(
+    columns: int,
+) -> None:
+    # each row's last element; a row with no elements keeps the init's 7
+    x = np.arange(4 * columns, dtype=np.float32).reshape(4, columns)
+    expected = x[:, -1] if columns else np.full(4, 7.0, np.float32)
+    (got,) = devplan.execute(devplan.parse(LAST), [x], kernel_backend="numpy").outputs
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(evaluate(devplan.parse(LAST), [x])[0], expected)

@@ -206,3 +206,45 @@ def test_oracle_checks_a_strided_slice_by_its_last_element_and_an_insert_by_its_
         match=r"<string>:3:3: error: 'tensor.insert_slice' of a 2x8 tensor into a 1x8 slice",
     ):
         evaluate(devplan.parse(STRIDED), [x, 3, x, 1])
+
+
+H = '#vdev.device<"cpu", 0, #target.target<"llvm">, "global">'
+STATIC_SLICE = f"""
+func.func @main(%x: tensor<2x8xf32> {{vdev.device = {H}}}) -> (tensor<2x3xf32> {{vdev.device = {H}}}) {{
+  %s = tensor.extract_slice %x[0, OFFSET] [2, 3] [1, 2] {{vdev.device = {H}}} : tensor<2x8xf32> to tensor<2x3xf32>
+  func.return %s : tensor<2x3xf32>
+}}
+"""
+
+
+def test_a_static_slice_one_stride_past_its_tensor_is_refused_when_lowered() -> None:
+    # offset 3: the last element read is 3 + 2 * 2 = 7, the tensor's last; offset 4 reads 8
+    devplan.apply(devplan.parse(STATIC_SLICE.replace("OFFSET", "3")), "lower-to-device")
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"<string>:3:3: error: 'tensor.extract_slice' reaches outside dimension 1 of its "
+        r"tensor \(size 8: offset 4, size 3, stride 2\)",
+    ):
+        devplan.apply(devplan.parse(STATIC_SLICE.replace("OFFSET", "4")), "lower-to-device")
+
+
+RESHAPE = """
+func.func @main(%x: tensor<2x3xf32>, %shape: tensor<2xindex>) -> tensor<3x?xf32> {
+  %r = tensor.reshape %x(%shape) : (tensor<2x3xf32>, tensor<2xindex>) -> tensor<3x?xf32>
+  func.return %r : tensor<3x?xf32>
+}
+"""
+
+
+def test_a_reshape_shape_that_contradicts_its_static_result_type_is_a_run_time_error() -> None:
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (r,) = devplan.execute(
+        devplan.parse(RESHAPE), [x, np.array([3, 2])], kernel_backend="numpy"
+    ).outputs
+    np.testing.assert_array_equal(r, x.reshape(3, 2))
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"<string>:3:3: error: assertion failed: 'tensor.reshape' shape element 0 differs "
+        r"from its result type's 3",
+    ):
+        devplan.execute(devplan.parse(RESHAPE), [x, np.array([2, 3])], kernel_backend="numpy")
