@@ -244,7 +244,8 @@ class Planner:
             what = "the operand of a 'tensor.cast' to an unranked tensor"
             self._soft(op, 0, self._on_host(op, what))
         elif name == "tensor.extract":
-            self.extracts.append(op)
+            if _in_control_flow_of(op, function):
+                self.extracts.append(op)
         elif name != "scf.if" and any(isinstance(r.type, TensorType) for r in op.results):
             # (scf.if's only operand is its i1 condition, on the host.)
             self._tensor_op(op)
@@ -653,3 +654,16 @@ class Planner:
         if open_fields:
             text += f" ({and_list(open_fields)} by default)"
         return text
+
+
+def _in_control_flow_of(op: Operation, function: FuncOp) -> bool:
+    """`op` sits in `function`'s body or in its `scf.if`/`scf.for` regions, the places
+    planning places values: not in a region of another op (a `linalg.generic`'s body reads
+    scalars, and what it may not read is the lowering's error to give)."""
+    parent = op.parent_op()
+    while parent is not None and parent is not function:
+        if parent.name not in ("scf.if", "scf.for"):
+            return False
+        parent = parent.parent_op()
+    return parent is function
+
