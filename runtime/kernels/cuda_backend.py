@@ -424,6 +424,13 @@ def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
             buffer = on_gpu[gpu] = cuda.to_device(fresh)
         else:
             buffer.copy_to_device(fresh)
+        # Host memory is passed as NumPy arrays, which numba-cuda copies to the GPU and
+        # back after the kernel; an input the kernel only reads is bound read-only, and
+        # copying back into it would fail, so it travels one way (`cuda.In`).
+        args = [
+            cuda.In(a) if isinstance(a, np.ndarray) and not a.flags.writeable else a
+            for a in args
+        ]
         try:
             jitted[grid, block](buffer, *args)
             buffer.copy_to_host(err)  # waits for the kernel
