@@ -5,7 +5,9 @@ from its init, or from the `tensor.empty` it writes over when nothing reads the 
 then nothing is allocated for the empty), check at run time (`cf.assert`, or now when
 both are static) that every operand dimension giving one loop dimension agrees with the
 first that does (in operand order), and launch one thread per element of the first
-output (`min(256, max_num_threads)` a block).
+output (`min(256, max_num_threads)` a block): as rows (`_rows`: a static output with
+two or more parallel dimensions and rows of at least `MIN_ROW`; a row of blocks along x
+per row of the output, the rows along y) or else as a 1-D grid.
 
 Two fast paths are chosen from the op's shape, never its name:
   * a *fill* (all parallel; one scalar input; a body yielding it; outputs at the
@@ -22,7 +24,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, IntegerType, MemRefType, TensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    SymbolRefAttr,
+    TensorType,
+)
 from xdsl.dialects.linalg.ops import GenericOp, YieldOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
@@ -103,13 +112,61 @@ def lower_generic(low: Lowering, op: GenericOp) -> None:
     else:
         read = [init for init, r in zip(inits, loops.reads_init, strict=True) if r]
         args = [*ins, *(init for init in read if init is not None), *outs]
+        rows = _rows(loops, outs[0])
         kernel = low.kernels.kernel(
             low.target(device, op), kernel_stem(op, loops),
-            str(generic_kernel("kernel", op, loops)),
-            lambda kname: generic_kernel(kname, op, loops), op,
+            str(generic_kernel("kernel", op, loops, rows is not None)),
+            lambda kname: generic_kernel(kname, op, loops, rows is not None), op,
         )  # fmt: skip
-        low.launch_over(device, kernel, outs[0], args, op)
+        if rows is None:
+            low.launch_over(device, kernel, outs[0], args, op)
+        else:
+            _launch_rows(low, device, kernel, outs[0], rows, args, op)
     low.map_results(op, outs)
+
+
+MAX_GRID_Y = 65535
+"""The most blocks a launch may have along y (CUDA's limit, checked at every launch)."""
+
+
+MIN_ROW = 32
+"""The shortest (static) last dimension of an output launched as rows: shorter rows
+would make blocks of a few threads."""
+
+
+def _rows(loops: GenericLoops, out: SSAValue) -> int | None:
+    """The number of rows of a 2-D launch of the generic kernel (`generic_kernel`'s
+    `rows`): the product of the first output's dimensions but its last, when there are
+    two or more parallel dimensions, the shape is static, the last dimension at least
+    `MIN_ROW` and the product fits the grid along y (`MAX_GRID_Y`); else None (a 1-D
+    launch, its linear index split by division)."""
+    shape = memref_type(out.type).get_shape()
+    if len(loops.parallel) < 2 or any(n == DYNAMIC_INDEX for n in shape):
+        return None
+    if shape[-1] < MIN_ROW:
+        return None
+    count = 1
+    for n in shape[:-1]:
+        count *= n
+    return max(1, count) if count <= MAX_GRID_Y else None
+
+
+def _launch_rows(
+    low: Lowering,
+    device: DeviceAttr,
+    kernel: SymbolRefAttr,
+    out: SSAValue,
+    rows: int,
+    args: Sequence[SSAValue],
+    op: Operation,
+) -> None:
+    """Launch the 2-D generic kernel: a row of blocks along x per row of `out`, `rows`
+    rows along y."""
+    columns = memref_type(out.type).get_shape()[-1]
+    per_block = min(ELEMENTWISE_BLOCK, max_threads(low.target(device, op)), columns)
+    one = low.index(1)
+    grid = [low.blocks_for(columns, per_block), low.index(rows), one]
+    low.launch(device, kernel, grid, [low.index(per_block), one, one], args, op)
 
 
 def _check_extents(

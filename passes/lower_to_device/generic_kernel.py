@@ -13,8 +13,11 @@
 
 `generic_kernel` builds the kernel: one thread per point of the parallel dimensions (a
 1-D grid, its linear index split row-major over the parallel extents in loop order, read
-from the buffers with `memref.dim`, so one kernel serves every shape of a given rank);
-each thread
+from the buffers with `memref.dim`, so one kernel serves every shape of a given rank;
+or, with `rows`, a 2-D grid: the dimension of the first output's last dimension is the
+global id along x and the other parallel dimensions are split from the global id along
+y, so that no thread divides per element and the Numba backend sees the global ids that
+let it vectorise a row and run blocks in parallel); each thread
   1. loads the initial value of each output whose value the body reads (its block
      argument is used) or that a reduction accumulates into;
   2. runs the reduction dimensions as nested `scf.for`s (outermost first, in loop
@@ -217,8 +220,19 @@ def map_indices(k: KernelBuilder, m: AffineMap, indices: Sequence[SSAValue]) -> 
     return [_expr_value(k, e, indices) for e in m.results]
 
 
-def generic_kernel(name: str, op: GenericOp, loops: GenericLoops) -> kn.KernelFuncOp:
-    """The kernel computing `op` (see the header)."""
+def row_dimension(loops: GenericLoops) -> int:
+    """The loop dimension of the first output's last dimension (its rows are contiguous)."""
+    last = loops.maps[loops.inputs].results[-1]
+    assert isinstance(last, AffineDimExpr)
+    return last.position
+
+
+def generic_kernel(
+    name: str, op: GenericOp, loops: GenericLoops, rows: bool = False
+) -> kn.KernelFuncOp:
+    """The kernel computing `op` (see the header); with `rows` (two or more parallel
+    dimensions), a 2-D grid instead: `row_dimension` along x (a global id, no division
+    per element), the other parallel dimensions linearised along y (one block row each)."""
     ins = list(op.inputs)
     outs = list(op.outputs)
     params: list[Attribute] = []
@@ -254,11 +268,19 @@ def generic_kernel(name: str, op: GenericOp, loops: GenericLoops) -> kn.KernelFu
 
     k = KernelBuilder(body)
     i = k.thread_index()
+    row = k.thread_index("y") if rows else i
     extents = [k.add(memref.DimOp(buffer(o), k.index(p))) for o, p in loops.extents]
     parallel = [extents[d] for d in loops.parallel]
     inside = k.nested()
     indices: list[SSAValue] = [k.index(0)] * loops.loops
-    for d, value in zip(loops.parallel, delinearise(inside, i, parallel), strict=True):
+    if rows:
+        along = row_dimension(loops)
+        outer = [d for d in loops.parallel if d != along]
+        indices[along] = i
+        split = zip(outer, _split(inside, row, [extents[d] for d in outer]), strict=True)
+    else:
+        split = zip(loops.parallel, delinearise(inside, i, parallel), strict=True)
+    for d, value in split:
         indices[d] = value
     out_maps = loops.maps[loops.inputs :]
     starts: list[SSAValue] = []
@@ -271,8 +293,48 @@ def generic_kernel(name: str, op: GenericOp, loops: GenericLoops) -> kn.KernelFu
     for j, value in enumerate(values):
         where = map_indices(inside, out_maps[j], indices)
         inside.add(memref.StoreOp.get(value, out_args[j], where))
-    guarded(k, i, parallel, inside)
+    if rows:
+        _guarded_rows(k, loops, i, row, extents, inside)
+    else:
+        guarded(k, i, parallel, inside)
     return kernel
+
+
+def _guarded_rows(
+    k: KernelBuilder,
+    loops: GenericLoops,
+    column: SSAValue,
+    row: SSAValue,
+    extents: Sequence[SSAValue],
+    inside: KernelBuilder,
+) -> None:
+    """`if column < its extent and row < the product of the other parallel extents
+    { inside }`, then `kernel.return`."""
+    along = row_dimension(loops)
+    outer = [extents[d] for d in loops.parallel if d != along]
+    count = outer[0]
+    for extent in outer[1:]:
+        count = k.add(arith.MuliOp(count, extent))
+    in_row = k.add(arith.CmpiOp(column, extents[along], "ult"))
+    in_rows = k.add(arith.CmpiOp(row, count, "ult"))
+    inside.add(scf.YieldOp())
+    k.add(scf.IfOp(k.add(arith.AndIOp(in_row, in_rows)), [], Region(inside.block)))
+    k.add(kn.ReturnOp())
+
+
+def _split(k: KernelBuilder, i: SSAValue, dims: Sequence[SSAValue]) -> list[SSAValue]:
+    """The row-major index of linear position `0 <= i <` the product of `dims`, by signed
+    division and remainder (equal to unsigned ones on these non-negative values), whose
+    intervals the Numba backend's range analysis knows (`ranges.py`)."""
+    indices: list[SSAValue] = []
+    rest = i
+    for d in reversed(range(len(dims))):
+        if d == 0:
+            indices.append(rest)
+        else:
+            indices.append(k.add(arith.RemSIOp(rest, dims[d])))
+            rest = k.add(arith.DivSIOp(rest, dims[d]))
+    return list(reversed(indices))
 
 
 def _out_memref(t: Attribute) -> MemRefType[Attribute]:

@@ -58,6 +58,12 @@ PARALLEL_THREADS = 1 << 16
 """Launches of at least this many threads run their blocks in parallel (`prange`), when the
 kernel's blocks are free of races (see `ranges.separating_axes`)."""
 
+LOOP_FREE_FACTOR = 256
+"""A kernel without loops (a few operations a thread) runs in parallel only from
+`LOOP_FREE_FACTOR * PARALLEL_THREADS` threads: in order, a launch of 2^20 such threads
+takes about 0.2 ms, while handing chunks of blocks to Numba's threads took about 8 ms a
+launch on 2 cores at a load of 3-4 (`bench/level1_ops.py`)."""
+
 
 def is_f16(type_: Any) -> bool:
     """f16 memory is passed to compiled code as its uint16 bit patterns (a view)."""
@@ -96,6 +102,7 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
     jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"], what)
     loops = kernel.has_while
     axes = None if calls_back or loops else separating_axes(kernel)
+    loop_free = not any(op.name == "scf.for" for op in kernel.func.walk())
     own_errors = loops or kernel.has_atomics
     """Whether each run needs its own error vector: launches of a kernel with atomics
     may run at once (see `streams.Scheduler`), and a loop polls the vector's stop flag."""
@@ -104,7 +111,8 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
     def parallel(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> int:
         """How many chunks of blocks to run in parallel (0: run the blocks in order)."""
         blocks = grid[0] * grid[1] * grid[2]
-        if axes is None or blocks < 2 or blocks * block[0] * block[1] * block[2] < PARALLEL_THREADS:
+        least = PARALLEL_THREADS * (LOOP_FREE_FACTOR if loop_free else 1)
+        if axes is None or blocks < 2 or blocks * block[0] * block[1] * block[2] < least:
             return 0
         if any(size > 1 and axis not in axes for axis, size in zip("xyz", grid, strict=True)):
             return 0

@@ -361,3 +361,63 @@ func.func @dynamic_rows(%x: tensor<?x?xf32> {vdev.device = #vdev.device<"cuda", 
   } -> tensor<?xf32>
   func.return %r : tensor<?xf32>
 }
+
+// -----
+
+// An output whose static rows are at least 32 long runs as rows: a 2-D grid, the output's
+// last dimension (d2) a global id along x (no division per element: the Numba backend
+// vectorises the row and runs blocks in parallel), the other parallel dimensions (d0, d1)
+// split from the global id along y, one row of blocks per row of the output (2 x 3 rows
+// of 64, blocks of 64 threads).
+
+// CHECK-LABEL: kernel.module @cuda_kernels target #target.target<"cuda"> {
+// CHECK-NEXT:  kernel.func @add_f32_{{[0-9a-f]+}}(%in0: memref<?x?x?xf32>, %in1: memref<?xf32>, %out: memref<?x?x?xf32>) {
+// CHECK-NEXT:    %0 = kernel.thread_id x
+// CHECK-NEXT:    %1 = kernel.block_id x
+// CHECK-NEXT:    %2 = kernel.block_dim x
+// CHECK-NEXT:    %3 = arith.muli %1, %2 : index
+// CHECK-NEXT:    %4 = arith.addi %3, %0 : index
+// CHECK-NEXT:    %5 = kernel.thread_id y
+// CHECK-NEXT:    %6 = kernel.block_id y
+// CHECK-NEXT:    %7 = kernel.block_dim y
+// CHECK-NEXT:    %8 = arith.muli %6, %7 : index
+// CHECK-NEXT:    %9 = arith.addi %8, %5 : index
+// CHECK-NEXT:    %10 = arith.constant 0 : index
+// CHECK-NEXT:    %11 = memref.dim %out, %10 : memref<?x?x?xf32>
+// CHECK-NEXT:    %12 = arith.constant 1 : index
+// CHECK-NEXT:    %13 = memref.dim %out, %12 : memref<?x?x?xf32>
+// CHECK-NEXT:    %14 = arith.constant 2 : index
+// CHECK-NEXT:    %15 = memref.dim %out, %14 : memref<?x?x?xf32>
+// CHECK-NEXT:    %16 = arith.muli %11, %13 : index
+// CHECK-NEXT:    %17 = arith.cmpi ult, %4, %15 : index
+// CHECK-NEXT:    %18 = arith.cmpi ult, %9, %16 : index
+// CHECK-NEXT:    %19 = arith.andi %17, %18 : i1
+// CHECK-NEXT:    scf.if %19 {
+// CHECK-NEXT:      %20 = arith.remsi %9, %13 : index
+// CHECK-NEXT:      %21 = arith.divsi %9, %13 : index
+// CHECK-NEXT:      %22 = memref.load %in0[%21, %20, %4] : memref<?x?x?xf32>
+// CHECK-NEXT:      %23 = memref.load %in1[%4] : memref<?xf32>
+// CHECK-NEXT:      %s = arith.addf %22, %23 : f32
+// CHECK-NEXT:      memref.store %s, %out[%21, %20, %4] : memref<?x?x?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    kernel.return
+// CHECK-NEXT:  }
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @rows(%x: memref<2x3x64xf32, #vdev.device<"cuda", 0, ?, "global">>, %b: memref<64xf32, #vdev.device<"cuda", 0, ?, "global">>) -> memref<2x3x64xf32, #vdev.device<"cuda", 0, ?, "global">> {
+// CHECK-NEXT:  %0 = arith.constant 1 : index
+// CHECK-NEXT:  %1 = arith.constant 6 : index
+// CHECK-NEXT:  %2 = arith.constant 64 : index
+// CHECK-NEXT:  %r = device.alloc() : memref<2x3x64xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  device.launch @cuda_kernels::@add_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> grid(%0, %1, %0) block(%2, %0, %0) args(%x, %b, %r) {device.work = array<i64: 384, 3328>} : memref<2x3x64xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<64xf32, #vdev.device<"cuda", 0, ?, "global">>, memref<2x3x64xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  func.return %r : memref<2x3x64xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:  }
+
+func.func @rows(%x: tensor<2x3x64xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, %b: tensor<64xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) -> (tensor<2x3x64xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %t = tensor.empty() {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x3x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %b : tensor<2x3x64xf32>, tensor<64xf32>) outs(%t : tensor<2x3x64xf32>) attrs = {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x64xf32>
+  func.return %r : tensor<2x3x64xf32>
+}

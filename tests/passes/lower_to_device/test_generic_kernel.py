@@ -323,3 +323,28 @@ def test_a_reduction_whose_body_ignores_its_output_still_starts_from_the_init(
     (got,) = devplan.execute(devplan.parse(LAST), [x], kernel_backend="numpy").outputs
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(evaluate(devplan.parse(LAST), [x])[0], expected)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_generic_over_static_rows_runs_as_rows_and_matches_numpy(backend: str) -> None:
+    """An output of static rows of at least 32 runs as rows (the row a global id along x,
+    the other parallel dimensions split from the global id along y): a transposing
+    broadcast-add of rank 3, exact in f32."""
+    text = """
+func.func @main(%x: tensor<3x2x40xf32>, %b: tensor<40xf32>) -> tensor<2x3x40xf32> {
+  %e = tensor.empty() : tensor<2x3x40xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %b : tensor<3x2x40xf32>, tensor<40xf32>) outs(%e : tensor<2x3x40xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x40xf32>
+  return %r : tensor<2x3x40xf32>
+}
+"""
+    lowered = str(devplan.apply(devplan.parse(text), "default-pipeline"))
+    assert "kernel.thread_id y" in lowered
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 2, 40)).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    result = devplan.execute(devplan.parse(text), [x, b], kernel_backend=backend, strict=True)
+    np.testing.assert_array_equal(result.outputs[0], x.transpose(1, 0, 2) + b)
