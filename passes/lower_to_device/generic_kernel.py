@@ -277,7 +277,8 @@ def generic_kernel(
         along = row_dimension(loops)
         outer = [d for d in loops.parallel if d != along]
         indices[along] = i
-        split = zip(outer, _split(inside, row, [extents[d] for d in outer]), strict=True)
+        others = delinearise(inside, row, [extents[d] for d in outer], signed=True)
+        split = zip(outer, others, strict=True)
     else:
         split = zip(loops.parallel, delinearise(inside, i, parallel), strict=True)
     for d, value in split:
@@ -320,21 +321,6 @@ def _guarded_rows(
     inside.add(scf.YieldOp())
     k.add(scf.IfOp(k.add(arith.AndIOp(in_row, in_rows)), [], Region(inside.block)))
     k.add(kn.ReturnOp())
-
-
-def _split(k: KernelBuilder, i: SSAValue, dims: Sequence[SSAValue]) -> list[SSAValue]:
-    """The row-major index of linear position `0 <= i <` the product of `dims`, by signed
-    division and remainder (equal to unsigned ones on these non-negative values), whose
-    intervals the Numba backend's range analysis knows (`ranges.py`)."""
-    indices: list[SSAValue] = []
-    rest = i
-    for d in reversed(range(len(dims))):
-        if d == 0:
-            indices.append(rest)
-        else:
-            indices.append(k.add(arith.RemSIOp(rest, dims[d])))
-            rest = k.add(arith.DivSIOp(rest, dims[d]))
-    return list(reversed(indices))
 
 
 def _out_memref(t: Attribute) -> MemRefType[Attribute]:

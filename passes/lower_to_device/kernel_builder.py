@@ -146,16 +146,22 @@ def rank_suffix(rank: int) -> str:
     return "" if rank == 1 else f"_{rank}d"
 
 
-def delinearise(k: KernelBuilder, i: SSAValue, dims: Sequence[SSAValue]) -> list[SSAValue]:
-    """The row-major index of linear position `i` (< the product of `dims`)."""
+def delinearise(
+    k: KernelBuilder, i: SSAValue, dims: Sequence[SSAValue], signed: bool = False
+) -> list[SSAValue]:
+    """The row-major index of linear position `0 <= i <` the product of `dims`, by
+    unsigned division and remainder, or with `signed` by signed ones (equal on these
+    non-negative values; the Numba backend's range analysis, `ranges.py`, knows the
+    intervals of the signed ones)."""
+    rem, div = (arith.RemSIOp, arith.DivSIOp) if signed else (arith.RemUIOp, arith.DivUIOp)
     indices: list[SSAValue] = []
     rest = i
     for d in reversed(range(len(dims))):
         if d == 0:
             indices.append(rest)
         else:
-            indices.append(k.add(arith.RemUIOp(rest, dims[d])))
-            rest = k.add(arith.DivUIOp(rest, dims[d]))
+            indices.append(k.add(rem(rest, dims[d])))
+            rest = k.add(div(rest, dims[d]))
     return list(reversed(indices))
 
 
