@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     NoneAttr,
+    StridedLayoutAttr,
     TensorType,
     UnrankedMemRefType,
     UnrankedTensorType,
@@ -61,7 +62,15 @@ from .kernel_builder import (
     rank_suffix,
 )
 from .lowering import Lowering
-from .types import ELEMENTS, kernel_element, memory_of, memref_type, tensor_type, type_text
+from .types import (
+    ELEMENTS,
+    becomes_view,
+    kernel_element,
+    memory_of,
+    memref_type,
+    tensor_type,
+    type_text,
+)
 
 Size = SSAValue | int
 """A size, offset or stride: an int when static, else its (lowered) index value."""
@@ -252,16 +261,60 @@ def extract_slice(low: Lowering, op: tensor.ExtractSliceOp) -> None:
     offsets, sizes, strides = _slice_parameters(low, op)
     kept = _kept(op, sizes, op.result.type)
     _check_window(low, source, offsets, sizes, strides)
-    out_type = low.buffer_type(op.result.type, device, op)
-    shape = memref_type(out_type).get_shape()
-    dynamic = [_value(low, sizes[d]) for j, d in enumerate(kept) if shape[j] == DYNAMIC_INDEX]
+    shape = tensor_type(op.result.type).get_shape()
     for j, d in enumerate(kept):
         if shape[j] != DYNAMIC_INDEX:
             what = f"'{op.name}' size {d} differs from its result type {type_text(op.result.type)}"
             _require(low, _equal(low, sizes[d], shape[j]), what)
-    out = low.alloc(out_type, dynamic)
-    _window_copy(low, op, device, source, out, kept, offsets, strides, insert=False)
+    base, at, steps = _layout(low, source)
+    offset = _sum(low, [at, *(_times(low, o, t) for o, t in zip(offsets, steps, strict=True))])
+    view_strides = [_times(low, strides[d], steps[d]) for d in kept]
+    out = _view(low, op, base, offset, [sizes[d] for d in kept], view_strides, strided=True)
+    low.strided[out] = (base, offset, view_strides)
     low.map_results(op, [out])
+
+
+def _layout(low: Lowering, buffer: SSAValue) -> tuple[SSAValue, Size, list[Size]]:
+    """The row-major buffer `buffer`'s elements are in, their offset and strides there."""
+    found = low.strided.get(buffer)
+    if found is not None:
+        return found
+    rank = memref_type(buffer.type).get_num_dims()
+    return buffer, 0, _row_major(low, [_extent(low, buffer, d) for d in range(rank)])
+
+
+def _row_major(low: Lowering, sizes: Sequence[Size]) -> list[Size]:
+    return [_product(low, sizes[d + 1 :]) for d in range(len(sizes))]
+
+
+def _times(low: Lowering, a: Size, b: Size) -> Size:
+    return _product(low, [a, b])
+
+
+def _view(
+    low: Lowering,
+    op: Operation,
+    base: SSAValue,
+    offset: Size,
+    sizes: Sequence[Size],
+    strides: Sequence[Size],
+    strided: bool,
+) -> SSAValue:
+    """A `device.view` of the row-major buffer `base` as `op`'s result: no allocation,
+    no copy. A slice's has a strided layout (static where its strides and offset are);
+    a reshape's is row-major from the start of `base` (the identity layout)."""
+    base_type = memref_type(base.type)
+    shape = tensor_type(op.results[0].type).get_shape()
+    layout: Attribute = NoneAttr()
+    if strided:
+        static = [t if isinstance(t, int) else None for t in strides]
+        layout = StridedLayoutAttr(static, offset if isinstance(offset, int) else None)
+    type_ = MemRefType(base_type.element_type, shape, layout, base_type.memory_space)
+    view = dev.ViewOp(
+        base, _value(low, offset), [_value(low, n) for n in sizes],
+        [_value(low, t) for t in strides], type_,
+    )  # fmt: skip
+    return low.emit(view).results[0]
 
 
 def insert_slice(low: Lowering, op: tensor.InsertSliceOp) -> None:
@@ -318,10 +371,19 @@ def _reshape(low: Lowering, op: Operation, source: SSAValue, out_sizes: list[Siz
     device = low.op_device(op)
     out_type = low.buffer_type(op.results[0].type, device, op)
     shape = memref_type(out_type).get_shape()
+    what = f"'{op.name}' changes the number of elements"
+    if becomes_view(op):
+        _require(low, _equal(low, low.element_count(source), _product(low, out_sizes)), what)
+        for d, (n, s) in enumerate(zip(out_sizes, shape, strict=True)):
+            if s != DYNAMIC_INDEX and not isinstance(n, int):
+                _require(low, _equal(low, n, s), f"'{op.name}' size {d} differs from {s}")
+        sizes = [s if s != DYNAMIC_INDEX else n for n, s in zip(out_sizes, shape, strict=True)]
+        view = _view(low, op, source, 0, sizes, _row_major(low, sizes), strided=False)
+        low.map_results(op, [view])
+        return
     dynamic = [_value(low, n) for n, s in zip(out_sizes, shape, strict=True) if s == DYNAMIC_INDEX]
     out = low.alloc(out_type, dynamic)
     count_in, count_out = low.element_count(source), low.element_count(out)
-    what = f"'{op.name}' changes the number of elements"
     _require(low, _equal(low, count_in, count_out), what)
     element = _element(low, op, source)
     in_rank, out_rank = memref_type(source.type).get_num_dims(), len(shape)
@@ -339,6 +401,8 @@ def _product(low: Lowering, sizes: Sequence[Size]) -> Size:
     for n in sizes:
         if isinstance(total, int) and isinstance(n, int):
             total *= n
+        elif total == 1 or n == 1:
+            total = n if total == 1 else total
         else:
             total = low.emit(arith.MuliOp(_value(low, total), _value(low, n))).results[0]
     return total
@@ -387,6 +451,11 @@ def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
         if n != DYNAMIC_INDEX:
             what = f"'tensor.cast' to {type_text(op.dest.type)}: dimension {d} differs"
             _require(low, _equal(low, _extent(low, source, d), n), what)
+    if becomes_view(op):
+        sizes = [n if n != DYNAMIC_INDEX else _extent(low, source, d) for d, n in enumerate(shape)]
+        view = _view(low, op, source, 0, sizes, _row_major(low, sizes), strided=False)
+        low.map_results(op, [view])
+        return
     dynamic = [low.dim(source, d) for d, n in enumerate(shape) if n == DYNAMIC_INDEX]
     out = low.alloc(out_type, dynamic)
     low.emit(dev.CopyOp(source, out))
@@ -570,6 +639,8 @@ def _sum(low: Lowering, sizes: Sequence[Size]) -> Size:
     for n in sizes:
         if isinstance(total, int) and isinstance(n, int):
             total += n
+        elif total == 0 or n == 0:
+            total = n if total == 0 else total
         else:
             total = low.emit(arith.AddiOp(_value(low, total), _value(low, n))).results[0]
     return total

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrankedTensorType,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.utils.hints import isa
 
 from ...analysis.dtypes import dtype_of
@@ -25,6 +25,34 @@ def is_tensor(value: SSAValue) -> bool:
 def is_unranked_cast(value: SSAValue) -> bool:
     """A `tensor.cast` result of unranked type: a host buffer of its own (`movement.py`)."""
     return isinstance(value.type, UnrankedTensorType) and isinstance(value.owner, tensor.CastOp)
+
+
+RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp, tensor.CastOp)
+"""Ops that give their operand's elements another shape, in the same row-major order."""
+
+
+def becomes_view(op: Operation) -> bool:
+    """Whether lower-to-device makes `op`'s result a `device.view` of its source's buffer
+    (no allocation, no copy): a slice of a ranked tensor, and a reshape or ranked cast of
+    a tensor whose buffer is row-major (not itself a slice: `is_strided`)."""
+    if isinstance(op, tensor.ExtractSliceOp):
+        return isa(op.source.type, TensorType[Attribute])
+    if isinstance(op, RESHAPES):
+        ranked = all(isa(v.type, TensorType[Attribute]) for v in (op.operands[0], op.results[0]))
+        return ranked and not is_strided(op.operands[0])
+    return False
+
+
+def is_strided(value: SSAValue) -> bool:
+    """Whether `value`'s buffer is a strided view (a slice's), not row-major from its start."""
+    return isinstance(value, OpResult) and isinstance(value.op, tensor.ExtractSliceOp)
+
+
+def view_source(value: SSAValue) -> SSAValue | None:
+    """The tensor whose buffer `value`'s buffer views (`becomes_view`), or None."""
+    if isinstance(value, OpResult) and becomes_view(value.op):
+        return value.op.operands[0]
+    return None
 
 
 def tensor_type(type_: Attribute) -> TensorType[Attribute]:
