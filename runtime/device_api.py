@@ -221,6 +221,10 @@ class DeviceAPI(ABC):
     api_name: str = ""
     """The name it is registered under (reports show it); set by `Runtime.from_system`."""
 
+    view_bytes_are_storage = False
+    """Whether a view's bytes are storage of its own to copies (a ray device's, which its
+    actor keeps), rather than elements strided in its base's storage."""
+
     kernel_backends: tuple[str, ...] | None = None
     """The kernel backends whose kernels run on this device's memory; None: all of them
     (memory held in NumPy arrays)."""
@@ -469,11 +473,6 @@ class DeviceAPI(ABC):
             if base.strides != _row_major(base.shape):
                 raise DeviceError(f"{where}: the source is a strided view; view its base")
             offset, base = offset + base.offset, base.base
-        if not isinstance(self._storage.get(base.id), np.ndarray):
-            raise DeviceError(
-                f"{where}: the {self.api_name or type(self).__name__} DeviceAPI does not make "
-                "views (views are made where buffers are NumPy memory: cpu, simulated)"
-            )
         count = math.prod(base.shape)
         last = offset + sum((n - 1) * t for n, t in zip(dims, steps, strict=True))
         if math.prod(dims) and last >= count:
@@ -488,7 +487,19 @@ class DeviceAPI(ABC):
             strides=steps,
         )  # fmt: skip
         self._views_of.setdefault(base.id, []).append(view)
+        self._register_view(view)
         return view
+
+    def _register_view(self, view: Buffer) -> None:  # noqa: B027 (a hook, empty here)
+        """What a subclass keeps for a new view (a ray device tells its actor)."""
+
+    def _view_array(self, storage: Any, view: Buffer) -> Any:
+        """`view`'s elements as an array strided in its base's `storage` (bytes)."""
+        size = view.dtype.itemsize
+        return np.ndarray(
+            view.shape, view.dtype, storage, offset=view.offset * size,
+            strides=[t * size for t in view.strides],
+        )  # fmt: skip
 
     # -- TVM surface: copies ---------------------------------------------------------------
 
@@ -531,10 +542,16 @@ class DeviceAPI(ABC):
             self._copy_bytes(self._bytes_of(src), self._bytes_of(dst, overwrite=True))
 
         def elements() -> None:  # a view on either side: element by element
-            to = self._elements_of(dst)
-            to[...] = self._elements_of(src).reshape(to.shape)
+            data: Any = self._elements_of(src)
+            if not isinstance(data, np.ndarray):  # a GPU's array (numba.cuda), maybe strided
+                data = data.copy_to_host()
+            values = cast(np.ndarray[Any, Any], data)
+            self._elements_of(dst)[...] = values.reshape(dst.shape)
 
-        strided = any(isinstance(m, Buffer) and m.base is not None for m in (src, dst))
+        strided = any(
+            isinstance(m, Buffer) and m.base is not None and not self._copies_views_as_bytes(m)
+            for m in (src, dst)
+        )
         return self.scheduler.submit(
             self._stream_for(stream, "copy_data_from_to"), "copy", name,
             elements if strided else effect,
@@ -882,6 +899,7 @@ class DeviceAPI(ABC):
         for view in self._views_of.pop(buffer.id, ()):
             view.freed_at = f"{at} (the free of its base)"
             self._views.pop(view.id, None)
+            self._storage.pop(view.id, None)
 
     def _allocate_page(self, nbytes: int, label: str) -> np.ndarray:
         self._reserve(self.scopes["global"], "global", nbytes, f"workspace page for {label}")
@@ -912,11 +930,7 @@ class DeviceAPI(ABC):
             if buffer.base is None:
                 view = self._storage_of(buffer).view(buffer.dtype).reshape(buffer.shape)
             else:
-                size = buffer.dtype.itemsize
-                view = np.ndarray(
-                    buffer.shape, buffer.dtype, self._storage_of(memory),
-                    offset=buffer.offset * size, strides=[t * size for t in buffer.strides],
-                )  # fmt: skip
+                view = self._view_array(self._storage_of(memory), buffer)
             self._views[buffer.id] = view
         return view
 
@@ -951,20 +965,21 @@ class DeviceAPI(ABC):
         else:
             src.copy_to_host(dst)
 
-    def _elements_of(self, memory: Memory) -> np.ndarray[Any, Any]:
-        """`memory` as an array of its elements, for a copy to or from a view."""
+    def _copies_views_as_bytes(self, memory: Buffer) -> bool:
+        """Whether a copy reaches the view `memory` through its storage's bytes (a ray
+        device's actor copies its views itself), not element by element."""
+        owner = memory.api
+        return owner is not None and owner.view_bytes_are_storage
+
+    def _elements_of(self, memory: Memory) -> Any:
+        """`memory` as an array of its elements, for a copy to or from a view: a NumPy
+        array, or a GPU's (numba.cuda) device array."""
         if isinstance(memory, np.ndarray):
             return memory
         owner = memory.api
         assert owner is not None
         self._check_live(memory, "copy")
-        typed: Any = owner._typed(memory)
-        if not isinstance(typed, np.ndarray):
-            raise DeviceError(
-                f"copy of {memory}: views are copied where both sides are NumPy memory "
-                "(cpu, simulated)"
-            )
-        return cast(np.ndarray[Any, Any], typed)
+        return owner._typed(memory)
 
     def _bytes_of(self, memory: Memory, overwrite: bool = False) -> Any:
         if isinstance(memory, np.ndarray):

@@ -2,22 +2,28 @@
 `concat`, `collapse_shape`, `expand_shape`, `reshape`, `cast`, `extract`, `insert`, `pad`,
 `splat`, `from_elements`, and `bufferization.alloc_tensor`, `to_tensor`, `to_buffer`.
 
-Every op writes a fresh buffer on the device it runs on (no views: each buffer keeps one
-owner, as the package header requires), through one of two kernels:
+A slice, and a reshape or ranked cast of a row-major buffer, is a *view* of its source
+(`device.view`: offset, sizes and strides in the elements of the row-major buffer the
+source's elements are in; no allocation, no kernel, no copy); kernels read a strided
+view in place. A slice of a slice views the first one's buffer. Views own nothing
+(`ownership.py`: the buffer viewed is freed after the last use of any view of it, and a
+view is cloned where it would be handed on). Every other op writes a fresh buffer on the
+device it runs on, through one of two kernels:
   * the *window* kernel: one thread per element of a window of a larger buffer, at
     `offset + i * stride` along each dimension of the larger one, reading it into a
-    dense buffer (`extract_slice`) or writing a dense buffer into it (`insert_slice`,
+    dense buffer (`tensor.extract` on a device) or writing a dense buffer into it (`insert_slice`,
     each operand of `concat`, the source of `pad` after the fill kernel wrote the
     padding value); a rank-reducing slice keeps the dimensions its shape names, the
     dropped unit ones read at their offset;
   * the *reshape* kernel: one thread per element, the same row-major position in a
-    buffer of another shape (`collapse_shape`, `expand_shape`, `reshape`, whose shape
-    operand plan-devices puts on the host, where its elements are loaded).
-`tensor.cast` between static and dynamic sizes is a copy into a buffer of the new type,
-after a check of each size the cast makes static; `tensor.extract` of a value on the host
-is a `memref.load`, of a value elsewhere the window kernel's copy of that one element to
-a one-element buffer on its device, and a `device.copy` of it to the host (the report
-counts its bytes); `tensor.insert` the reverse, into a copy of its destination.
+    buffer of another shape (`collapse_shape`, `expand_shape`, `reshape` of a strided
+    slice, which no row-major view can be; `reshape`'s shape operand plan-devices puts
+    on the host, where its elements are loaded).
+`tensor.cast` between static and dynamic sizes checks each size the cast makes static;
+of a strided slice it is a copy into a buffer of the new type. `tensor.extract` of a
+value on the host is a `memref.load`, of a value elsewhere the window kernel's copy of
+that one element to a one-element buffer on its device, and a `device.copy` of it to
+the host (the report counts its bytes); `tensor.insert` the reverse, into a copy of its destination.
 `splat` is the fill kernel; `from_elements` stores the host scalars to a host buffer and
 copies it to its device; the bufferization ops are copies (`to_buffer` a host memref
 that nothing frees, as MLIR leaves it to its user).
