@@ -306,15 +306,14 @@ func.func @main(%x: tensor<4x4xf32> {G0}, %n: index) -> (tensor<4x4xf32> {G0}, t
 """
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
-def test_a_value_written_after_its_view_was_taken_leaves_the_view_as_it_was(backend: str) -> None:
+def test_a_value_written_after_its_view_was_taken_leaves_the_view_as_it_was() -> None:
     """%top and %row view %e; %e is then written in place (insert_slice into its copy, a
     loop whose iteration argument it is), and the views are read after: the writes go to
     copies (the loop's init and the insert's destination are cloned, elide-copies keeps
     the clones), so the views still read %e, which is freed after its last view's use."""
     inputs = [np.arange(16, dtype=np.float32).reshape(4, 4), 2]
     expected = evaluate(devplan.parse(LIVE_VIEWS), inputs)
-    result = devplan.execute(devplan.parse(LIVE_VIEWS), inputs, kernel_backend=backend)
+    result = devplan.execute(devplan.parse(LIVE_VIEWS), inputs, kernel_backend="numpy")
     for i, (got, want) in enumerate(zip(result.outputs, expected, strict=True)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"output {i}")
     e = 2 * inputs[0]
