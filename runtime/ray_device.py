@@ -326,9 +326,7 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         it by its id, as they reach a buffer."""
         self._storage[view.id] = _RemoteBytes(self, view)
         base = view.memory
-        self._call(
-            "view", view.id, base.id, view.offset, view.shape, view.strides, view.label
-        )
+        self._call("view", view.id, base.id, view.offset, view.shape, view.strides, view.label)
 
     def _typed(self, buffer: Buffer) -> Any:
         return self._storage[buffer.id]

@@ -88,8 +88,9 @@ class Lowering:
         self.poisoned: set[SSAValue] = set()
         """Results of ops that failed: what uses them is not lowered (nor reported)."""
         self.strided: dict[SSAValue, tuple[SSAValue, SSAValue | int, list[SSAValue | int]]] = {}
-        """Each strided view made (a slice's `device.view`): the row-major buffer it views,
-        its offset and strides there, so that a slice of it views that buffer too."""
+        """Each view of a slice made (a slice's `device.view`, or a reshape's of one): the
+        row-major buffer it views, its offset and strides there, so that a slice or reshape
+        of it views that buffer too."""
         self.shape_only: dict[SSAValue, list[SSAValue]] = {}
         """`tensor.empty` results only `linalg.fill` writes over: no buffer, just the
         dynamic sizes (lowered) for the fills' own allocations."""

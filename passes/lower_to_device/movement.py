@@ -275,7 +275,7 @@ def extract_slice(low: Lowering, op: tensor.ExtractSliceOp) -> None:
     base, at, steps = _layout(low, source)
     offset = _sum(low, [at, *(_times(low, o, t) for o, t in zip(offsets, steps, strict=True))])
     view_strides = [_times(low, strides[d], steps[d]) for d in kept]
-    out = _view(low, op, base, offset, [sizes[d] for d in kept], view_strides, strided=True)
+    out = _view(low, op, base, offset, [sizes[d] for d in kept], view_strides)
     low.strided[out] = (base, offset, view_strides)
     low.map_results(op, [out])
 
@@ -304,15 +304,15 @@ def _view(
     offset: Size,
     sizes: Sequence[Size],
     strides: Sequence[Size],
-    strided: bool,
+    reshape: bool = False,
 ) -> SSAValue:
     """A `device.view` of the row-major buffer `base` as `op`'s result: no allocation,
-    no copy. A slice's has a strided layout (static where its strides and offset are);
-    a reshape's is row-major from the start of `base` (the identity layout)."""
+    no copy. A slice's has a strided layout (static where its strides and offset are), as
+    has a reshape's of a slice; a reshape's of `base` itself is the identity layout."""
     base_type = memref_type(base.type)
     shape = tensor_type(op.results[0].type).get_shape()
     layout: Attribute = NoneAttr()
-    if strided:
+    if not (reshape and offset == 0):
         static = [t if isinstance(t, int) else None for t in strides]
         layout = StridedLayoutAttr(static, offset if isinstance(offset, int) else None)
     type_ = MemRefType(base_type.element_type, shape, layout, base_type.memory_space)
@@ -384,8 +384,7 @@ def _reshape(low: Lowering, op: Operation, source: SSAValue, out_sizes: list[Siz
             if s != DYNAMIC_INDEX and not isinstance(n, int):
                 _require(low, _equal(low, n, s), f"'{op.name}' size {d} differs from {s}")
         sizes = [s if s != DYNAMIC_INDEX else n for n, s in zip(out_sizes, shape, strict=True)]
-        view = _view(low, op, source, 0, sizes, _row_major(low, sizes), strided=False)
-        low.map_results(op, [view])
+        _row_major_view(low, op, source, sizes)
         return
     dynamic = [_value(low, n) for n, s in zip(out_sizes, shape, strict=True) if s == DYNAMIC_INDEX]
     out = low.alloc(out_type, dynamic)
@@ -400,6 +399,17 @@ def _reshape(low: Lowering, op: Operation, source: SSAValue, out_sizes: list[Siz
     )  # fmt: skip
     low.launch_over(device, kernel, out, [source, out], op)
     low.map_results(op, [out])
+
+
+def _row_major_view(low: Lowering, op: Operation, source: SSAValue, sizes: list[Size]) -> None:
+    """`op`'s result: `source`'s elements, consecutive in row-major order (`becomes_view`),
+    seen in `sizes`: a view of the buffer they are in, at their offset there."""
+    base, offset, _ = _layout(low, source)
+    steps = _row_major(low, sizes)
+    view = _view(low, op, base, offset, sizes, steps, reshape=True)
+    if base is not source:
+        low.strided[view] = (base, offset, steps)
+    low.map_results(op, [view])
 
 
 def _product(low: Lowering, sizes: Sequence[Size]) -> Size:
@@ -459,8 +469,7 @@ def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
             _require(low, _equal(low, _extent(low, source, d), n), what)
     if becomes_view(op):
         sizes = [n if n != DYNAMIC_INDEX else _extent(low, source, d) for d, n in enumerate(shape)]
-        view = _view(low, op, source, 0, sizes, _row_major(low, sizes), strided=False)
-        low.map_results(op, [view])
+        _row_major_view(low, op, source, sizes)
         return
     dynamic = [low.dim(source, d) for d, n in enumerate(shape) if n == DYNAMIC_INDEX]
     out = low.alloc(out_type, dynamic)

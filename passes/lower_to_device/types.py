@@ -6,6 +6,7 @@ from typing import cast
 
 from xdsl.dialects import tensor
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     MemRefType,
     TensorType,
     UnrankedTensorType,
@@ -34,7 +35,7 @@ RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp, tens
 def becomes_view(op: Operation) -> bool:
     """Whether lower-to-device makes `op`'s result a `device.view` of its source's buffer
     (no allocation, no copy): a slice of a ranked tensor, and a reshape or ranked cast of
-    a tensor whose buffer is row-major (not itself a slice: `is_strided`)."""
+    a tensor whose elements are consecutive in row-major order (not `is_strided`)."""
     if isinstance(op, tensor.ExtractSliceOp):
         return isa(op.source.type, TensorType[Attribute])
     if isinstance(op, RESHAPES):
@@ -44,8 +45,32 @@ def becomes_view(op: Operation) -> bool:
 
 
 def is_strided(value: SSAValue) -> bool:
-    """Whether `value`'s buffer is a strided view (a slice's), not row-major from its start."""
-    return isinstance(value, OpResult) and isinstance(value.op, tensor.ExtractSliceOp)
+    """Whether `value`'s buffer is a view whose elements are not consecutive in row-major
+    order: a slice that is not `contiguous_slice`, or any slice of such a view."""
+    if not isinstance(value, OpResult) or not isinstance(value.op, tensor.ExtractSliceOp):
+        return False
+    return is_strided(value.op.source) or not contiguous_slice(value.op)
+
+
+def contiguous_slice(op: tensor.ExtractSliceOp) -> bool:
+    """Whether the slice's elements are consecutive in its source's row-major order, as
+    the static sizes say: unit sizes, then one dimension of stride 1, then whole
+    dimensions (offset 0, the source's static extent, stride 1)."""
+    shape = tensor_type(op.source.type).get_shape()
+    offsets = op.static_offsets.get_values()
+    sizes = op.static_sizes.get_values()
+    strides = op.static_strides.get_values()
+    d = 0
+    while d < len(shape) and sizes[d] == 1:
+        d += 1
+    if d == len(shape):
+        return True
+    if strides[d] != 1:
+        return False
+    return all(
+        offsets[e] == 0 and shape[e] != DYNAMIC_INDEX and sizes[e] == shape[e] and strides[e] == 1
+        for e in range(d + 1, len(shape))
+    )
 
 
 def view_source(value: SSAValue) -> SSAValue | None:

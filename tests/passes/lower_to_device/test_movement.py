@@ -252,7 +252,7 @@ def test_a_reshape_shape_that_contradicts_its_static_result_type_is_a_run_time_e
 
 G0 = '{vdev.device = #vdev.device<"cuda", 0>}'
 VIEWS = f"""
-func.func @main(%x: tensor<6x8xf32> {G0}, %i: index, %n: index, %shape: tensor<2xi32>) -> (tensor<?x3xf32> {G0}, tensor<4x12xf32> {G0}, tensor<?x8xf32> {G0}, tensor<8x6xf32> {G0}) {{
+func.func @main(%x: tensor<6x8xf32> {G0}, %i: index, %n: index, %shape: tensor<2xi32>) -> (tensor<?x3xf32> {G0}, tensor<4x12xf32> {G0}, tensor<?x8xf32> {G0}, tensor<8x6xf32> {G0}, tensor<16xf32> {G0}) {{
   %s = tensor.extract_slice %x[%i, 1] [%n, 3] [2, 2] : tensor<6x8xf32> to tensor<?x3xf32>
   %a = arith.addf %s, %s : tensor<?x3xf32>
   %flat = tensor.collapse_shape %x [[0, 1]] : tensor<6x8xf32> into tensor<48xf32>
@@ -262,24 +262,28 @@ func.func @main(%x: tensor<6x8xf32> {G0}, %i: index, %n: index, %shape: tensor<2
   %c = arith.negf %dyn : tensor<?x8xf32>
   %r = tensor.reshape %x(%shape) : (tensor<6x8xf32>, tensor<2xi32>) -> tensor<8x6xf32>
   %d = arith.addf %r, %r : tensor<8x6xf32>
-  return %a, %b, %c, %d : tensor<?x3xf32>, tensor<4x12xf32>, tensor<?x8xf32>, tensor<8x6xf32>
+  %rows = tensor.extract_slice %x[%i, 0] [2, 8] [1, 1] : tensor<6x8xf32> to tensor<2x8xf32>
+  %both = tensor.collapse_shape %rows [[0, 1]] : tensor<2x8xf32> into tensor<16xf32>
+  %e = arith.subf %both, %both : tensor<16xf32>
+  return %a, %b, %c, %d, %e : tensor<?x3xf32>, tensor<4x12xf32>, tensor<?x8xf32>, tensor<8x6xf32>, tensor<16xf32>
 }}
 """
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_slices_and_reshapes_on_one_device_allocate_and_copy_nothing(backend: str) -> None:
-    """Each op is a view of %x on cuda:0: the device allocates only %x's upload and the
-    four results, and moves only those bytes; the kernels read the views in place."""
+    """Each op is a view of %x on cuda:0 (the collapse of whole rows too): the device
+    allocates only %x's upload and the five results, and moves only those bytes; the
+    kernels read the views in place."""
     inputs = [np.arange(48, dtype=np.float32).reshape(6, 8), 1, 3, np.array([8, 6], np.int32)]
     expected = evaluate(devplan.parse(VIEWS), inputs)
     result = devplan.execute(devplan.parse(VIEWS), inputs, kernel_backend=backend)
     for i, (got, want) in enumerate(zip(result.outputs, expected, strict=True)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"output {i}")
     gpu = result.report.devices["cuda:0"]
-    assert (gpu.allocations, gpu.frees, gpu.launches, gpu.local_copies) == (5, 5, 4, 0)
+    assert (gpu.allocations, gpu.frees, gpu.launches, gpu.local_copies) == (6, 6, 5, 0)
     link = result.report.links["cpu:0<->cuda:0"]
-    assert (link.copies, link.bytes) == (5, 4 * (48 + 3 * 3 + 48 + 48 + 48))
+    assert (link.copies, link.bytes) == (6, 4 * (48 + 3 * 3 + 48 + 48 + 48 + 16))
     assert not result.leaks
 
 
