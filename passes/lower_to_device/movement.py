@@ -2,7 +2,8 @@
 `concat`, `collapse_shape`, `expand_shape`, `reshape`, `cast`, `extract`, `insert`, `pad`,
 `splat`, `from_elements`, and `bufferization.alloc_tensor`, `to_tensor`, `to_buffer`.
 
-A slice, and a reshape or ranked cast of a row-major buffer, is a *view* of its source
+A slice, a ranked cast, and a reshape of a buffer whose elements are consecutive in
+row-major order (a row-major buffer or a contiguous slice), is a *view* of its source
 (`device.view`: offset, sizes and strides in the elements of the row-major buffer the
 source's elements are in; no allocation, no kernel, no copy); kernels read a strided
 view in place. A slice of a slice views the first one's buffer. Views own nothing
@@ -19,8 +20,8 @@ device it runs on, through one of two kernels:
     buffer of another shape (`collapse_shape`, `expand_shape`, `reshape` of a strided
     slice, which no row-major view can be; `reshape`'s shape operand plan-devices puts
     on the host, where its elements are loaded).
-`tensor.cast` between static and dynamic sizes checks each size the cast makes static;
-of a strided slice it is a copy into a buffer of the new type. `tensor.extract` of a
+`tensor.cast` between static and dynamic sizes checks each size the cast makes static.
+`tensor.extract` of a
 value on the host is a `memref.load`, of a value elsewhere the window kernel's copy of
 that one element to a one-element buffer on its device, and a `device.copy` of it to
 the host (the report counts its bytes); `tensor.insert` the reverse, into a copy of its destination.
@@ -71,6 +72,7 @@ from .lowering import Lowering
 from .types import (
     ELEMENTS,
     becomes_view,
+    is_strided,
     kernel_element,
     memory_of,
     memref_type,
@@ -467,14 +469,14 @@ def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
         if n != DYNAMIC_INDEX:
             what = f"'tensor.cast' to {type_text(op.dest.type)}: dimension {d} differs"
             _require(low, _equal(low, _extent(low, source, d), n), what)
-    if becomes_view(op):
-        sizes = [n if n != DYNAMIC_INDEX else _extent(low, source, d) for d, n in enumerate(shape)]
+    sizes = [n if n != DYNAMIC_INDEX else _extent(low, source, d) for d, n in enumerate(shape)]
+    if not is_strided(op.source):
         _row_major_view(low, op, source, sizes)
         return
-    dynamic = [low.dim(source, d) for d, n in enumerate(shape) if n == DYNAMIC_INDEX]
-    out = low.alloc(out_type, dynamic)
-    low.emit(dev.CopyOp(source, out))
-    low.map_results(op, [out])
+    base, offset, strides = _layout(low, source)  # the same elements, other static sizes
+    view = _view(low, op, base, offset, sizes, strides)
+    low.strided[view] = (base, offset, strides)
+    low.map_results(op, [view])
 
 
 def _cast_to_unranked(low: Lowering, op: tensor.CastOp) -> None:

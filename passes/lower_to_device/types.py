@@ -34,19 +34,21 @@ RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp, tens
 
 def becomes_view(op: Operation) -> bool:
     """Whether lower-to-device makes `op`'s result a `device.view` of its source's buffer
-    (no allocation, no copy): a slice of a ranked tensor, and a reshape or ranked cast of
+    (no allocation, no copy): a slice or ranked cast of a ranked tensor, and a reshape of
     a tensor whose elements are consecutive in row-major order (not `is_strided`)."""
     if isinstance(op, tensor.ExtractSliceOp):
         return isa(op.source.type, TensorType[Attribute])
     if isinstance(op, RESHAPES):
         ranked = all(isa(v.type, TensorType[Attribute]) for v in (op.operands[0], op.results[0]))
-        return ranked and not is_strided(op.operands[0])
+        return ranked and (isinstance(op, tensor.CastOp) or not is_strided(op.operands[0]))
     return False
 
 
 def is_strided(value: SSAValue) -> bool:
     """Whether `value`'s buffer is a view whose elements are not consecutive in row-major
-    order: a slice that is not `contiguous_slice`, or any slice of such a view."""
+    order: a slice that is not `contiguous_slice`, or any slice or cast of such a view."""
+    if isinstance(value, OpResult) and isinstance(value.op, tensor.CastOp):
+        return is_strided(value.op.source)  # a cast keeps its source's strides
     if not isinstance(value, OpResult) or not isinstance(value.op, tensor.ExtractSliceOp):
         return False
     return is_strided(value.op.source) or not contiguous_slice(value.op)

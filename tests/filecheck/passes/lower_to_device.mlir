@@ -687,7 +687,7 @@ func.func @slice_and_concat(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cud
 // -----
 
 // Reshapes and ranked casts of a row-major buffer are views of it (offset 0, row-major
-// strides); a slice of a slice views the first one's source; a reshape of a contiguous
+// strides); a slice of a slice, and a cast of a slice, views the first one's source; a reshape of a contiguous
 // slice (whole rows) views the slice's source at the slice's offset, a reshape of a
 // strided slice is a reshape kernel into a fresh buffer. Views are never freed: their source is, after
 // the last use of any view of it, and a returned view is cloned first.
@@ -704,14 +704,16 @@ func.func @slice_and_concat(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cud
 // CHECK-NEXT:    %[[Q:.*]] = device.view %x offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}, %{{.*}}) : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<2x3x2xf32, strided<[6, 2, 1], offset: 6>, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    %[[SUM:.*]] = device.alloc() : memref<2x3x2xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.launch @cuda_kernels::@add_f32_3d {{.*}} args(%[[Q]], %[[Q]], %[[SUM]])
+// CHECK:         %[[SC:.*]] = device.view %[[E]] offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<2x12xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<2x?xf32, strided<[12, 2], offset: 1>, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK:         device.launch @cuda_kernels::@neg_f32_2d {{.*}} args(%[[SC]],
 // CHECK:         %[[B:.*]] = device.alloc(%{{.*}}) : memref<?x12xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.copy %[[D]] to %[[B]]
 // CHECK-NEXT:    %[[C:.*]] = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.copy %[[T]] to %[[C]] : memref<4xf32, strided<[2], offset: 13>, #vdev.device<"cuda", 0, ?, "global">> to memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:    func.return %[[B]], %[[R]], %[[C]], %[[SUM]] :
+// CHECK-NEXT:    func.return %[[B]], %[[R]], %[[C]], %[[SUM]], %{{.*}} :
 // CHECK-NOT:     device.free
 
-func.func @views(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) -> (tensor<?x12xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<2x3x2xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+func.func @views(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) -> (tensor<?x12xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<2x3x2xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<2x?xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
   %f = tensor.collapse_shape %x [[0, 1]] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4x6xf32> into tensor<24xf32>
   %e = tensor.expand_shape %f [[0, 1]] output_shape [2, 12] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<24xf32> into tensor<2x12xf32>
   %d = tensor.cast %e {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x12xf32> to tensor<?x12xf32>
@@ -721,5 +723,7 @@ func.func @views(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, #tar
   %rows = tensor.extract_slice %x[1, 0] [2, 6] [1, 1] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4x6xf32> to tensor<2x6xf32>
   %q = tensor.expand_shape %rows [[0], [1, 2]] output_shape [2, 3, 2] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x6xf32> into tensor<2x3x2xf32>
   %sum = arith.addf %q, %q {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x3x2xf32>
-  func.return %d, %r, %t, %sum : tensor<?x12xf32>, tensor<8xf32>, tensor<4xf32>, tensor<2x3x2xf32>
+  %sc = tensor.cast %s {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x4xf32> to tensor<2x?xf32>
+  %neg = arith.negf %sc {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x?xf32>
+  func.return %d, %r, %t, %sum, %neg : tensor<?x12xf32>, tensor<8xf32>, tensor<4xf32>, tensor<2x3x2xf32>, tensor<2x?xf32>
 }
