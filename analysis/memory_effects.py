@@ -3,7 +3,7 @@ memory a memref value views.
 
 A launch reads every memref argument and writes those its kernel stores to
 (`stored_arguments`, what the executor orders launches by); `memref.load` reads,
-`memref.store` writes, frees free, views (`memref.cast`, `subview`, ...) are their
+`memref.store` writes, frees free, views (`memref.cast`, `subview`, `device.view`, ...) are their
 source's root; any other op with memref operands (calls, returns, yields, unknown ops)
 reads and writes them, and an op with regions has the union of its nested ops' effects.
 Roots that are not local allocations (function and block arguments, results of calls and
@@ -41,6 +41,7 @@ VIEWS = (
     "memref.collapse_shape",
     "memref.expand_shape",
     "memref.transpose",
+    "device.view",
 )
 """Ops whose memref result is (part of) their first operand's memory."""
 

@@ -142,6 +142,7 @@ NEUTRAL_MEMREF_OPS = frozenset(
         "memref.expand_shape",
         "memref.collapse_shape",
         "memref.extract_strided_metadata",
+        "device.view",
     }
 )
 """Ops that pass memrefs along, compute on their shape or make a view without touching

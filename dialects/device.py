@@ -1,7 +1,8 @@
 """The `device` dialect: host-side device operations (TVM's DeviceAPI calls as ops).
 
 Level-2 host programs use it to allocate and free device memory (`device.alloc`,
-`device.alloc_workspace`), move data between memories (`device.copy`, and
+`device.alloc_workspace`), view part of a buffer as another memref without copying
+it (`device.view`), move data between memories (`device.copy`, and
 `device.copy_async` on a stream, ordered by `!device.token`s and `device.wait`),
 launch kernels of a `kernel.module` on a device (`device.launch`, MLIR's
 `gpu.launch_func`), and query device attributes (`device.attr`, TVM's
@@ -41,6 +42,8 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
     StringAttr,
     SymbolRefAttr,
 )
@@ -401,6 +404,92 @@ class FreeWorkspaceOp(_DeviceReleaseOp):
     HOST_MEMORY_REMEDY: ClassVar[str] = (
         "only workspaces from device.alloc_workspace go back to the pool"
     )
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """A view of device (or host) memory: the elements of `source` at `offset +
+    sum(i_d * strides_d)` for each index `i` of `sizes` (TVM's `NDArray::CreateView`,
+    MLIR's `memref.reinterpret_cast`). No memory is allocated or copied; the view
+    lives while its source does and is never freed itself (freeing the source ends it).
+
+    The source has the identity layout (its elements in row-major order); offset and
+    strides count elements. The result has the source's element type and memory
+    space, and a strided layout (or none, for a row-major view at offset 0).
+
+    ```mlir
+    %v = device.view %a offset(%c8) sizes(%c4, %c8) strides(%c16, %c1)
+        : memref<64xf32> to memref<4x8xf32, strided<[16, 1], offset: 8>>
+    ```
+    """
+
+    name = "device.view"
+
+    source = operand_def(MemRefType)
+    offset = operand_def(IndexType)
+    """The element of `source` at index 0 of the view."""
+    sizes = var_operand_def(IndexType)
+    """The extent of each dimension of the view."""
+    strides = var_operand_def(IndexType)
+    """How many elements of `source` one step along each dimension moves."""
+    result = result_def(MemRefType)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(AlwaysSpeculatable())
+
+    assembly_format = (
+        "$source `offset` `(` $offset `)` `sizes` `(` $sizes `)` `strides` `(` $strides `)` "
+        "attr-dict `:` type($source) `to` type($result)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        offset: SSAValue | Operation,
+        sizes: Sequence[SSAValue | Operation],
+        strides: Sequence[SSAValue | Operation],
+        result_type: MemRefType[Attribute],
+    ) -> None:
+        super().__init__(operands=[source, offset, sizes, strides], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source, result = _memref(self.source), _memref(self.result)
+        what = f"cannot view {_ir(source)} as {_ir(result)}"
+        if not isinstance(source.layout, NoneAttr):
+            raise VerifyException(
+                f"{what}: the source must have the identity layout (view the buffer it views)"
+            )
+        if source.element_type != result.element_type:
+            raise VerifyException(f"{what}: the element types differ")
+        if source.memory_space != result.memory_space:
+            raise VerifyException(f"{what}: the memory spaces differ")
+        shape = result.get_shape()
+        if len(self.sizes) != len(shape) or len(self.strides) != len(shape):
+            raise VerifyException(
+                f"{what}: {len(self.sizes)} size(s) and {len(self.strides)} stride(s) given "
+                f"for a result of rank {len(shape)} (one of each per dimension)"
+            )
+        for d, (n, size) in enumerate(zip(shape, self.sizes, strict=True)):
+            known = _constant_index(size)
+            if n != DYNAMIC_INDEX and known is not None and known != n:
+                raise VerifyException(f"{what}: size {d} is {known} but the result type says {n}")
+        self._verify_layout(result, what)
+
+    def _verify_layout(self, result: MemRefType[Attribute], what: str) -> None:
+        layout = result.layout
+        if isinstance(layout, NoneAttr):
+            return
+        if not isinstance(layout, StridedLayoutAttr):
+            raise VerifyException(f"{what}: the result layout must be strided<...> or none")
+        given = [*layout.get_strides(), layout.get_offset()]
+        operands = [*self.strides, self.offset]
+        for i, (want, value) in enumerate(zip(given, operands, strict=True)):
+            known = _constant_index(value)
+            if want is not None and known is not None and known != want:
+                field = "offset" if i == len(operands) - 1 else f"stride {i}"
+                raise VerifyException(
+                    f"{what}: {field} is {known} but the result layout says {want}"
+                )
 
 
 @irdl_op_definition
@@ -866,6 +955,7 @@ Device = Dialect(
         FreeOp,
         AllocWorkspaceOp,
         FreeWorkspaceOp,
+        ViewOp,
         CopyOp,
         CopyAsyncOp,
         WaitOp,

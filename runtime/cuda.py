@@ -63,12 +63,16 @@ def _cuda_api_errors() -> tuple[type[Exception], ...]:
     return (CudaAPIError,)
 
 
+def _simulated() -> bool:
+    from numba.core import config  # pyright: ignore[reportMissingTypeStubs]
+
+    return bool(getattr(config, "ENABLE_CUDASIM", False))
+
+
 def _zeroed(array: Any) -> Any:
     """`array` (fresh device memory, which cudaMalloc leaves as it was) set to zeros: a new
     buffer reads as zeros on every DeviceAPI."""
-    from numba.core import config  # pyright: ignore[reportMissingTypeStubs]
-
-    if getattr(config, "ENABLE_CUDASIM", False):
+    if _simulated():
         array.copy_to_device(np.zeros(array.shape, array.dtype))
     else:
         from numba.cuda.cudadrv import driver  # pyright: ignore[reportMissingTypeStubs]
@@ -177,6 +181,26 @@ class CUDADeviceAPI(DeviceAPI):
                 with self._cuda.gpus[self.device.id]:
                     _zeroed(storage)
         return storage
+
+    def _view_array(self, storage: Any, view: Buffer) -> Any:
+        """A device array strided in the base's GPU memory (the simulator's: a NumPy
+        view in its array)."""
+        size = view.dtype.itemsize
+        strides = tuple(t * size for t in view.strides)
+        if _simulated():
+            from numba.cuda.simulator.cudadrv.devicearray import (  # pyright: ignore[reportMissingTypeStubs, reportMissingImports]
+                FakeCUDAArray,
+            )
+
+            array: Any = storage._ary  # pyright: ignore[reportUnknownMemberType]
+            strided = np.ndarray(view.shape, view.dtype, array, view.offset * size, strides)
+            return FakeCUDAArray(strided)
+        from numba.cuda.cudadrv.devicearray import (  # pyright: ignore[reportMissingTypeStubs]
+            DeviceNDArray,
+        )
+
+        pointer = storage.gpu_data.view(view.offset * size)
+        return DeviceNDArray(view.shape, strides, view.dtype, gpu_data=pointer)
 
     def _copy_bytes(self, src: Any, dst: Any) -> None:
         # cudaMemcpy: host arrays are NumPy arrays, everything else lives on a GPU.

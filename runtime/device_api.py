@@ -76,7 +76,7 @@ KERNEL_ONLY_SCOPES = frozenset({"shared", "local", "warp"})
 ALLOC_ALIGNMENT = 64
 """TVM's `kAllocAlignment`: minimum alignment of `alloc_data_space`."""
 
-BufferKind = Literal["data", "workspace"]
+BufferKind = Literal["data", "workspace", "view"]
 
 
 @dataclass(eq=False, slots=True)
@@ -98,8 +98,14 @@ class Buffer:
     kind: BufferKind = "data"
     alignment: int = ALLOC_ALIGNMENT
     freed_at: str | None = None
-    """Set when freed: the label of the free (or "freed")."""
+    """Set when freed: the label of the free (or "freed"); for a view, when its base is."""
     api: DeviceAPI | None = field(default=None, repr=False)
+    base: Buffer | None = field(default=None, repr=False)
+    """For a view (`DeviceAPI.view`): the allocation whose memory it is."""
+    offset: int = 0
+    """For a view: the element of its base at its index 0."""
+    strides: tuple[int, ...] = ()
+    """For a view: the elements of its base one step along each dimension moves."""
 
     @property
     def is_live(self) -> bool:
@@ -108,8 +114,16 @@ class Buffer:
     def describe(self) -> str:
         dims = "x".join(str(d) for d in self.shape)
         shape = f"{dims}x{self.dtype}" if dims else str(self.dtype)
-        what = "workspace buffer" if self.kind == "workspace" else "buffer"
-        return f"{what} {self.label} ({self.device} scope '{self.scope}', {shape}, {self.nbytes} B)"
+        what = {"workspace": "workspace buffer", "view": "view"}.get(self.kind, "buffer")
+        text = f"{what} {self.label} ({self.device} scope '{self.scope}', {shape}, {self.nbytes} B"
+        if self.base is not None:
+            text += f", of {self.base.label}"
+        return text + ")"
+
+    @property
+    def memory(self) -> Buffer:
+        """The allocation whose memory this is: the buffer itself, or a view's base."""
+        return self.base if self.base is not None else self
 
     def __str__(self) -> str:
         return self.describe()
@@ -180,6 +194,16 @@ def _shape(shape: object, where: str) -> tuple[int, ...]:
     raise DeviceError(f"{where}: shape must be a sequence of whole numbers, got {shape!r}")
 
 
+def _row_major(shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides, in elements, of a row-major array of `shape`."""
+    strides: list[int] = []
+    step = 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
 def copy_performer(src: Device, dst: Device) -> Device:
     """The device whose DeviceAPI performs a copy from `src` to `dst` (TVM's
     `Tensor::CopyFromTo`): the source's unless that is CPU memory, else the destination's."""
@@ -196,6 +220,10 @@ class DeviceAPI(ABC):
 
     api_name: str = ""
     """The name it is registered under (reports show it); set by `Runtime.from_system`."""
+
+    view_bytes_are_storage = False
+    """Whether a view's bytes are storage of its own to copies (a ray device's, which its
+    actor keeps), rather than elements strided in its base's storage."""
 
     kernel_backends: tuple[str, ...] | None = None
     """The kernel backends whose kernels run on this device's memory; None: all of them
@@ -238,6 +266,8 @@ class DeviceAPI(ABC):
         that was live is live still, with the same storage."""
         self._views: dict[int, Any] = {}
         """Typed views of live buffers by id, made on first use and dropped on free."""
+        self._views_of: dict[int, list[Buffer]] = {}
+        """The views (`view`) of each live buffer by its id: they end when it is freed."""
         self._default_stream = self.scheduler.new_stream(device)
         self._current_stream = self._default_stream
         self._pool: WorkspacePool | None = None
@@ -334,6 +364,10 @@ class DeviceAPI(ABC):
         """`FreeDataSpace`; waits first for queued operations on the buffer (as `cudaFree`)."""
         self._check_device(device, "free_data_space")
         self._check_free(buffer, "free_data_space", at)
+        if buffer.kind == "view":
+            raise DeviceError(
+                f"free_data_space of {buffer}: a view is not freed; it ends when its base is freed"
+            )
         if buffer.kind == "workspace":
             raise DeviceError(
                 f"free_data_space of {buffer}: it was allocated by alloc_workspace; "
@@ -399,6 +433,7 @@ class DeviceAPI(ABC):
                 "free it with free_data_space"
             )
         self.scheduler.quiesce(buffer)
+        self._end_views(buffer, at or "free_workspace")
         self._pool.free(buffer)
         self._unzeroed.discard(buffer.id)
         buffer.freed_at = at or "free_workspace"
@@ -406,6 +441,65 @@ class DeviceAPI(ABC):
         del self._live[buffer.id]
         del self._storage[buffer.id]
         self._views.pop(buffer.id, None)
+
+    # -- views ------------------------------------------------------------------------------
+
+    def view(
+        self,
+        base: Buffer,
+        offset: int,
+        shape: Sequence[int],
+        strides: Sequence[int],
+        *,
+        label: str = "<unnamed>",
+    ) -> Buffer:
+        """A view of `base` (TVM's `NDArray::CreateView`, with strides): the elements at
+        `offset + sum(i_d * strides_d)` of `base` in row-major order, for each index `i`
+        of `shape`. Nothing is allocated or copied. A view of a row-major view is a view
+        of its base. The view is never freed; it ends when its base is freed (then a use
+        is a use after free), and the base may not be freed before its pending work on
+        any view of it ran (`free_data_space` waits, as for the base)."""
+        where = f"view {label} of {base}"
+        self._check_live(base, where)
+        self._check_owned(base, "view")
+        dims = _shape(shape, where)
+        steps = _shape(strides, where)
+        if len(steps) != len(dims) or offset < 0 or any(d < 0 for d in dims):
+            raise DeviceError(
+                f"{where}: offset {offset}, shape {dims} and strides {steps} do not describe "
+                "a window (one stride per dimension, nothing negative)"
+            )
+        if base.base is not None:
+            if base.strides != _row_major(base.shape):
+                raise DeviceError(f"{where}: the source is a strided view; view its base")
+            offset, base = offset + base.offset, base.base
+        count = math.prod(base.shape)
+        last = offset + sum((n - 1) * t for n, t in zip(dims, steps, strict=True))
+        if math.prod(dims) and last >= count:
+            raise DeviceError(
+                f"{where}: offset {offset}, shape {dims}, strides {steps} reach element "
+                f"{last} of a buffer of {count} elements"
+            )
+        nbytes = math.prod(dims) * base.dtype.itemsize
+        view = Buffer(
+            _new_buffer_id(), base.device, dims, base.dtype, base.scope, nbytes, label,
+            kind="view", alignment=base.alignment, api=self, base=base, offset=offset,
+            strides=steps,
+        )  # fmt: skip
+        self._views_of.setdefault(base.id, []).append(view)
+        self._register_view(view)
+        return view
+
+    def _register_view(self, view: Buffer) -> None:  # noqa: B027 (a hook, empty here)
+        """What a subclass keeps for a new view (a ray device tells its actor)."""
+
+    def _view_array(self, storage: Any, view: Buffer) -> Any:
+        """`view`'s elements as an array strided in its base's `storage` (bytes)."""
+        size = view.dtype.itemsize
+        return np.ndarray(
+            view.shape, view.dtype, storage, offset=view.offset * size,
+            strides=[t * size for t in view.strides],
+        )  # fmt: skip
 
     # -- TVM surface: copies ---------------------------------------------------------------
 
@@ -447,10 +541,22 @@ class DeviceAPI(ABC):
         def effect() -> None:
             self._copy_bytes(self._bytes_of(src), self._bytes_of(dst, overwrite=True))
 
+        def elements() -> None:  # a view on either side: element by element
+            data: Any = self._elements_of(src)
+            if not isinstance(data, np.ndarray):  # a GPU's array (numba.cuda), maybe strided
+                data = data.copy_to_host()
+            values = cast(np.ndarray[Any, Any], data)
+            self._elements_of(dst)[...] = values.reshape(dst.shape)
+
+        strided = any(
+            isinstance(m, Buffer) and m.base is not None and not self._copies_views_as_bytes(m)
+            for m in (src, dst)
+        )
         return self.scheduler.submit(
-            self._stream_for(stream, "copy_data_from_to"), "copy", name, effect,
-            reads=((src, self._race_name(src, src_name)),),
-            writes=((dst, self._race_name(dst, dst_name)),),
+            self._stream_for(stream, "copy_data_from_to"), "copy", name,
+            elements if strided else effect,
+            reads=((_memory_key(src), self._race_name(src, src_name)),),
+            writes=((_memory_key(dst), self._race_name(dst, dst_name)),),
             wait_for=wait_for, hops=hops, nbytes=nbytes, blocking=stream is None,
         )  # fmt: skip
 
@@ -502,7 +608,7 @@ class DeviceAPI(ABC):
                         f"kernel {name} on {device} got {arg} as argument {i}; kernels "
                         f"reach only memory of their own device"
                     )
-                access: tuple[object, Name] = (arg, arg)  # str(buffer) describes it
+                access: tuple[object, Name] = (arg.memory, arg)  # str(buffer) describes it
             elif isinstance(arg, np.ndarray):
                 if not self.kernels_reach_host_memory:
                     raise HostAccessError(
@@ -567,7 +673,7 @@ class DeviceAPI(ABC):
                 f"{self.device} in scope '{buffer.scope}' only through copies "
                 "(copy_data_from_to)"
             )
-        self.scheduler.check_host_access(buffer, buffer, write)
+        self.scheduler.check_host_access(buffer.memory, buffer, write)
         return self._typed(buffer)
 
     def device_view(self, buffer: Buffer) -> np.ndarray:
@@ -774,6 +880,7 @@ class DeviceAPI(ABC):
         return buffer
 
     def _release(self, buffer: Buffer, at: str | None) -> None:
+        self._end_views(buffer, at or "free_data_space")
         stats = self.scopes[buffer.scope]
         stats.in_use -= buffer.nbytes
         stats.frees += 1
@@ -787,6 +894,12 @@ class DeviceAPI(ABC):
             STORAGE_CACHE.keep(self._storage.pop(buffer.id), buffer.alignment)
         else:
             del self._storage[buffer.id]
+
+    def _end_views(self, buffer: Buffer, at: str) -> None:
+        for view in self._views_of.pop(buffer.id, ()):
+            view.freed_at = f"{at} (the free of its base)"
+            self._views.pop(view.id, None)
+            self._storage.pop(view.id, None)
 
     def _allocate_page(self, nbytes: int, label: str) -> np.ndarray:
         self._reserve(self.scopes["global"], "global", nbytes, f"workspace page for {label}")
@@ -810,10 +923,14 @@ class DeviceAPI(ABC):
 
     def _typed(self, buffer: Buffer) -> Any:
         """The buffer's storage as an array of its dtype and shape (made once per buffer;
-        a buffer's storage does not move while it lives)."""
+        a buffer's storage does not move while it lives); a view's, strided in its base's."""
         view = self._views.get(buffer.id)
-        if view is None or (self._unzeroed and buffer.id in self._unzeroed):
-            view = self._storage_of(buffer).view(buffer.dtype).reshape(buffer.shape)
+        memory = buffer.memory
+        if view is None or (self._unzeroed and memory.id in self._unzeroed):
+            if buffer.base is None:
+                view = self._storage_of(buffer).view(buffer.dtype).reshape(buffer.shape)
+            else:
+                view = self._view_array(self._storage_of(memory), buffer)
             self._views[buffer.id] = view
         return view
 
@@ -847,6 +964,22 @@ class DeviceAPI(ABC):
             dst.copy_to_device(src)
         else:
             src.copy_to_host(dst)
+
+    def _copies_views_as_bytes(self, memory: Buffer) -> bool:
+        """Whether a copy reaches the view `memory` through its storage's bytes (a ray
+        device's actor copies its views itself), not element by element."""
+        owner = memory.api
+        return owner is not None and owner.view_bytes_are_storage
+
+    def _elements_of(self, memory: Memory) -> Any:
+        """`memory` as an array of its elements, for a copy to or from a view: a NumPy
+        array, or a GPU's (numba.cuda) device array."""
+        if isinstance(memory, np.ndarray):
+            return memory
+        owner = memory.api
+        assert owner is not None
+        self._check_live(memory, "copy")
+        return owner._typed(memory)
 
     def _bytes_of(self, memory: Memory, overwrite: bool = False) -> Any:
         if isinstance(memory, np.ndarray):
@@ -886,6 +1019,11 @@ class DeviceAPI(ABC):
 
     def _describe_memory(self, memory: Memory) -> str:
         return memory.describe() if isinstance(memory, Buffer) else self._memory_name(memory)
+
+
+def _memory_key(memory: Memory) -> object:
+    """What orders work on `memory` (`Scheduler`): a view is ordered with its base."""
+    return memory.memory if isinstance(memory, Buffer) else memory
 
 
 __all__ = [

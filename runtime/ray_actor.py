@@ -111,7 +111,8 @@ class DeviceActor:
         found = self.sessions.pop(session, None)
         if found is not None:
             for buffer in list(found.buffers.values()):
-                self._free(found, buffer)
+                if buffer.base is None:  # a view ends with its base
+                    self._free(found, buffer)
             found.api.teardown()
 
     # -- memory ----------------------------------------------------------------------------
@@ -122,9 +123,25 @@ class DeviceActor:
         s = self.sessions[session]
         s.buffers[bid] = s.api.alloc_data_space(self.device, shape, dtype, scope, label=label)
 
+    def view(
+        self,
+        session: int,
+        vid: int,
+        bid: int,
+        offset: int,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        label: str,
+    ) -> None:
+        s = self.sessions[session]
+        s.buffers[vid] = s.api.view(s.buffers[bid], offset, shape, strides, label=label)
+
     def free(self, session: int, bid: int) -> None:
         s = self.sessions[session]
-        self._free(s, s.buffers.pop(bid))
+        buffer = s.buffers.pop(bid)
+        for vid in [v for v, b in s.buffers.items() if b.base is buffer]:
+            del s.buffers[vid]  # its views end with it
+        self._free(s, buffer)
 
     def _free(self, s: _Session, buffer: Buffer) -> None:
         s.api.free_data_space(self.device, buffer)

@@ -319,6 +319,15 @@ class RayDeviceAPI(SimulatedDeviceAPI):
         if self.lost is None:
             self._call("free", buffer.id)
 
+    view_bytes_are_storage = True
+
+    def _register_view(self, view: Buffer) -> None:
+        """The actor makes the view of its base (`DeviceAPI.view` there); copies reach
+        it by its id, as they reach a buffer."""
+        self._storage[view.id] = _RemoteBytes(self, view)
+        base = view.memory
+        self._call("view", view.id, base.id, view.offset, view.shape, view.strides, view.label)
+
     def _typed(self, buffer: Buffer) -> Any:
         return self._storage[buffer.id]
 

@@ -26,8 +26,10 @@ Phase 1 — facts (`Ownership`, computed on the level-1 IR before anything chang
     has none).
   A terminator or `scf.for` init operand that cannot take ownership — a borrowed value,
   a value from an enclosing block, the second occurrence of one value, an init the loop
-  body also reads — is *cloned* (alloc + copy) there, so each buffer has one owner and
-  is freed exactly once, and a returned buffer is never freed by its function.
+  body also reads, a view — is *cloned* (alloc + copy) there, so each buffer has one
+  owner and is freed exactly once, and a returned buffer is never freed by its function.
+  A view (a slice or reshape that becomes a `device.view`) owns nothing: its uses count
+  as uses of the value it views, transitively.
 
 Phase 2 — one walk that rebuilds each function, op by op, consulting the facts:
   * types: `tensor<...>` on the host device (`vdev.host_device`) becomes a memref in
@@ -60,9 +62,12 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
   * `tensor.empty`: an allocation (zeroed by every DeviceAPI), or nothing when only
     generics that never read it write over it (each allocates its result); `tensor.dim`
     a `memref.dim` (sizes are host values, wherever the buffer lives);
-  * data movement (`movement.py`): `extract_slice`, `insert_slice` and `concat` launch
-    a window kernel (offsets, sizes and strides as scalar arguments), `collapse_shape`
-    and `expand_shape` a reshape kernel, `cast` a copy; each writes a fresh buffer;
+  * data movement (`movement.py`): `extract_slice`, ranked `cast`, and `collapse_shape`,
+    `expand_shape` and `reshape` of a row-major buffer or a contiguous slice, are views
+    of their source (`device.view`: no allocation, no kernel; kernels read strided views in
+    place); `insert_slice` and `concat` launch a window kernel (offsets, sizes and
+    strides as scalar arguments) into a fresh buffer, a reshape of a strided slice a
+    reshape kernel;
     `tensor.extract` of a device value copies that one element to the host; a `cast`
     to an unranked tensor (what MLIR's runner printers take) is a host copy of its
     operand seen as an unranked memref, freed after its last use;
@@ -96,7 +101,7 @@ types the backends lack, and tensors crossing other region ops
 (`scf.while`). Reads at affine sums (`d0 * 2 + d4`) are checked against static shapes
 by `linalg.generic`'s verifier only: with dynamic shapes no run-time check guards them.
 A reduction runs in one thread per output element (no block reduction in shared memory
-yet). Buffers are never reused in place: each op writes a fresh buffer.
+yet). Buffers are never reused in place: each op writes a fresh buffer (or views one).
 """
 
 from __future__ import annotations

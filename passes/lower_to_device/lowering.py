@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     SymbolRefAttr,
     TensorType,
     UnrankedMemRefType,
@@ -86,6 +87,10 @@ class Lowering:
         """Every op the walk could not lower (reported together when the walk ends)."""
         self.poisoned: set[SSAValue] = set()
         """Results of ops that failed: what uses them is not lowered (nor reported)."""
+        self.strided: dict[SSAValue, tuple[SSAValue, SSAValue | int, list[SSAValue | int]]] = {}
+        """Each view of a slice made (a slice's `device.view`, or a reshape's of one): the
+        row-major buffer it views, its offset and strides there, so that a slice or reshape
+        of it views that buffer too."""
         self.shape_only: dict[SSAValue, list[SSAValue]] = {}
         """`tensor.empty` results only `linalg.fill` writes over: no buffer, just the
         dynamic sizes (lowered) for the fills' own allocations."""
@@ -221,7 +226,11 @@ class Lowering:
             self.emit(dev.FreeOp(buffer))
 
     def clone(self, buffer: SSAValue) -> SSAValue:
-        fresh = self.alloc(buffer.type, self.dynamic_sizes(buffer.type, buffer))
+        """A fresh row-major buffer holding `buffer`'s elements (a view's too)."""
+        type_ = memref_type(buffer.type)
+        shape, space = type_.get_shape(), type_.memory_space
+        row_major = MemRefType(type_.element_type, shape, NoneAttr(), space)
+        fresh = self.alloc(row_major, self.dynamic_sizes(row_major, buffer))
         self.emit(dev.CopyOp(buffer, fresh))
         return fresh
 
@@ -370,6 +379,11 @@ class Lowering:
             )
         else:
             self.lower_scalar(op)
+
+    def free_before(self, terminator: Operation) -> None:
+        """Free what phase 1 frees at `terminator`, once its operands are cloned."""
+        for value in self.facts.frees_before.get(terminator, []):
+            self.free(self.values[value])
 
     def map_results(self, old: Operation, new: Sequence[SSAValue]) -> None:
         for a, b in zip(old.results, new, strict=True):

@@ -2,22 +2,29 @@
 `concat`, `collapse_shape`, `expand_shape`, `reshape`, `cast`, `extract`, `insert`, `pad`,
 `splat`, `from_elements`, and `bufferization.alloc_tensor`, `to_tensor`, `to_buffer`.
 
-Every op writes a fresh buffer on the device it runs on (no views: each buffer keeps one
-owner, as the package header requires), through one of two kernels:
+A slice, a ranked cast, and a reshape of a buffer whose elements are consecutive in
+row-major order (a row-major buffer or a contiguous slice), is a *view* of its source
+(`device.view`: offset, sizes and strides in the elements of the row-major buffer the
+source's elements are in; no allocation, no kernel, no copy); kernels read a strided
+view in place. A slice of a slice views the first one's buffer. Views own nothing
+(`ownership.py`: the buffer viewed is freed after the last use of any view of it, and a
+view is cloned where it would be handed on). Every other op writes a fresh buffer on the
+device it runs on, through one of two kernels:
   * the *window* kernel: one thread per element of a window of a larger buffer, at
     `offset + i * stride` along each dimension of the larger one, reading it into a
-    dense buffer (`extract_slice`) or writing a dense buffer into it (`insert_slice`,
+    dense buffer (`tensor.extract` on a device) or writing a dense buffer into it (`insert_slice`,
     each operand of `concat`, the source of `pad` after the fill kernel wrote the
     padding value); a rank-reducing slice keeps the dimensions its shape names, the
     dropped unit ones read at their offset;
   * the *reshape* kernel: one thread per element, the same row-major position in a
-    buffer of another shape (`collapse_shape`, `expand_shape`, `reshape`, whose shape
-    operand plan-devices puts on the host, where its elements are loaded).
-`tensor.cast` between static and dynamic sizes is a copy into a buffer of the new type,
-after a check of each size the cast makes static; `tensor.extract` of a value on the host
-is a `memref.load`, of a value elsewhere the window kernel's copy of that one element to
-a one-element buffer on its device, and a `device.copy` of it to the host (the report
-counts its bytes); `tensor.insert` the reverse, into a copy of its destination.
+    buffer of another shape (`collapse_shape`, `expand_shape`, `reshape` of a strided
+    slice, which no row-major view can be; `reshape`'s shape operand plan-devices puts
+    on the host, where its elements are loaded).
+`tensor.cast` between static and dynamic sizes checks each size the cast makes static.
+`tensor.extract` of a
+value on the host is a `memref.load`, of a value elsewhere the window kernel's copy of
+that one element to a one-element buffer on its device, and a `device.copy` of it to
+the host (the report counts its bytes); `tensor.insert` the reverse, into a copy of its destination.
 `splat` is the fill kernel; `from_elements` stores the host scalars to a host buffer and
 copies it to its device; the bufferization ops are copies (`to_buffer` a host memref
 that nothing frees, as MLIR leaves it to its user).
@@ -39,6 +46,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     NoneAttr,
+    StridedLayoutAttr,
     TensorType,
     UnrankedMemRefType,
     UnrankedTensorType,
@@ -61,7 +69,16 @@ from .kernel_builder import (
     rank_suffix,
 )
 from .lowering import Lowering
-from .types import ELEMENTS, kernel_element, memory_of, memref_type, tensor_type, type_text
+from .types import (
+    ELEMENTS,
+    becomes_view,
+    is_strided,
+    kernel_element,
+    memory_of,
+    memref_type,
+    tensor_type,
+    type_text,
+)
 
 Size = SSAValue | int
 """A size, offset or stride: an int when static, else its (lowered) index value."""
@@ -252,16 +269,60 @@ def extract_slice(low: Lowering, op: tensor.ExtractSliceOp) -> None:
     offsets, sizes, strides = _slice_parameters(low, op)
     kept = _kept(op, sizes, op.result.type)
     _check_window(low, source, offsets, sizes, strides)
-    out_type = low.buffer_type(op.result.type, device, op)
-    shape = memref_type(out_type).get_shape()
-    dynamic = [_value(low, sizes[d]) for j, d in enumerate(kept) if shape[j] == DYNAMIC_INDEX]
+    shape = tensor_type(op.result.type).get_shape()
     for j, d in enumerate(kept):
         if shape[j] != DYNAMIC_INDEX:
             what = f"'{op.name}' size {d} differs from its result type {type_text(op.result.type)}"
             _require(low, _equal(low, sizes[d], shape[j]), what)
-    out = low.alloc(out_type, dynamic)
-    _window_copy(low, op, device, source, out, kept, offsets, strides, insert=False)
+    base, at, steps = _layout(low, source)
+    offset = _sum(low, [at, *(_times(low, o, t) for o, t in zip(offsets, steps, strict=True))])
+    view_strides = [_times(low, strides[d], steps[d]) for d in kept]
+    out = _view(low, op, base, offset, [sizes[d] for d in kept], view_strides)
+    low.strided[out] = (base, offset, view_strides)
     low.map_results(op, [out])
+
+
+def _layout(low: Lowering, buffer: SSAValue) -> tuple[SSAValue, Size, list[Size]]:
+    """The row-major buffer `buffer`'s elements are in, their offset and strides there."""
+    found = low.strided.get(buffer)
+    if found is not None:
+        return found
+    rank = memref_type(buffer.type).get_num_dims()
+    return buffer, 0, _row_major(low, [_extent(low, buffer, d) for d in range(rank)])
+
+
+def _row_major(low: Lowering, sizes: Sequence[Size]) -> list[Size]:
+    return [_product(low, sizes[d + 1 :]) for d in range(len(sizes))]
+
+
+def _times(low: Lowering, a: Size, b: Size) -> Size:
+    return _product(low, [a, b])
+
+
+def _view(
+    low: Lowering,
+    op: Operation,
+    base: SSAValue,
+    offset: Size,
+    sizes: Sequence[Size],
+    strides: Sequence[Size],
+    reshape: bool = False,
+) -> SSAValue:
+    """A `device.view` of the row-major buffer `base` as `op`'s result: no allocation,
+    no copy. A slice's has a strided layout (static where its strides and offset are), as
+    has a reshape's of a slice; a reshape's of `base` itself is the identity layout."""
+    base_type = memref_type(base.type)
+    shape = tensor_type(op.results[0].type).get_shape()
+    layout: Attribute = NoneAttr()
+    if not (reshape and offset == 0):
+        static = [t if isinstance(t, int) else None for t in strides]
+        layout = StridedLayoutAttr(static, offset if isinstance(offset, int) else None)
+    type_ = MemRefType(base_type.element_type, shape, layout, base_type.memory_space)
+    view = dev.ViewOp(
+        base, _value(low, offset), [_value(low, n) for n in sizes],
+        [_value(low, t) for t in strides], type_,
+    )  # fmt: skip
+    return low.emit(view).results[0]
 
 
 def insert_slice(low: Lowering, op: tensor.InsertSliceOp) -> None:
@@ -318,10 +379,18 @@ def _reshape(low: Lowering, op: Operation, source: SSAValue, out_sizes: list[Siz
     device = low.op_device(op)
     out_type = low.buffer_type(op.results[0].type, device, op)
     shape = memref_type(out_type).get_shape()
+    what = f"'{op.name}' changes the number of elements"
+    if becomes_view(op):
+        _require(low, _equal(low, low.element_count(source), _product(low, out_sizes)), what)
+        for d, (n, s) in enumerate(zip(out_sizes, shape, strict=True)):
+            if s != DYNAMIC_INDEX and not isinstance(n, int):
+                _require(low, _equal(low, n, s), f"'{op.name}' size {d} differs from {s}")
+        sizes = [s if s != DYNAMIC_INDEX else n for n, s in zip(out_sizes, shape, strict=True)]
+        _row_major_view(low, op, source, sizes)
+        return
     dynamic = [_value(low, n) for n, s in zip(out_sizes, shape, strict=True) if s == DYNAMIC_INDEX]
     out = low.alloc(out_type, dynamic)
     count_in, count_out = low.element_count(source), low.element_count(out)
-    what = f"'{op.name}' changes the number of elements"
     _require(low, _equal(low, count_in, count_out), what)
     element = _element(low, op, source)
     in_rank, out_rank = memref_type(source.type).get_num_dims(), len(shape)
@@ -334,11 +403,24 @@ def _reshape(low: Lowering, op: Operation, source: SSAValue, out_sizes: list[Siz
     low.map_results(op, [out])
 
 
+def _row_major_view(low: Lowering, op: Operation, source: SSAValue, sizes: list[Size]) -> None:
+    """`op`'s result: `source`'s elements, consecutive in row-major order (`becomes_view`),
+    seen in `sizes`: a view of the buffer they are in, at their offset there."""
+    base, offset, _ = _layout(low, source)
+    steps = _row_major(low, sizes)
+    view = _view(low, op, base, offset, sizes, steps, reshape=True)
+    if base is not source:
+        low.strided[view] = (base, offset, steps)
+    low.map_results(op, [view])
+
+
 def _product(low: Lowering, sizes: Sequence[Size]) -> Size:
     total: Size = 1
     for n in sizes:
         if isinstance(total, int) and isinstance(n, int):
             total *= n
+        elif total == 1 or n == 1:
+            total = n if total == 1 else total
         else:
             total = low.emit(arith.MuliOp(_value(low, total), _value(low, n))).results[0]
     return total
@@ -387,10 +469,14 @@ def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
         if n != DYNAMIC_INDEX:
             what = f"'tensor.cast' to {type_text(op.dest.type)}: dimension {d} differs"
             _require(low, _equal(low, _extent(low, source, d), n), what)
-    dynamic = [low.dim(source, d) for d, n in enumerate(shape) if n == DYNAMIC_INDEX]
-    out = low.alloc(out_type, dynamic)
-    low.emit(dev.CopyOp(source, out))
-    low.map_results(op, [out])
+    sizes = [n if n != DYNAMIC_INDEX else _extent(low, source, d) for d, n in enumerate(shape)]
+    if not is_strided(op.source):
+        _row_major_view(low, op, source, sizes)
+        return
+    base, offset, strides = _layout(low, source)  # the same elements, other static sizes
+    view = _view(low, op, base, offset, sizes, strides)
+    low.strided[view] = (base, offset, strides)
+    low.map_results(op, [view])
 
 
 def _cast_to_unranked(low: Lowering, op: tensor.CastOp) -> None:
@@ -570,6 +656,8 @@ def _sum(low: Lowering, sizes: Sequence[Size]) -> Size:
     for n in sizes:
         if isinstance(total, int) and isinstance(n, int):
             total += n
+        elif total == 0 or n == 0:
+            total = n if total == 0 else total
         else:
             total = low.emit(arith.AddiOp(_value(low, total), _value(low, n))).results[0]
     return total

@@ -1,5 +1,10 @@
 """Phase 1 of lower-to-device: which block owns each buffer, where it is freed, which
-uses get a clone (the algorithm is in the package header, phase 1)."""
+uses get a clone (the algorithm is in the package header, phase 1).
+
+A view (`types.becomes_view`: a slice or reshape made a `device.view`) owns nothing: it
+is never freed, its uses count as uses of the buffer it views (which is freed after the
+last of them), and where it would be handed on (a terminator, an `scf.for` init) it is
+cloned, as a borrowed value is."""
 
 from __future__ import annotations
 
@@ -7,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from xdsl.dialects import func, scf
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue, Use
 
-from .types import is_tensor, is_unranked_cast
+from .types import becomes_view, is_tensor, is_unranked_cast, view_source
 
 
 @dataclass
@@ -24,6 +29,11 @@ class Ownership:
     """Block arguments to free as the block starts (they have no use)."""
     clones: set[tuple[Operation, int]] = field(default_factory=set[tuple[Operation, int]])
     """(op, operand index) whose operand is copied to a fresh buffer first."""
+    frees_before: dict[Operation, list[SSAValue]] = field(
+        default_factory=dict[Operation, list[SSAValue]]
+    )
+    """Owned values to free at a terminator, after the clones of its operands (a view of
+    them is its operand) and before it."""
 
     @staticmethod
     def of(function: func.FuncOp) -> Ownership:
@@ -39,7 +49,8 @@ class Ownership:
         if block.parent_op() is not function:
             owned += [a for a in block.args if is_tensor(a)]
         for op in block.ops:
-            owned += [r for r in op.results if is_tensor(r) or is_unranked_cast(r)]
+            if not becomes_view(op):
+                owned += [r for r in op.results if is_tensor(r) or is_unranked_cast(r)]
             if isinstance(op, func.ReturnOp | scf.YieldOp):
                 self._terminator_clones(op, block)
             elif isinstance(op, scf.ForOp):
@@ -52,7 +63,9 @@ class Ownership:
         for i, value in enumerate(op.operands):
             if not is_tensor(value):
                 continue
-            defined_here = owner_block(value) is block and not borrowed(value)
+            defined_here = (
+                owner_block(value) is block and not borrowed(value) and view_source(value) is None
+            )
             if not defined_here or value in seen:
                 self.clones.add((op, i))
             seen.add(value)
@@ -71,8 +84,10 @@ class Ownership:
         block = loop.parent_block()
         if value in seen or borrowed(value) or owner_block(value) is not block:
             return False
+        if view_source(value) is not None:
+            return False
         assert block is not None
-        for use in value.uses:
+        for use in viewed_uses(value):
             user = use.operation
             if user is loop:
                 continue
@@ -85,7 +100,8 @@ class Ownership:
 
     def _place_free(self, value: SSAValue, block: Block) -> None:
         last: Operation | None = None
-        for use in value.uses:
+        direct = {use.operation for use in value.uses}
+        for use in viewed_uses(value):
             ancestor = block.find_ancestor_op_in_block(use.operation)
             assert ancestor is not None  # SSA dominance: uses are in the defining block
             if last is None or last.is_before_in_block(ancestor):
@@ -97,11 +113,27 @@ class Ownership:
                 self.frees_after.setdefault(cast(OpResult, value).op, []).append(value)
             return
         if isinstance(last, func.ReturnOp | scf.YieldOp):
+            if last not in direct:  # only views of it: they are cloned, then it is freed
+                self.frees_before.setdefault(last, []).append(value)
             return  # the terminator hands the buffer on (a duplicate is cloned)
         moved = isinstance(last, scf.ForOp) and value in last.iter_args
         if moved and (last, operand_index(last, value)) not in self.clones:
             return  # moved into the loop
         self.frees_after.setdefault(last, []).append(value)
+
+
+def viewed_uses(value: SSAValue) -> list[Use]:
+    """The uses of `value` and of every view of it (`becomes_view`), transitively."""
+    found: list[Use] = []
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        for use in current.uses:
+            found.append(use)
+            user = use.operation
+            if becomes_view(user) and use.index == 0:
+                pending.extend(user.results)
+    return found
 
 
 def operand_index(op: Operation, value: SSAValue) -> int:

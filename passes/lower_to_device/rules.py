@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     StringAttr,
     UnitAttr,
 )
@@ -52,6 +53,7 @@ from .types import (
     PLAN,
     is_tensor,
     kernel_element,
+    memref_type,
     same_place,
     tensor_type,
     type_text,
@@ -92,6 +94,7 @@ def _return(low: Lowering, op: func.ReturnOp) -> None:
                 ),
             )
         values.append(low.lowered_operand(op, i))
+    low.free_before(op)
     low.emit(func.ReturnOp(*values))
 
 
@@ -99,11 +102,16 @@ def _return(low: Lowering, op: func.ReturnOp) -> None:
 def _call(low: Lowering, op: func.CallOp) -> None:
     callee = _callee(low.module, op)
     args: list[SSAValue] = []
+    copies: list[SSAValue] = []
     for i, value in enumerate(op.arguments):
+        arg = low.values[value]
         if is_tensor(value):
             where = _require(arg_device(callee, i), op, f"argument {i} of @{callee.sym_name.data}")
             low.operand(op, i, where)
-        args.append(low.values[value])
+            if not isinstance(memref_type(arg.type).layout, NoneAttr):
+                arg = low.clone(arg)  # a strided view: the callee takes row-major buffers
+                copies.append(arg)
+        args.append(arg)
     result_types: list[Attribute] = []
     for j, result in enumerate(op.res):
         placed = result_placement(op, j) if is_tensor(result) else None
@@ -116,6 +124,8 @@ def _call(low: Lowering, op: func.CallOp) -> None:
             )
         result_types.append(low.buffer_type(result.type, wanted or placed, op))
     call = low.emit(func.CallOp(op.callee, args, result_types))
+    for copy in copies:
+        low.free(copy)
     low.map_results(op, call.results)
 
 
@@ -283,4 +293,6 @@ def _check_yields(low: Lowering, op: Operation, types: Sequence[Attribute]) -> N
 
 @RULES.impl(scf.YieldOp)
 def _yield(low: Lowering, op: scf.YieldOp) -> None:
-    low.emit(scf.YieldOp(*(low.lowered_operand(op, i) for i in range(len(op.operands)))))
+    values = [low.lowered_operand(op, i) for i in range(len(op.operands))]
+    low.free_before(op)
+    low.emit(scf.YieldOp(*values))

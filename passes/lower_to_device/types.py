@@ -6,11 +6,12 @@ from typing import cast
 
 from xdsl.dialects import tensor
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     MemRefType,
     TensorType,
     UnrankedTensorType,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.utils.hints import isa
 
 from ...analysis.dtypes import dtype_of
@@ -25,6 +26,60 @@ def is_tensor(value: SSAValue) -> bool:
 def is_unranked_cast(value: SSAValue) -> bool:
     """A `tensor.cast` result of unranked type: a host buffer of its own (`movement.py`)."""
     return isinstance(value.type, UnrankedTensorType) and isinstance(value.owner, tensor.CastOp)
+
+
+RESHAPES = (tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ReshapeOp, tensor.CastOp)
+"""Ops that give their operand's elements another shape, in the same row-major order."""
+
+
+def becomes_view(op: Operation) -> bool:
+    """Whether lower-to-device makes `op`'s result a `device.view` of its source's buffer
+    (no allocation, no copy): a slice or ranked cast of a ranked tensor, and a reshape of
+    a tensor whose elements are consecutive in row-major order (not `is_strided`)."""
+    if isinstance(op, tensor.ExtractSliceOp):
+        return isa(op.source.type, TensorType[Attribute])
+    if isinstance(op, RESHAPES):
+        ranked = all(isa(v.type, TensorType[Attribute]) for v in (op.operands[0], op.results[0]))
+        return ranked and (isinstance(op, tensor.CastOp) or not is_strided(op.operands[0]))
+    return False
+
+
+def is_strided(value: SSAValue) -> bool:
+    """Whether `value`'s buffer is a view whose elements are not consecutive in row-major
+    order: a slice that is not `contiguous_slice`, or any slice or cast of such a view."""
+    if isinstance(value, OpResult) and isinstance(value.op, tensor.CastOp):
+        return is_strided(value.op.source)  # a cast keeps its source's strides
+    if not isinstance(value, OpResult) or not isinstance(value.op, tensor.ExtractSliceOp):
+        return False
+    return is_strided(value.op.source) or not contiguous_slice(value.op)
+
+
+def contiguous_slice(op: tensor.ExtractSliceOp) -> bool:
+    """Whether the slice's elements are consecutive in its source's row-major order, as
+    the static sizes say: unit sizes, then one dimension of stride 1, then whole
+    dimensions (offset 0, the source's static extent, stride 1)."""
+    shape = tensor_type(op.source.type).get_shape()
+    offsets = op.static_offsets.get_values()
+    sizes = op.static_sizes.get_values()
+    strides = op.static_strides.get_values()
+    d = 0
+    while d < len(shape) and sizes[d] == 1:
+        d += 1
+    if d == len(shape):
+        return True
+    if strides[d] != 1:
+        return False
+    return all(
+        offsets[e] == 0 and shape[e] != DYNAMIC_INDEX and sizes[e] == shape[e] and strides[e] == 1
+        for e in range(d + 1, len(shape))
+    )
+
+
+def view_source(value: SSAValue) -> SSAValue | None:
+    """The tensor whose buffer `value`'s buffer views (`becomes_view`), or None."""
+    if isinstance(value, OpResult) and becomes_view(value.op):
+        return value.op.operands[0]
+    return None
 
 
 def tensor_type(type_: Attribute) -> TensorType[Attribute]:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from xdsl.dialects import memref
+from xdsl.ir import Operation
 
 from ...analysis.dtypes import numpy_dtype
 from ...diagnostics import DevplanError, error_at
@@ -138,6 +139,58 @@ def _get_global(p: DeviceOpCompiler, op: memref.GetGlobalOp) -> Step:
     return run
 
 
+@DEVICE_OPS.impl(dev.ViewOp)
+def _view(p: DeviceOpCompiler, op: dev.ViewOp) -> Step:
+    """A view of a device buffer through its DeviceAPI (`DeviceAPI.view`), of a host
+    array as a NumPy view of its elements; nothing is allocated or copied."""
+    src, at = p.slot(op.source), p.slot(op.offset)
+    sizes = tuple(p.slot(v) for v in op.sizes)
+    strides = tuple(p.slot(v) for v in op.strides)
+    r = p.slot(op.result)
+    label = buffer_label(op.result, op)
+
+    def run(f: Frame) -> None:
+        ex: Execution = f[0]
+        source = f[src]
+        offset, dims, steps = f[at], [f[s] for s in sizes], [f[s] for s in strides]
+        if isinstance(source, Buffer):
+            api = source.api
+            assert api is not None
+            try:
+                f[r] = api.view(source, offset, dims, steps, label=label)
+            except DevplanError as e:
+                raise placed_at(op, e) from None
+            return
+        if id(source) in ex.freed_host:
+            raise error_at(
+                op, f"'{op.name}' of host memory freed by memref.dealloc at "
+                f"{ex.freed_host[id(source)][1]}",
+            )  # fmt: skip
+        f[r] = host_view(op, source, offset, dims, steps)
+
+    return run
+
+
+def host_view(
+    op: Operation, source: np.ndarray[Any, Any], offset: int, dims: list[int], steps: list[int]
+) -> np.ndarray[Any, Any]:
+    """The elements of the host array `source` at `offset + sum(i_d * steps_d)`."""
+    count = source.size
+    last = offset + sum((n - 1) * t for n, t in zip(dims, steps, strict=True))
+    window = f"offset {offset}, sizes {dims}, strides {steps}"
+    if offset < 0 or any(n < 0 or t < 0 for n, t in zip(dims, steps, strict=True)):
+        raise error_at(op, f"'{op.name}' {window}: nothing may be negative")
+    if math.prod(dims) and last >= count:
+        raise error_at(op, f"'{op.name}' {window} reach element {last} of {count}")
+    if not source.flags.c_contiguous:
+        raise error_at(op, f"'{op.name}' of a strided host array; view its base")
+    size = source.itemsize
+    return np.ndarray(
+        tuple(dims), source.dtype, source.reshape(-1), offset=offset * size,
+        strides=[t * size for t in steps],
+    )  # fmt: skip
+
+
 @DEVICE_OPS.impl(dev.CopyOp, dev.CopyAsyncOp)
 def _copy_step(p: DeviceOpCompiler, op: dev.CopyOp | dev.CopyAsyncOp) -> Step:
     is_async = isinstance(op, dev.CopyAsyncOp)
@@ -148,7 +201,8 @@ def _copy_step(p: DeviceOpCompiler, op: dev.CopyOp | dev.CopyAsyncOp) -> Step:
 
     def run(f: Frame) -> None:
         ex: Execution = f[0]
-        source, destination = f[src], f[dst]
+        source: Any = f[src]
+        destination: Any = f[dst]
         for memory in (source, destination):
             if not isinstance(memory, Buffer) and id(memory) in ex.freed_host:
                 raise error_at(
@@ -163,16 +217,31 @@ def _copy_step(p: DeviceOpCompiler, op: dev.CopyOp | dev.CopyAsyncOp) -> Step:
             # a download can overlap an upload.
             route = f"copy {ex.device_name(source)}->{ex.device_name(destination)}"
             stream = ex.stream(performer, route, op)
+        # A strided host view (`device.view` of host memory) goes through a row-major
+        # copy of its elements: the DeviceAPI copies contiguous memory (as TVM's).
+        if _strided_host(source):
+            source = np.ascontiguousarray(source)
+        into: Any = destination
+        if _strided_host(destination):
+            if is_async:
+                raise error_at(op, f"'{op.name}' into a strided host view; use device.copy")
+            into = np.empty_like(destination, order="C")
         try:
             token = ex.api(performer, op).copy_data_from_to(
-                source, destination, stream, wait_for=[f[d] for d in deps], label=label
+                source, into, stream, wait_for=[f[d] for d in deps], label=label
             )
         except DevplanError as e:
             raise placed_at(op, e) from None
+        if into is not destination:
+            destination[...] = into
         if token_slot is not None:
             f[token_slot] = token
 
     return run
+
+
+def _strided_host(memory: Any) -> bool:
+    return isinstance(memory, np.ndarray) and not memory.flags.c_contiguous
 
 
 @DEVICE_OPS.impl(dev.WaitOp)

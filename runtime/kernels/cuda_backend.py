@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numba.core.errors import NumbaError  # pyright: ignore[reportMissingTypeStubs]
@@ -401,6 +401,28 @@ def _unravel(flat: str, shape: tuple[int, ...]) -> str:
     return ", ".join(reversed(parts))
 
 
+def _gpu_argument(
+    cuda: Any, arg: Any, staged: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]
+) -> Any:
+    """How a launch argument reaches the kernel (see `compile_cuda`'s `run`)."""
+    if not isinstance(arg, np.ndarray):
+        return arg
+    array = cast(np.ndarray[Any, Any], arg)
+    if array.flags.c_contiguous or array.ndim == 0:
+        return array if array.flags.writeable else cuda.In(array)
+    if is_simulated():
+        from numba.cuda.simulator.cudadrv.devicearray import (  # pyright: ignore[reportMissingTypeStubs, reportMissingImports]
+            FakeCUDAArray,
+        )
+
+        return FakeCUDAArray(array)  # the view itself, no copy
+    copy = np.ascontiguousarray(array)
+    if not array.flags.writeable:
+        return cuda.In(copy)
+    staged.append((array, copy))
+    return copy
+
+
 def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
     """A run(grid, block, args) launcher of `kernel` as a `numba.cuda.jit` kernel, and its
     source. Raises a `DevplanError` when there is no GPU and no simulator."""
@@ -426,14 +448,16 @@ def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
             buffer.copy_to_device(fresh)
         # Host memory is passed as NumPy arrays, which numba-cuda copies to the GPU and
         # back after the kernel; an input the kernel only reads is bound read-only, and
-        # copying back into it would fail, so it travels one way (`cuda.In`).
-        args = [
-            cuda.In(a) if isinstance(a, np.ndarray) and not a.flags.writeable else a
-            for a in args
-        ]
+        # copying back into it would fail, so it travels one way (`cuda.In`). A strided
+        # view (`device.view`) cannot be copied as one region: the simulator's kernels
+        # read and write it in place, a GPU gets a row-major copy of its elements.
+        staged: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = []
+        args = [_gpu_argument(cuda, a, staged) for a in args]
         try:
             jitted[grid, block](buffer, *args)
             buffer.copy_to_host(err)  # waits for the kernel
+            for view, copy in staged:
+                view[...] = copy
         except NumbaError as e:  # a gap in this backend, reported at the kernel
             raise KernelError(
                 diagnostic_at(

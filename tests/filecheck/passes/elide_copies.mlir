@@ -468,6 +468,42 @@ func.func @forward_source_freed() -> !h {
   func.return %r : !h
 }
 
+// Kept: a view of the source is written while the destination is in use (a view's
+// root is the buffer it views: forwarding would let the reader see the write).
+// CHECK-LABEL: func.func @forward_source_written_through_a_view
+// CHECK-COUNT-2: device.copy %
+func.func @forward_source_written_through_a_view(%s: memref<32xf32, #vdev.device<"cuda", 0, ?, "global">>) -> memref<32xf32> {
+  %r = memref.alloc() : memref<32xf32>
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %d = device.alloc() : memref<32xf32, #vdev.device<"cuda", 0, ?, "global">>
+  // EXPLAIN: elide_copies.mlir:[[# @LINE + 1]]:3: remark: kept 'device.copy': its destination is read by 'device.copy' at line [[# @LINE + 4]]; its source and destination are one memory area, but its source is written or freed by 'device.launch' at line [[# @LINE + 3]] while the destination is in use
+  device.copy %s to %d : memref<32xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<32xf32, #vdev.device<"cuda", 0, ?, "global">>
+  %v = device.view %s offset(%c1) sizes(%c16) strides(%c2) : memref<32xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<16xf32, strided<[2], offset: 1>, #vdev.device<"cuda", 0, ?, "global">>
+  device.launch @k::@inc on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c16, %c1, %c1) args(%v) : memref<16xf32, strided<[2], offset: 1>, #vdev.device<"cuda", 0, ?, "global">>
+  device.copy %d to %r : memref<32xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<32xf32>
+  device.free %d : memref<32xf32, #vdev.device<"cuda", 0, ?, "global">>
+  func.return %r : memref<32xf32>
+}
+
+// Kept: the destination is read through a view, which the pass does not follow.
+// CHECK-LABEL: func.func @forward_destination_viewed
+// CHECK-COUNT-2: device.copy %
+func.func @forward_destination_viewed(%s: !d) -> !h {
+  %r = memref.alloc() : !h
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %d = device.alloc() : !d
+  // EXPLAIN: elide_copies.mlir:[[# @LINE + 1]]:3: remark: kept 'device.copy': its destination is read by 'device.copy' at line [[# @LINE + 3]]; its source and destination are one memory area, but its destination is written or escapes at 'device.view' at line [[# @LINE + 2]]
+  device.copy %s to %d : !d to !d
+  %v = device.view %d offset(%c0) sizes(%c16) strides(%c1) : !d to !d
+  device.copy %v to %r : !d to !h
+  device.free %d : !d
+  func.return %r : !h
+}
+
 // Kept: the destination outlives the function (it is returned) while the source's
 // lifetime ends in it.
 // CHECK-LABEL: func.func @forward_destination_outlives_source

@@ -666,18 +666,64 @@ func.func @dot(%a: tensor<4096xf32> {vdev.device = #vdev.device<"cpu", 0, #targe
 
 // -----
 
-// Data movement: a slice with a dynamic offset and a stride is a window kernel reading
-// the source at offset + i * stride; concat writes each operand at its offset.
+// Data movement: a slice with a dynamic offset and a stride is a view of its source
+// (offset 1 * 6 + %i, strides 2 * 6 and 1: no allocation, no kernel); concat writes each
+// operand at its offset, its window kernel reading the strided view directly.
 
 // CHECK-LABEL: func.func @slice_and_concat
-// CHECK:         %[[S:.*]] = device.alloc() : memref<2x3xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:    device.launch @cuda_kernels::@extract_slice_f32_2d on #vdev.device<"cuda", 0> {{.*}} args(%x, %[[S]], %{{.*}}, %i, %{{.*}}, %{{.*}})
-// CHECK:         %[[C:.*]] = device.alloc() : memref<4x3xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK:         %[[O:.*]] = arith.addi %{{.*}}, %i : index
+// CHECK-NEXT:    %[[S:.*]] = device.view %x offset(%[[O]]) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<2x3xf32, strided<[12, 1], offset: ?>, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[C:.*]] = device.alloc() : memref<4x3xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.launch @cuda_kernels::@insert_slice_f32_2d {{.*}} args(%[[C]], %[[S]],
 // CHECK-NEXT:    device.launch @cuda_kernels::@insert_slice_f32_2d {{.*}} args(%[[C]], %[[S]],
+// CHECK-NOT:     device.free %[[S]]
 
 func.func @slice_and_concat(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, %i: index) -> (tensor<4x3xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
   %s = tensor.extract_slice %x[1, %i] [2, 3] [2, 1] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4x6xf32> to tensor<2x3xf32>
   %c = tensor.concat dim(0) %s, %s {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
   func.return %c : tensor<4x3xf32>
+}
+
+// -----
+
+// Reshapes and ranked casts of a row-major buffer are views of it (offset 0, row-major
+// strides); a slice of a slice, and a cast of a slice, views the first one's source; a reshape of a contiguous
+// slice (whole rows) views the slice's source at the slice's offset, a reshape of a
+// strided slice is a reshape kernel into a fresh buffer. Views are never freed: their source is, after
+// the last use of any view of it, and a returned view is cloned first.
+
+// CHECK-LABEL: func.func @views
+// CHECK:         %[[F:.*]] = device.view %x offset(%{{.*}}) sizes(%{{.*}}) strides(%{{.*}}) : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<24xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[E:.*]] = device.view %[[F]] offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<24xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<2x12xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[D:.*]] = device.view %[[E]] offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<2x12xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<?x12xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[S:.*]] = device.view %[[E]] offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<2x12xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<2x4xf32, strided<[12, 2], offset: 1>, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[T:.*]] = device.view %[[E]] offset(%{{.*}}) sizes(%{{.*}}) strides(%{{.*}}) : memref<2x12xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<4xf32, strided<[2], offset: 13>, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[R:.*]] = device.alloc() : memref<8xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK:         device.launch @cuda_kernels::@reshape_f32_2d_to_1d {{.*}} args(%[[S]], %[[R]])
+// CHECK-NEXT:    device.view %x offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<2x6xf32, strided<[6, 1], offset: 6>, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[Q:.*]] = device.view %x offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}, %{{.*}}) : memref<4x6xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<2x3x2xf32, strided<[6, 2, 1], offset: 6>, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[SUM:.*]] = device.alloc() : memref<2x3x2xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@add_f32_3d {{.*}} args(%[[Q]], %[[Q]], %[[SUM]])
+// CHECK:         %[[SC:.*]] = device.view %[[E]] offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<2x12xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<2x?xf32, strided<[12, 2], offset: 1>, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK:         device.launch @cuda_kernels::@neg_f32_2d {{.*}} args(%[[SC]],
+// CHECK:         %[[B:.*]] = device.alloc(%{{.*}}) : memref<?x12xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.copy %[[D]] to %[[B]]
+// CHECK-NEXT:    %[[C:.*]] = device.alloc() : memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.copy %[[T]] to %[[C]] : memref<4xf32, strided<[2], offset: 13>, #vdev.device<"cuda", 0, ?, "global">> to memref<4xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    func.return %[[B]], %[[R]], %[[C]], %[[SUM]], %{{.*}} :
+// CHECK-NOT:     device.free
+
+func.func @views(%x: tensor<4x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) -> (tensor<?x12xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<4xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<2x3x2xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<2x?xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %f = tensor.collapse_shape %x [[0, 1]] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4x6xf32> into tensor<24xf32>
+  %e = tensor.expand_shape %f [[0, 1]] output_shape [2, 12] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<24xf32> into tensor<2x12xf32>
+  %d = tensor.cast %e {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x12xf32> to tensor<?x12xf32>
+  %s = tensor.extract_slice %e[0, 1] [2, 4] [1, 2] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x12xf32> to tensor<2x4xf32>
+  %t = tensor.extract_slice %s[1, 0] [1, 4] [1, 1] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x4xf32> to tensor<4xf32>
+  %r = tensor.collapse_shape %s [[0, 1]] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x4xf32> into tensor<8xf32>
+  %rows = tensor.extract_slice %x[1, 0] [2, 6] [1, 1] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<4x6xf32> to tensor<2x6xf32>
+  %q = tensor.expand_shape %rows [[0], [1, 2]] output_shape [2, 3, 2] {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x6xf32> into tensor<2x3x2xf32>
+  %sum = arith.addf %q, %q {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x3x2xf32>
+  %sc = tensor.cast %s {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x4xf32> to tensor<2x?xf32>
+  %neg = arith.negf %sc {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<2x?xf32>
+  func.return %d, %r, %t, %sum, %neg : tensor<?x12xf32>, tensor<8xf32>, tensor<4xf32>, tensor<2x3x2xf32>, tensor<2x?xf32>
 }

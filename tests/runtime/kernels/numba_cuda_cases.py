@@ -516,8 +516,23 @@ WHILE = program(
     "index",
 )
 
+G0 = '{vdev.device = #vdev.device<"cuda", 0>}'
+VIEWS = f"""
+func.func @main(%x: tensor<6x8xf32> {G0}, %i: index) -> (tensor<2x3xf32> {G0}, tensor<2x3xf32> {G0}, tensor<2x3xf32> {{vdev.device = #vdev.device<"cpu", 0>}}, tensor<4x12xf32> {G0}) {{
+  %s = tensor.extract_slice %x[%i, 1] [2, 3] [2, 2] : tensor<6x8xf32> to tensor<2x3xf32>
+  %a = arith.addf %s, %s : tensor<2x3xf32>
+  %flat = tensor.collapse_shape %x [[0, 1]] : tensor<6x8xf32> into tensor<48xf32>
+  %wide = tensor.expand_shape %flat [[0, 1]] output_shape [4, 12] : tensor<48xf32> into tensor<4x12xf32>
+  %b = arith.mulf %wide, %wide : tensor<4x12xf32>
+  return %a, %s, %s, %b : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4x12xf32>
+}}
+"""
+"""Views of a buffer (`device.view`) read by kernels, cloned on the device and copied to
+the host: on the cuda DeviceAPI, device arrays strided in the base's memory."""
+
 CASES = {
     "reverse": (REVERSE, [np.arange(16, dtype=np.int32)]),
+    "views": (VIEWS, [np.arange(48, dtype=np.float32).reshape(6, 8), 1]),
     "faults": (FAULTS, []),
     "divergent": (DIVERGENT, []),
     "atomics": (ATOMICS, [

@@ -37,6 +37,7 @@ EXAMPLES = sorted(
 )
 CASES = [
     "reverse",
+    "views",
     "faults",
     "divergent",
     "atomics",
@@ -108,6 +109,15 @@ def test_shared_memory_with_a_barrier_reverses_each_block(simulated: dict[str, A
     assert_outputs_agree(simulated["reverse"])
     (reversed_,) = simulated["reverse"]["numba-cuda"]["outputs"]
     assert reversed_ == [*range(7, -1, -1), *range(15, 7, -1)]
+
+
+def test_views_on_the_cuda_device_api_agree_with_the_numpy_backend(
+    simulated: dict[str, Any],
+) -> None:
+    assert_outputs_agree(simulated["views"])
+    x = np.arange(48, dtype=np.float32).reshape(6, 8)
+    _, view, on_host, _ = simulated["views"]["numba-cuda"]["outputs"]
+    assert view == on_host == x[1:5:2, 1:7:2].tolist()
 
 
 def test_rank_zero_memrefs_and_scalar_arguments(simulated: dict[str, Any]) -> None:

@@ -419,3 +419,41 @@ func.func @f(%t: !device.token) {
   device.wait %t : !device.token
   func.return
 }
+
+// -----
+
+func.func @f(%a: memref<64xf32, #vdev.device<"cuda", 0>>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'device.view' cannot view memref<64xf32, #vdev.device<"cuda", 0>> as memref<8xf32, #vdev.device<"cuda", 0>>: size 0 is 4 but the result type says 8
+  %v = device.view %a offset(%c1) sizes(%c4) strides(%c1) : memref<64xf32, #vdev.device<"cuda", 0>> to memref<8xf32, #vdev.device<"cuda", 0>>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: memref<64xf32, #vdev.device<"cuda", 0>>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'device.view' cannot view memref<64xf32, #vdev.device<"cuda", 0>> as memref<4xf32, strided<[2], offset: 1>, #vdev.device<"cuda", 0>>: stride 0 is 1 but the result layout says 2
+  %v = device.view %a offset(%c1) sizes(%c4) strides(%c1) : memref<64xf32, #vdev.device<"cuda", 0>> to memref<4xf32, strided<[2], offset: 1>, #vdev.device<"cuda", 0>>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: memref<4xf32, strided<[2]>, #vdev.device<"cuda", 0>>) {
+  %c1 = arith.constant 1 : index
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'device.view' cannot view memref<4xf32, strided<[2]>, #vdev.device<"cuda", 0>> as memref<1xf32, #vdev.device<"cuda", 0>>: the source must have the identity layout (view the buffer it views)
+  %v = device.view %a offset(%c1) sizes(%c1) strides(%c1) : memref<4xf32, strided<[2]>, #vdev.device<"cuda", 0>> to memref<1xf32, #vdev.device<"cuda", 0>>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: memref<64xf32, #vdev.device<"cuda", 0>>) {
+  %c1 = arith.constant 1 : index
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'device.view' cannot view memref<64xf32, #vdev.device<"cuda", 0>> as memref<1xf32>: the memory spaces differ
+  %v = device.view %a offset(%c1) sizes(%c1) strides(%c1) : memref<64xf32, #vdev.device<"cuda", 0>> to memref<1xf32>
+  func.return
+}

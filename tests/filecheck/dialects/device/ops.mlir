@@ -40,6 +40,21 @@ func.func @memory(%n: index, %h: memref<16xf32>) {
   func.return
 }
 
+// CHECK-LABEL: func.func @views
+func.func @views(%d: memref<64xf32, #vdev.device<"cuda", 0>>, %h: memref<4x4xf32>, %n: index) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  // CHECK: device.view %{{.*}} offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<64xf32, #vdev.device<"cuda", 0>> to memref<4x8xf32, strided<[16, 1], offset: 8>, #vdev.device<"cuda", 0>>
+  %v = device.view %d offset(%c8) sizes(%c4, %c8) strides(%c16, %c1) : memref<64xf32, #vdev.device<"cuda", 0>> to memref<4x8xf32, strided<[16, 1], offset: 8>, #vdev.device<"cuda", 0>>
+  // CHECK-NEXT: device.view %{{.*}} offset(%{{.*}}) sizes(%{{.*}}) strides(%{{.*}}) : memref<64xf32, #vdev.device<"cuda", 0>> to memref<?xf32, strided<[1], offset: ?>, #vdev.device<"cuda", 0>>
+  %w = device.view %d offset(%n) sizes(%n) strides(%c1) : memref<64xf32, #vdev.device<"cuda", 0>> to memref<?xf32, strided<[1], offset: ?>, #vdev.device<"cuda", 0>>
+  // CHECK-NEXT: device.view %{{.*}} offset(%{{.*}}) sizes(%{{.*}}) strides(%{{.*}}) : memref<4x4xf32> to memref<16xf32>
+  %f = device.view %h offset(%c1) sizes(%c16) strides(%c1) : memref<4x4xf32> to memref<16xf32>
+  func.return
+}
+
 // CHECK-LABEL: func.func @asynchronous
 func.func @asynchronous(%h: memref<16xf32>, %d: memref<16xf32, #vdev.device<"cuda", 0>>, %t0: !device.token) {
   // CHECK: %[[T1:.*]] = device.copy_async [] %{{.*}} to %{{.*}} : memref<16xf32> to memref<16xf32, #vdev.device<"cuda", 0>>
