@@ -64,10 +64,10 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
     a `memref.dim` (sizes are host values, wherever the buffer lives);
   * data movement (`movement.py`, `views.py`): `extract_slice`, ranked `cast`, and
     `collapse_shape`, `expand_shape` and `reshape` of a row-major buffer or a contiguous
-    slice, are views of their source (`device.view`: no allocation, no kernel; kernels read strided views in
-    place); `insert_slice` and `concat` launch a window kernel (offsets, sizes and
-    strides as scalar arguments) into a fresh buffer, a reshape of a strided slice a
-    reshape kernel;
+    slice, are views of their source (`device.view`: no allocation, no kernel; kernels
+    read strided views in place); `insert_slice` and `concat` launch a window kernel
+    (offsets, sizes and strides as scalar arguments) into a fresh buffer, a reshape of a
+    strided slice a reshape kernel;
     `tensor.extract` of a device value copies that one element to the host; a `cast`
     to an unranked tensor (what MLIR's runner printers take) is a host copy of its
     operand seen as an unranked memref, freed after its last use;
