@@ -64,9 +64,11 @@ from .kernel_builder import (
 from .lowering import Lowering
 from .sizes import (
     Size,
+    check_index,
     check_window,
     equal,
     extent,
+    index_of,
     index_value,
     kept_by,
     mixed_sizes,
@@ -303,10 +305,8 @@ def extract(low: Lowering, op: tensor.ExtractOp) -> None:
     type_ = memref_type(source.type)
     rank = type_.get_num_dims()
     indices = [low.values[v] for v in op.indices]
-    for d, i in enumerate(indices):
-        n = index_value(low, extent(low, source, d))
-        inside = low.emit(arith.CmpiOp(i, n, "ult")).results[0]
-        require(low, inside, f"'{op.name}' index {d} is outside its tensor")
+    for d, v in enumerate(op.indices):
+        check_index(low, op, d, index_of(low, v), extent(low, source, d))
     if not isinstance(type_.memory_space, DeviceAttr):
         low.map_results(op, [low.emit(memref.LoadOp.get(source, indices)).results[0]])
         return
@@ -395,9 +395,8 @@ def insert(low: Lowering, op: tensor.InsertOp) -> None:
     type_ = memref_type(out.type)
     rank = type_.get_num_dims()
     indices = [low.values[v] for v in op.indices]
-    for d, i in enumerate(indices):
-        inside = low.emit(arith.CmpiOp(i, index_value(low, extent(low, out, d)), "ult")).results[0]
-        require(low, inside, f"'{op.name}' index {d} is outside its tensor")
+    for d, v in enumerate(op.indices):
+        check_index(low, op, d, index_of(low, v), extent(low, out, d))
     scalar = low.values[op.scalar]
     if memory_of(type_) is None:
         low.emit(memref.StoreOp.get(scalar, out, indices))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from xdsl.dialects import arith, cf
-from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ...diagnostics import error_at
@@ -135,3 +135,29 @@ def sum_sizes(low: Lowering, sizes: Sequence[Size]) -> Size:
         else:
             total = low.emit(arith.AddiOp(index_value(low, total), index_value(low, n))).results[0]
     return total
+
+
+def index_of(low: Lowering, index: SSAValue) -> Size:
+    """The level-1 index `index`: its int when an `arith.constant` defines it, else its
+    lowered value."""
+    op = index.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return cast(IntegerAttr[Any], op.value).value.data
+    return low.values[index]
+
+
+def check_index(low: Lowering, op: Operation, d: int, at: Size, n: Size) -> None:
+    """Index `d` of `op` (a `tensor.extract` or `tensor.insert`), `at`, lies inside the
+    dimension of size `n` it indexes: an error at `op` now when both are static, a
+    `cf.assert` at run time otherwise (an unsigned compare, so a negative index fails)."""
+    what = f"'{op.name}' index {d} is outside its tensor"
+    if isinstance(at, int) and isinstance(n, int):
+        if not 0 <= at < n:
+            raise error_at(op, f"{what}: {at} in dimension {d} of size {n}")
+        return
+    if isinstance(n, int):
+        what += f": dimension {d} has size {n}"
+    elif isinstance(at, int):
+        what += f": {at} in dimension {d}"
+    inside = low.emit(arith.CmpiOp(index_value(low, at), index_value(low, n), "ult"))
+    low.emit(cf.AssertOp(inside.results[0], what))

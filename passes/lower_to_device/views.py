@@ -25,14 +25,17 @@ the last use of any view of it, and a view is cloned where it would be handed on
 buffer itself) to its base buffer, offset and strides, where the next view of it starts.
 
 The sizes a view's op names are checked as the copying ops' are (`sizes.py`): now when
-static, by a `cf.assert` at run time otherwise.
+static, by a `cf.assert` at run time otherwise. The 1 x ... x 1 slice plan-devices makes
+to read one element of a device value for a `tensor.extract` (`_element_read`) has its
+bounds checked as that extract's indices, so an index out of range is reported in the
+words of the op the user wrote, as on the host.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import tensor
+from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     MemRefType,
@@ -42,12 +45,15 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from ...dialects import device as dev
+from ...dialects.vdev import DeviceCopyOp
 from .lowering import Lowering
 from .sizes import (
     Size,
+    check_index,
     check_window,
     equal,
     extent,
+    index_of,
     index_value,
     kept_by,
     product,
@@ -63,7 +69,15 @@ def extract_slice(low: Lowering, op: tensor.ExtractSliceOp) -> None:
     source = low.operand(op, 0, device)
     offsets, sizes, strides = slice_parameters(low, op)
     kept = kept_by(op, sizes, op.result.type)
-    check_window(low, source, offsets, sizes, strides)
+    read = _element_read(op)
+    if read is None:
+        check_window(low, source, offsets, sizes, strides)
+    else:  # the bounds are the extract's: say so in its words
+        dynamic = iter(op.offsets)
+        static = op.static_offsets.get_values()
+        at = [index_of(low, next(dynamic)) if o == DYNAMIC_INDEX else o for o in static]
+        for d, i in enumerate(at):
+            check_index(low, read, d, i, extent(low, source, d))
     shape = tensor_type(op.result.type).get_shape()
     for j, d in enumerate(kept):
         if shape[j] != DYNAMIC_INDEX:
@@ -75,6 +89,27 @@ def extract_slice(low: Lowering, op: tensor.ExtractSliceOp) -> None:
     out = _device_view(low, op, base, offset, [sizes[d] for d in kept], view_strides)
     low.strided[out] = (base, offset, view_strides)
     low.map_results(op, [out])
+
+
+def _element_read(op: tensor.ExtractSliceOp) -> tensor.ExtractOp | None:
+    """The `tensor.extract` whose element this slice reads, or None. plan-devices reads an
+    element of a value on a device (`read_on_host`) as a slice of 1 x ... x 1 at the
+    extract's indices, with the extract's location, copied to the host, where the extract
+    reads it at index 0: a slice whose only use leads through copies to such an extract."""
+    unit = (op.static_sizes.get_values(), op.static_strides.get_values())
+    if any(n != 1 for values in unit for n in values):
+        return None
+    value: SSAValue = op.result
+    while len(uses := list(value.uses)) == 1:
+        user = uses[0].operation
+        if isinstance(user, DeviceCopyOp):
+            value = user.result
+            continue
+        zeros = all(isinstance(i.owner, arith.ConstantOp) for i in user.operands[1:])
+        if isinstance(user, tensor.ExtractOp) and user.location == op.location and zeros:
+            return user
+        return None
+    return None
 
 
 def _layout(low: Lowering, buffer: SSAValue) -> tuple[SSAValue, Size, list[Size]]:

@@ -181,6 +181,41 @@ def test_an_extract_outside_its_tensor_is_a_located_error_in_the_oracle(i: int, 
         evaluate(devplan.parse(EXTRACT), [t, i, j])
 
 
+ELEMENT_READ = """func.func @main(%t: tensor<2x3xf32>PLACE, %i: index) -> f32 {
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %v = tensor.extract %t[%c1, INDEX] : tensor<2x3xf32>
+  func.return %v : f32
+}
+"""
+
+
+@pytest.mark.parametrize("place", ["", ' {vdev.device = #vdev.device<"cuda", 0>}'])
+def test_an_extract_outside_its_tensor_is_reported_as_the_extract_on_the_host_or_a_device(
+    place: str,
+) -> None:
+    """On a device plan-devices reads the element through a slice, copied to the host: the
+    error still names the extract, its index and the dimension's size, at the extract."""
+    t = np.arange(6, dtype=np.float32).reshape(2, 3)
+    program = ELEMENT_READ.replace("PLACE", place)
+    static = devplan.parse(program.replace("INDEX", "%c5"))
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"^<string>:4:3: error: 'tensor.extract' index 1 is outside its tensor: "
+        r"5 in dimension 1 of size 3\n",
+    ):
+        devplan.execute(static, [t, 0], kernel_backend="numpy")
+    dynamic = program.replace("INDEX", "%i")
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"^<string>:4:3: error: assertion failed: 'tensor.extract' index 1 is outside "
+        r"its tensor: dimension 1 has size 3\n",
+    ):
+        devplan.execute(devplan.parse(dynamic), [t, 3], kernel_backend="numpy")
+    result = devplan.execute(devplan.parse(dynamic), [t, 2], kernel_backend="numpy")
+    assert result.outputs == [t[1, 2]]
+
+
 STRIDED = """func.func @main(%x: tensor<2x8xf32>, %o: index, %src: tensor<?x8xf32>, %n: index) -> (tensor<2x3xf32>, tensor<2x8xf32>) {
   %s = tensor.extract_slice %x[0, %o] [2, 3] [1, 2] : tensor<2x8xf32> to tensor<2x3xf32>
   %put = tensor.insert_slice %src into %x[0, 0] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<2x8xf32>
