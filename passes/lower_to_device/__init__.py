@@ -62,12 +62,12 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
   * `tensor.empty`: an allocation (zeroed by every DeviceAPI), or nothing when only
     generics that never read it write over it (each allocates its result); `tensor.dim`
     a `memref.dim` (sizes are host values, wherever the buffer lives);
-  * data movement (`movement.py`): `extract_slice`, ranked `cast`, and `collapse_shape`,
-    `expand_shape` and `reshape` of a row-major buffer or a contiguous slice, are views
-    of their source (`device.view`: no allocation, no kernel; kernels read strided views in
-    place); `insert_slice` and `concat` launch a window kernel (offsets, sizes and
-    strides as scalar arguments) into a fresh buffer, a reshape of a strided slice a
-    reshape kernel;
+  * data movement (`movement.py`, `views.py`): `extract_slice`, ranked `cast`, and
+    `collapse_shape`, `expand_shape` and `reshape` of a row-major buffer or a contiguous
+    slice, are views of their source (`device.view`: no allocation, no kernel; kernels
+    read strided views in place); `insert_slice` and `concat` launch a window kernel
+    (offsets, sizes and strides as scalar arguments) into a fresh buffer, a reshape of a
+    strided slice a reshape kernel;
     `tensor.extract` of a device value copies that one element to the host; a `cast`
     to an unranked tensor (what MLIR's runner printers take) is a host copy of its
     operand seen as an unranked memref, freed after its last use;

@@ -1,15 +1,11 @@
-"""Lowering the data-movement ops of level 1: `tensor.extract_slice`, `insert_slice`,
-`concat`, `collapse_shape`, `expand_shape`, `reshape`, `cast`, `extract`, `insert`, `pad`,
-`splat`, `from_elements`, and `bufferization.alloc_tensor`, `to_tensor`, `to_buffer`.
+"""Lowering the data-movement ops of level 1 (`tensor.extract_slice` and ranked casts are
+views, `views.py`): `insert_slice`, `concat`, `collapse_shape`, `expand_shape`, `reshape`,
+a cast to an unranked tensor, `extract`, `insert`, `pad`, `splat`, `from_elements`, and
+`bufferization.alloc_tensor`, `to_tensor`, `to_buffer`.
 
-A slice, a ranked cast, and a reshape of a buffer whose elements are consecutive in
-row-major order (a row-major buffer or a contiguous slice), is a *view* of its source
-(`device.view`: offset, sizes and strides in the elements of the row-major buffer the
-source's elements are in; no allocation, no kernel, no copy); kernels read a strided
-view in place. A slice of a slice views the first one's buffer. Views own nothing
-(`ownership.py`: the buffer viewed is freed after the last use of any view of it, and a
-view is cloned where it would be handed on). Every other op writes a fresh buffer on the
-device it runs on, through one of two kernels:
+A slice, a ranked cast, and a reshape of a row-major buffer or a contiguous slice are
+views of their source (`views.py`, which says what is a view and what copies, and why).
+Every other op writes a fresh buffer on the device it runs on, through one of two kernels:
   * the *window* kernel: one thread per element of a window of a larger buffer, at
     `offset + i * stride` along each dimension of the larger one, reading it into a
     dense buffer (`tensor.extract` on a device) or writing a dense buffer into it (`insert_slice`,
@@ -20,11 +16,10 @@ device it runs on, through one of two kernels:
     buffer of another shape (`collapse_shape`, `expand_shape`, `reshape` of a strided
     slice, which no row-major view can be; `reshape`'s shape operand plan-devices puts
     on the host, where its elements are loaded).
-`tensor.cast` between static and dynamic sizes checks each size the cast makes static.
-`tensor.extract` of a
-value on the host is a `memref.load`, of a value elsewhere the window kernel's copy of
-that one element to a one-element buffer on its device, and a `device.copy` of it to
-the host (the report counts its bytes); `tensor.insert` the reverse, into a copy of its destination.
+`tensor.extract` of a value on the host is a `memref.load`, of a value elsewhere the
+window kernel's copy of that one element to a one-element buffer on its device, and a
+`device.copy` of it to the host (the report counts its bytes); `tensor.insert` the
+reverse, into a copy of its destination.
 `splat` is the fill kernel; `from_elements` stores the host scalars to a host buffer and
 copies it to its device; the bufferization ops are copies (`to_buffer` a host memref
 that nothing frees, as MLIR leaves it to its user).
@@ -32,21 +27,19 @@ that nothing frees, as MLIR leaves it to its user).
 Offsets, sizes and strides reach the kernels as scalar arguments, so one kernel serves
 static and dynamic ones. Where a window reaches outside its buffer or two sizes that must
 agree differ, the lowering says so now when the sizes are static, and a `cf.assert` does
-at run time otherwise.
+at run time otherwise (`sizes.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
 
-from xdsl.dialects import arith, bufferization, cf, memref, tensor
+from xdsl.dialects import arith, bufferization, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
     MemRefType,
     NoneAttr,
-    StridedLayoutAttr,
     TensorType,
     UnrankedMemRefType,
     UnrankedTensorType,
@@ -69,20 +62,31 @@ from .kernel_builder import (
     rank_suffix,
 )
 from .lowering import Lowering
+from .sizes import (
+    Size,
+    check_index,
+    check_window,
+    equal,
+    extent,
+    index_of,
+    index_value,
+    kept_by,
+    mixed_sizes,
+    product,
+    require,
+    slice_parameters,
+    sum_sizes,
+)
 from .types import (
     ELEMENTS,
     becomes_view,
-    is_strided,
     kernel_element,
     memory_of,
     memref_type,
     tensor_type,
     type_text,
 )
-
-Size = SSAValue | int
-"""A size, offset or stride: an int when static, else its (lowered) index value."""
-
+from .views import cast_view, reshape_view
 
 # -- kernels ----------------------------------------------------------------------------
 
@@ -145,78 +149,6 @@ def _element(low: Lowering, op: Operation, buffer: SSAValue) -> Attribute:
     return element
 
 
-def _value(low: Lowering, size: Size) -> SSAValue:
-    return low.index(size) if isinstance(size, int) else size
-
-
-def _extent(low: Lowering, buffer: SSAValue, d: int) -> Size:
-    n = memref_type(buffer.type).get_shape()[d]
-    return n if n != DYNAMIC_INDEX else low.dim(buffer, d)
-
-
-def _require(low: Lowering, holds: bool | SSAValue, what: str) -> None:
-    """`what` is an error now when `holds` is False, a run-time assertion when it is a value."""
-    if holds is False:
-        raise error_at(low.source, what)
-    if not isinstance(holds, bool):
-        low.emit(cf.AssertOp(holds, what))
-
-
-def _equal(low: Lowering, a: Size, b: Size) -> bool | SSAValue:
-    if isinstance(a, int) and isinstance(b, int):
-        return a == b
-    return low.emit(arith.CmpiOp(_value(low, a), _value(low, b), "eq")).results[0]
-
-
-def _mixed(low: Lowering, static: Sequence[int], dynamic: Sequence[SSAValue]) -> list[Size]:
-    values = iter(low.values[v] for v in dynamic)
-    return [next(values) if s == DYNAMIC_INDEX else s for s in static]
-
-
-def kept_dims(sizes: Sequence[Size], shape: Sequence[int]) -> list[int] | None:
-    """The dimensions of a slice of `sizes` that its (possibly rank-reduced) `shape`
-    keeps, or None when it is no rank reduction: MLIR drops static unit sizes, matching
-    `shape` from the left."""
-    kept: list[int] = []
-    j = 0
-    for i, size in enumerate(sizes):
-        left, wanted = len(sizes) - i, len(shape) - j
-        fits = j < len(shape) and (not isinstance(size, int) or shape[j] in (DYNAMIC_INDEX, size))
-        if fits and (size != 1 or left == wanted):
-            kept.append(i)
-            j += 1
-            continue
-        if size != 1:
-            return None
-    return kept if j == len(shape) else None
-
-
-def _check_window(
-    low: Lowering, full: SSAValue, offsets: list[Size], sizes: list[Size], strides: list[Size]
-) -> None:
-    """Each dimension of the window lies inside `full`: offset + (size - 1) * stride < the
-    dimension (or the size is 0), the stride at least 1."""
-    for d, (o, s, t) in enumerate(zip(offsets, sizes, strides, strict=True)):
-        n = _extent(low, full, d)
-        what = f"'{low.source.name}' reaches outside dimension {d} of its tensor"
-        if all(isinstance(x, int) for x in (n, o, s, t)):
-            o, s, t, n = cast(int, o), cast(int, s), cast(int, t), cast(int, n)
-            inside = t >= 1 and o >= 0 and (s == 0 or o + (s - 1) * t < n)
-            _require(low, inside, f"{what} (size {n}: offset {o}, size {s}, stride {t})")
-            continue
-        o, s, t, n = (_value(low, x) for x in (o, s, t, n))
-        one = low.index(1)
-        steps = low.emit(arith.MuliOp(low.emit(arith.SubiOp(s, one)).results[0], t)).results[0]
-        last = low.emit(arith.AddiOp(o, steps)).results[0]
-        fits = low.emit(arith.CmpiOp(last, n, "slt")).results[0]
-        empty = low.emit(arith.CmpiOp(s, low.index(0), "eq")).results[0]
-        nonneg = low.emit(arith.CmpiOp(o, low.index(0), "sge")).results[0]
-        stride = low.emit(arith.CmpiOp(t, one, "sge")).results[0]
-        ok = low.emit(arith.OrIOp(empty, fits)).results[0]
-        ok = low.emit(arith.AndIOp(ok, low.emit(arith.AndIOp(nonneg, stride)).results[0]))
-        _require(low, ok.results[0], what)
-
-
 def _window_copy(
     low: Lowering,
     op: Operation,
@@ -239,104 +171,22 @@ def _window_copy(
         low.target(device, op), stem, key,
         lambda name: window_kernel(name, element, rank, kept, insert), op,
     )  # fmt: skip
-    scalars = [_value(low, x) for x in (*offsets, *strides)]
+    scalars = [index_value(low, x) for x in (*offsets, *strides)]
     low.launch_over(device, kernel, part, [full, part, *scalars], op)
-
-
-def _slice_parameters(low: Lowering, op: Any) -> tuple[list[Size], list[Size], list[Size]]:
-    return (
-        _mixed(low, op.static_offsets.get_values(), op.offsets),
-        _mixed(low, op.static_sizes.get_values(), op.sizes),
-        _mixed(low, op.static_strides.get_values(), op.strides),
-    )
-
-
-def _kept(op: Operation, sizes: list[Size], sliced: Attribute) -> list[int]:
-    shape = tensor_type(sliced).get_shape()
-    kept = kept_dims(sizes, shape)
-    if kept is None or len(sizes) != len(kept) + sum(1 for d in range(len(sizes)) if d not in kept):
-        raise error_at(
-            op,
-            f"'{op.name}': the slice type {type_text(sliced)} is not its sizes with unit "
-            "dimensions dropped",
-        )
-    return kept
-
-
-def extract_slice(low: Lowering, op: tensor.ExtractSliceOp) -> None:
-    device = low.op_device(op)
-    source = low.operand(op, 0, device)
-    offsets, sizes, strides = _slice_parameters(low, op)
-    kept = _kept(op, sizes, op.result.type)
-    _check_window(low, source, offsets, sizes, strides)
-    shape = tensor_type(op.result.type).get_shape()
-    for j, d in enumerate(kept):
-        if shape[j] != DYNAMIC_INDEX:
-            what = f"'{op.name}' size {d} differs from its result type {type_text(op.result.type)}"
-            _require(low, _equal(low, sizes[d], shape[j]), what)
-    base, at, steps = _layout(low, source)
-    offset = _sum(low, [at, *(_times(low, o, t) for o, t in zip(offsets, steps, strict=True))])
-    view_strides = [_times(low, strides[d], steps[d]) for d in kept]
-    out = _view(low, op, base, offset, [sizes[d] for d in kept], view_strides)
-    low.strided[out] = (base, offset, view_strides)
-    low.map_results(op, [out])
-
-
-def _layout(low: Lowering, buffer: SSAValue) -> tuple[SSAValue, Size, list[Size]]:
-    """The row-major buffer `buffer`'s elements are in, their offset and strides there."""
-    found = low.strided.get(buffer)
-    if found is not None:
-        return found
-    rank = memref_type(buffer.type).get_num_dims()
-    return buffer, 0, _row_major(low, [_extent(low, buffer, d) for d in range(rank)])
-
-
-def _row_major(low: Lowering, sizes: Sequence[Size]) -> list[Size]:
-    return [_product(low, sizes[d + 1 :]) for d in range(len(sizes))]
-
-
-def _times(low: Lowering, a: Size, b: Size) -> Size:
-    return _product(low, [a, b])
-
-
-def _view(
-    low: Lowering,
-    op: Operation,
-    base: SSAValue,
-    offset: Size,
-    sizes: Sequence[Size],
-    strides: Sequence[Size],
-    reshape: bool = False,
-) -> SSAValue:
-    """A `device.view` of the row-major buffer `base` as `op`'s result: no allocation,
-    no copy. A slice's has a strided layout (static where its strides and offset are), as
-    has a reshape's of a slice; a reshape's of `base` itself is the identity layout."""
-    base_type = memref_type(base.type)
-    shape = tensor_type(op.results[0].type).get_shape()
-    layout: Attribute = NoneAttr()
-    if not (reshape and offset == 0):
-        static = [t if isinstance(t, int) else None for t in strides]
-        layout = StridedLayoutAttr(static, offset if isinstance(offset, int) else None)
-    type_ = MemRefType(base_type.element_type, shape, layout, base_type.memory_space)
-    view = dev.ViewOp(
-        base, _value(low, offset), [_value(low, n) for n in sizes],
-        [_value(low, t) for t in strides], type_,
-    )  # fmt: skip
-    return low.emit(view).results[0]
 
 
 def insert_slice(low: Lowering, op: tensor.InsertSliceOp) -> None:
     device = low.op_device(op)
     source = low.operand(op, 0, device)
     dest = low.operand(op, 1, device)
-    offsets, sizes, strides = _slice_parameters(low, op)
-    kept = _kept(op, sizes, op.source.type)
-    _check_window(low, dest, offsets, sizes, strides)
+    offsets, sizes, strides = slice_parameters(low, op)
+    kept = kept_by(op, sizes, op.source.type)
+    check_window(low, dest, offsets, sizes, strides)
     for j, d in enumerate(kept):
         what = (
             f"'{op.name}': dimension {j} of the inserted tensor differs from size {d} of the slice"
         )
-        _require(low, _equal(low, sizes[d], _extent(low, source, j)), what)
+        require(low, equal(low, sizes[d], extent(low, source, j)), what)
     out = low.clone(dest)
     _window_copy(low, op, device, out, source, kept, offsets, strides, insert=True)
     low.map_results(op, [out])
@@ -351,22 +201,24 @@ def concat(low: Lowering, op: tensor.ConcatOp) -> None:
     shape = memref_type(out_type).get_shape()
     offsets: list[Size] = [0]
     for buffer in inputs:
-        n = _extent(low, buffer, axis)
+        n = extent(low, buffer, axis)
         last = offsets[-1]
         if isinstance(last, int) and isinstance(n, int):
             offsets.append(last + n)
         else:
-            offsets.append(low.emit(arith.AddiOp(_value(low, last), _value(low, n))).results[0])
-    extents = [offsets[-1] if d == axis else _extent(low, inputs[0], d) for d in range(rank)]
+            offsets.append(
+                low.emit(arith.AddiOp(index_value(low, last), index_value(low, n))).results[0]
+            )
+    extents = [offsets[-1] if d == axis else extent(low, inputs[0], d) for d in range(rank)]
     for d in range(rank):
         for i, buffer in enumerate(inputs):
             if d != axis and i > 0:
                 what = f"'{op.name}': dimension {d} of operand {i} differs from operand 0's"
-                _require(low, _equal(low, _extent(low, buffer, d), extents[d]), what)
+                require(low, equal(low, extent(low, buffer, d), extents[d]), what)
         if shape[d] != DYNAMIC_INDEX:
             what = f"'{op.name}': dimension {d} differs from the result type's"
-            _require(low, _equal(low, extents[d], shape[d]), what)
-    dynamic = [_value(low, extents[d]) for d in range(rank) if shape[d] == DYNAMIC_INDEX]
+            require(low, equal(low, extents[d], shape[d]), what)
+    dynamic = [index_value(low, extents[d]) for d in range(rank) if shape[d] == DYNAMIC_INDEX]
     out = low.alloc(out_type, dynamic)
     kept = list(range(rank))
     for i, buffer in enumerate(inputs):
@@ -379,19 +231,16 @@ def _reshape(low: Lowering, op: Operation, source: SSAValue, out_sizes: list[Siz
     device = low.op_device(op)
     out_type = low.buffer_type(op.results[0].type, device, op)
     shape = memref_type(out_type).get_shape()
-    what = f"'{op.name}' changes the number of elements"
     if becomes_view(op):
-        _require(low, _equal(low, low.element_count(source), _product(low, out_sizes)), what)
-        for d, (n, s) in enumerate(zip(out_sizes, shape, strict=True)):
-            if s != DYNAMIC_INDEX and not isinstance(n, int):
-                _require(low, _equal(low, n, s), f"'{op.name}' size {d} differs from {s}")
-        sizes = [s if s != DYNAMIC_INDEX else n for n, s in zip(out_sizes, shape, strict=True)]
-        _row_major_view(low, op, source, sizes)
+        reshape_view(low, op, source, out_sizes, shape)
         return
-    dynamic = [_value(low, n) for n, s in zip(out_sizes, shape, strict=True) if s == DYNAMIC_INDEX]
+    dynamic = [
+        index_value(low, n) for n, s in zip(out_sizes, shape, strict=True) if s == DYNAMIC_INDEX
+    ]
     out = low.alloc(out_type, dynamic)
     count_in, count_out = low.element_count(source), low.element_count(out)
-    _require(low, _equal(low, count_in, count_out), what)
+    what = f"'{op.name}' changes the number of elements"
+    require(low, equal(low, count_in, count_out), what)
     element = _element(low, op, source)
     in_rank, out_rank = memref_type(source.type).get_num_dims(), len(shape)
     stem = f"reshape_{type_text(element)}_{in_rank}d_to_{out_rank}d"
@@ -403,33 +252,10 @@ def _reshape(low: Lowering, op: Operation, source: SSAValue, out_sizes: list[Siz
     low.map_results(op, [out])
 
 
-def _row_major_view(low: Lowering, op: Operation, source: SSAValue, sizes: list[Size]) -> None:
-    """`op`'s result: `source`'s elements, consecutive in row-major order (`becomes_view`),
-    seen in `sizes`: a view of the buffer they are in, at their offset there."""
-    base, offset, _ = _layout(low, source)
-    steps = _row_major(low, sizes)
-    view = _view(low, op, base, offset, sizes, steps, reshape=True)
-    if base is not source:
-        low.strided[view] = (base, offset, steps)
-    low.map_results(op, [view])
-
-
-def _product(low: Lowering, sizes: Sequence[Size]) -> Size:
-    total: Size = 1
-    for n in sizes:
-        if isinstance(total, int) and isinstance(n, int):
-            total *= n
-        elif total == 1 or n == 1:
-            total = n if total == 1 else total
-        else:
-            total = low.emit(arith.MuliOp(_value(low, total), _value(low, n))).results[0]
-    return total
-
-
 def collapse_shape(low: Lowering, op: tensor.CollapseShapeOp) -> None:
     source = low.operand(op, 0, low.op_device(op))
     groups = [[int(i.value.data) for i in g.data] for g in op.reassociation.data]
-    sizes = [_product(low, [_extent(low, source, d) for d in group]) for group in groups]
+    sizes = [product(low, [extent(low, source, d) for d in group]) for group in groups]
     _reshape(low, op, source, sizes)
 
 
@@ -440,15 +266,15 @@ def expand_shape(low: Lowering, op: tensor.ExpandShapeOp) -> None:
         sizes: list[Size] = list(static)
         for i, group in enumerate(op.reassociation.data):
             members = [int(d.value.data) for d in group.data]
-            known = _product(low, [static[d] for d in members if static[d] != DYNAMIC_INDEX])
+            known = product(low, [static[d] for d in members if static[d] != DYNAMIC_INDEX])
             for d in members:  # the one dynamic size of the group (its verifier)
                 if static[d] == DYNAMIC_INDEX:
                     quotient = arith.DivUIOp(
-                        _value(low, _extent(low, source, i)), _value(low, known)
+                        index_value(low, extent(low, source, i)), index_value(low, known)
                     )
                     sizes[d] = low.emit(quotient).results[0]
     else:
-        sizes = _mixed(low, static, op.dynamic_output_shape)
+        sizes = mixed_sizes(low, static, op.dynamic_output_shape)
     _reshape(low, op, source, sizes)
 
 
@@ -461,22 +287,7 @@ def tensor_cast(low: Lowering, op: tensor.CastOp) -> None:
             op, "'tensor.cast' from an unranked tensor is not lowered (a ranked tensor cast "
             "to an unranked one is: what MLIR's runner printers take)",
         )  # fmt: skip
-    device = low.op_device(op)
-    source = low.operand(op, 0, device)
-    out_type = low.buffer_type(op.dest.type, device, op)
-    shape = memref_type(out_type).get_shape()
-    for d, n in enumerate(shape):
-        if n != DYNAMIC_INDEX:
-            what = f"'tensor.cast' to {type_text(op.dest.type)}: dimension {d} differs"
-            _require(low, _equal(low, _extent(low, source, d), n), what)
-    sizes = [n if n != DYNAMIC_INDEX else _extent(low, source, d) for d, n in enumerate(shape)]
-    if not is_strided(op.source):
-        _row_major_view(low, op, source, sizes)
-        return
-    base, offset, strides = _layout(low, source)  # the same elements, other static sizes
-    view = _view(low, op, base, offset, sizes, strides)
-    low.strided[view] = (base, offset, strides)
-    low.map_results(op, [view])
+    cast_view(low, op)
 
 
 def _cast_to_unranked(low: Lowering, op: tensor.CastOp) -> None:
@@ -494,10 +305,8 @@ def extract(low: Lowering, op: tensor.ExtractOp) -> None:
     type_ = memref_type(source.type)
     rank = type_.get_num_dims()
     indices = [low.values[v] for v in op.indices]
-    for d, i in enumerate(indices):
-        n = _value(low, _extent(low, source, d))
-        inside = low.emit(arith.CmpiOp(i, n, "ult")).results[0]
-        _require(low, inside, f"'{op.name}' index {d} is outside its tensor")
+    for d, v in enumerate(op.indices):
+        check_index(low, op, d, index_of(low, v), extent(low, source, d))
     if not isinstance(type_.memory_space, DeviceAttr):
         low.map_results(op, [low.emit(memref.LoadOp.get(source, indices)).results[0]])
         return
@@ -527,7 +336,7 @@ def reshape(low: Lowering, op: tensor.ReshapeOp) -> None:
         )  # fmt: skip
     source = low.operand(op, 0, low.op_device(op))
     static = tensor_type(op.result.type).get_shape()
-    _require(low, _equal(low, _extent(low, shape, 0), len(static)), "'tensor.reshape' shape length")
+    require(low, equal(low, extent(low, shape, 0), len(static)), "'tensor.reshape' shape length")
     sizes: list[Size] = []
     for d, n in enumerate(static):
         size = low.emit(memref.LoadOp.get(shape, [low.index(d)])).results[0]
@@ -535,7 +344,7 @@ def reshape(low: Lowering, op: tensor.ReshapeOp) -> None:
             size = low.emit(arith.IndexCastOp(size, IndexType())).results[0]
         if n != DYNAMIC_INDEX:
             what = f"'tensor.reshape' shape element {d} differs from its result type's {n}"
-            _require(low, _equal(low, size, n), what)
+            require(low, equal(low, size, n), what)
             sizes.append(n)
         else:
             sizes.append(size)
@@ -586,9 +395,8 @@ def insert(low: Lowering, op: tensor.InsertOp) -> None:
     type_ = memref_type(out.type)
     rank = type_.get_num_dims()
     indices = [low.values[v] for v in op.indices]
-    for d, i in enumerate(indices):
-        inside = low.emit(arith.CmpiOp(i, _value(low, _extent(low, out, d)), "ult")).results[0]
-        _require(low, inside, f"'{op.name}' index {d} is outside its tensor")
+    for d, v in enumerate(op.indices):
+        check_index(low, op, d, index_of(low, v), extent(low, out, d))
     scalar = low.values[op.scalar]
     if memory_of(type_) is None:
         low.emit(memref.StoreOp.get(scalar, out, indices))
@@ -626,41 +434,29 @@ def pad(low: Lowering, op: tensor.PadOp) -> None:
     yielded = block.last_op
     assert isinstance(yielded, tensor.YieldOp)  # the verifier requires it
     padded = low.values[yielded.operands[0]]
-    lows = _mixed(low, op.static_low.get_values(), op.low)
-    highs = _mixed(low, op.static_high.get_values(), op.high)
+    lows = mixed_sizes(low, op.static_low.get_values(), op.low)
+    highs = mixed_sizes(low, op.static_high.get_values(), op.high)
     rank = len(lows)
-    sizes = [_sum(low, [lows[d], _extent(low, source, d), highs[d]]) for d in range(rank)]
+    sizes = [sum_sizes(low, [lows[d], extent(low, source, d), highs[d]]) for d in range(rank)]
     out_type = low.buffer_type(op.result.type, device, op)
     shape = memref_type(out_type).get_shape()
     for d, n in enumerate(shape):
         if n != DYNAMIC_INDEX:
             what = f"'tensor.pad' dimension {d} differs from its result type's {n}"
-            _require(low, _equal(low, sizes[d], n), what)
+            require(low, equal(low, sizes[d], n), what)
     for d, p in enumerate([*lows, *highs]):
         if isinstance(p, int):
-            _require(low, p >= 0, f"'tensor.pad' pad {p} is negative")
+            require(low, p >= 0, f"'tensor.pad' pad {p} is negative")
         else:
             nonneg = low.emit(arith.CmpiOp(p, low.index(0), "sge")).results[0]
-            _require(low, nonneg, f"'tensor.pad' pad {d % rank} is negative")
+            require(low, nonneg, f"'tensor.pad' pad {d % rank} is negative")
     out = low.alloc(
-        out_type, [_value(low, sizes[d]) for d in range(rank) if shape[d] == DYNAMIC_INDEX]
+        out_type, [index_value(low, sizes[d]) for d in range(rank) if shape[d] == DYNAMIC_INDEX]
     )
     _element(low, op, out)
     fill(low, device, out, padded, op)
     _window_copy(low, op, device, out, source, list(range(rank)), lows, [1] * rank, True)
     low.map_results(op, [out])
-
-
-def _sum(low: Lowering, sizes: Sequence[Size]) -> Size:
-    total: Size = 0
-    for n in sizes:
-        if isinstance(total, int) and isinstance(n, int):
-            total += n
-        elif total == 0 or n == 0:
-            total = n if total == 0 else total
-        else:
-            total = low.emit(arith.AddiOp(_value(low, total), _value(low, n))).results[0]
-    return total
 
 
 def alloc_tensor(low: Lowering, op: bufferization.AllocTensorOp) -> None:

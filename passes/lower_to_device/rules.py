@@ -37,7 +37,6 @@ from .movement import (
     concat,
     expand_shape,
     extract,
-    extract_slice,
     from_elements,
     insert,
     insert_slice,
@@ -58,6 +57,7 @@ from .types import (
     tensor_type,
     type_text,
 )
+from .views import extract_slice
 
 RULES: OpTable[Callable[[Lowering, Any], None]] = OpTable("lower-to-device")
 """The lowering rule of each level-1 op class."""
