@@ -261,6 +261,14 @@ class LaunchSite:
                 f"(max_shared_memory_per_block = {capacity})",
             )
 
+    def release(self) -> None:
+        """Let go of the memory the last launch took, at the end of its run: the site and
+        its compiled kernel (which skips the checks of a repeated launch) would else keep
+        the run's arrays alive until the next run (see `storage.HostBlocks`)."""
+        self.key = _NO_KEY
+        self.views = []
+        self.kernel.forget_last_launch()
+
     def resize(self, g: tuple[int, int, int], b: tuple[int, int, int]) -> None:
         """Check a new grid and block (a located error when out of limits) and model the
         time of a launch of that size."""
