@@ -17,7 +17,7 @@ refuse the same ones, with the same words):
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IndexType,
     IntegerType,
+    Signedness,
 )
 from xdsl.ir import Attribute
 
@@ -36,7 +37,6 @@ from ..diagnostics import DevplanError
 
 def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
     """The NumPy dtype of an element or scalar type (`index` is `int64`, `i1` is `bool`)."""
-    spelled = str(type_)
     if isinstance(type_, IndexType):
         return np.dtype(np.int64)
     if isinstance(type_, IntegerType):
@@ -44,7 +44,8 @@ def numpy_dtype(type_: Attribute) -> np.dtype[Any]:
         if width == 1:
             return np.dtype(np.bool_)
         if width in (8, 16, 32, 64):
-            signed = not spelled.startswith("ui")
+            signedness = cast(object, type_.signedness.data)  # pyright: ignore[reportUnknownMemberType]
+            signed = signedness is not Signedness.UNSIGNED
             return np.dtype(f"{'i' if signed else 'u'}{width // 8}")
     if isinstance(type_, Float16Type):
         return np.dtype(np.float16)

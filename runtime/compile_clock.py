@@ -28,11 +28,21 @@ from ..diagnostics.progress import progress
 _lock = threading.Lock()
 _spent = [0.0]
 """Wall seconds spent in `compiling` blocks so far."""
+_blocks: list[tuple[str, float]] = []
+"""What each finished `compiling` block compiled, and its wall seconds, in order."""
 
 
 def seconds() -> float:
     """Wall seconds spent compiling in this process so far."""
     return _spent[0]
+
+
+def compiles() -> list[tuple[str, float]]:
+    """Each `compiling` block finished so far in this process, in order: what it compiled
+    (`compiling kernel @add for cpu:0 (numba)`) and its wall seconds (a block inside
+    another counts in both)."""
+    with _lock:
+        return list(_blocks)
 
 
 @contextmanager
@@ -43,8 +53,10 @@ def compiling(what: str) -> Generator[None]:
         with progress(what):
             yield
     finally:
+        spent = time.perf_counter() - began
         with _lock:
-            _spent[0] += time.perf_counter() - began
+            _spent[0] += spent
+            _blocks.append((what, spent))
 
 
 def numba_compile_for(dispatcher: Any, args: Sequence[Any], what: str) -> None:

@@ -179,14 +179,19 @@ def _checked_array(
     memref_type = as_memref_type(type_)
     expected = input_dtype(element_type(memref_type), written, what)
     shape = [d.data for d in memref_type.shape]
-    shape_text = "x".join("?" if d < 0 else str(d) for d in shape)
-    got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
     # `np.ma` imports numpy.ma, which costs start-up time; unimported, nothing is masked.
     if "numpy.ma" in sys.modules and isinstance(array, np.ma.MaskedArray):
         raise DevplanError(
             f"error: {what} is {written} and got a masked array, whose mask devplan would "
             "ignore; pass the values to use (.filled(value), or .data to use the masked ones)"
         )
+    if (
+        array.dtype == expected
+        and array.ndim == len(shape)
+        and all(d < 0 or d == n for d, n in zip(shape, array.shape, strict=False))
+    ):
+        return array  # (the messages below are written only when needed: a run's overhead)
+    got = f"{'x'.join(map(str, array.shape)) or 'a 0-d array'} of {array.dtype}"
     if array.dtype != expected and isinstance(element_type(memref_type), BFloat16Type):
         raise DevplanError(
             f"error: {what} is {written} and needs the bit patterns of its bf16 values as "
@@ -199,11 +204,8 @@ def _checked_array(
             f"error: {what} is {written} and needs dtype {expected}, got {got} "
             "(convert it with .astype)"
         )
-    if array.ndim != len(shape) or any(
-        d >= 0 and d != n for d, n in zip(shape, array.shape, strict=False)
-    ):
-        raise DevplanError(f"error: {what} is {written} and needs shape {shape_text}, got {got}")
-    return array
+    shape_text = "x".join("?" if d < 0 else str(d) for d in shape)
+    raise DevplanError(f"error: {what} is {written} and needs shape {shape_text}, got {got}")
 
 
 def input_dtype(element: Attribute, type_: Attribute, what: str) -> np.dtype[Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from xdsl.dialects.builtin import DenseArrayBase
 from xdsl.ir import Operation
@@ -75,6 +75,17 @@ def compile_launch(p: LaunchCompiler, op: dev.LaunchOp) -> Step:
     shared = shared_bytes(kernel_op)
     label = f"{name} ({where})"
     blocking = token_slot is None and not deps
+    compiled: list[KernelFacts] = []
+    """The launch's kernel compiled, what it writes and the sizes it declares: found at the
+    first launch (compiling may fail: a later launch tries again) and kept for every run,
+    since each run makes its launch sites anew."""
+
+    def kernel_facts() -> KernelFacts:
+        if not compiled:
+            kernel, writes, atomics = p.kernel(op, str(device))
+            compiled.append(KernelFacts(kernel, writes, atomics, known_sizes(kernel_op)))
+        return compiled[0]
+
     read = operator.itemgetter(gx, gy, gz, bx, by, bz, *args, 0)
     """A launch's key: its grid, block and arguments (and the frame's execution, so that
     a key is never a single value)."""
@@ -97,7 +108,7 @@ def compile_launch(p: LaunchCompiler, op: dev.LaunchOp) -> Step:
             site = ex.launch_sites.get(op)
             if site is None:
                 site = ex.launch_sites[op] = LaunchSite(
-                    ex, p, device, op, blocking, name, shared, label, cost, located
+                    ex, p, device, op, blocking, name, shared, label, cost, located, kernel_facts()
                 )
             current[0] = site
         key = read(f)
@@ -124,6 +135,18 @@ def compile_launch(p: LaunchCompiler, op: dev.LaunchOp) -> Step:
             f[token_slot] = token
 
     return run
+
+
+class KernelFacts(NamedTuple):
+    """What every launch of one `device.launch` op shares, whatever the run."""
+
+    kernel: CompiledKernel
+    writes: tuple[int, ...]
+    """The indices of the arguments the kernel writes."""
+    atomics: tuple[int, ...]
+    """The indices of the arguments it touches only through atomics."""
+    known: dict[str, tuple[int, int, int]]
+    """The block and grid the kernel declares (`known_block_size`/`known_grid_size`)."""
 
 
 _NO_KEY = (object(),)
@@ -181,6 +204,7 @@ class LaunchSite:
         label: str,
         cost: Callable[[CostModel, str, Sequence[int], Sequence[int]], float],
         located: Callable[[DevplanError], DevplanError],
+        facts: KernelFacts,
     ) -> None:
         self.ex = ex
         self.op = op
@@ -189,7 +213,7 @@ class LaunchSite:
         self.label = label
         self.cost = cost
         self.located = located
-        self.kernel, self.writes, self.atomics = p.kernel(op, str(device))
+        self.kernel, self.writes, self.atomics, self.known = facts
         self.run = self.kernel.run_unchecked
         self.api = ex.api(device, op)
         backend = p.kernel_backend
@@ -209,8 +233,6 @@ class LaunchSite:
         self.limit = ex.limit(device, self.api)
         self.dims = ex.block_dims(device, self.api)
         """The device's largest block along x, y and z."""
-        self.known = known_sizes(launched_kernel(op))
-        """The block and grid the kernel declares (`known_block_size`/`known_grid_size`)."""
         self.stream = None if blocking else ex.stream(device, "compute", op)
         """The stream of an async launch (None: blocking, on the device's current stream)."""
         self.now: Stream = self.api.get_current_stream(device)
@@ -238,6 +260,14 @@ class LaunchSite:
                 f"block (kernel.alloc_shared), more than {device} has "
                 f"(max_shared_memory_per_block = {capacity})",
             )
+
+    def release(self) -> None:
+        """Let go of the memory the last launch took, at the end of its run: the site and
+        its compiled kernel (which skips the checks of a repeated launch) would else keep
+        the run's arrays alive until the next run (see `storage.HostBlocks`)."""
+        self.key = _NO_KEY
+        self.views = []
+        self.kernel.forget_last_launch()
 
     def resize(self, g: tuple[int, int, int], b: tuple[int, int, int]) -> None:
         """Check a new grid and block (a located error when out of limits) and model the

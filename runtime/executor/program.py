@@ -225,6 +225,11 @@ class Program:
                     )
                     release(buffer.device, buffer, at="the end of the run")
             leaks = runtime.teardown()
+        # The run is over: what its launches and frees hold of its memory goes, so that
+        # host arrays nothing else holds die now and their blocks serve the next run.
+        for site in ex.launch_sites.values():
+            site.release()
+        ex.freed_host.clear()
         report = runtime.report(wall_seconds=time.perf_counter() - began)
         if strict and leaks:
             listed = "; ".join(b.describe() for b in leaks)

@@ -22,6 +22,7 @@ from ...analysis.dtypes import is_integer_like, numpy_dtype
 from ...diagnostics import error_at
 from ...dispatch import OpTable
 from .. import scalar_ops
+from ..storage import host_zeros
 from .frame import Compiler, Frame, Getter, OpCompiler, Step
 from .values import element_type, wrapper
 
@@ -90,7 +91,7 @@ def _alloc(c: Compiler, op: Operation) -> Step:
                 f"(the host holds {capacity} bytes)",
             )
         try:
-            f[r] = np.zeros(dims, dtype)
+            f[r] = host_zeros(dims, dtype)  # (reused memory: see `storage.HostBlocks`)
         except MemoryError:
             raise error_at(
                 op, f"allocating {type_} needs {nbytes} bytes: out of host memory"

@@ -99,6 +99,10 @@ class CompiledKernel:
             self._last = (grid, block, tuple(args), g, b, list(values))
         self._run(g, b, values)
 
+    def forget_last_launch(self) -> None:
+        """Drop the arguments of the last launch (the next launch is checked again)."""
+        self._last = (_NEVER, _NEVER, (), 0, 0, [])
+
     @property
     def run_unchecked(self) -> Callable[[tuple[int, int, int], tuple[int, int, int], Any], None]:
         """`launch` without its checks, for a caller that repeats a launch `launch`

@@ -50,9 +50,10 @@ from .common import (
     positive_constant,
 )
 from .index_values import IndexValues
+from .jam import LANES, JamPlan, plan
 from .numba_ops import NumbaOps
 from .phases import Phases
-from .ranges import DIVISIONS
+from .ranges import DIVISIONS, stored_params
 
 _JIT = "@njit(cache=CACHE, error_model='numpy', nogil=True)"
 # Every function of a kernel is compiled with IEEE float division (inf, nan); integer
@@ -81,6 +82,12 @@ class NumbaSource(NumbaOps):
         self.interchanged: set[Operation] = set()
         """Thread-level `scf.for`s that the fast path runs with the thread loop inside
         (see `Phases.find_interchanges`)."""
+        self.jam: JamPlan | None = None
+        """How the fast path runs `LANES` threads at once (`jam.py`), when it does."""
+        self.lane = ""
+        """The suffix of the names of the lane being emitted in a jammed group."""
+        self.shared_ivs: set[SSAValue] = set()
+        """Induction variables of jammed loops: one for every lane."""
 
     # ------------------------------------------------------------ helpers
 
@@ -95,6 +102,8 @@ class NumbaSource(NumbaOps):
             return name
         if self.loop_tag and self.values.recomputable(value):
             name += self.loop_tag
+        if self.lane and value not in self.shared_ivs:
+            name += self.lane
         return "f" + name if self.fast else name
 
     def thread_loop(self) -> None:
@@ -133,6 +142,9 @@ class NumbaSource(NumbaOps):
         self.lines.append(_JIT)
         self.lines.append(f"def blocks(first, last, {dims}, err, {params}):")
         self.emit("nthr = bx_ * by_ * bz_")
+        self.jam = None if self.calls_back else plan(kernel, self.values)
+        if self.jam is not None:
+            self.jam_check()
         for dt, count in self.array_rows.items():
             self.emit(f"t_{dt.removeprefix('np.')} = np.empty(({count}, nthr), {dt})")
         carried: Counter[str] = Counter()  # rows of c_<dtype>: the most any loop carries
@@ -240,12 +252,96 @@ class NumbaSource(NumbaOps):
         if kernel.per_block:
             self.per_block_body()
             return
-        for loop in ("tiz in range(bz_)", "tiy in range(by_)", "tix in range(bx_)"):
+        threads = "tix in range(bx_)"
+        for loop in ("tiz in range(bz_)", "tiy in range(by_)"):
             self.emit(f"for {loop}:")
             self.depth += 1
+        if self.fast and self.jam is not None and self.jam.guard in self.ranges.guards:
+            self.emit(f"for tix0 in range(0, bx_ - {LANES - 1} if jam else 0, {LANES}):")
+            self.depth += 1
+            self.jammed(self.jam)
+            self.depth -= 1
+            threads = f"tix in range(bx_ - bx_ % {LANES} if jam else 0, bx_)"  # the rest
+        self.emit(f"for {threads}:")
+        self.depth += 1
         self.thread_ops(list(body.ops))
         self.emit("pass")  # a kernel whose body is only kernel.return
         self.depth -= 3
+
+    # ------------------------------------------------------------ jammed threads
+
+    def jam_check(self) -> None:
+        """Emit `jam`: whether this launch may run jammed (`jam.py`): every array argument
+        C-contiguous, and each one the kernel writes sharing no memory with another."""
+        kernel = self.kernel
+        arrays = [p for p in kernel.params if isinstance(p.type, MemRefType)]
+        written = set(stored_params(kernel))
+        terms = [f"{self.v(p)}.flags.c_contiguous" for p in arrays]
+        for w in arrays:
+            if w not in written:
+                continue
+            for other in arrays:
+                if other is w:
+                    continue
+                a, b = self.v(w), self.v(other)
+                terms.append(
+                    f"(({a}.ctypes.data + {a}.nbytes <= {b}.ctypes.data) | "
+                    f"({b}.ctypes.data + {b}.nbytes <= {a}.ctypes.data))"
+                )
+        self.emit(f"jam = {' & '.join(terms) or 'True'}")
+
+    def for_lanes(self, ops: list[Operation], set_tix: bool) -> None:
+        """Emit `ops` for each lane of a jammed group in turn (thread by thread)."""
+        for r in range(LANES):
+            self.lane = f"_l{r}"
+            if set_tix:
+                self.emit(f"tix = tix0 + {r}")
+            self.thread_ops(ops)
+        self.lane = ""
+
+    def jammed(self, jam: JamPlan) -> None:
+        """Emit a group of `LANES` threads from `tix0` (see `jam.py`)."""
+        self.for_lanes(jam.prefix, set_tix=True)
+        self.emit(f"if {self.ranges.guards[jam.guard]}:")  # uniform: one branch for all
+        self.depth += 1
+        self.for_lanes(jam.before, set_tix=True)  # (a fault names its thread)
+        self.jammed_for(jam.loop)
+        self.for_lanes(jam.after, set_tix=False)
+        self.depth -= 1
+
+    def jammed_for(self, op: Operation) -> None:
+        """One `scf.for` for every lane of the group, each op of the body lane by lane."""
+        body = op.regions[0].block
+        self.lane = "_l0"  # the bounds are the same in every lane
+        lb, ub, step = (self.v(o) for o in op.operands[:3])
+        self.lane = ""
+        self.shared_ivs.add(body.args[0])
+        iv = self.v(body.args[0])
+        for r in range(LANES):
+            self.lane = f"_l{r}"
+            for result, init in zip(op.results, op.operands[3:], strict=True):
+                self.emit(f"{self.v(result)} = {self.v(init)}")
+        self.lane = ""
+        self.emit(f"for {iv} in range({lb}, {ub}, {step}):")
+        self.depth += 1
+        for r in range(LANES):
+            self.lane = f"_l{r}"
+            for arg, result in zip(body.args[1:], op.results, strict=True):
+                self.emit(f"{self.v(arg)} = {self.v(result)}")
+        ops, yielded = self.region_ops(body)
+        for inner in ops:
+            if inner.name == "scf.for":
+                self.jammed_for(inner)
+                continue
+            for r in range(LANES):
+                self.lane = f"_l{r}"
+                self.thread_op(inner)
+        for r in range(LANES):
+            self.lane = f"_l{r}"
+            for result, value in zip(op.results, yielded, strict=True):
+                self.emit(f"{self.v(result)} = {self.v(value)}")
+        self.lane = ""
+        self.depth -= 1
 
     # ------------------------------------------------------------ per-block kernels
 

@@ -87,7 +87,7 @@ class Phases:
             if not all(self.values.block_uniform(bound) for bound in (lb, ub)):
                 continue
             body = [op for op in loop.walk() if op is not loop]
-            if all(_cannot_fault_on_the_fast_path(op) for op in body):
+            if all(cannot_fault_on_the_fast_path(op) for op in body):
                 self.interchanged.add(loop)
 
     def phase_of_use(self, user: Operation) -> int:
@@ -143,7 +143,7 @@ _LOOP_BODY_OPS = frozenset({
 writes memory (loads are proven in bounds there)."""
 
 
-def _cannot_fault_on_the_fast_path(op: Operation) -> bool:
+def cannot_fault_on_the_fast_path(op: Operation) -> bool:
     """Whether `op` may sit in an interchanged loop's body (no memory written, no fault on
     the fast path, where loads are proven in bounds; no nested region)."""
     if op.name not in _LOOP_BODY_OPS or op.regions or scalar_ops.overflow_flags(op):

@@ -1,0 +1,103 @@
+# ruff: noqa: E501  (IR lines are as long as IR lines are)
+"""Host blocks: the memory of a dead host array serves the next array of its size, never
+while any view of it lives, and always as zeros; runs of a program reuse their
+intermediate arrays, never an output the caller still holds."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import devplan
+from devplan.execution import compile_program
+from devplan.runtime.storage import HOST_BLOCKS, HostBlocks, host_zeros
+
+F32 = np.dtype(np.float32)
+MIB = (1 << 18,)  # 1 MiB of float32: the smallest array kept
+
+
+def test_a_dead_arrays_block_serves_the_next_array_of_its_size_as_zeros() -> None:
+    blocks = HostBlocks(capacity=8 << 20)
+    a = blocks.zeros(MIB, F32)
+    assert a.flags.c_contiguous
+    assert a.flags.writeable
+    assert a.ctypes.data % 64 == 0
+    address = a.ctypes.data
+    a[...] = 7
+    del a
+    assert blocks.held == 1 << 20
+    b = blocks.zeros(MIB, F32)
+    assert (blocks.reused, blocks.held, b.ctypes.data) == (1, 0, address)
+    assert not b.any()  # the old data is gone
+    c = blocks.zeros(MIB, F32)  # none kept: fresh memory
+    assert c.ctypes.data != address
+    assert blocks.reused == 1
+
+
+def test_a_block_is_not_reused_while_a_view_of_its_array_lives() -> None:
+    blocks = HostBlocks(capacity=8 << 20)
+    a = blocks.zeros((512, 512), F32)
+    view = a[1:3].T
+    del a
+    assert blocks.held == 0
+    other = blocks.zeros((512, 512), F32)
+    other[...] = 1
+    assert not view.any()  # the view kept its memory: `other` is elsewhere
+    del view
+    assert blocks.held == 1 << 20
+
+
+def test_small_arrays_and_blocks_beyond_the_capacity_are_not_kept() -> None:
+    blocks = HostBlocks(capacity=1 << 20)
+    small = blocks.zeros((16,), F32)
+    del small
+    assert blocks.held == 0
+    a, b = blocks.zeros(MIB, F32), blocks.zeros(MIB, F32)
+    del a, b
+    assert blocks.held == 1 << 20  # one kept, the second beyond the capacity
+
+
+RUN_TWICE = """
+kernel.module @k target #target.target<"llvm"> {
+  kernel.func @add_one(%x: memref<?xf32>, %y: memref<?xf32>) {
+    %t = kernel.thread_id x
+    %b = kernel.block_id x
+    %n = kernel.block_dim x
+    %o = arith.muli %b, %n : index
+    %i = arith.addi %o, %t : index
+    %one = arith.constant 1.0 : f32
+    %v = memref.load %x[%i] : memref<?xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %y[%i] : memref<?xf32>
+    kernel.return
+  }
+}
+func.func @main(%a: memref<262144xf32>) -> memref<262144xf32> {
+  %g = arith.constant 1024 : index
+  %n = arith.constant 256 : index
+  %u = arith.constant 1 : index
+  %mid = memref.alloc() : memref<262144xf32>
+  device.launch @k::@add_one on #vdev.device<"cpu", 0> grid(%g, %u, %u) block(%n, %u, %u) args(%a, %mid) : memref<262144xf32>, memref<262144xf32>
+  %out = memref.alloc() : memref<262144xf32>
+  device.launch @k::@add_one on #vdev.device<"cpu", 0> grid(%g, %u, %u) block(%n, %u, %u) args(%mid, %out) : memref<262144xf32>, memref<262144xf32>
+  memref.dealloc %mid : memref<262144xf32>
+  func.return %out : memref<262144xf32>
+}
+"""
+
+
+def test_runs_reuse_their_intermediate_memory_but_not_an_output_the_caller_holds() -> None:
+    program = compile_program(devplan.parse(RUN_TWICE), "numpy")
+    a = np.arange(1 << 18, dtype=np.float32)
+    first = program.run([a]).outputs[0]
+    reused = HOST_BLOCKS.reused
+    second = program.run([a]).outputs[0]
+    assert HOST_BLOCKS.reused == reused + 1  # %mid of the first run, not its %out
+    assert second.ctypes.data != first.ctypes.data
+    np.testing.assert_array_equal(first, a + 2)
+    np.testing.assert_array_equal(second, a + 2)
+    address = first.ctypes.data
+    del first  # now the caller lets it go: the next run may take it
+    third = program.run([a]).outputs[0]
+    assert HOST_BLOCKS.reused == reused + 3
+    assert address in (third.ctypes.data, host_zeros(MIB, F32).ctypes.data)
+    np.testing.assert_array_equal(third, a + 2)
