@@ -69,17 +69,25 @@ class DialectTables(Generic[Impl]):
     """An `OpTable` joined from one table per dialect, each loaded when first needed.
 
     `parts` maps a dialect's name to the function that imports the module filling that
-    dialect's table and returns it (several dialects may name one function). A lookup
+    dialect's table and returns it (several dialects may name one function); `base`, if
+    given, is a table holding from the start what needs no import. A lookup
     loads the parts of the dialects of the op's class and of the classes it derives from
     (the prefixes of their `name`s), then looks up as `OpTable` does; iterating, `in` a
     class of a dialect not yet loaded, and `names()` load what they need (all, for
     iterating and `names()`)."""
 
-    def __init__(self, what: str, parts: Mapping[str, Callable[[], OpTable[Impl]]]) -> None:
+    def __init__(
+        self,
+        what: str,
+        parts: Mapping[str, Callable[[], OpTable[Impl]]],
+        base: OpTable[Impl] | None = None,
+    ) -> None:
         self.what = what
         self._parts = dict(parts)
         self._loaded: set[str] = set()
         self._table = OpTable[Impl](what)
+        if base is not None:
+            self._join(base)
 
     def _load(self, dialect: str) -> None:
         if dialect in self._loaded:
@@ -87,9 +95,10 @@ class DialectTables(Generic[Impl]):
         load = self._parts.get(dialect)
         self._loaded.update(d for d, f in self._parts.items() if f is load)
         self._loaded.add(dialect)
-        if load is None:
-            return
-        part = load()
+        if load is not None:
+            self._join(load())
+
+    def _join(self, part: OpTable[Impl]) -> None:
         for op_class in part:
             impl = part.lookup(op_class)
             assert impl is not None

@@ -37,7 +37,8 @@ shapes = [(32, 64), (64, 128), (128,), (128, 10)]
 inputs = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
 devplan.execute(module, inputs, kernel_backend="numpy")
 unused = (
-    "numba", "scipy", "xdsl.dialects.vector", "xdsl.dialects.affine",
+    "numba", "scipy", "xdsl.dialects.vector", "xdsl.dialects.affine", "xdsl.dialects.cf",
+    "xdsl.dialects.bufferization",
     "devplan.runtime.host.scf", "devplan.runtime.host.vector", "devplan.runtime.ray_device",
 )  # fmt: skip
 heavy = sorted(n for n in unused if n in sys.modules)

@@ -31,9 +31,9 @@ at run time otherwise.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from xdsl.dialects import arith, bufferization, cf, memref, tensor
+from xdsl.dialects import arith, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
@@ -62,6 +62,9 @@ from .kernel_builder import (
 )
 from .lowering import Lowering
 from .types import ELEMENTS, kernel_element, memory_of, memref_type, tensor_type, type_text
+
+if TYPE_CHECKING:
+    from xdsl.dialects import bufferization
 
 Size = SSAValue | int
 """A size, offset or stride: an int when static, else its (lowered) index value."""
@@ -142,7 +145,7 @@ def _require(low: Lowering, holds: bool | SSAValue, what: str) -> None:
     if holds is False:
         raise error_at(low.source, what)
     if not isinstance(holds, bool):
-        low.emit(cf.AssertOp(holds, what))
+        low.assert_at_run_time(holds, what)
 
 
 def _equal(low: Lowering, a: Size, b: Size) -> bool | SSAValue:
