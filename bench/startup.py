@@ -36,6 +36,9 @@ def add(a, b):
     return a + b
 
 add(1.0, 2.0)
+import gc
+
+gc.freeze()  # as devplan-run does before it exits: no final scan of Numba's objects
 """
 """A script (Numba caches only functions defined in a file) whose run is the floor."""
 
