@@ -757,6 +757,13 @@ class DeviceAPI(ABC):
         self.torn_down = True
         return leaks
 
+    def abandon(self) -> None:
+        """After a fault elsewhere in the run: end the device's part of the run without
+        running what is still queued. A device whose memory lives in this process has
+        nothing to free (its buffers go with the run); a `ray` device ends its actor's
+        session."""
+        self.torn_down = True
+
     # -- internals -------------------------------------------------------------------------
 
     def _check_device(self, device: Device, what: str) -> None:

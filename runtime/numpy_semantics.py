@@ -1,7 +1,10 @@
 """The binary integer ops of `arith` and `int_fault`, and the float min/max ops, written
 with NumPy alone: the NumPy kernel backend and host code compute them here, so that a run
 that needs no transcendental never imports Numba (building one Numba ufunc costs a
-process 0.2-0.7 s of CPU, more than the rest of a small run).
+process 0.2-0.7 s of CPU, more than the rest of a small run). The transcendentals that
+`semantics` defines as one call of the C library (`tanh`, `exp`, ...) are computed here
+by calling that same C function on each element (`ctypes`), and `rsqrt` in NumPy, so
+that a run of a small program using them does not import Numba either.
 
 These are the definitions of `semantics` over whole arrays, bit for bit: operands and
 results are integers of `width` bits in signed form (int64 values, or arrays of the
@@ -17,7 +20,10 @@ bits sign-extended (shifted to the top of an int64 and back arithmetically).
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -408,11 +414,105 @@ def bf16_value(x: Any) -> np.float32:
     return semantics.bf16_value(x)
 
 
+# ---------------------------------------------------------------- the C library's functions
+
+LIBM_UNARY: dict[str, tuple[str, str | None]] = {
+    "math.exp": ("expf", "exp"), "math.expm1": ("expm1f", "expm1"),
+    "math.log": ("logf", None), "math.log2": ("log2f", "log2"),
+    "math.log10": ("log10f", "log10"), "math.log1p": ("log1pf", "log1p"),
+    "math.sin": ("sinf", "sin"), "math.cos": ("cosf", "cos"), "math.tan": ("tanf", "tan"),
+    "math.asin": ("asinf", "asin"), "math.acos": ("acosf", "acos"),
+    "math.atan": ("atanf", "atan"), "math.sinh": ("sinhf", "sinh"),
+    "math.cosh": ("coshf", "cosh"), "math.tanh": ("tanhf", "tanh"),
+    "math.asinh": ("asinhf", "asinh"), "math.acosh": ("acoshf", "acosh"),
+    "math.atanh": ("atanhf", "atanh"), "math.erf": ("erff", "erf"),
+}  # fmt: skip
+"""The transcendentals `semantics` defines as one call of the C library (its `math.<op>`,
+which Numba compiles to a call of the f32 or f64 function named here), by op. Not f64
+`log`: Numba's gives +NaN for a negative operand where the C library's gives -NaN."""
+
+LIBM_BUDGET_ELEMENTS = 1 << 21
+"""How many elements a process computes through the C library, one call each (some
+0.3 us), before it computes the transcendentals with `semantics`' compiled ufuncs
+instead: about what importing Numba and loading a cached ufunc costs (about 1 s of CPU),
+so a process never pays much more than that for having avoided it."""
+
+_by_element = [0]
+"""The elements this process computed through the C library so far."""
+
+
+@cache
+def _libm_function(symbol: str, f32: bool) -> Callable[[float], float] | None:
+    """The process's own `symbol` (the libm function Numba's compiled code calls), or None
+    where the process has none."""
+    try:
+        found: Any = getattr(ctypes.CDLL(None), symbol)
+    except (OSError, AttributeError, TypeError):  # no process-wide symbols (Windows)
+        return None
+    c_type = ctypes.c_float if f32 else ctypes.c_double
+    found.restype, found.argtypes = c_type, [c_type]
+    return found
+
+
+def libm_unary(name: str, f32: bool) -> Callable[[Any], Any] | None:
+    """`name` (of `LIBM_UNARY`) over f32 (`f32`) or f64 arrays and scalars, calling the C
+    library's function of that type on each element, as `semantics`' definition does; None
+    where that is not its definition or the process has no such function."""
+    dtype = np.dtype(np.float32 if f32 else np.float64)
+    symbol = LIBM_UNARY[name][0 if f32 else 1]
+    c_function = _libm_function(symbol, f32) if symbol is not None else None
+    if c_function is None:
+        return None
+
+    def compute(x: Any) -> Any:
+        a = np.asarray(x, dtype)
+        out = np.fromiter(map(c_function, a.ravel().tolist()), dtype, a.size).reshape(a.shape)
+        return out[()] if a.ndim == 0 else out
+
+    return compute
+
+
+def _transcendental(name: str, f32: bool) -> Callable[[Any], Any]:
+    """`name` through the C library (`libm_unary`) for operands of the op's own type while
+    Numba is not loaded and the process has computed fewer than `LIBM_BUDGET_ELEMENTS`
+    elements so, else through `semantics`' compiled ufunc: the same function either way,
+    so the bits do not depend on the choice."""
+    dtype = np.dtype(np.float32 if f32 else np.float64)
+    by_element = libm_unary(name, f32)
+
+    def compute(x: Any) -> Any:
+        size = int(np.size(x))
+        if (
+            by_element is None
+            or np.result_type(x) != dtype
+            or _by_element[0] + size > LIBM_BUDGET_ELEMENTS
+            or "numba" in sys.modules
+        ):
+            from . import semantics  # here, not at the top: it loads Numba
+
+            return semantics.ufunc(name)(x)
+        _by_element[0] += size
+        return by_element(x)
+
+    return compute
+
+
+def _rsqrt(x: Any) -> Any:
+    """`semantics`' `math.rsqrt`: 1 / sqrt(x) divided in f64 (for f32 too: its `1.0` is
+    an f64) and rounded to x's type; +-inf at +-0."""
+    a = np.asarray(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = np.float64(1.0) / np.sqrt(a).astype(np.float64)
+    out = np.where(a == 0, np.copysign(np.inf, a), quotient).astype(a.dtype)
+    return out[()] if a.ndim == 0 else out
+
+
 def float_function(name: str, f32: bool) -> Callable[..., Any]:
     """The function computing float op `name` (of `scalar_ops.FLOAT_OPS`) over arrays and
     scalars: NumPy's ufunc for an op IEEE-754 defines exactly, this module's NumPy code
-    where it has it (min/max; `fma` of f32 when `f32`), else `semantics`' compiled ufunc
-    of the definition, which loads Numba on first use."""
+    where it has it (min/max, `rsqrt`; `fma` of f32 when `f32`), the C library's function
+    for the transcendentals that are one call of it, else `semantics`' compiled ufunc of
+    the definition, which loads Numba on first use."""
     exact = scalar_ops.EXACT_UNARY.get(name) or scalar_ops.EXACT_BINARY.get(name)
     if exact is not None:
         return getattr(np, exact)
@@ -420,6 +520,10 @@ def float_function(name: str, f32: bool) -> Callable[..., Any]:
         return FLOAT_BINARY[name]
     if name == "math.fma" and f32:
         return fma_f32
+    if name == "math.rsqrt":
+        return _rsqrt
+    if name in LIBM_UNARY:
+        return _transcendental(name, f32)
     from . import semantics  # here, not at the top: it loads Numba
 
     return semantics.ufunc(name)

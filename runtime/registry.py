@@ -11,16 +11,24 @@ explicit call that registers the built-in APIs (`register_builtin_device_apis`: 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .cpu import CPUDeviceAPI
 from .cuda import CUDADeviceAPI
 from .device_api import DeviceAPI
 from .errors import DeviceError, UnknownDeviceAPIError
-from .ray_device import ray_device_api
 from .simulated import SimulatedDeviceAPI
 
 DeviceAPIFactory = Callable[..., DeviceAPI]
 """Called as `factory(device=, scopes=, attrs=, host_scopes=, scheduler=)`."""
+
+
+def _ray_device_api(**kwargs: Any) -> DeviceAPI:
+    """The `ray` factory: its module (the actor protocol, the cluster, sockets) is imported
+    when a system has a ray device, not by every runtime."""
+    from .ray_device import ray_device_api
+
+    return ray_device_api(**kwargs)
 
 
 class DeviceAPIRegistry:
@@ -60,7 +68,7 @@ def register_builtin_device_apis(registry: DeviceAPIRegistry) -> None:
     registry.register("cpu", CPUDeviceAPI)
     registry.register("simulated", SimulatedDeviceAPI)
     registry.register("cuda", CUDADeviceAPI)
-    registry.register("ray", ray_device_api)
+    registry.register("ray", _ray_device_api)
 
 
 _user_apis: dict[str, DeviceAPIFactory] = {}

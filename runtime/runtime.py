@@ -31,7 +31,6 @@ from ..system.description import System, SystemDescriptionError
 from ..system.devices import Device, DeviceNameError
 from .device_api import Buffer, DeviceAPI, Memory, copy_performer
 from .errors import DeviceError
-from .ray_device import RayDeviceAPI
 from .registry import DeviceAPIRegistry, device_apis
 from .report import Report
 from .scheduler import Scheduler
@@ -122,8 +121,7 @@ class Runtime:
                 apis.append(api)
         except BaseException:
             for built in apis:  # a ray device built before the failure ends its session
-                if isinstance(built, RayDeviceAPI):
-                    built.abandon()
+                built.abandon()
             raise
         return cls(apis, scheduler)
 
@@ -222,8 +220,7 @@ class Runtime:
         """After a fault: end the run's sessions on its ray devices (their actors free the
         run's memory) without running what is still queued."""
         for api in self.apis.values():
-            if isinstance(api, RayDeviceAPI):
-                api.abandon()
+            api.abandon()
         self.torn_down = True
 
     def report(self, wall_seconds: float | None = None) -> Report:

@@ -1,9 +1,11 @@
 """What a process pays before work starts: `import devplan` and parsing a program load
 neither Numba, SciPy nor the runtime, and a run of a float program on the NumPy kernel
 backend (`examples/mlp.mlir`: matmuls with `math.fma`, adds, max) imports neither Numba
-nor SciPy, and neither does a NumPy-backend `devplan-run` of an example whose host code does
-integer arithmetic (`examples/vector_add.mlir`'s grid size). Checked in a fresh
-interpreter, where `sys.modules` shows what was loaded."""
+nor SciPy, nor what only other programs need (host code of `vector`, `affine` or `scf`
+ops, ray devices), and a NumPy-backend `devplan-run` imports no Numba either for an
+example whose host code does integer arithmetic (`examples/vector_add.mlir`'s grid size)
+or for one computing the transcendentals the C library defines (`tanh`, `exp`) and
+`rsqrt`. Checked in a fresh interpreter, where `sys.modules` shows what was loaded."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from support import EXAMPLES
 from xdsl.dialects import func
 
 import devplan
+from devplan.runtime.numpy_semantics import LIBM_UNARY
 from devplan.runtime.scalar_ops import INT_BINARY_OPS
 
 PROGRAM = """
@@ -33,7 +36,12 @@ rng = np.random.default_rng(0)
 shapes = [(32, 64), (64, 128), (128,), (128, 10)]
 inputs = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
 devplan.execute(module, inputs, kernel_backend="numpy")
-heavy = sorted(n for n in ("numba", "scipy") if n in sys.modules)
+unused = (
+    "numba", "scipy", "xdsl.dialects.vector", "xdsl.dialects.affine", "xdsl.dialects.cf",
+    "xdsl.dialects.bufferization",
+    "devplan.runtime.host.scf", "devplan.runtime.host.vector", "devplan.runtime.ray_device",
+)  # fmt: skip
+heavy = sorted(n for n in unused if n in sys.modules)
 print(json.dumps({"after_parse": after_parse, "heavy_after_run": heavy}))
 """
 
@@ -74,9 +82,23 @@ def examples_with_host_integer_ops() -> list[str]:
     return found
 
 
-def test_a_numpy_run_of_host_integer_arithmetic_imports_no_numba() -> None:
-    paths = examples_with_host_integer_ops()
-    assert str(EXAMPLES / "vector_add.mlir") in paths
+def examples_with_transcendentals() -> list[str]:
+    """The examples holding an op the NumPy backend computes by calling the C library, or
+    `math.rsqrt`."""
+    names = {*LIBM_UNARY, "math.rsqrt"}
+    return [
+        str(path)
+        for path in sorted(EXAMPLES.glob("*.mlir"))
+        if any(op.name in names for op in devplan.parse(str(path)).walk())
+    ]
+
+
+def test_a_numpy_run_of_host_integers_or_transcendentals_imports_no_numba() -> None:
+    integers, transcendentals = examples_with_host_integer_ops(), examples_with_transcendentals()
+    assert str(EXAMPLES / "vector_add.mlir") in integers
+    for name in ("smoothing", "mlp_three_devices", "transformer"):
+        assert str(EXAMPLES / f"{name}.mlir") in transcendentals
+    paths = sorted({*integers, *transcendentals})
     done = subprocess.run(
         [sys.executable, "-c", RUNS, *paths], capture_output=True, text=True, check=False
     )

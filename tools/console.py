@@ -10,6 +10,7 @@ import gc
 import os
 import sys
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
@@ -27,9 +28,21 @@ def collect_garbage_less_often() -> None:
     A tool's objects mostly live until it exits: the op classes xDSL builds when a
     dialect loads, the IR, the compiled program. Python's default thresholds (700, 10,
     10) scan them over and over while they are made; `devplan-run examples/mlp.mlir`
-    spent about a tenth of its CPU time there. Garbage cycles still die in the young
-    generation, only less often."""
-    gc.set_threshold(20_000, 50, 50)
+    spent about a tenth of its CPU time there, and at 20 000 still two young
+    collections (some 12 ms) while it loads the runtime. Garbage cycles still die in the
+    young generation, only less often: at most 100 000 new objects wait for it."""
+    gc.set_threshold(100_000, 50, 50)
+
+
+def exit_without_collecting(argv: Sequence[str] | None) -> None:
+    """When a tool runs as the program (`argv` is None: its console script, `python -m`),
+    the process ends once `main` returns: freeze every object (`gc.freeze`) so that
+    Python's finalization does not scan them all for cycles again. That scan cost
+    `devplan-run examples/mlp.mlir` about 0.3 s of CPU (a third of the run) with the numpy
+    backend and 0.6 s with numba, whose objects it holds too. Called with an argument list
+    (tests, embedding), a tool leaves the collector as it was."""
+    if argv is None:
+        gc.freeze()
 
 
 def version_line(tool: str) -> str:

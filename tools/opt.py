@@ -47,6 +47,7 @@ from .console import (
     UnbrokenHelpFormatter,
     add_feedback_arguments,
     collect_garbage_less_often,
+    exit_without_collecting,
     finish,
     not_utf8,
     progress_sink,
@@ -316,6 +317,13 @@ def chunk_error_text(error: BaseException, offset: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    finally:
+        exit_without_collecting(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     collect_garbage_less_often()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args

@@ -48,6 +48,7 @@ from .console import (
     VersionAction,
     add_feedback_arguments,
     collect_garbage_less_often,
+    exit_without_collecting,
     finish,
     progress_sink,
     quiet_broken_pipe,
@@ -399,6 +400,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    finally:
+        exit_without_collecting(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     collect_garbage_less_often()
     try:
         args = _parser().parse_args(argv)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from xdsl.dialects import arith, cf, func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -41,7 +41,7 @@ from ...dialects.placement import (
 from ...dialects.target import TargetAttr
 from ...dialects.vdev import DEVICE_ATTR, OnDeviceOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
-from ...dispatch import OpTable
+from ...dispatch import DialectTables, OpTable
 from ...system.cost import NO_WORK, WORK_ATTR, Work
 from .kernel_builder import (
     ELEMENTWISE_BLOCK,
@@ -63,7 +63,12 @@ from .types import (
 class Lowering:
     """Rebuilds every function of a planned module as a level-2 host program."""
 
-    def __init__(self, module: ModuleOp, rules: OpTable[Callable[[Lowering, Any], None]]) -> None:
+    def __init__(
+        self,
+        module: ModuleOp,
+        rules: OpTable[Callable[[Lowering, Any], None]]
+        | DialectTables[Callable[[Lowering, Any], None]],
+    ) -> None:
         self.module = module
         self.rules = rules
         """The lowering rule of each op class (`rules.py`)."""
@@ -211,7 +216,14 @@ class Lowering:
         x = self.index(na) if na != DYNAMIC_INDEX else self.dim(a, da)
         y = self.index(nb) if nb != DYNAMIC_INDEX else self.dim(b, db)
         same = self.emit(arith.CmpiOp(x, y, "eq")).results[0]
-        self.emit(cf.AssertOp(same, what))
+        self.assert_at_run_time(same, what)
+
+    def assert_at_run_time(self, holds: SSAValue, what: str) -> None:
+        """A run-time `cf.assert` of `holds` saying `what` (xDSL's cf dialect is imported
+        by the programs that need one)."""
+        from xdsl.dialects import cf
+
+        self.emit(cf.AssertOp(holds, what))
 
     def alloc(self, type_: Attribute, sizes: Sequence[SSAValue]) -> SSAValue:
         mtype = memref_type(type_)

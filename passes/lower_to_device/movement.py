@@ -33,8 +33,9 @@ at run time otherwise (`sizes.py`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from xdsl.dialects import arith, bufferization, memref, tensor
+from xdsl.dialects import arith, memref, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
@@ -87,6 +88,9 @@ from .types import (
     type_text,
 )
 from .views import cast_view, reshape_view
+
+if TYPE_CHECKING:
+    from xdsl.dialects import bufferization
 
 # -- kernels ----------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
+from xdsl.dialects import arith, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     MemRefType,
@@ -28,7 +28,7 @@ from ...dialects.placement import (
 )
 from ...dialects.vdev import DEVICE_ATTR, DeviceCopyOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
-from ...dispatch import OpTable
+from ...dispatch import DialectTables, OpTable
 from .generic import fill, init_is_read, lower_generic
 from .lowering import Lowering
 from .movement import (
@@ -59,27 +59,38 @@ from .types import (
 )
 from .views import extract_slice
 
-RULES: OpTable[Callable[[Lowering, Any], None]] = OpTable("lower-to-device")
-"""The lowering rule of each level-1 op class."""
+Rule = Callable[[Lowering, Any], None]
 
-RULES.register(tensor.ExtractSliceOp, extract_slice)
-RULES.register(tensor.InsertSliceOp, insert_slice)
-RULES.register(tensor.ConcatOp, concat)
-RULES.register(tensor.CollapseShapeOp, collapse_shape)
-RULES.register(tensor.ExpandShapeOp, expand_shape)
-RULES.register(tensor.CastOp, tensor_cast)
-RULES.register(tensor.ExtractOp, extract)
-RULES.register(tensor.ReshapeOp, reshape)
-RULES.register(tensor.SplatOp, splat)
-RULES.register(tensor.FromElementsOp, from_elements)
-RULES.register(tensor.InsertOp, insert)
-RULES.register(tensor.PadOp, pad)
-RULES.register(bufferization.AllocTensorOp, alloc_tensor)
-RULES.register(bufferization.ToTensorOp, to_tensor)
-RULES.register(bufferization.ToBufferOp, to_buffer)
+_RULES: OpTable[Rule] = OpTable("lower-to-device")
+"""The lowering rule of each level-1 op class but those of `bufferization`."""
+
+_RULES.register(tensor.ExtractSliceOp, extract_slice)
+_RULES.register(tensor.InsertSliceOp, insert_slice)
+_RULES.register(tensor.ConcatOp, concat)
+_RULES.register(tensor.CollapseShapeOp, collapse_shape)
+_RULES.register(tensor.ExpandShapeOp, expand_shape)
+_RULES.register(tensor.CastOp, tensor_cast)
+_RULES.register(tensor.ExtractOp, extract)
+_RULES.register(tensor.ReshapeOp, reshape)
+_RULES.register(tensor.SplatOp, splat)
+_RULES.register(tensor.FromElementsOp, from_elements)
+_RULES.register(tensor.InsertOp, insert)
+_RULES.register(tensor.PadOp, pad)
 
 
-@RULES.impl(func.ReturnOp)
+def _bufferization_rules() -> OpTable[Rule]:
+    """The rules of the `bufferization` ops, whose xDSL dialect only programs holding one
+    import."""
+    from xdsl.dialects import bufferization
+
+    table = OpTable[Rule]("lower-to-device")
+    table.register(bufferization.AllocTensorOp, alloc_tensor)
+    table.register(bufferization.ToTensorOp, to_tensor)
+    table.register(bufferization.ToBufferOp, to_buffer)
+    return table
+
+
+@_RULES.impl(func.ReturnOp)
 def _return(low: Lowering, op: func.ReturnOp) -> None:
     function = op.parent_op()
     assert isinstance(function, func.FuncOp)
@@ -98,7 +109,7 @@ def _return(low: Lowering, op: func.ReturnOp) -> None:
     low.emit(func.ReturnOp(*values))
 
 
-@RULES.impl(func.CallOp)
+@_RULES.impl(func.CallOp)
 def _call(low: Lowering, op: func.CallOp) -> None:
     callee = _callee(low.module, op)
     args: list[SSAValue] = []
@@ -143,7 +154,7 @@ def _require(device: DeviceAttr | None, op: Operation, what: str) -> DeviceAttr:
     return device
 
 
-@RULES.impl(DeviceCopyOp)
+@_RULES.impl(DeviceCopyOp)
 def _device_copy(low: Lowering, op: DeviceCopyOp) -> None:
     source = low.operand(op, 0, op.src_device)
     out_type = low.buffer_type(op.result.type, op.dst_device, op)
@@ -152,7 +163,7 @@ def _device_copy(low: Lowering, op: DeviceCopyOp) -> None:
     low.map_results(op, [out])
 
 
-@RULES.impl(EmptyOp)
+@_RULES.impl(EmptyOp)
 def _empty(low: Lowering, op: Operation) -> None:
     sizes = [low.values[v] for v in op.operands]
     result = op.results[0]
@@ -163,7 +174,7 @@ def _empty(low: Lowering, op: Operation) -> None:
     low.map_results(op, [low.alloc(out_type, sizes)])
 
 
-@RULES.impl(arith.ConstantOp)
+@_RULES.impl(arith.ConstantOp)
 def _constant(low: Lowering, op: arith.ConstantOp) -> None:
     if not is_tensor(op.result):
         low.lower_scalar(op)
@@ -223,18 +234,18 @@ def _constant_global(
     return name
 
 
-@RULES.impl(GenericOp)
+@_RULES.impl(GenericOp)
 def _generic(low: Lowering, op: GenericOp) -> None:
     lower_generic(low, op)
 
 
-@RULES.impl(tensor.DimOp)
+@_RULES.impl(tensor.DimOp)
 def _tensor_dim(low: Lowering, op: tensor.DimOp) -> None:
     source = low.values[op.source]
     low.map_results(op, [low.emit(memref.DimOp(source, low.values[op.index])).results[0]])
 
 
-@RULES.impl(scf.IfOp)
+@_RULES.impl(scf.IfOp)
 def _if(low: Lowering, op: scf.IfOp) -> None:
     types = [
         low.buffer_type(r.type, result_placement(op, i) if is_tensor(r) else None, op)
@@ -254,7 +265,7 @@ def _if(low: Lowering, op: scf.IfOp) -> None:
     low.map_results(op, new.results)
 
 
-@RULES.impl(scf.ForOp)
+@_RULES.impl(scf.ForOp)
 def _for(low: Lowering, op: scf.ForOp) -> None:
     types = [
         low.buffer_type(r.type, result_placement(op, i) if is_tensor(r) else None, op)
@@ -291,8 +302,12 @@ def _check_yields(low: Lowering, op: Operation, types: Sequence[Attribute]) -> N
                     low.operand(yielded, i, _require(result_placement(op, i), op, f"result {i}"))
 
 
-@RULES.impl(scf.YieldOp)
+@_RULES.impl(scf.YieldOp)
 def _yield(low: Lowering, op: scf.YieldOp) -> None:
     values = [low.lowered_operand(op, i) for i in range(len(op.operands))]
     low.free_before(op)
     low.emit(scf.YieldOp(*values))
+
+
+RULES = DialectTables[Rule]("lower-to-device", {"bufferization": _bufferization_rules}, _RULES)
+"""The lowering rule of each level-1 op class."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from xdsl.dialects import arith, cf
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -35,7 +35,7 @@ def require(low: Lowering, holds: bool | SSAValue, what: str) -> None:
     if holds is False:
         raise error_at(low.source, what)
     if not isinstance(holds, bool):
-        low.emit(cf.AssertOp(holds, what))
+        low.assert_at_run_time(holds, what)
 
 
 def equal(low: Lowering, a: Size, b: Size) -> bool | SSAValue:
@@ -160,4 +160,4 @@ def check_index(low: Lowering, op: Operation, d: int, at: Size, n: Size) -> None
     elif isinstance(at, int):
         what += f": {at} in dimension {d}"
     inside = low.emit(arith.CmpiOp(index_value(low, at), index_value(low, n), "ult"))
-    low.emit(cf.AssertOp(inside.results[0], what))
+    low.assert_at_run_time(inside.results[0], what)

@@ -12,10 +12,11 @@ before anything runs, so running a program never walks IR:
   slots and writes its result slots. A block is its list of steps; a region-holding
   op (`scf.for`, `scf.if`, `scf.while`, `scf.index_switch`) is one step whose closure
   runs the steps of its blocks.
-* An op's compiler is found in `ops.HOST_OPS`, a table keyed by op class assembled from
-  the table of each dialect's module (`arith`, `math`, `scf`, `memref`, `func`,
-  `runner_utils`); the executor asks it first, then its own table of `device` ops, so host
-  and device ops compile the same way.
+* An op's compiler is found in `ops.HOST_OPS`, a table keyed by op class joined from
+  the table of each dialect's module (`arith`, `math`, `scf`, `memref`, `func`, `affine`,
+  `vector`; `runner_utils` for calls of MLIR's runner utilities), each module imported
+  when host code first holds an op of its dialect; the executor asks it first, then its
+  own table of `device` ops, so host and device ops compile the same way.
 
 Run-time values of host code (`values`):
 

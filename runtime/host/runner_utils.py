@@ -1,5 +1,5 @@
-"""MLIR's runner utilities in host code: `printMemrefF32` & co., `vector.print`, and the
-`vector.transfer_read` MLIR tests use to feed it.
+"""MLIR's runner utilities in host code: `printMemrefF32` & co. and the scalar printers,
+and the formatting `vector.print` shares with them (`vector.py` compiles that op).
 
 MLIR's integration tests print with the functions of its runner libraries
 (`libmlir_runner_utils`, `libmlir_c_runner_utils`) and check the text with FileCheck.
@@ -29,29 +29,22 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func, vector
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    IndexType,
     IntegerType,
     MemRefType,
     UnrankedMemRefType,
     VectorType,
 )
 from xdsl.ir import Attribute, Operation
-from xdsl.ir.affine import AffineMap
 
-from ...analysis.dtypes import int_width, numpy_dtype
+from ...analysis.dtypes import int_width
 from ...diagnostics import DevplanError, error_at
-from ...dispatch import OpTable
 from ..device_api import Buffer
-from .frame import Compiler, Frame, OpCompiler, Step
-
-RUNNER_OPS = OpTable[OpCompiler]("host code")
-"""Compilers of the `vector` ops MLIR's tests print with (`vector.print`, and the
-`vector.transfer_read` that feeds it)."""
+from .frame import Compiler, Frame, Step
 
 # ---- formatting ------------------------------------------------------------------------
 
@@ -122,8 +115,8 @@ def format_memref(array: np.ndarray[Any, Any], type_: Attribute) -> str:
 # ---- host memory -----------------------------------------------------------------------
 
 
-def _host_array(op: Operation, value: Any) -> np.ndarray[Any, Any]:
-    """The NumPy array behind a run-time memref host code may read."""
+def host_array(op: Operation, value: Any) -> np.ndarray[Any, Any]:
+    """The NumPy array behind a run-time memref host code may read (`op` reads it)."""
     if isinstance(value, Buffer):
         api = value.api
         assert api is not None
@@ -134,7 +127,8 @@ def _host_array(op: Operation, value: Any) -> np.ndarray[Any, Any]:
     return np.asarray(value)
 
 
-def _element_type(type_: Attribute) -> Attribute:
+def element_type(type_: Attribute) -> Attribute:
+    """The element type of a memref or vector type; a scalar type itself."""
     if isinstance(type_, MemRefType | UnrankedMemRefType | VectorType):
         return type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     return type_
@@ -208,88 +202,23 @@ def compile_runner_call(c: Compiler, op: func.CallOp) -> Step:
         raise error_at(op, f"@{name} takes one memref and returns nothing")
     value = op.arguments[0]
     value_type: Attribute = value.type
-    element = _element_type(value_type)
+    element = element_type(value_type)
     if not isinstance(value_type, MemRefType | UnrankedMemRefType) or not accepts(element):
         raise error_at(op, f"@{name} cannot print {value_type}")
     slot = c.slot(value)
 
     def run(f: Frame) -> None:
-        print(format_memref(_host_array(op, f[slot]), element), file=sys.stdout)
-
-    return run
-
-
-# ---- vector.print and vector.transfer_read --------------------------------------------
-
-
-@RUNNER_OPS.impl(vector.PrintOp)
-def _vector_print(c: Compiler, op: Operation) -> Step:
-    assert isinstance(op, vector.PrintOp)
-    type_ = op.source.type
-    slot = c.slot(op.source)
-    if isinstance(type_, VectorType):
-        if type_.get_num_dims() != 1:  # pyright: ignore[reportUnknownMemberType]
-            raise error_at(op, f"'vector.print' of {type_}: only 1-D vectors are printed")
-        element: Attribute = type_.element_type  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-
-        def run_vector(f: Frame) -> None:
-            values: list[Any] = list(f[slot])
-            items = ", ".join(format_scalar(x, element) for x in values)  # pyright: ignore[reportUnknownArgumentType]
-            print(f"( {items} )")
-
-        return run_vector
-    scalar: Attribute = type_
-    if not isinstance(scalar, IntegerType | IndexType | Float16Type | Float32Type | Float64Type):
-        raise error_at(op, f"'vector.print' of {type_} is not supported")
-
-    def run(f: Frame) -> None:
-        print(format_scalar(f[slot], scalar))  # pyright: ignore[reportUnknownArgumentType]
-
-    return run
-
-
-@RUNNER_OPS.impl(vector.TransferReadOp)
-def _transfer_read(c: Compiler, op: Operation) -> Step:
-    assert isinstance(op, vector.TransferReadOp)
-    source_type = op.source.type
-    result_type = op.result.type
-    if not isinstance(source_type, MemRefType) or op.mask is not None:
-        raise error_at(op, "'vector.transfer_read' is supported from a memref, unmasked")
-    rank = source_type.get_num_dims()
-    shape = tuple(result_type.get_shape())
-    permutation = op.permutation_map
-    if permutation.data != AffineMap.minor_identity(rank, len(shape)):
-        raise error_at(op, "'vector.transfer_read' is supported with the minor identity map")
-    source, padding, r = c.slot(op.source), c.slot(op.padding), c.slot(op.result)
-    indices = [c.slot(i) for i in op.indices]
-    dtype = numpy_dtype(_element_type(result_type))
-
-    def run(f: Frame) -> None:
-        array = _host_array(op, f[source])
-        start = [f[i] for i in indices]
-        out = np.full(shape, f[padding], dtype)
-        lead, minor = start[: rank - len(shape)], start[rank - len(shape) :]
-        if all(0 <= s < n for s, n in zip(lead, array.shape, strict=False)):
-            window = array[tuple(lead)] if lead else array
-            region = tuple(
-                slice(max(s, 0), min(s + k, n))
-                for s, k, n in zip(minor, shape, window.shape, strict=True)
-            )
-            target = tuple(
-                slice(max(s, 0) - s, min(s + k, n) - s)
-                for s, k, n in zip(minor, shape, window.shape, strict=True)
-            )
-            out[target] = window[region]
-        f[r] = out
+        print(format_memref(host_array(op, f[slot]), element), file=sys.stdout)
 
     return run
 
 
 __all__ = [
     "RUNNER_FUNCTIONS",
-    "RUNNER_OPS",
     "c_g",
     "compile_runner_call",
+    "element_type",
     "format_memref",
     "format_scalar",
+    "host_array",
 ]

@@ -3,7 +3,9 @@ bit for bit: every binary integer op and `int_fault` (every op code and flag set
 pairs of boundary values of each width, the overflow tests also against exact Python
 integers, the float min/max ops on zeros of both signs, NaNs and infinities, and the f32
 `fma` on every triple of boundary values and on random bit patterns and near
-cancellations, NaN payloads included."""
+cancellations, NaN payloads included; the transcendentals it computes by calling the C
+library (and `rsqrt`) on boundary values, random bit patterns and values of every
+magnitude, in f32 and f64."""
 
 from __future__ import annotations
 
@@ -165,3 +167,42 @@ def test_f32_fma_of_a_few_lanes_at_a_time_matches_semantics_bit_for_bit() -> Non
         f"fma({a[wrong[0]]!r}, {b[wrong[0]]!r}, {c[wrong[0]]!r}) gives {got[wrong[0]]!r}, "
         f"semantics {expected[wrong[0]]!r}"
     )
+
+
+def _unary_cases(dtype: type[np.floating[Any]]) -> np.ndarray[Any, Any]:
+    """Boundary values, random bit patterns (NaNs with payloads, subnormals, huge values)
+    and normal values of magnitudes 2^-30 to 2^30, both signs."""
+    bits, uint = (32, np.uint32) if dtype is np.float32 else (64, np.uint64)
+    rng = np.random.default_rng(29)
+    patterns = rng.integers(0, 2**bits, 4000, dtype=np.uint64).astype(uint).view(dtype)
+    scaled = rng.standard_normal(4000) * np.exp2(rng.integers(-30, 31, 4000))
+    return np.concatenate([np.array(F32_BOUNDARY, dtype=dtype), patterns, scaled.astype(dtype)])
+
+
+@pytest.mark.parametrize("f32", [True, False], ids=["f32", "f64"])
+def test_transcendentals_through_the_c_library_give_the_bits_of_semantics(f32: bool) -> None:
+    """Every op of `LIBM_UNARY` one C call an element, and `rsqrt` in NumPy: the compiled
+    definitions' results, bit for bit, on 0-d operands as on arrays."""
+    dtype = np.float32 if f32 else np.float64
+    x = _unary_cases(dtype)
+    view = np.uint32 if f32 else np.uint64
+    assert numpy_semantics.libm_unary("math.log", f32=False) is None  # Numba's NaN sign
+    names = [n for n in sorted(numpy_semantics.LIBM_UNARY) if f32 or n != "math.log"]
+    for name in [*names, "math.rsqrt"]:
+        compute = (
+            numpy_semantics.libm_unary(name, f32)
+            if name != "math.rsqrt"
+            else numpy_semantics.float_function(name, f32)
+        )
+        assert compute is not None, name
+        with np.errstate(all="ignore"):
+            expected = semantics.ufunc(name)(x)
+            got = compute(x)
+            one = compute(dtype(0.75))
+        assert got.dtype == dtype, name
+        wrong = np.flatnonzero(got.view(view) != expected.view(view))
+        assert not wrong.size, (
+            f"{name}({x[wrong[0]]!r}) gives {got[wrong[0]]!r}, semantics {expected[wrong[0]]!r}"
+        )
+        assert type(one) is dtype, name
+        assert one.view(view) == dtype(semantics.ufunc(name)(dtype(0.75))).view(view), name
