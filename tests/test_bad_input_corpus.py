@@ -912,10 +912,10 @@ case(
 
 
 def host_chain(depth: int) -> str:
-    text = '#target.target<"llvm">'
-    for _ in range(depth):
-        text = f'#target.target<"llvm", host = {text}>'
-    return text
+    """`depth` targets each the host of the next, innermost `llvm`; built in linear time
+    (wrapping the text once a level took seconds at 100,000 in each process collecting
+    the corpus)."""
+    return '#target.target<"llvm", host = ' * depth + '#target.target<"llvm">' + ">" * depth
 
 
 def target_chain_program(depth: int) -> str:

@@ -549,7 +549,10 @@ class NumbaSource(NumbaOps):
         carried = [self.spilled[a] for a in body.args[1:]]
         for array, init in zip(carried, op.operands[3:], strict=True):
             source = self.spilled.get(init)
-            self.emit(f"{array}[:] = {source if source is not None else self.v(init)}")
+            if source is None:
+                self.emit(f"{array}[:] = {self.v(init)}")
+            else:
+                self.copy_row(array, source)
         self.emit(f"for {self.v(body.args[0])} in range({lb}, {ub}, {step}):")
         self.depth += 1
         self.emit("pass")
@@ -561,7 +564,15 @@ class NumbaSource(NumbaOps):
     def copy_out(self, result: SSAValue, array: str) -> None:
         target = self.spilled.get(result)
         if target is not None and target != array:
-            self.emit(f"{target}[:] = {array}")
+            self.copy_row(target, array)
+
+    def copy_row(self, target: str, source: str) -> None:
+        """`target[:] = source` for two rows of per-thread values, as a loop: Numba compiles
+        an array-to-array slice assignment with its shape-mismatch message, whose string
+        formatting costs about 2.5 CPU-s to compile in each process (the rows are as long
+        as each other, so the message can never be raised)."""
+        self.emit(f"for q_ in range({target}.shape[0]):")
+        self.emit(f"    {target}[q_] = {source}[q_]")
 
     def block_if(self, op: Operation) -> None:
         # The branch taken must be the same in every thread: check it against thread 0.
