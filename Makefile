@@ -29,6 +29,12 @@ TREE_STATE = { git status --porcelain --untracked-files=all 2>/dev/null; \
 	find . \( -path ./.venv -o -path ./.git \) -prune -o \( -name '*.nbi' -o -name '*.nbc' \
 	-o -name .hypothesis -o -path ./build \) -print; } | LC_ALL=C sort
 export HYPOTHESIS_STORAGE_DIRECTORY ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/devplan/hypothesis
+# Python's compiled modules go to the user's cache as well, never beside the sources: a
+# tool started by lit or a test then imports devplan's modules compiled once per run, not
+# compiled again from source in each process (about 0.3 s of CPU a start) as they are
+# where the environment sets PYTHONDONTWRITEBYTECODE.
+export PYTHONPYCACHEPREFIX ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/devplan/pycache
+unexport PYTHONDONTWRITEBYTECODE
 
 test: $(STAMP)
 	@$(TREE_STATE) > $(VENV)/.tree-before
