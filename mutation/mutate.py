@@ -7,8 +7,10 @@ change: an operator swapped, a number changed, a condition negated, a loop empti
 the unmutated tests once (`cosmic-ray baseline`: a module whose tests fail unmutated has no
 score), then `cosmic-ray exec`, which applies one mutant at a time to the file in place, runs
 the command and puts the file back. A mutant is killed when the command fails or runs past
-the timeout. The score is killed / (killed + survived); mutants that Python cannot even
-import (`incompetent`) count in neither.
+the timeout. The score is killed / (killed + survived); mutants whose test command could
+not even be started (`incompetent`) count in neither. Kills by timeout are counted apart
+too: on a loaded machine a harmless mutant can run past a timeout, so a score with many of
+them says less.
 
 Cosmic Ray mutates in place rather than copying the tree, which is what this repository
 needs: its top level is the package (`package-dir = {"devplan" = "."}`), so the editable
@@ -37,7 +39,7 @@ from types import FrameType
 from typing import NoReturn
 
 from cosmic_ray.work_db import WorkDB, use_db  # pyright: ignore[reportUnknownVariableType]
-from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkItem, WorkResult
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -140,15 +142,24 @@ def cosmic_ray(*arguments: str) -> None:
     subprocess.run([str(BIN / "cosmic-ray"), *arguments], cwd=ROOT, check=True)
 
 
+def place(item: WorkItem) -> tuple[tuple[str, int, int, str, int], ...]:
+    """Where a mutant changes the code and how: the same for the same mutant in every
+    session (its job id is a fresh random uuid each `init`, so a sample drawn over job ids
+    would differ between two runs with one seed)."""
+    return tuple(
+        (str(m.module_path), *m.start_pos, m.operator_name, m.occurrence) for m in item.mutations
+    )
+
+
 def sample(session: Path, size: int, seed: int) -> None:
     """Mark all but `size` pending mutants, drawn with `seed`, as skipped."""
     with use_db(str(session), WorkDB.Mode.open) as db:
-        pending = sorted(item.job_id for item in db.pending_work_items)
-        if len(pending) <= size:
+        items = sorted(db.pending_work_items, key=place)
+        if len(items) <= size:
             return
-        kept = set(random.Random(seed).sample(pending, size))
+        kept = {item.job_id for item in random.Random(seed).sample(items, size)}
         skipped = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
-        skipped_jobs = [job for job in pending if job not in kept]
+        skipped_jobs = [item.job_id for item in items if item.job_id not in kept]
         db.set_multiple_results(skipped_jobs, skipped)  # pyright: ignore[reportUnknownMemberType]
 
 
@@ -159,6 +170,8 @@ class Score:
     killed: int = 0
     survived: int = 0
     incompetent: int = 0
+    timeouts: int = 0
+    """The killed mutants whose tests ran past the timeout (Cosmic Ray counts them killed)."""
 
     @property
     def percent(self) -> float:
@@ -167,8 +180,9 @@ class Score:
 
     def line(self, name: str) -> str:
         return (
-            f"{name:16} {self.percent:5.1f} % killed  ({self.killed} killed, "
-            f"{self.survived} survived, {self.incompetent} incompetent)"
+            f"{name:17} {self.percent:5.1f} % killed  ({self.killed} killed, of which "
+            f"{self.timeouts} by timeout; {self.survived} survived, "
+            f"{self.incompetent} incompetent)"
         )
 
 
@@ -190,6 +204,8 @@ def score(session: Path, show_survivors: bool) -> Score:
                 counts.incompetent += 1
             elif result.test_outcome == TestOutcome.KILLED:
                 counts.killed += 1
+                # Cosmic Ray's word for a command it stopped at the timeout
+                counts.timeouts += result.output == "timeout"
     return counts
 
 
@@ -274,6 +290,7 @@ def main() -> int:
         total.killed += counts.killed
         total.survived += counts.survived
         total.incompetent += counts.incompetent
+        total.timeouts += counts.timeouts
     print(total.line("overall"))
     return 0
 
