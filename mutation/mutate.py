@@ -73,6 +73,7 @@ MODULES: dict[str, Module] = {
         (
             "tests/reference/test_program.py",
             "tests/reference/test_runner_utils.py",
+            "tests/reference/test_tensor.py",
             "tests/passes/lower_to_device/test_movement.py",
         ),
         120.0,

@@ -1,4 +1,5 @@
-"""`devplan.reference.tensor`: the oracle's `linalg.pack`/`unpack` against the lowering.
+"""`devplan.reference.tensor`: the oracle's `linalg.pack`/`unpack` against the lowering,
+and its bounds on `tensor.insert`.
 
 The oracle packs element by element from the definition; lower-to-device decomposes a
 pack into pad, expand_shape and a transpose (an unpack into a transpose, collapse_shape
@@ -87,3 +88,30 @@ func.func @main(%x: tensor<2x?xf32>) -> tensor<2x2x?x1xf32> {
     assert want.shape == (2, 2, 3, 1)
     np.testing.assert_array_equal(want, source.reshape(2, 2, 3, 1))
     np.testing.assert_array_equal(got, want)
+
+
+INSERT = """func.func @main(%v: i32, %t: tensor<2x3xi32>, %i: index, %j: index) -> tensor<2x3xi32> {
+  %r = tensor.insert %v into %t[%i, %j] : tensor<2x3xi32>
+  func.return %r : tensor<2x3xi32>
+}
+"""
+
+
+@pytest.mark.parametrize(("i", "j"), [(0, 0), (1, 2)])
+def test_the_oracle_inserts_at_the_corners_of_its_tensor(i: int, j: int) -> None:
+    t = np.zeros((2, 3), np.int32)
+    (got,) = evaluate(devplan.parse(INSERT), [np.int32(7), t, i, j])
+    want = t.copy()
+    want[i, j] = 7
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(("i", "j"), [(-1, 0), (2, 0), (0, 3), (3, 0), (0, 5)])
+def test_an_insert_outside_its_tensor_is_a_located_error_in_the_oracle(i: int, j: int) -> None:
+    """At the end of a dimension and past it by more than one (NumPy itself refuses those
+    with an IndexError, which is no located error)."""
+    with pytest.raises(
+        devplan.DevplanError,
+        match=rf"<string>:2:3: error: 'tensor.insert' at \[{i}, {j}\] is outside a 2x3 tensor",
+    ):
+        evaluate(devplan.parse(INSERT), [np.int32(7), np.zeros((2, 3), np.int32), i, j])

@@ -171,7 +171,7 @@ def test_oracle_extracts_every_corner_of_its_tensor(i: int, j: int) -> None:
     assert evaluate(devplan.parse(EXTRACT), [t, i, j]) == [t[i, j]]
 
 
-@pytest.mark.parametrize(("i", "j"), [(-1, 0), (0, -1), (2, 0), (0, 3)])
+@pytest.mark.parametrize(("i", "j"), [(-1, 0), (0, -1), (2, 0), (0, 3), (3, 0), (0, 5)])
 def test_an_extract_outside_its_tensor_is_a_located_error_in_the_oracle(i: int, j: int) -> None:
     t = np.arange(6, dtype=np.int32).reshape(2, 3)
     with pytest.raises(
