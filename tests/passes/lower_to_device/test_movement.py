@@ -70,6 +70,28 @@ def test_lowered_data_movement_matches_the_oracle_bit_for_bit() -> None:
     assert len(to_host) == 1
 
 
+G0 = '#vdev.device<"cuda", 0, #target.target<"cuda">, "global">'
+DEVICE_EXTRACTS = f"""
+func.func @main(%x: tensor<8xf32> {{vdev.device = {G0}}}, %i: index) -> (f32, f32) {{
+  %c5 = arith.constant 5 : index
+  %a = tensor.extract %x[%i] : tensor<8xf32>
+  %b = tensor.extract %x[%c5] : tensor<8xf32>
+  func.return %a, %b : f32, f32
+}}
+"""
+
+
+def test_lowered_extracts_of_a_tensor_on_a_device_read_its_elements() -> None:
+    """The host reads elements of a tensor on cuda:0 (lower-to-device alone: the default
+    pipeline's planner turns such a read into a slice first, so only this reaches the
+    extract rule's device path)."""
+    x = np.arange(8, dtype=np.float32) * 3 + 1
+    module = devplan.apply(devplan.parse(DEVICE_EXTRACTS), "lower-to-device")
+    result = devplan.execute(module, [x, 2], kernel_backend="numpy", strict=True)
+    assert [float(v) for v in result.outputs] == [7.0, 16.0]
+    assert evaluate(devplan.parse(DEVICE_EXTRACTS), [x, 2]) == [7.0, 16.0]
+
+
 def test_a_dynamic_slice_outside_its_tensor_is_a_located_run_time_error() -> None:
     module = devplan.parse(PROGRAM)
     x = np.arange(48, dtype=np.float32).reshape(6, 8)
