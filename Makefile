@@ -63,7 +63,7 @@ semantics: $(STAMP)
 # `make mutate MODULES=reference SAMPLE=40` for a quick run (SAMPLE mutants a module, SEED);
 # after adding tests, `MUTATE_FLAGS=--rerun-survivors` with the same SAMPLE and SEED runs
 # that session's survivors again.
-MODULES ?= reference,reference-scalars,elide-copies,planner,semantics,lower-to-device
+MODULES ?= reference,reference-scalars,elide-copies,planner,semantics,numpy-semantics,lower-to-device
 SAMPLE ?= 0
 SEED ?= 1
 MUTATE_FLAGS ?=

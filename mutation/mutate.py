@@ -119,6 +119,13 @@ MODULES: dict[str, Module] = {
         ("tests/runtime/test_op_semantics.py",),
         600.0,
     ),
+    # The integer ops and float extrema of host code and the numpy backend, over whole
+    # arrays: held bit for bit to `semantics` on all pairs of boundary values.
+    "numpy-semantics": Module(
+        ("runtime/numpy_semantics.py",),
+        ("tests/runtime/test_numpy_semantics.py",),
+        300.0,
+    ),
     "lower-to-device": Module(
         ("passes/lower_to_device",),
         ("tests/passes/test_lower_to_device.py", "tests/passes/lower_to_device"),
