@@ -115,3 +115,43 @@ def test_an_insert_outside_its_tensor_is_a_located_error_in_the_oracle(i: int, j
         match=rf"<string>:2:3: error: 'tensor.insert' at \[{i}, {j}\] is outside a 2x3 tensor",
     ):
         evaluate(devplan.parse(INSERT), [np.int32(7), np.zeros((2, 3), np.int32), i, j])
+
+
+COLUMN = """func.func @main(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %c = tensor.extract_slice %x[0, 5] [4, 1] [1, 1] : tensor<4x8xf32> to tensor<4xf32>
+  func.return %c : tensor<4xf32>
+}
+"""
+
+
+def test_a_column_slice_drops_its_trailing_unit_dimension_in_the_oracle() -> None:
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    (column,) = evaluate(devplan.parse(COLUMN), [x])
+    np.testing.assert_array_equal(column, x[:, 5])
+
+
+def test_a_slice_with_a_stride_too_many_is_a_located_error_in_the_oracle() -> None:
+    text = COLUMN.replace("[1, 1] :", "[1, 1, 1] :")
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"<string>:2:3: error: 'tensor.extract_slice' needs one offset, size and stride "
+        "per dimension",
+    ):
+        evaluate(devplan.parse(text), [np.zeros((4, 8), np.float32)])
+
+
+PAD = """func.func @main(%x: tensor<4xf32>, %l: index, %h: index) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[%l] high[%h] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<4xf32> to tensor<?xf32>
+  func.return %p : tensor<?xf32>
+}
+"""
+
+
+def test_a_pad_by_one_dynamic_low_and_one_dynamic_high_pads_each_side_its_own() -> None:
+    x = np.arange(4, dtype=np.float32) + 1
+    (padded,) = evaluate(devplan.parse(PAD), [x, 1, 3])
+    np.testing.assert_array_equal(padded, np.pad(x, (1, 3)))
