@@ -92,6 +92,23 @@ def test_lowered_extracts_of_a_tensor_on_a_device_read_its_elements() -> None:
     assert evaluate(devplan.parse(DEVICE_EXTRACTS), [x, 2]) == [7.0, 16.0]
 
 
+UNIT_DIMS = """func.func @main(%t: tensor<2x3x4xf32>) -> (tensor<1x4xf32>, tensor<3xf32>) {
+  %a = tensor.extract_slice %t[1, 2, 0] [1, 1, 4] [1, 1, 1] : tensor<2x3x4xf32> to tensor<1x4xf32>
+  %b = tensor.extract_slice %t[1, 0, 3] [1, 3, 1] [1, 1, 1] : tensor<2x3x4xf32> to tensor<3xf32>
+  func.return %a, %b : tensor<1x4xf32>, tensor<3xf32>
+}
+"""
+
+
+def test_a_rank_reducing_slice_drops_unit_dimensions_from_the_left_as_mlir_does() -> None:
+    """[1, 1, 4] to 1x4 drops the first unit dimension and keeps the second; [1, 3, 1] to
+    3 drops both, one of them last."""
+    t = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    result = devplan.execute(devplan.parse(UNIT_DIMS), [t], kernel_backend="numpy")
+    np.testing.assert_array_equal(result.outputs[0], t[1, 2:3, :])
+    np.testing.assert_array_equal(result.outputs[1], t[1, :, 3])
+
+
 def test_a_dynamic_slice_outside_its_tensor_is_a_located_run_time_error() -> None:
     module = devplan.parse(PROGRAM)
     x = np.arange(48, dtype=np.float32).reshape(6, 8)
