@@ -66,13 +66,17 @@ semantics: $(STAMP)
 
 # Mutation testing (Cosmic Ray) of the planner, elide-copies, lower-to-device, the oracle and
 # the scalar semantics, each with its tests; prints the score per module and overall.
-# `make mutate MODULES=reference SAMPLE=40` for a quick run (SAMPLE mutants a module, SEED).
-MODULES ?= reference,reference-scalars,elide-copies,planner,semantics,lower-to-device
+# `make mutate MODULES=reference SAMPLE=40` for a quick run (SAMPLE mutants a module, SEED);
+# after adding tests, `MUTATE_FLAGS=--rerun-survivors` with the same SAMPLE and SEED runs
+# that session's survivors again.
+MODULES ?= reference,reference-scalars,elide-copies,planner,semantics,numpy-semantics,lower-to-device
 SAMPLE ?= 0
 SEED ?= 1
+MUTATE_FLAGS ?=
 
 mutate: $(STAMP)
-	$(BIN)/python mutation/mutate.py --modules $(MODULES) --sample $(SAMPLE) --seed $(SEED)
+	$(BIN)/python mutation/mutate.py --modules $(MODULES) --sample $(SAMPLE) --seed $(SEED) \
+		$(MUTATE_FLAGS)
 
 # MLIR's integration tests as published (not part of `make test`): every .mlir directly in
 # MLIR_DIR through devplan-run on each CPU backend and LLVM's FileCheck; prints the table.

@@ -456,3 +456,23 @@ def test_fptosi_of_nan_or_a_value_outside_the_range_is_an_error_at_the_op(bad: f
 def test_fptosi_truncates_toward_zero_up_to_both_ends_of_the_range() -> None:
     (out,) = run(FPTOSI_I8, "(%x: tensor<2xf64>) -> tensor<2xi8>", [np.array([-128.9, 127.9])])
     np.testing.assert_array_equal(out, np.array([-128, 127], np.int8))
+
+
+NEGATIVE_STEP = """func.func @main(%x: i32) -> i32 {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 4 : index
+  %step = arith.constant -1 : index
+  %r = scf.for %i = %lb to %ub step %step iter_args(%a = %x) -> (i32) {
+    %b = arith.addi %a, %a : i32
+    scf.yield %b : i32
+  }
+  func.return %r : i32
+}
+"""
+
+
+def test_a_loop_with_a_negative_step_is_a_located_error() -> None:
+    with pytest.raises(
+        DevplanError, match=r"<string>:5:3: error: 'scf.for' step must be positive, got -1"
+    ):
+        evaluate(devplan.parse(NEGATIVE_STEP), [np.int32(1)])

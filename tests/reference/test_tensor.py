@@ -1,4 +1,5 @@
-"""`devplan.reference.tensor`: the oracle's `linalg.pack`/`unpack` against the lowering.
+"""`devplan.reference.tensor`: the oracle's `linalg.pack`/`unpack` against the lowering,
+and its bounds on `tensor.insert`.
 
 The oracle packs element by element from the definition; lower-to-device decomposes a
 pack into pad, expand_shape and a transpose (an unpack into a transpose, collapse_shape
@@ -87,3 +88,70 @@ func.func @main(%x: tensor<2x?xf32>) -> tensor<2x2x?x1xf32> {
     assert want.shape == (2, 2, 3, 1)
     np.testing.assert_array_equal(want, source.reshape(2, 2, 3, 1))
     np.testing.assert_array_equal(got, want)
+
+
+INSERT = """func.func @main(%v: i32, %t: tensor<2x3xi32>, %i: index, %j: index) -> tensor<2x3xi32> {
+  %r = tensor.insert %v into %t[%i, %j] : tensor<2x3xi32>
+  func.return %r : tensor<2x3xi32>
+}
+"""
+
+
+@pytest.mark.parametrize(("i", "j"), [(0, 0), (1, 2)])
+def test_the_oracle_inserts_at_the_corners_of_its_tensor(i: int, j: int) -> None:
+    t = np.zeros((2, 3), np.int32)
+    (got,) = evaluate(devplan.parse(INSERT), [np.int32(7), t, i, j])
+    want = t.copy()
+    want[i, j] = 7
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(("i", "j"), [(-1, 0), (2, 0), (0, 3), (3, 0), (0, 5)])
+def test_an_insert_outside_its_tensor_is_a_located_error_in_the_oracle(i: int, j: int) -> None:
+    """At the end of a dimension and past it by more than one (NumPy itself refuses those
+    with an IndexError, which is no located error)."""
+    with pytest.raises(
+        devplan.DevplanError,
+        match=rf"<string>:2:3: error: 'tensor.insert' at \[{i}, {j}\] is outside a 2x3 tensor",
+    ):
+        evaluate(devplan.parse(INSERT), [np.int32(7), np.zeros((2, 3), np.int32), i, j])
+
+
+COLUMN = """func.func @main(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %c = tensor.extract_slice %x[0, 5] [4, 1] [1, 1] : tensor<4x8xf32> to tensor<4xf32>
+  func.return %c : tensor<4xf32>
+}
+"""
+
+
+def test_a_column_slice_drops_its_trailing_unit_dimension_in_the_oracle() -> None:
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    (column,) = evaluate(devplan.parse(COLUMN), [x])
+    np.testing.assert_array_equal(column, x[:, 5])
+
+
+def test_a_slice_with_a_stride_too_many_is_a_located_error_in_the_oracle() -> None:
+    text = COLUMN.replace("[1, 1] :", "[1, 1, 1] :")
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"<string>:2:3: error: 'tensor.extract_slice' needs one offset, size and stride "
+        "per dimension",
+    ):
+        evaluate(devplan.parse(text), [np.zeros((4, 8), np.float32)])
+
+
+PAD = """func.func @main(%x: tensor<4xf32>, %l: index, %h: index) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[%l] high[%h] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<4xf32> to tensor<?xf32>
+  func.return %p : tensor<?xf32>
+}
+"""
+
+
+def test_a_pad_by_one_dynamic_low_and_one_dynamic_high_pads_each_side_its_own() -> None:
+    x = np.arange(4, dtype=np.float32) + 1
+    (padded,) = evaluate(devplan.parse(PAD), [x, 1, 3])
+    np.testing.assert_array_equal(padded, np.pad(x, (1, 3)))

@@ -166,6 +166,8 @@ VALUES = Program(
         "z1": ("f32", [0.0, -0.0, SNAN, SNAN]),
         "z2": ("f32", [-0.0, 0.0, 2.0, -3.0]),
         "pb": ("f64", [-math.inf, -0.0, 4.0, -8.0]),
+        "px": ("f32", [SNAN, math.inf, 1.0, -0.0]),
+        "py": ("f32", [0.0, -0.0, math.nan, 0.0]),
         "big": ("i64", [2**53 + 2**29 + 1, -(2**53 + 2**29 + 1), 3, 0]),
         "rd": ("f32", [BELOW_HALF, 0.5, -2.5, 2.5]),
         "mn": ("i8", [-128, 7, -7, 0]),
@@ -203,6 +205,7 @@ VALUES = Program(
         "%minnum = arith.minnumf %z2, %z1 : f32",
         "%half = arith.constant 0.5 : f64",
         "%pow = math.powf %pb, %half : f64",
+        "%pow1 = math.powf %px, %py : f32",
         "# integer to float rounded once; round half away from zero; remsi of MIN by -1",
         "%i2f = arith.sitofp %big : i64 to f32",
         "%round = math.round %rd : f32",
@@ -260,6 +263,7 @@ VALUES = Program(
         "fma32": "f32",
         **{n: "f32" for n in ("maximum", "minimum", "maxnum", "minnum")},
         "pow": "f64",
+        "pow1": "f32",
         "i2f": "f32",
         "round": "f32",
         "roundeven": "f32",
@@ -381,6 +385,12 @@ def test_maxnumf_with_a_signalling_nan_returns_the_other_operand() -> None:
 
 def test_powf_has_no_square_root_shortcut() -> None:
     expect("pow", [math.inf, 0.0, 2.0, math.nan])
+
+
+def test_powf_of_x_to_the_zeroth_and_of_one_is_one_even_for_nan() -> None:
+    """C99 F.9.4.4: pow(x, ±0) is 1 for every x (a signalling NaN too), pow(1, y) for
+    every y (NaN too)."""
+    expect("pow1", [1.0] * N)
 
 
 def test_i64_to_f32_rounds_once() -> None:
@@ -535,6 +545,12 @@ FAULT_OPS = {
     ),
     "addi_nsw": ("%r = arith.addi %ic, %id overflow<nsw> : i32", "i32", "nsw flag overflows"),
     "subi_nuw": ("%r = arith.subi %id, %ic overflow<nuw> : i32", "i32", "nuw flag overflows"),
+    # the smallest overflow: i64_max - (-1) is 2**63
+    "subi_nsw_by_one": (
+        "%r = arith.subi %le, %lf overflow<nsw> : i64",
+        "i64",
+        "nsw flag overflows",
+    ),
     "muli_nsw": ("%r = arith.muli %la, %lb overflow<nsw> : i64", "i64", "nsw flag overflows"),
     "muli_nuw": ("%r = arith.muli %lc, %lb overflow<nuw> : i64", "i64", "nuw flag overflows"),
     "muli_nsw_minus_one_by_min": (
@@ -569,6 +585,8 @@ def _faults_program() -> Program:
             "lb": ("i64", [2, 2, 0, 0]),
             "lc": ("i64", [5, -1, 0, 0]),
             "ld": ("i64", [1, -(2**63), 0, 0]),
+            "le": ("i64", [3, 2**63 - 1, 0, 0]),
+            "lf": ("i64", [1, -1, 0, 0]),
             "sa": ("i8", [1, 64, 0, 0]),
             "sb": ("i8", [1, 1, 0, 0]),
             "fa": ("f32", [-0.5, 1.0, 0.0, 0.0]),

@@ -504,6 +504,22 @@ func.func @forward_destination_viewed(%s: !d) -> !h {
   func.return %r : !h
 }
 
+// Kept: the destination's last reader writes the source (forwarded, one launch would
+// read and write the one buffer).
+// CHECK-LABEL: func.func @forward_source_written_by_the_last_reader
+// CHECK:         device.copy %s to %d
+// CHECK-NEXT:    device.launch @k::@twice on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c16, %c1, %c1) args(%d, %s)
+func.func @forward_source_written_by_the_last_reader(%s: !d) -> !d {
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %d = device.alloc() : !d
+  // EXPLAIN: elide_copies.mlir:[[# @LINE + 1]]:3: remark: kept 'device.copy': its destination is passed to 'device.launch' at line [[# @LINE + 2]], whose kernel may read it; its source and destination are one memory area, but its source is written or freed by 'device.launch' at line [[# @LINE + 2]] while the destination is in use
+  device.copy %s to %d : !d to !d
+  device.launch @k::@twice on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c16, %c1, %c1) args(%d, %s) : !d, !d
+  device.free %d : !d
+  func.return %s : !d
+}
+
 // Kept: the destination outlives the function (it is returned) while the source's
 // lifetime ends in it.
 // CHECK-LABEL: func.func @forward_destination_outlives_source

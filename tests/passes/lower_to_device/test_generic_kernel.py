@@ -4,10 +4,11 @@
 One program holds a generic of each kind of map and iterator the lowering accepts
 (permutation, broadcast with a body of several ops, projection with a reduction, a
 constant index, an affine sum, two outputs with `linalg.index`, a dynamic shape, the
-matmul-like contraction, a full reduction to a rank-0 tensor), so each backend compiles
-its kernels once. The expected values are NumPy's own expressions of the same
-computations, not the oracle's (`reference/linalg.py` evaluates the generics too, and the
-fuzzer holds the lowering to it).
+matmul-like contraction, a full reduction to a rank-0 tensor, long reductions over one and
+over two dimensions, which take a block of threads each), so each backend compiles its
+kernels once. The expected values are NumPy's own expressions of the same computations,
+not the oracle's (`reference/linalg.py` evaluates the generics too, and the fuzzer holds
+the lowering to it).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from devplan.reference.program import evaluate
 KINDS = """
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @main(%x: tensor<4x6xf32>, %b: tensor<6xf32>, %sig: tensor<9xf32>, %w: tensor<3xf32>, %y: tensor<?x6xf32>, %long: tensor<2x1024xf32>)
-    -> (tensor<6x4xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<?x6xf32>, tensor<4x4xf32>, tensor<f32>, tensor<2xf32>) {
+    -> (tensor<6x4xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<?x6xf32>, tensor<4x4xf32>, tensor<f32>, tensor<2xf32>, tensor<f32>) {
   %t0 = tensor.empty() : tensor<6x4xf32>
   %perm = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%t0 : tensor<6x4xf32>) {
   ^bb0(%a: f32, %o: f32):
@@ -100,7 +101,14 @@ func.func @main(%x: tensor<4x6xf32>, %b: tensor<6xf32>, %sig: tensor<9xf32>, %w:
     %m = arith.addf %o, %a : f32
     linalg.yield %m : f32
   } -> tensor<2xf32>
-  return %perm, %bcast, %rowsum, %col0, %conv, %two#0, %two#1, %dyn, %mm, %dot, %rowsums : tensor<6x4xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<?x6xf32>, tensor<4x4xf32>, tensor<f32>, tensor<2xf32>
+  %t11 = tensor.empty() : tensor<f32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%t11 : tensor<f32>) -> tensor<f32>
+  %total = linalg.generic {indexing_maps = [#id2, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%long : tensor<2x1024xf32>) outs(%z1 : tensor<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.addf %o, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  return %perm, %bcast, %rowsum, %col0, %conv, %two#0, %two#1, %dyn, %mm, %dot, %rowsums, %total : tensor<6x4xf32>, tensor<4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<?x6xf32>, tensor<4x4xf32>, tensor<f32>, tensor<2xf32>, tensor<f32>
 }
 """
 
@@ -126,6 +134,7 @@ def _inputs_and_expected() -> tuple[list[Any], list[Any]]:
         x @ x.T,
         np.array(sig @ sig),
         long.sum(axis=1),
+        np.array(long.sum()),
     ]
     return [x, b, sig, w, y, long], expected
 
@@ -137,7 +146,8 @@ def _inputs_and_expected() -> tuple[list[Any], list[Any]]:
 def test_generic_of_every_map_kind_matches_numpy(backend: str) -> None:
     inputs, expected = _inputs_and_expected()
     lowered = str(devplan.apply(devplan.parse(KINDS), "default-pipeline"))
-    assert lowered.count("kernel.func @block_add_f32_") == 1  # the long row sums
+    # the long row sums, and the sum over both dimensions of the same rows
+    assert lowered.count("kernel.func @block_add_f32_") == 2
     assert lowered.count("kernel.func @matmul_f32_rows8") == 1  # the contraction
     result = devplan.execute(devplan.parse(KINDS), inputs, kernel_backend=backend, strict=True)
     assert len(result.outputs) == len(expected)

@@ -70,6 +70,45 @@ def test_lowered_data_movement_matches_the_oracle_bit_for_bit() -> None:
     assert len(to_host) == 1
 
 
+G0 = '#vdev.device<"cuda", 0, #target.target<"cuda">, "global">'
+DEVICE_EXTRACTS = f"""
+func.func @main(%x: tensor<8xf32> {{vdev.device = {G0}}}, %i: index) -> (f32, f32) {{
+  %c5 = arith.constant 5 : index
+  %a = tensor.extract %x[%i] : tensor<8xf32>
+  %b = tensor.extract %x[%c5] : tensor<8xf32>
+  func.return %a, %b : f32, f32
+}}
+"""
+
+
+def test_lowered_extracts_of_a_tensor_on_a_device_read_its_elements() -> None:
+    """The host reads elements of a tensor on cuda:0 (lower-to-device alone: the default
+    pipeline's planner turns such a read into a slice first, so only this reaches the
+    extract rule's device path)."""
+    x = np.arange(8, dtype=np.float32) * 3 + 1
+    module = devplan.apply(devplan.parse(DEVICE_EXTRACTS), "lower-to-device")
+    result = devplan.execute(module, [x, 2], kernel_backend="numpy", strict=True)
+    assert [float(v) for v in result.outputs] == [7.0, 16.0]
+    assert evaluate(devplan.parse(DEVICE_EXTRACTS), [x, 2]) == [7.0, 16.0]
+
+
+UNIT_DIMS = """func.func @main(%t: tensor<2x3x4xf32>) -> (tensor<1x4xf32>, tensor<3xf32>) {
+  %a = tensor.extract_slice %t[1, 2, 0] [1, 1, 4] [1, 1, 1] : tensor<2x3x4xf32> to tensor<1x4xf32>
+  %b = tensor.extract_slice %t[1, 0, 3] [1, 3, 1] [1, 1, 1] : tensor<2x3x4xf32> to tensor<3xf32>
+  func.return %a, %b : tensor<1x4xf32>, tensor<3xf32>
+}
+"""
+
+
+def test_a_rank_reducing_slice_drops_unit_dimensions_from_the_left_as_mlir_does() -> None:
+    """[1, 1, 4] to 1x4 drops the first unit dimension and keeps the second; [1, 3, 1] to
+    3 drops both, one of them last."""
+    t = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    result = devplan.execute(devplan.parse(UNIT_DIMS), [t], kernel_backend="numpy")
+    np.testing.assert_array_equal(result.outputs[0], t[1, 2:3, :])
+    np.testing.assert_array_equal(result.outputs[1], t[1, :, 3])
+
+
 def test_a_dynamic_slice_outside_its_tensor_is_a_located_run_time_error() -> None:
     module = devplan.parse(PROGRAM)
     x = np.arange(48, dtype=np.float32).reshape(6, 8)
@@ -171,7 +210,7 @@ def test_oracle_extracts_every_corner_of_its_tensor(i: int, j: int) -> None:
     assert evaluate(devplan.parse(EXTRACT), [t, i, j]) == [t[i, j]]
 
 
-@pytest.mark.parametrize(("i", "j"), [(-1, 0), (0, -1), (2, 0), (0, 3)])
+@pytest.mark.parametrize(("i", "j"), [(-1, 0), (0, -1), (2, 0), (0, 3), (3, 0), (0, 5)])
 def test_an_extract_outside_its_tensor_is_a_located_error_in_the_oracle(i: int, j: int) -> None:
     t = np.arange(6, dtype=np.int32).reshape(2, 3)
     with pytest.raises(

@@ -18,7 +18,7 @@ from typing import cast
 import pytest
 from hypothesis import HealthCheck, assume, given, reject, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.printer import Printer
@@ -386,6 +386,43 @@ def test_a_free_value_lives_with_its_first_consumer_and_is_copied_to_the_other(
     assert len(copies) == 1
     assert copies[0].input is add.results[0]
     assert (copies[0].dst_device.type_name, copies[0].dst_device.device_id) == second[1]
+
+
+def test_planning_keeps_the_other_attributes_of_arguments_and_results() -> None:
+    """Placing an argument or result adds its device to its attributes, never in place of
+    what else is there (here on the first and the last of each)."""
+    module = plan(
+        HEADER + f'func.func @main(%a: {T} {{test.note = "a"}}, %b: {T}, %c: {T} '
+        f'{{test.note = "c"}}) -> ({T} {{test.note = "r"}}, {T}, {T} {{test.note = "s"}}) {{\n'
+        f"  %x = arith.addf %a, %b : {T}\n"
+        f"  %y = arith.addf %b, %c : {T}\n"
+        f"  func.return %x, %y, %x : {T}, {T}, {T}\n}}\n}}\n"
+    )
+    main = next(op for op in module.walk() if isinstance(op, FuncOp))
+    assert main.arg_attrs is not None
+    assert main.res_attrs is not None
+    for attrs, notes in ((main.arg_attrs, ["a", None, "c"]), (main.res_attrs, ["r", None, "s"])):
+        for entry, note in zip(attrs.data, notes, strict=True):
+            assert "vdev.device" in entry.data
+            kept = entry.data.get("test.note")
+            assert (kept.data if isinstance(kept, StringAttr) else None) == note
+
+
+def test_the_operand_of_a_cast_to_an_unranked_tensor_lives_on_the_host() -> None:
+    """MLIR's runner printers take unranked tensors, on the host: with cuda:0 the default
+    device, what a printer reads is computed (or copied) there."""
+    module = plan(
+        HEADER + "func.func private @printMemrefF32(tensor<*xf32>)\n"
+        f"func.func @main(%a: {T}) {{\n"
+        f"  %b = arith.addf %a, %a : {T}\n"
+        f"  %u = tensor.cast %b : {T} to tensor<*xf32>\n"
+        "  func.call @printMemrefF32(%u) : (tensor<*xf32>) -> ()\n"
+        "  func.return\n}\n}\n"
+    )
+    cast = next(op for op in module.walk() if op.name == "tensor.cast")
+    device = value_device(cast.operands[0])
+    assert device is not None
+    assert (device.type_name, device.device_id) == ("cpu", 0)
 
 
 @SETTINGS
