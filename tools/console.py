@@ -10,7 +10,7 @@ import gc
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
@@ -22,27 +22,27 @@ INTERRUPTED = 130
 """Exit status after Ctrl-C, as shells report a process ended by SIGINT (128 + 2)."""
 
 
-def collect_garbage_less_often() -> None:
-    """Raise the cyclic garbage collector's thresholds for the tool's process.
+def run_tool(tool_main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None) -> int:
+    """`tool_main(argv)`, with the collector tuned for a process that ends when it returns.
 
-    A tool's objects mostly live until it exits: the op classes xDSL builds when a
-    dialect loads, the IR, the compiled program. Python's default thresholds (700, 10,
-    10) scan them over and over while they are made; `devplan-run examples/mlp.mlir`
-    spent about a tenth of its CPU time there, and at 20 000 still two young
-    collections (some 12 ms) while it loads the runtime. Garbage cycles still die in the
-    young generation, only less often: at most 100 000 new objects wait for it."""
+    Run as the program (`argv` is None: its console script, `python -m`), a tool's objects
+    mostly live until it exits: the op classes xDSL builds when a dialect loads, the IR,
+    the compiled program. Python's default thresholds (700, 10, 10) scan them over and
+    over while they are made (`devplan-run examples/mlp.mlir` spent about a tenth of its
+    CPU time there), so the young generation waits for 100 000 new objects; and once
+    `tool_main` returns every object is frozen (`gc.freeze`), so that finalization does not
+    scan them all for cycles again (0.3 s of CPU, a third of that run, with the numpy
+    backend; 0.6 s with numba). Called with an argument list (tests, embedding), a tool
+    leaves the collector as it was."""
+    if argv is not None:
+        return tool_main(argv)
+    thresholds = gc.get_threshold()
     gc.set_threshold(100_000, 50, 50)
-
-
-def exit_without_collecting(argv: Sequence[str] | None) -> None:
-    """When a tool runs as the program (`argv` is None: its console script, `python -m`),
-    the process ends once `main` returns: freeze every object (`gc.freeze`) so that
-    Python's finalization does not scan them all for cycles again. That scan cost
-    `devplan-run examples/mlp.mlir` about 0.3 s of CPU (a third of the run) with the numpy
-    backend and 0.6 s with numba, whose objects it holds too. Called with an argument list
-    (tests, embedding), a tool leaves the collector as it was."""
-    if argv is None:
+    try:
+        return tool_main(argv)
+    finally:
         gc.freeze()
+        gc.set_threshold(*thresholds)
 
 
 def version_line(tool: str) -> str:

@@ -46,13 +46,12 @@ from .console import (
     PipelineOnce,
     UnbrokenHelpFormatter,
     add_feedback_arguments,
-    collect_garbage_less_often,
-    exit_without_collecting,
     finish,
     not_utf8,
     progress_sink,
     quiet_broken_pipe,
     report_interrupted,
+    run_tool,
     version_line,
 )
 
@@ -317,14 +316,10 @@ def chunk_error_text(error: BaseException, offset: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    finally:
-        exit_without_collecting(argv)
+    return run_tool(_main, argv)
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    collect_garbage_less_often()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:

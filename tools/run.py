@@ -47,12 +47,11 @@ from .console import (
     UnbrokenHelpFormatter,
     VersionAction,
     add_feedback_arguments,
-    collect_garbage_less_often,
-    exit_without_collecting,
     finish,
     progress_sink,
     quiet_broken_pipe,
     report_interrupted,
+    run_tool,
 )
 
 
@@ -400,14 +399,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    finally:
-        exit_without_collecting(argv)
+    return run_tool(_main, argv)
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    collect_garbage_less_often()
     try:
         args = _parser().parse_args(argv)
     except KeyboardInterrupt:
