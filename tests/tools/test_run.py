@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +40,31 @@ def test_random_args_run_prints_each_output(capsys: pytest.CaptureFixture[str]) 
     assert (code, err) == (0, "")
     assert out.startswith("result 0: float32[1000]  (min ")
     assert "..." in out  # a short summary, not every value
+
+
+AS_THE_PROGRAM = """
+import atexit, runpy, sys
+scipy = lambda: sorted(n for n in sys.modules if n.startswith("scipy"))
+atexit.register(lambda: print(scipy(), file=sys.stderr))
+sys.argv = ["devplan-run", *sys.argv[1:]]
+runpy.run_module("devplan.tools.run", run_name="__main__")
+"""
+"""devplan-run as its own process (argv from the command line), printing at exit which
+SciPy modules it loaded."""
+
+
+def test_a_numba_run_as_the_program_loads_no_scipy_and_prints_what_numpy_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = [str(EXAMPLES / "mlp.mlir"), "--random-args", "0"]
+    done = subprocess.run(
+        [sys.executable, "-c", AS_THE_PROGRAM, *args, "--kernel-backend", "numba"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "[]\n")
+    assert done.stdout == run_cli(args, capsys)[1]
 
 
 def test_print_full_prints_every_value(capsys: pytest.CaptureFixture[str]) -> None:
