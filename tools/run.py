@@ -351,8 +351,8 @@ def _inputs(args: argparse.Namespace, module: Any) -> list[Any]:
 
 def numba_without_blas_check() -> None:
     """Load Numba's NumPy support (`numba.np.arraymath`) with SciPy hidden, so that its
-    check for a BLAS finds none; devplan-run does this in its own process before a Numba
-    backend runs kernels.
+    check for a BLAS finds none; devplan-run does this in its own process before the Numba
+    backend runs a program's kernels (Numba is not imported for a program without any).
 
     That module is loaded when the first kernel compiles or comes from the cache, and it
     imports `scipy.linalg` then only to learn whether `np.correlate` and `np.convolve` may
@@ -368,6 +368,12 @@ def numba_without_blas_check() -> None:
         importlib.import_module("numba.np.arraymath")
     finally:
         del sys.modules[hidden]
+
+
+def _holds_a_kernel(module: Any) -> bool:
+    """Whether `module` (a level-2 program) has a `kernel.func`, which a Numba backend
+    compiles, importing Numba."""
+    return any(op.name == "kernel.func" for op in module.walk())
 
 
 def run(args: argparse.Namespace, own_process: bool = False) -> int:
@@ -388,7 +394,7 @@ def run(args: argparse.Namespace, own_process: bool = False) -> int:
         apply(module, "convert-gpu-to-device")
     # Level 1 is lowered here (once); unsupported IR is reported before any input is read.
     program = compile_program(module, args.kernel_backend)
-    if own_process and args.kernel_backend == "numba":
+    if own_process and args.kernel_backend == "numba" and _holds_a_kernel(program.module):
         numba_without_blas_check()
     if args.print_pipeline_ir:
         print(program.module)
