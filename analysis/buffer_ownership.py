@@ -6,10 +6,10 @@ as host memory; an unconstrained virtual id (`#vdev.device<"cuda">`) stays open.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
-from xdsl.utils.hints import isa
 
+from ..dialects.shaped_types import is_memref
 from ..dialects.target import TargetAttr
 from ..dialects.virtual_device import DeviceAttr, memory_space_of
 
@@ -42,7 +42,7 @@ class BufferOwnership:
 
     def owner(self, memref: Attribute) -> DeviceKey | None:
         """The device owning a memref type's memory; None for host memory."""
-        if not isa(memref, MemRefType[Attribute]):
+        if not is_memref(memref):
             return None
         space = memory_space_of(memref)
         if space is None or space.type_name is None:

@@ -89,6 +89,7 @@ from .kernel import (
     launch_size_conflict,
 )
 from .memory_scopes import KERNEL_PRIVATE_SCOPES, effective_scope, kernel_can_reach
+from .shaped_types import is_memref
 from .target import TargetAttr
 from .virtual_device import DeviceAttr, memory_space_of
 
@@ -131,7 +132,7 @@ class TokenType(ParametrizedAttribute, TypeAttribute):
 
 def _memref(value: SSAValue) -> MemRefType[Attribute]:
     type_ = value.type
-    assert isa(type_, MemRefType[Attribute])
+    assert is_memref(type_)
     return type_
 
 
@@ -852,7 +853,7 @@ class LaunchOp(IRDLOperation):
             )
         for i, (param, arg) in enumerate(zip(params, self.args, strict=True)):
             arg_type = arg.type
-            if isa(param, MemRefType[Attribute]) and isa(arg_type, MemRefType[Attribute]):
+            if is_memref(param) and is_memref(arg_type):
                 self._verify_memref_arg(i, param, arg_type)
             elif param != arg_type:
                 raise VerifyException(

@@ -76,6 +76,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
 from ..diagnostics import error_at
+from .shaped_types import is_memref
 from .target import TargetAttr
 from .virtual_device import memory_space_of, memory_space_problem
 
@@ -318,7 +319,7 @@ class KernelFuncOp(IRDLOperation):
                     f"{where}: parameter {i} has type {type_}; kernel parameters are "
                     "memrefs, index, integers and floats"
                 )
-            if isa(type_, MemRefType[Attribute]) and memory_space_problem(type_) is not None:
+            if is_memref(type_) and memory_space_problem(type_) is not None:
                 raise VerifyException(
                     f"{where}: parameter {i} has type {type_}, whose memory space "
                     f"{type_.memory_space} is not a #vdev.device; a kernel memref has no "

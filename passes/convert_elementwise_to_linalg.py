@@ -29,15 +29,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AffineMapAttr, IndexType, ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AffineMapAttr, IndexType, ModuleOp
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import GenericOp, YieldOp
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.hints import isa
 
+from ..dialects.shaped_types import is_ranked_tensor
 from ..dialects.vdev import DEVICE_ATTR
 from ..upstream.tensor import EmptyOp
 
@@ -47,22 +47,20 @@ def is_elementwise_on_tensors(op: Operation) -> bool:
     tensor operands have the result's rank."""
     if not op.name.startswith(("arith.", "math.")) or isinstance(op, arith.ConstantOp):
         return False
-    if len(op.results) != 1 or not isa(op.results[0].type, TensorType[Attribute]):
+    if len(op.results) != 1 or not is_ranked_tensor(op.results[0].type):
         return False
     rank = len(op.results[0].type.get_shape())
-    return all(
-        len(t.get_shape()) == rank for t in op.operand_types if isa(t, TensorType[Attribute])
-    )
+    return all(len(t.get_shape()) == rank for t in op.operand_types if is_ranked_tensor(t))
 
 
 def to_generic(op: Operation) -> list[Operation]:
     """The ops replacing elementwise `op`: its shape's index constants and dims, the
     `tensor.empty` it writes over, and the `linalg.generic` (last)."""
     result = op.results[0].type
-    assert isa(result, TensorType[Attribute])
+    assert is_ranked_tensor(result)
     shape = result.get_shape()
     rank = len(shape)
-    shaped = next(v for v in op.operands if isa(v.type, TensorType[Attribute]))
+    shaped = next(v for v in op.operands if is_ranked_tensor(v.type))
     made: list[Operation] = []
     sizes: list[SSAValue] = []
     for d, n in enumerate(shape):
@@ -76,9 +74,9 @@ def to_generic(op: Operation) -> list[Operation]:
     init.attributes.update(device)
     identity = AffineMapAttr(AffineMap.identity(rank))
     scalar = AffineMapAttr(AffineMap(rank, 0, ()))
-    maps = [identity if isa(v.type, TensorType[Attribute]) else scalar for v in op.operands]
+    maps = [identity if is_ranked_tensor(v.type) else scalar for v in op.operands]
     body = Block(
-        arg_types=[t.element_type if isa(t, TensorType[Attribute]) else t for t in op.operand_types]
+        arg_types=[t.element_type if is_ranked_tensor(t) else t for t in op.operand_types]
         + [result.element_type]
     )
     scalar_op = op.create(

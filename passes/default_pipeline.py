@@ -1,7 +1,7 @@
 """`default-pipeline`: a level-1 module to a classified level-2 program in one pass name.
 
 `devplan-opt -p default-pipeline`, `devplan-run` and `devplan.execute` (for level-1
-modules) run these passes in order, verifying the IR after each (a failure names the
+modules) run these passes in order and verify the IR they produce (a failure names the
 pass that produced the bad IR):
 
 1. `plan-devices` — place every tensor value, insert `vdev.device_copy`s;
@@ -43,44 +43,34 @@ DEFAULT_PIPELINE: tuple[str, ...] = tuple(step.name for step in STEPS)
 """The names of the passes `default-pipeline` runs, in order."""
 
 
-LEVEL_2_FROM = STEPS.index(LowerToDevicePass)
-"""The first step whose output is a level-2 program. A level-2 program is some ten times
-the ops of its level-1 source (each kernel's body is IR too), so verifying it costs tens
-of milliseconds, a good part of a short run's start-up; the steps from here on are
-verified once, at the end, and again one by one only when that fails."""
-
-
 @dataclass(frozen=True)
 class DefaultPipelinePass(ModulePass):
     """Runs plan-devices, elide-copies, lower-to-device, elide-copies and classify-regions,
-    verifying (with locations) after each pass.
+    and verifies (with locations) what they produced.
 
-    The level-1 steps are verified after each. The level-2 steps run on unverified IR and
-    the result is verified once; when it fails, or a level-2 step raises, they run again
-    from a copy of their level-1 input, verifying after each, so that the error names the
-    pass that produced the bad IR as it would had each been verified (their remarks are
-    not repeated)."""
+    The steps run on unverified IR and the result is verified once, so that a run pays
+    for one check of the program rather than one per step. When that check fails, or a
+    step raises, the steps run again from a copy of the input, verifying after each, so
+    that the error names the pass that produced the bad IR as it would had each been
+    verified (their remarks are not repeated)."""
 
     name = "default-pipeline"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for step in STEPS[:LEVEL_2_FROM]:
-            _run_verified(step, ctx, op)
-        level_1 = op.clone()
-        level_2 = STEPS[LEVEL_2_FROM:]
-        ran = 0  # the level-2 steps that ended; the one after them raised, if any did
+        source = op.clone()
+        ran = 0  # the steps that ended; the one after them raised, if any did
         try:
-            for step in level_2:
+            for step in STEPS:
                 with progress(f"running pass '{step.name}'"):
                     step().apply(ctx, op)
                 ran += 1
             verify_located(op, MODULE_VERIFIERS)
         except Exception:
             if ran == 0:
-                raise  # lower-to-device itself: its input was verified
+                raise  # plan-devices itself, on the input as it was given
             with collect_remarks():  # the first run printed them
-                for step in level_2[:ran]:
-                    _run_verified(step, ctx, level_1)
+                for step in STEPS[:ran]:
+                    _run_verified(step, ctx, source)
             raise  # each step before the failure passed its check: the error stands
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import math
 import re
 import sys
@@ -348,7 +349,36 @@ def _inputs(args: argparse.Namespace, module: Any) -> list[Any]:
     return inputs
 
 
-def run(args: argparse.Namespace) -> int:
+def numba_without_blas_check() -> None:
+    """Load Numba's NumPy support (`numba.np.arraymath`) with SciPy hidden, so that its
+    check for a BLAS finds none; devplan-run does this in its own process before the Numba
+    backend runs a program's kernels (Numba is not imported for a program without any).
+
+    That module is loaded when the first kernel compiles or comes from the cache, and it
+    imports `scipy.linalg` then only to learn whether `np.correlate` and `np.convolve` may
+    call BLAS (without, they loop; `np.dot` and `np.linalg` import SciPy themselves when
+    compiled): some 0.17 s of CPU, over a tenth of a warm `--kernel-backend numba` run.
+    devplan's kernels call neither. Embedders (`devplan.execute`) keep Numba as it is:
+    their own Numba code may use those functions, and this changes how they round."""
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    hidden = "scipy.linalg" if "scipy" in sys.modules else "scipy"
+    sys.modules[hidden] = None  # pyright: ignore[reportArgumentType]  (import fails)
+    try:
+        importlib.import_module("numba.np.arraymath")
+    finally:
+        del sys.modules[hidden]
+
+
+def _holds_a_kernel(module: Any) -> bool:
+    """Whether `module` (a level-2 program) has a `kernel.func`, which a Numba backend
+    compiles, importing Numba."""
+    return any(op.name == "kernel.func" for op in module.walk())
+
+
+def run(args: argparse.Namespace, own_process: bool = False) -> int:
+    """Run the program `args` name; `own_process` when devplan-run is the program (its
+    console script, `python -m`), not a call from Python."""
     from xdsl.dialects.builtin import BFloat16Type
 
     from .. import apply, parse
@@ -364,6 +394,8 @@ def run(args: argparse.Namespace) -> int:
         apply(module, "convert-gpu-to-device")
     # Level 1 is lowered here (once); unsupported IR is reported before any input is read.
     program = compile_program(module, args.kernel_backend)
+    if own_process and args.kernel_backend == "numba" and _holds_a_kernel(program.module):
+        numba_without_blas_check()
     if args.print_pipeline_ir:
         print(program.module)
     inputs = _inputs(args, program.module)
@@ -409,7 +441,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return report_interrupted("devplan-run")
     try:
         with progress_to(progress_sink("devplan-run", args.quiet, args.progress)):
-            return with_deep_stack(run)(args)
+            return with_deep_stack(run)(args, argv is None)
     except KeyboardInterrupt:
         return report_interrupted("devplan-run")
     except BrokenPipeError:

@@ -30,14 +30,13 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     SymbolRefAttr,
-    TensorType,
 )
 from xdsl.dialects.linalg.ops import GenericOp, YieldOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
-from xdsl.utils.hints import isa
 
 from ...diagnostics import error_at
+from ...dialects.shaped_types import is_ranked_tensor
 from ...dialects.virtual_device import DeviceAttr
 from .block_reduction import block_reduction_kernel, combiner
 from .generic_kernel import GenericLoops, UnsupportedGeneric, generic_kernel, kernel_stem
@@ -60,7 +59,7 @@ def generic_loops(op: GenericOp, name: str) -> GenericLoops:
         raise error_at(op, f"'{name}' is not lowered by lower-to-device: {e}") from None
     for value in (*op.operands, *op.results):
         t = value.type
-        element = t.element_type if isa(t, TensorType[Attribute]) else t
+        element = t.element_type if is_ranked_tensor(t) else t
         if not kernel_element(element):
             raise error_at(op, f"'{name}' on {type_text(t)}: {ELEMENTS}")
     return loops
@@ -244,7 +243,7 @@ def _is_fill(op: GenericOp, loops: GenericLoops) -> bool:
         not loops.reduction
         and len(op.inputs) == 1
         and len(op.outputs) == 1
-        and not isa(op.inputs[0].type, TensorType[Attribute])
+        and not is_ranked_tensor(op.inputs[0].type)
         and isinstance(only, YieldOp)
         and list(only.operands) == [block.args[0]]
         and loops.maps[1] == identity
@@ -254,7 +253,7 @@ def _is_fill(op: GenericOp, loops: GenericLoops) -> bool:
 
 def _out_element_type(op: GenericOp) -> MemRefType[Attribute]:
     t = op.outputs[0].type
-    assert isa(t, TensorType[Attribute])
+    assert is_ranked_tensor(t)
     return MemRefType(t.element_type, t.get_shape())
 
 
@@ -283,7 +282,7 @@ def _contraction(op: GenericOp, loops: GenericLoops) -> tuple[bool, bool] | None
         or len(op.outputs) != 1
     ):
         return None
-    types = {v.type.element_type for v in op.operands if isa(v.type, TensorType[Attribute])}
+    types = {v.type.element_type for v in op.operands if is_ranked_tensor(v.type)}
     if len(types) != 1 or len(op.operands) != 3:
         return None
     element = types.pop()

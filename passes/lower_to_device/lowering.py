@@ -18,13 +18,10 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     SymbolRefAttr,
-    TensorType,
     UnrankedMemRefType,
-    UnrankedTensorType,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.utils.hints import isa
 
 from ...analysis.op_work import op_work
 from ...diagnostics import LocatedError, error_at
@@ -38,6 +35,7 @@ from ...dialects.placement import (
     result_placement,
     value_device,
 )
+from ...dialects.shaped_types import is_ranked_tensor, is_unranked_tensor
 from ...dialects.target import TargetAttr
 from ...dialects.vdev import DEVICE_ATTR, OnDeviceOp
 from ...dialects.virtual_device import DeviceAttr, ir_text
@@ -122,9 +120,9 @@ class Lowering:
         )
 
     def buffer_type(self, type_: Attribute, device: DeviceAttr | None, op: Operation) -> Attribute:
-        if isa(type_, UnrankedTensorType[Attribute]):
+        if is_unranked_tensor(type_):
             return UnrankedMemRefType.from_type(type_.element_type)  # host memory
-        if not isa(type_, TensorType[Attribute]):
+        if not is_ranked_tensor(type_):
             return type_
         if device is None:
             raise error_at(
@@ -378,7 +376,7 @@ class Lowering:
             lower(self, op)
         elif isinstance(op, OnDeviceOp):
             raise error_at(op, f"'vdev.on_device' is left in the module; {PLAN}")
-        elif any(isa(t, TensorType[Attribute]) for t in (*op.result_types, *op.operand_types)):
+        elif any(is_ranked_tensor(t) for t in (*op.result_types, *op.operand_types)):
             raise error_at(
                 op,
                 f"'{self.name_of(op)}' on tensors is not lowered by lower-to-device (level-1 ops: "

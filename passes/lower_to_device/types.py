@@ -12,15 +12,15 @@ from xdsl.dialects.builtin import (
     UnrankedTensorType,
 )
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
-from xdsl.utils.hints import isa
 
 from ...analysis.dtypes import dtype_of
 from ...dialects.memory_scopes import DEFAULT_SCOPE
+from ...dialects.shaped_types import is_ranked_tensor
 from ...dialects.virtual_device import DeviceAttr, ir_text
 
 
 def is_tensor(value: SSAValue) -> bool:
-    return isa(value.type, TensorType[Attribute])
+    return is_ranked_tensor(value.type)
 
 
 def is_unranked_cast(value: SSAValue) -> bool:
@@ -37,9 +37,9 @@ def becomes_view(op: Operation) -> bool:
     (no allocation, no copy): a slice or ranked cast of a ranked tensor, and a reshape of
     a tensor whose elements are consecutive in row-major order (not `is_strided`)."""
     if isinstance(op, tensor.ExtractSliceOp):
-        return isa(op.source.type, TensorType[Attribute])
+        return is_ranked_tensor(op.source.type)
     if isinstance(op, RESHAPES):
-        ranked = all(isa(v.type, TensorType[Attribute]) for v in (op.operands[0], op.results[0]))
+        ranked = all(is_ranked_tensor(v.type) for v in (op.operands[0], op.results[0]))
         return ranked and (isinstance(op, tensor.CastOp) or not is_strided(op.operands[0]))
     return False
 

@@ -1,6 +1,6 @@
-"""default-pipeline (passes/default_pipeline.py): IR that fails verification is blamed on
-the pass that produced it, whether that pass ran at level 1 (verified after each) or at
-level 2 (verified once at the end, replayed one by one when that fails)."""
+"""default-pipeline (passes/default_pipeline.py): a valid program is verified once, at the
+end; IR that fails verification is blamed on the pass that produced it (the steps replayed
+one by one, each verified, when the check at the end fails or a step raises)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_the_pass_that_breaks_the_ir_is_named_and_remarks_once(
     assert remarks == ["remark: breaking @main"]
 
 
-def test_a_valid_program_verifies_once_at_level_2(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_valid_program_is_verified_once(monkeypatch: pytest.MonkeyPatch) -> None:
     checked: list[int] = []
     verify = default_pipeline.verify_located
 
@@ -61,4 +61,4 @@ def test_a_valid_program_verifies_once_at_level_2(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(default_pipeline, "verify_located", counting)
     default_pipeline.DefaultPipelinePass().apply(Context(), devplan.parse(PROGRAM))
-    assert len(checked) == default_pipeline.LEVEL_2_FROM + 1
+    assert len(checked) == 1

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +40,45 @@ def test_random_args_run_prints_each_output(capsys: pytest.CaptureFixture[str]) 
     assert (code, err) == (0, "")
     assert out.startswith("result 0: float32[1000]  (min ")
     assert "..." in out  # a short summary, not every value
+
+
+AS_THE_PROGRAM = """
+import atexit, json, runpy, sys
+loaded = lambda: {
+    "scipy": sorted(n for n in sys.modules if n.startswith("scipy")),
+    "numba": "numba" in sys.modules,
+}
+atexit.register(lambda: print(json.dumps(loaded()), file=sys.stderr))
+sys.argv = ["devplan-run", *sys.argv[1:]]
+runpy.run_module("devplan.tools.run", run_name="__main__")
+"""
+"""devplan-run as its own process (argv from the command line), printing on stderr at exit
+which SciPy modules it loaded and whether it loaded Numba (the last line)."""
+
+
+def run_as_the_program(args: list[str]) -> tuple[str, dict[str, object]]:
+    done = subprocess.run(
+        [sys.executable, "-c", AS_THE_PROGRAM, *args], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout, json.loads(done.stderr.splitlines()[-1])
+
+
+def test_a_numba_run_as_the_program_loads_no_scipy_and_prints_what_numpy_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = [str(EXAMPLES / "mlp.mlir"), "--random-args", "0"]
+    out, loaded = run_as_the_program([*args, "--kernel-backend", "numba"])
+    assert loaded == {"scipy": [], "numba": True}
+    assert out == run_cli(args, capsys)[1]
+
+
+def test_a_numba_run_of_a_program_without_kernels_loads_no_numba(tmp_path: Path) -> None:
+    program = tmp_path / "scale.mlir"
+    program.write_text(SCALE)
+    args = [str(program), "--random-args", "0", "--kernel-backend", "numba"]
+    _, loaded = run_as_the_program(args)
+    assert loaded == {"scipy": [], "numba": False}
 
 
 def test_print_full_prints_every_value(capsys: pytest.CaptureFixture[str]) -> None:
