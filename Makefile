@@ -10,12 +10,16 @@ STAMP := $(VENV)/.devplan-installed
 
 # setuptools installs a package whose directory is the repository's top level through an
 # import finder, and says so in a notice about folders named like the package; there is
-# no such folder here, so the notice is silenced.
+# no such folder here, so the notice is silenced. `--no-compile`: pip would compile every
+# module of every package (Ray's, Numba's, ...) to bytecode, about 33 of the install's 57
+# CPU-s cold; the modules a run imports are compiled when first imported instead (into the
+# PYTHONPYCACHEPREFIX below under `make test`).
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	PYTHONWARNINGS='ignore:Editable installation' \
-		$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
+		$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
+		-e '.[test,dev]'
 	@touch $(STAMP)
 
 # pytest runs on every core (`-n auto`); work stealing keeps each file's tests together at

@@ -8,11 +8,17 @@ what they share is offered here as fixtures.
 * A skipped test fails, unless its file is in `LEGITIMATE_SKIPS` (a skip hides what the
   test checks: a runner without threads, a test file that moved); the legitimate skips
   are listed with their reason at the end of the run.
+* `DEVPLAN_TEST_PROFILE=FILE` appends one JSON line a test to FILE: its CPU seconds (the
+  process's and its waited-for children's), and each kernel compile block it ran
+  (`compile_clock.compiles()`, wall seconds); and one line a process when collection
+  ends, with the CPU spent until then (imports and collection).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 
 if int(os.environ.get("NUMBA_NUM_THREADS") or 0) < 2 and (os.cpu_count() or 1) < 2:
     os.environ["NUMBA_NUM_THREADS"] = "2"
@@ -22,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from devplan.runtime import compile_clock
 from devplan.system.description import System
 
 LEGITIMATE_SKIPS = {
@@ -65,6 +72,46 @@ def pytest_make_collect_report(
     report = yield
     _fail_a_skip(report, collector.path)
     return report
+
+
+_PROFILE = os.environ.get("DEVPLAN_TEST_PROFILE")
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def _profile(line: dict[str, object]) -> None:
+    if _PROFILE:
+        with open(_PROFILE, "a", encoding="utf-8") as sink:
+            sink.write(json.dumps({"pid": os.getpid(), **line}) + "\n")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    own, children = _cpu_seconds()
+    _profile({"collected": len(session.items), "cpu": own, "children_cpu": children})
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    if not _PROFILE:
+        return (yield)
+    blocks = len(compile_clock.compiles())
+    own, children = _cpu_seconds()
+    result = yield
+    own_after, children_after = _cpu_seconds()
+    compiled = compile_clock.compiles()[blocks:]
+    _profile(
+        {
+            "test": item.nodeid,
+            "cpu": own_after - own,
+            "children_cpu": children_after - children,
+            "compiles": compiled,
+        }
+    )
+    return result
 
 
 LONGEST_FIRST = (

@@ -348,7 +348,7 @@ def test_the_executor_reports_the_time_the_planner_modelled_for_both_strategies(
         for name in DEFAULT_PIPELINE[1:]:
             devplan.apply(module, name)
         result = devplan.execute(
-            module, random_inputs(module, "main", seed=0), kernel_backend="numba"
+            module, random_inputs(module, "main", seed=0), kernel_backend="numpy"
         )
         assert result.report.model_seconds == pytest.approx(modelled, rel=1e-9)
         outputs.append(result.outputs[0])
