@@ -28,16 +28,18 @@ kernel (no batch dimension, the 2-D kernel, when the batch is empty or of static
   * else as a `device.view` of it, when its map is that order (with dropped dimensions
     anywhere) and its buffer is row-major: no copy (a conv's filter and output);
   * else *packed* into a scratch buffer of the kernel's order, freed after the matmul
-    kernel's launch: a `device.copy` of a strided view of the operand when each result
-    of its map is a sum of dimensions times constants plus a constant, none negative (a
-    conv's image: one row of the window per output pixel, the view's strides
-    overlapping; `k` of `q k^T`, transposed), else written by a copy kernel (the generic
-    kernel of a generic copying the operand at its map, `copy_<type>_<hash>`). A copy
-    kernel's launch records the work of its copy, the matmul launch the op's. An
-    operand that does not read a batch dimension is packed with stride 0 along it (the
-    filter of a conv of several images, once per image). Where the scratch buffer
-    would reach the kernel as it is, `elide-copies` may forward the view in its place
-    (the kernel then reads `k` transposed in place).
+    kernel's launch: where the kernel sees the scratch through a view (dimensions
+    merged) and each result of the operand's map is a sum of dimensions times
+    constants plus a constant, none negative, a `device.copy` of a strided view of the
+    operand (a conv's image: one row of the window per output pixel, the view's strides
+    overlapping); else a copy kernel (the generic kernel of a generic copying the
+    operand at its map, `copy_<type>_<hash>`: `k` of `q k^T`, transposed). A scratch
+    buffer the kernel reads as it is cannot be a `device.copy`: `elide-copies` forwards
+    a copy whose destination only kernels read, and the kernel would read the strided
+    view after all (q k^T 13-30 ms instead of 0.4 ms, under load). A copy kernel's
+    launch records the work of its copy, the matmul launch the op's. An operand that
+    does not read a batch dimension is packed with stride 0 along it (the filter of a
+    conv of several images, once per image).
 
 The depth is summed in loop order (its dimensions row-major), as the generic kernel
 sums them: the same order on every backend, each step one `math.fma` for floats (see
@@ -202,9 +204,10 @@ def lower_contraction(
         if not in_order or not _row_major(low, buffer):
             assert o < 3, "the output is allocated in the kernel's order"
             tensor = op.operands[o].type
-            buffer = _pack(low, device, op, buffer, tensor, m, order, extents, launch_copy)
+            viewed = len(groups) != len(order)
+            buffer = _pack(low, device, op, buffer, tensor, m, order, extents, viewed, launch_copy)
             scratch.append(buffer)
-            if len(groups) == len(order):  # packed in the kernel's shape
+            if not viewed:  # packed in the kernel's shape
                 args.append(buffer)
                 continue
         sizes = [product(low, [extents[d] for d in g]) for g in groups]
@@ -244,18 +247,21 @@ def _pack(
     m: AffineMap,
     order: Sequence[int],
     extents: Sequence[Size],
+    viewed: bool,
     launch_copy: LaunchCopy,
 ) -> SSAValue:
     """A fresh row-major buffer of the loop dimensions `order` holding `source` (of
-    level-1 type `source_type`) read at its map `m` (other dimensions at 0): a
-    `device.copy` of a strided view of it when each result of `m` is a sum of dimensions
-    times constants plus a constant, none negative; else written by a copy kernel."""
+    level-1 type `source_type`) read at its map `m` (other dimensions at 0): when it is
+    `viewed` after (its dimensions merged) and each result of `m` is a sum of dimensions
+    times constants plus a constant, none negative, a `device.copy` of a strided view of
+    `source`; else written by a copy kernel. (A copy whose destination only a kernel
+    reads is one `elide-copies` forwards: the kernel would read the strided view.)"""
     element = memref_type(source.type).element_type
     sizes = [extents[d] for d in order]
     shape = [n if isinstance(n, int) else DYNAMIC_INDEX for n in sizes]
     packed_type = TensorType(element, shape)
     buffer_type = low.buffer_type(packed_type, device, op)
-    window = _window(low, source, m, order)
+    window = _window(low, source, m, order) if viewed else None
     if window is not None:
         base, offset, strides = window
         view = _strided_view(low, base, offset, sizes, strides)

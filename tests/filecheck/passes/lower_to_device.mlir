@@ -234,8 +234,8 @@ func.func @small_blocks(%a: tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 
 // operand indexed by the batch, one batch a block along z, none stored past the last
 // batch) and for one whose second input is read transposed (`q k^T` as a generic,
 // B[n, k]): chosen from the maps and body, as for linalg.matmul. The transposed input is
-// copied through a strided view into a scratch buffer in the kernel's layout, freed
-// after the launch.
+// copied by a copy kernel (B[k, n] = in[n, k]) into a scratch buffer in the kernel's
+// layout, freed after the launch.
 
 // CHECK-LABEL: kernel.func @batch_matmul_f32_rows8(%lhs: memref<?x?x?xf32>, %rhs: memref<?x?x?xf32>, %acc: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
 // CHECK:           %[[BATCH:.*]] = kernel.block_id z
@@ -244,12 +244,14 @@ func.func @small_blocks(%a: tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 
 // CHECK-NEXT:      memref.load %lhs[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
 // CHECK:           %[[IN_BATCH:.*]] = arith.cmpi ult, %[[BATCH]], %[[BATCHES]] : index
 // CHECK:           memref.store %{{.*}}, %out[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
+// CHECK-LABEL: kernel.func @copy_f32_{{[0-9a-f]+}}(%in0: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// CHECK:           %[[V:.*]] = memref.load %in0[%[[N:.*]], %[[K:.*]]] : memref<?x?xf32>
+// CHECK-NEXT:      memref.store %[[V]], %out[%[[K]], %[[N]]] : memref<?x?xf32>
 // CHECK-LABEL: kernel.func @matmul_f32_rows8(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
 // CHECK-LABEL: func.func @batch_and_transposed(
 // CHECK:         device.launch @cuda_kernels::@batch_matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[THREE:.*]], %[[ONE:.*]], %[[THREE]]) block(%[[FIVE:.*]], %[[ONE]], %[[ONE]]) args(%a, %b, %z, %m)
-// CHECK:         %[[KT:.*]] = device.view %q offset(%{{.*}}) sizes(%[[SIX:.*]], %[[TWENTY:.*]]) strides(%[[ONE]], %[[SIX]]) : memref<20x6xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<6x20xf32, strided<[1, 6]>, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:    %[[PACKED:.*]] = device.alloc() : memref<6x20xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:    device.copy %[[KT]] to %[[PACKED]]
+// CHECK:         %[[PACKED:.*]] = device.alloc() : memref<6x20xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@copy_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> {{.*}} args(%q, %[[PACKED]]) {device.work = array<i64: 0, 960>}
 // CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[THREE]], %[[ONE]], %[[ONE]]) block(%{{.*}}, %[[ONE]], %[[ONE]]) args(%q, %[[PACKED]], %zs, %s)
 // CHECK-NEXT:    device.free %[[PACKED]]
 func.func @batch_and_transposed(%a: tensor<3x20x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
