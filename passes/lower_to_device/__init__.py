@@ -47,8 +47,11 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
     mismatch is a located error, not a kernel sized by one operand that cuts another
     short or reads past its end;
   * fast paths chosen from a generic's maps and body: a fill (a scalar yielded
-    everywhere) launches the fill kernel; a contraction like matmul (maps (d0, d2),
-    (d2, d1), (d0, d1), body out + in0 * in1) a kernel where each thread computes
+    everywhere) launches the fill kernel; a contraction (body out + in0 * in1, maps
+    that make it a matrix product: matmul, batch_matmul, `q k^T`, a convolution as an
+    implicit GEMM; its operands viewed, or packed into scratch buffers by strided
+    copies or copy kernels, in the kernel's layout: `contraction.py`) a kernel where
+    each thread computes
     `MATMUL_ROWS` (8) rows of one column, summing over k in order: `MATMUL_UNROLL` (4)
     steps of k per iteration, then the steps left one by one; for floats each step is
     one `math.fma` per row (one rounding instead of the two of the body's `mulf` and

@@ -12,11 +12,10 @@ per row of the output, the rows along y) or else as a 1-D grid.
 Two fast paths are chosen from the op's shape, never its name:
   * a *fill* (all parallel; one scalar input; a body yielding it; outputs at the
     identity): the fill kernel, shared with splat constants;
-  * a *contraction* like matmul (loops `(d0, d1, d2)` parallel, parallel, reduction; maps
-    `(d0, d2)`, `(d2, d1)`, `(d0, d1)`, or `(d1, d2)` for the second input (B transposed,
-    as attention's `q k^T`), or the same behind a leading parallel batch loop
-    (`batch_matmul`); a body `out + in0 * in1`, in either order, of one integer or float
-    type): the register-tiled matmul kernel (`kernels.py`), one batch a block along z.
+  * a *contraction* (a multiply-add reduction whose maps make it a matrix product:
+    matmul, batch_matmul, attention's `q k^T`, a convolution as an implicit GEMM): the
+    register-tiled matmul kernel, its operands viewed or packed into its layout by copy
+    kernels (`contraction.py`).
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     SymbolRefAttr,
 )
@@ -39,9 +37,10 @@ from ...diagnostics import error_at
 from ...dialects.shaped_types import is_ranked_tensor
 from ...dialects.virtual_device import DeviceAttr
 from .block_reduction import block_reduction_kernel, combiner
+from .contraction import contraction, lower_contraction
 from .generic_kernel import GenericLoops, UnsupportedGeneric, generic_kernel, kernel_stem
 from .kernel_builder import ELEMENTWISE_BLOCK, max_threads, rank_suffix
-from .kernels import MATMUL_ROWS, fill_kernel, matmul_kernel
+from .kernels import fill_kernel
 from .lowering import Lowering
 from .types import ELEMENTS, kernel_element, memref_type, type_text
 
@@ -104,24 +103,46 @@ def lower_generic(low: Lowering, op: GenericOp) -> None:
         fill(low, device, outs[0], ins[0], op)
     elif (combine := combiner(op, loops)) is not None and _long_reduction(low, loops, ins, outs):
         _block_reduction(low, device, op, loops, combine, [*ins, inits[0], outs[0]])
-    elif (form := _contraction(op, loops)) is not None:
+    elif (form := contraction(op, loops)) is not None:
         acc = inits[0]
         assert acc is not None  # a reduction reads its init
-        _matmul(low, device, op, form, [ins[0], ins[1], acc, outs[0]])
+        buffers = [ins[0], ins[1], acc, outs[0]]
+        lower_contraction(low, device, op, loops, form, buffers, _launch_copy)
     else:
         read = [init for init, r in zip(inits, loops.reads_init, strict=True) if r]
         args = [*ins, *(init for init in read if init is not None), *outs]
-        rows = _rows(loops, outs[0])
-        kernel = low.kernels.kernel(
-            low.target(device, op), kernel_stem(op, loops),
-            str(generic_kernel("kernel", op, loops, rows is not None)),
-            lambda kname: generic_kernel(kname, op, loops, rows is not None), op,
-        )  # fmt: skip
-        if rows is None:
-            low.launch_over(device, kernel, outs[0], args, op)
-        else:
-            _launch_rows(low, device, kernel, outs[0], rows, args, op)
+        _launch_generic(low, device, op, loops, args, op)
     low.map_results(op, outs)
+
+
+def _launch_generic(
+    low: Lowering,
+    device: DeviceAttr,
+    generic: GenericOp,
+    loops: GenericLoops,
+    args: Sequence[SSAValue],
+    op: Operation,
+) -> None:
+    """Launch the generic kernel of `generic` over its first output (`args[-1]` when it
+    has one: the kernel's parameters), for `op` (`generic` itself, or the op a copy
+    generic is made for: the launch records `generic`'s work)."""
+    out = args[len(args) - len(generic.outputs)]
+    rows = _rows(loops, out)
+    kernel = low.kernels.kernel(
+        low.target(device, op), kernel_stem(generic, loops),
+        str(generic_kernel("kernel", generic, loops, rows is not None)),
+        lambda kname: generic_kernel(kname, generic, loops, rows is not None), op,
+    )  # fmt: skip
+    if rows is None:
+        low.launch_over(device, kernel, out, args, op, generic)
+    else:
+        _launch_rows(low, device, kernel, out, rows, args, op, generic)
+
+
+def _launch_copy(
+    low: Lowering, device: DeviceAttr, copy: GenericOp, args: Sequence[SSAValue], op: Operation
+) -> None:
+    _launch_generic(low, device, copy, GenericLoops.of(copy), args, op)
 
 
 MAX_GRID_Y = 65535
@@ -158,14 +179,15 @@ def _launch_rows(
     rows: int,
     args: Sequence[SSAValue],
     op: Operation,
+    charged: Operation,
 ) -> None:
     """Launch the 2-D generic kernel: a row of blocks along x per row of `out`, `rows`
-    rows along y."""
+    rows along y (recording the work of `charged`)."""
     columns = memref_type(out.type).get_shape()[-1]
     per_block = min(ELEMENTWISE_BLOCK, max_threads(low.target(device, op)), columns)
     one = low.index(1)
     grid = [low.blocks_for(columns, per_block), low.index(rows), one]
-    low.launch(device, kernel, grid, [low.index(per_block), one, one], args, op)
+    low.launch(device, kernel, grid, [low.index(per_block), one, one], args, op, charged)
 
 
 def _check_extents(
@@ -257,57 +279,6 @@ def _out_element_type(op: GenericOp) -> MemRefType[Attribute]:
     return MemRefType(t.element_type, t.get_shape())
 
 
-def _dims_map(loops: int, *results: int) -> AffineMap:
-    return AffineMap(loops, 0, tuple(AffineDimExpr(d) for d in results))
-
-
-CONTRACTIONS: dict[tuple[AffineMap, ...], tuple[bool, bool]] = {
-    (_dims_map(3, 0, 2), _dims_map(3, 2, 1), _dims_map(3, 0, 1)): (False, False),
-    (_dims_map(3, 0, 2), _dims_map(3, 1, 2), _dims_map(3, 0, 1)): (False, True),
-    (_dims_map(4, 0, 1, 3), _dims_map(4, 0, 3, 2), _dims_map(4, 0, 1, 2)): (True, False),
-    (_dims_map(4, 0, 1, 3), _dims_map(4, 0, 2, 3), _dims_map(4, 0, 1, 2)): (True, True),
-}
-"""The maps of the contractions the matmul kernel runs, and its form for each: (batched,
-B transposed)."""
-
-
-def _contraction(op: GenericOp, loops: GenericLoops) -> tuple[bool, bool] | None:
-    """(batched, B transposed) of `out[b.., i, j] += in0[b.., i, k] * in1[b.., k, j]`
-    (or `in1[b.., j, k]`) in one element type (see the header); None for any other op."""
-    form = CONTRACTIONS.get(tuple(loops.maps))
-    if (
-        form is None
-        or loops.reductions != (False,) * (len(loops.reductions) - 1) + (True,)
-        or len(op.inputs) != 2
-        or len(op.outputs) != 1
-    ):
-        return None
-    types = {v.type.element_type for v in op.operands if is_ranked_tensor(v.type)}
-    if len(types) != 1 or len(op.operands) != 3:
-        return None
-    element = types.pop()
-    if element == IntegerType(1) or not kernel_element(element):
-        return None
-    a, b, acc = op.body.block.args
-    ops = list(op.body.block.ops)
-    if len(ops) != 3 or not isinstance(ops[2], YieldOp):
-        return None
-    mul, add, done = ops
-    is_int = isinstance(element, IntegerType)
-    mul_name, add_name = ("arith.muli", "arith.addi") if is_int else ("arith.mulf", "arith.addf")
-    body = (
-        mul.name == mul_name
-        and add.name == add_name
-        and set(mul.operands) == {a, b}
-        and len(set(mul.operands)) == 2
-        and set(add.operands) == {mul.results[0], acc}
-        and list(done.operands) == [add.results[0]]
-        and not mul.attributes
-        and not add.attributes
-    )
-    return form if body else None
-
-
 def _long_reduction(
     low: Lowering, loops: GenericLoops, ins: Sequence[SSAValue], outs: Sequence[SSAValue]
 ) -> bool:
@@ -363,41 +334,3 @@ def fill(low: Lowering, device: DeviceAttr, out: SSAValue, value: SSAValue, op: 
         lambda name: fill_kernel(name, element, rank), op,
     )  # fmt: skip
     low.launch_over(device, kernel, out, [out, value], op)
-
-
-def _matmul(
-    low: Lowering,
-    device: DeviceAttr,
-    op: Operation,
-    form: tuple[bool, bool],
-    buffers: list[SSAValue],
-) -> None:
-    """Launch the register-tiled matmul kernel: `out = c + a x b` of `buffers` `[a, b, c,
-    out]`, batched and with B transposed as `form` says (see `kernels.py`)."""
-    batched, transpose_b = form
-    out = buffers[-1]
-    element = memref_type(out.type).element_type
-    target = low.target(device, op)
-    what = f"{'batch_' if batched else ''}matmul{'_transpose_b' if transpose_b else ''}"
-    stem = f"{what}_{type_text(element)}_rows{MATMUL_ROWS}"
-    kernel = low.kernels.kernel(
-        target, stem, f"{what} {type_text(element)} rows {MATMUL_ROWS}",
-        lambda name: matmul_kernel(name, element, batched, transpose_b), op,
-    )  # fmt: skip
-    first = 1 if batched else 0
-    columns = _extent(low, out, first + 1)
-    threads = min(ELEMENTWISE_BLOCK, max_threads(target))
-    if isinstance(columns, int):
-        threads = max(1, min(threads, columns))  # a narrow result: no idle threads
-    tiles = low.blocks_for(_extent(low, out, first), MATMUL_ROWS)
-    strips = low.blocks_for(columns, threads)
-    one = low.index(1)
-    batches = low.blocks_for(_extent(low, out, 0), 1) if batched else one
-    low.launch(
-        device, kernel, [tiles, strips, batches], [low.index(threads), one, one], buffers, op
-    )
-
-
-def _extent(low: Lowering, buffer: SSAValue, d: int) -> SSAValue | int:
-    n = memref_type(buffer.type).get_shape()[d]
-    return n if n != DYNAMIC_INDEX else low.dim(buffer, d)

@@ -52,13 +52,12 @@ def fill_kernel(name: str, element: Attribute, rank: int) -> kn.KernelFuncOp:
     return kernel
 
 
-def matmul_kernel(
-    name: str, element: Attribute, batched: bool = False, transpose_b: bool = False
-) -> kn.KernelFuncOp:
+def matmul_kernel(name: str, element: Attribute, batched: bool = False) -> kn.KernelFuncOp:
     """R = C + A x B, `MATMUL_ROWS` rows of one column of R per thread (see the header).
 
     `batched`: every operand has a leading batch dimension, one batch per block along z
-    (`batch_matmul`); `transpose_b`: B is read as `B[n, k]` (`q k^T` in attention)."""
+    (`batch_matmul`). Contractions of other layouts reach it through views or packed
+    copies of their operands (`contraction.py`)."""
     matrix = dynamic_memref(element, 3 if batched else 2)
     kernel = kn.KernelFuncOp(name, [matrix, matrix, matrix, matrix])
     a, b, c, r = kernel.body.block.args
@@ -76,7 +75,7 @@ def matmul_kernel(
     row_dim, depth_dim = (k.index(1), k.index(2)) if batched else (c0, c1)
     m = k.add(memref.DimOp(a, row_dim))
     depth = k.add(memref.DimOp(a, depth_dim))
-    n = k.add(memref.DimOp(b, row_dim if transpose_b else depth_dim))
+    n = k.add(memref.DimOp(b, depth_dim))
     # Threads past the last row or column read the last one (and store nothing): every
     # load is in bounds, so whole blocks run vectorised. A result with no rows or no
     # columns has no last one to read: the loop over k then runs no step.
@@ -104,8 +103,7 @@ def matmul_kernel(
         partials: list[SSAValue] = list(carried)
         for step in range(unroll):
             kk = first_k if step == 0 else loop.add(arith.AddiOp(first_k, k.index(step)))
-            at = [last_col, kk] if transpose_b else [kk, last_col]
-            y = loop.add(memref.LoadOp.get(b, [*batch, *at]))
+            y = loop.add(memref.LoadOp.get(b, [*batch, kk, last_col]))
             for i, row in enumerate(read_rows):
                 x = loop.add(memref.LoadOp.get(a, [*batch, row, kk]))
                 partials[i] = multiply_add(loop, element, x, y, partials[i])

@@ -269,10 +269,14 @@ class Lowering:
         block: Sequence[SSAValue],
         args: Sequence[SSAValue],
         op: Operation,
+        charged: Operation | None = None,
     ) -> None:
+        """Launch `kernel` for `op`, recording the work of `charged` (default `op`: a
+        launch of several for one op, such as a contraction's copies, records its own)."""
         launch = dev.LaunchOp(kernel, self.launch_device(device, op), grid, block, args)
         # What the planner's cost model charged for `op` (cost.py).
-        work = self.works[op] if op in self.works else op_work(op)
+        charged = op if charged is None else charged
+        work = self.works[charged] if charged in self.works else op_work(charged)
         if work is not None and work != NO_WORK:
             launch.attributes[WORK_ATTR] = DenseArrayBase.from_list(i64, [work.flops, work.nbytes])
         self.emit(launch)
@@ -291,6 +295,7 @@ class Lowering:
         out: SSAValue,
         args: Sequence[SSAValue],
         op: Operation,
+        charged: Operation | None = None,
     ) -> None:
         """Launch an elementwise-style kernel with one thread per element of `out`."""
         per_block = min(ELEMENTWISE_BLOCK, max_threads(self.target(device, op)))
@@ -299,7 +304,8 @@ class Lowering:
             per_block = max(1, min(per_block, count))  # a small tensor: one block, no idle threads
         grid = self.blocks_for(count, per_block)
         one = self.index(1)
-        self.launch(device, kernel, [grid, one, one], [self.index(per_block), one, one], args, op)
+        block = [self.index(per_block), one, one]
+        self.launch(device, kernel, [grid, one, one], block, args, op, charged)
 
     # -- the walk ---------------------------------------------------------------------------
 

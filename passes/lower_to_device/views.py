@@ -83,7 +83,7 @@ def extract_slice(low: Lowering, op: tensor.ExtractSliceOp) -> None:
         if shape[j] != DYNAMIC_INDEX:
             what = f"'{op.name}' size {d} differs from its result type {type_text(op.result.type)}"
             require(low, equal(low, sizes[d], shape[j]), what)
-    base, at, steps = _layout(low, source)
+    base, at, steps = layout(low, source)
     offset = sum_sizes(low, [at, *(_times(low, o, t) for o, t in zip(offsets, steps, strict=True))])
     view_strides = [_times(low, strides[d], steps[d]) for d in kept]
     out = _device_view(low, op, base, offset, [sizes[d] for d in kept], view_strides)
@@ -112,7 +112,7 @@ def _element_read(op: tensor.ExtractSliceOp) -> tensor.ExtractOp | None:
     return None
 
 
-def _layout(low: Lowering, buffer: SSAValue) -> tuple[SSAValue, Size, list[Size]]:
+def layout(low: Lowering, buffer: SSAValue) -> tuple[SSAValue, Size, list[Size]]:
     """The row-major buffer `buffer`'s elements are in, their offset and strides there."""
     found = low.strided.get(buffer)
     if found is not None:
@@ -158,7 +158,7 @@ def _device_view(
 def _row_major_view(low: Lowering, op: Operation, source: SSAValue, sizes: list[Size]) -> None:
     """`op`'s result: `source`'s elements, consecutive in row-major order (`becomes_view`),
     seen in `sizes`: a view of the buffer they are in, at their offset there."""
-    base, offset, _ = _layout(low, source)
+    base, offset, _ = layout(low, source)
     steps = _row_major(low, sizes)
     view = _device_view(low, op, base, offset, sizes, steps, reshape=True)
     if base is not source:
@@ -195,7 +195,7 @@ def cast_view(low: Lowering, op: tensor.CastOp) -> None:
     if not is_strided(op.source):
         _row_major_view(low, op, source, sizes)
         return
-    base, offset, strides = _layout(low, source)  # the same elements, other static sizes
+    base, offset, strides = layout(low, source)  # the same elements, other static sizes
     view = _device_view(low, op, base, offset, sizes, strides)
     low.strided[view] = (base, offset, strides)
     low.map_results(op, [view])

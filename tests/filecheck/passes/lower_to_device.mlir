@@ -233,7 +233,9 @@ func.func @small_blocks(%a: tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 
 // The same kernel for a contraction behind a batch loop (linalg.batch_matmul: every
 // operand indexed by the batch, one batch a block along z, none stored past the last
 // batch) and for one whose second input is read transposed (`q k^T` as a generic,
-// B[n, k]): chosen from the maps and body, as for linalg.matmul.
+// B[n, k]): chosen from the maps and body, as for linalg.matmul. The transposed input is
+// copied by a copy kernel (B[k, n] = in[n, k]) into a scratch buffer in the kernel's
+// layout, freed after the launch.
 
 // CHECK-LABEL: kernel.func @batch_matmul_f32_rows8(%lhs: memref<?x?x?xf32>, %rhs: memref<?x?x?xf32>, %acc: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
 // CHECK:           %[[BATCH:.*]] = kernel.block_id z
@@ -242,13 +244,16 @@ func.func @small_blocks(%a: tensor<8x8xi32> {vdev.device = #vdev.device<"cuda", 
 // CHECK-NEXT:      memref.load %lhs[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
 // CHECK:           %[[IN_BATCH:.*]] = arith.cmpi ult, %[[BATCH]], %[[BATCHES]] : index
 // CHECK:           memref.store %{{.*}}, %out[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<?x?x?xf32>
-// CHECK-LABEL: kernel.func @matmul_transpose_b_f32_rows8(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
-// CHECK:           %[[LAST_COL:.*]] = arith.minsi
-// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
-// CHECK-NEXT:        memref.load %rhs[%[[LAST_COL]], %[[K]]] : memref<?x?xf32>
+// CHECK-LABEL: kernel.func @copy_f32_{{[0-9a-f]+}}(%in0: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// CHECK:           %[[V:.*]] = memref.load %in0[%[[N:.*]], %[[K:.*]]] : memref<?x?xf32>
+// CHECK-NEXT:      memref.store %[[V]], %out[%[[K]], %[[N]]] : memref<?x?xf32>
+// CHECK-LABEL: kernel.func @matmul_f32_rows8(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
 // CHECK-LABEL: func.func @batch_and_transposed(
 // CHECK:         device.launch @cuda_kernels::@batch_matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[THREE:.*]], %[[ONE:.*]], %[[THREE]]) block(%[[FIVE:.*]], %[[ONE]], %[[ONE]]) args(%a, %b, %z, %m)
-// CHECK:         device.launch @cuda_kernels::@matmul_transpose_b_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[THREE]], %[[ONE]], %[[ONE]]) block(%{{.*}}, %[[ONE]], %[[ONE]]) args(%q, %q, %zs, %s)
+// CHECK:         %[[PACKED:.*]] = device.alloc() : memref<6x20xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@copy_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> {{.*}} args(%q, %[[PACKED]]) {device.work = array<i64: 0, 960>}
+// CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[THREE]], %[[ONE]], %[[ONE]]) block(%{{.*}}, %[[ONE]], %[[ONE]]) args(%q, %[[PACKED]], %zs, %s)
+// CHECK-NEXT:    device.free %[[PACKED]]
 func.func @batch_and_transposed(%a: tensor<3x20x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
                                 %b: tensor<3x6x5xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
                                 %q: tensor<20x6xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
@@ -266,6 +271,52 @@ func.func @batch_and_transposed(%a: tensor<3x20x6xf32> {vdev.device = #vdev.devi
     linalg.yield %r : f32
   } -> tensor<20x20xf32>
   func.return %m, %s : tensor<3x20x5xf32>, tensor<20x20xf32>
+}
+
+// -----
+
+// A convolution is a contraction too (chosen from its maps and body): an implicit GEMM
+// of output channels x output pixels summed over channels x window, on the matmul
+// kernel. The filter and the output are views (no copy); the image is copied once, as
+// a strided view with a row of the window per output pixel (strides 81, 9, 1 for the
+// channel and window, 18 and 2 for the stride-2 pixels), into a scratch buffer freed
+// after the launch. A read at a map that is no strided view (`d2 mod 4`) is copied by
+// a kernel instead.
+
+// CHECK-LABEL: kernel.func @copy_f32_{{[0-9a-f]+}}(%in0: memref<?x?xf32>, %out: memref<?x?xf32>) {
+// CHECK:           arith.remsi
+// CHECK-LABEL: func.func @conv_as_matmul(
+// CHECK:         %[[FILTER:.*]] = device.view %f offset(%{{.*}}) sizes(%{{.*}}, %{{.*}}) strides(%{{.*}}, %{{.*}}) : memref<4x3x3x3xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<4x27xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[WINDOWS:.*]] = device.view %img offset(%{{.*}}) sizes({{.*}}) strides({{.*}}) : memref<1x3x9x9xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<3x3x3x4x4xf32, strided<[81, 9, 1, 18, 2]>, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[COLUMNS:.*]] = device.alloc() : memref<3x3x3x4x4xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.copy %[[WINDOWS]] to %[[COLUMNS]]
+// CHECK-NEXT:    %[[RHS:.*]] = device.view %[[COLUMNS]] {{.*}} to memref<27x16xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[ACC:.*]] = device.view %z {{.*}} to memref<4x16xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    %[[OUT:.*]] = device.view %c {{.*}} to memref<4x16xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_rows8 on #vdev.device<"cuda", 0> {{.*}} args(%[[FILTER]], %[[RHS]], %[[ACC]], %[[OUT]]) {device.work = array<i64: 3456, 1916>}
+// CHECK-NEXT:    device.free %[[COLUMNS]]
+// CHECK:         %[[PACKED:.*]] = device.alloc() : memref<4x5xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@copy_f32_{{[0-9a-f]+}} on #vdev.device<"cuda", 0> {{.*}} args(%b, %[[PACKED]]) {device.work = array<i64: 0, 160>}
+// CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_rows8 on #vdev.device<"cuda", 0> {{.*}} args(%a, %[[PACKED]], %zm, %m) {device.work = array<i64: 240, 416>}
+// CHECK-NEXT:    device.free %[[PACKED]]
+func.func @conv_as_matmul(%img: tensor<1x3x9x9xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                          %f: tensor<4x3x3x3xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                          %a: tensor<6x4xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">},
+                          %b: tensor<4x5xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">})
+    -> (tensor<1x4x4x4xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}, tensor<6x5xf32> {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">}) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<1x4x4x4xf32>
+  %z = linalg.fill {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%zero : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>, vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%img, %f : tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>) outs(%z : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %em = tensor.empty() {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} : tensor<6x5xf32>
+  %zm = linalg.fill {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} ins(%zero : f32) outs(%em : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2 mod 4, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<6x4xf32>, tensor<4x5xf32>) outs(%zm : tensor<6x5xf32>) attrs = {vdev.device = #vdev.device<"cuda", 0, #target.target<"cuda">, "global">} {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<6x5xf32>
+  func.return %c, %m : tensor<1x4x4x4xf32>, tensor<6x5xf32>
 }
 
 // -----

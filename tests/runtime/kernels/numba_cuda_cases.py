@@ -530,7 +530,34 @@ func.func @main(%x: tensor<6x8xf32> {G0}, %i: index) -> (tensor<2x3xf32> {G0}, t
 """Views of a buffer (`device.view`) read by kernels, cloned on the device and copied to
 the host: on the cuda DeviceAPI, device arrays strided in the base's memory."""
 
+CONTRACTIONS = f"""
+func.func @main(%img: tensor<2x3x9x9xf32> {G0}, %f: tensor<4x3x3x3xf32> {G0}, %q: tensor<5x3xf32> {G0}, %k: tensor<6x3xf32> {G0}) -> (tensor<2x4x4x4xf32> {G0}, tensor<5x6xf32> {G0}) {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}} ins(%img, %f : tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>) outs(%z : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %es = tensor.empty() : tensor<5x6xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<5x6xf32>) -> tensor<5x6xf32>
+  %s = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}} ins(%q, %k : tensor<5x3xf32>, tensor<6x3xf32>) outs(%zs : tensor<5x6xf32>) {{
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }} -> tensor<5x6xf32>
+  return %c, %s : tensor<2x4x4x4xf32>, tensor<5x6xf32>
+}}
+"""
+"""Contractions on the matmul kernel (`lower_to_device/contraction.py`): a strided
+convolution of two images (the image copied through an overlapping strided view, the
+filter packed once per image, the batched kernel) and `q k^T` (k copied transposed)."""
+
+
+def _uniform(*shape: int) -> Any:
+    return np.random.default_rng(len(shape)).uniform(-1, 1, shape).astype(np.float32)
+
+
 CASES = {
+    "contractions": (CONTRACTIONS, [_uniform(2, 3, 9, 9), _uniform(4, 3, 3, 3), _uniform(5, 3), _uniform(6, 3)]),
     "reverse": (REVERSE, [np.arange(16, dtype=np.int32)]),
     "views": (VIEWS, [np.arange(48, dtype=np.float32).reshape(6, 8), 1]),
     "faults": (FAULTS, []),

@@ -36,6 +36,7 @@ EXAMPLES = sorted(
     and (p.stem not in LEVEL_1_MODELS or os.environ.get("DEVPLAN_CUDA_TESTS") == "gpu")
 )
 CASES = [
+    "contractions",
     "reverse",
     "views",
     "faults",
@@ -103,6 +104,15 @@ def test_example_on_numba_cuda_agrees_with_the_numpy_backend(
     simulated: dict[str, Any], name: str
 ) -> None:
     assert_outputs_agree(simulated[name])
+
+
+def test_contractions_on_the_matmul_kernel_agree_bit_for_bit(simulated: dict[str, Any]) -> None:
+    """A convolution and `q k^T` (views, strided copies, the batched and 2-D matmul
+    kernels on the cuda DeviceAPI): each step of k one `math.fma`, in one order."""
+    outcome = simulated["contractions"]
+    assert_outputs_agree(outcome)
+    if not ON_GPU:
+        assert outcome["numba-cuda"]["outputs"] == outcome["numpy"]["outputs"]
 
 
 def test_shared_memory_with_a_barrier_reverses_each_block(simulated: dict[str, Any]) -> None:
