@@ -4,7 +4,8 @@ that needs no transcendental never imports Numba (building one Numba ufunc costs
 process 0.2-0.7 s of CPU, more than the rest of a small run). The transcendentals that
 `semantics` defines as one call of the C library (`tanh`, `exp`, ...) are computed here
 by calling that same C function on each element (`ctypes`), and `rsqrt` in NumPy, so
-that a run of a small program using them does not import Numba either.
+that a run of a small program using them does not import Numba either; `exp` of f32 is
+arithmetic (`exp_f32`).
 
 These are the definitions of `semantics` over whole arrays, bit for bit: operands and
 results are integers of `width` bits in signed form (int64 values, or arrays of the
@@ -416,8 +417,8 @@ def bf16_value(x: Any) -> np.float32:
 
 # ---------------------------------------------------------------- the C library's functions
 
-LIBM_UNARY: dict[str, tuple[str, str | None]] = {
-    "math.exp": ("expf", "exp"), "math.expm1": ("expm1f", "expm1"),
+LIBM_UNARY: dict[str, tuple[str | None, str | None]] = {
+    "math.exp": (None, "exp"), "math.expm1": ("expm1f", "expm1"),
     "math.log": ("logf", None), "math.log2": ("log2f", "log2"),
     "math.log10": ("log10f", "log10"), "math.log1p": ("log1pf", "log1p"),
     "math.sin": ("sinf", "sin"), "math.cos": ("cosf", "cos"), "math.tan": ("tanf", "tan"),
@@ -429,7 +430,8 @@ LIBM_UNARY: dict[str, tuple[str, str | None]] = {
 }  # fmt: skip
 """The transcendentals `semantics` defines as one call of the C library (its `math.<op>`,
 which Numba compiles to a call of the f32 or f64 function named here), by op. Not f64
-`log`: Numba's gives +NaN for a negative operand where the C library's gives -NaN."""
+`log`: Numba's gives +NaN for a negative operand where the C library's gives -NaN. Not
+f32 `exp`: its definition is arithmetic, computed here by `exp_f32`."""
 
 LIBM_BUDGET_ELEMENTS = 1 << 21
 """How many elements a process computes through the C library, one call each (some
@@ -497,6 +499,31 @@ def _transcendental(name: str, f32: bool) -> Callable[[Any], Any]:
     return compute
 
 
+def exp_f32(x: Any) -> Any:
+    """`semantics`' `math.exp` of f32 (`_exp_f32`, whose docstring gives the method), over
+    f32 arrays and scalars: the same IEEE-754 f64 operations in the same order, so the
+    same bits; operands of another type go to the compiled ufunc."""
+    if np.result_type(x) != np.float32:
+        from . import semantics  # here, not at the top: it loads Numba
+
+        return semantics.ufunc("math.exp")(x)
+    a = np.asarray(x)
+    lo, hi = scalar_ops.EXP_F32_LIMITS
+    c = scalar_ops.EXP_F32_TAYLOR
+    with np.errstate(all="ignore"):
+        z = a.astype(np.float64) * scalar_ops.EXP_F32_INV_LN2
+        z = np.where(z > lo, z, lo)  # (NaN too: replaced by x below)
+        z = np.where(z > hi, hi, z)
+        k = np.floor(z + 0.5)
+        t = (z - k) * scalar_ops.EXP_F32_LN2
+        p = c[0] * t + c[1]
+        for coefficient in c[2:]:
+            p = p * t + coefficient
+        power = ((k.astype(np.int64) + 1023) << 52).view(np.float64)
+        out = np.where(np.isnan(a), a, (p * power).astype(np.float32))
+    return out[()] if a.ndim == 0 else out
+
+
 def _rsqrt(x: Any) -> Any:
     """`semantics`' `math.rsqrt`: 1 / sqrt(x) divided in f64 (for f32 too: its `1.0` is
     an f64) and rounded to x's type; +-inf at +-0."""
@@ -510,8 +537,8 @@ def _rsqrt(x: Any) -> Any:
 def float_function(name: str, f32: bool) -> Callable[..., Any]:
     """The function computing float op `name` (of `scalar_ops.FLOAT_OPS`) over arrays and
     scalars: NumPy's ufunc for an op IEEE-754 defines exactly, this module's NumPy code
-    where it has it (min/max, `rsqrt`; `fma` of f32 when `f32`), the C library's function
-    for the transcendentals that are one call of it, else `semantics`' compiled ufunc of
+    where it has it (min/max, `rsqrt`; `fma` and `exp` of f32 when `f32`), the C library's
+    function for the transcendentals that are one call of it, else `semantics`' compiled ufunc of
     the definition, which loads Numba on first use."""
     exact = scalar_ops.EXACT_UNARY.get(name) or scalar_ops.EXACT_BINARY.get(name)
     if exact is not None:
@@ -522,6 +549,8 @@ def float_function(name: str, f32: bool) -> Callable[..., Any]:
         return fma_f32
     if name == "math.rsqrt":
         return _rsqrt
+    if name == "math.exp" and f32:
+        return exp_f32
     if name in LIBM_UNARY:
         return _transcendental(name, f32)
     from . import semantics  # here, not at the top: it loads Numba

@@ -103,8 +103,10 @@ class Report:
         apis: Iterable[DeviceAPI],
         scheduler: Scheduler,
         wall_seconds: float | None = None,
+        compile_seconds: float | None = None,
     ) -> Report:
-        """Gather the statistics of `apis`, whose streams `scheduler` runs."""
+        """Gather the statistics of `apis`, whose streams `scheduler` runs (the compile
+        clock's seconds since the scheduler was made unless `compile_seconds` says)."""
         apis = list(apis)
         devices = {str(api.device): _device_report(api) for api in apis}
         links: dict[str, LinkReport] = {}
@@ -131,7 +133,11 @@ class Report:
         trace = list(scheduler.trace)
         leaks = [buffer.describe() for api in apis for buffer in api.live_buffers()]
         wall = time.perf_counter() - scheduler.created if wall_seconds is None else wall_seconds
-        compiled = compile_clock.seconds() - scheduler.compiled
+        compiled = (
+            compile_clock.seconds() - scheduler.compiled
+            if compile_seconds is None
+            else compile_seconds
+        )
         return cls(
             devices, links, wall, scheduler.model_time, leaks, trace, tracks,
             scheduler.submitted - len(trace), totals.copy_wall_seconds, compiled,

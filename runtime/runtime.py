@@ -25,10 +25,11 @@ link to it, and are an error (`NoLinkError`) otherwise — see `cost.CostModel`.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..system.description import System, SystemDescriptionError
 from ..system.devices import Device, DeviceNameError
+from . import compile_clock
 from .device_api import Buffer, DeviceAPI, Memory, copy_performer
 from .errors import DeviceError
 from .registry import DeviceAPIRegistry, device_apis
@@ -226,3 +227,10 @@ class Runtime:
     def report(self, wall_seconds: float | None = None) -> Report:
         """Statistics so far (see `Report`); wall time since the runtime was built by default."""
         return Report.collect(self.apis.values(), self.scheduler, wall_seconds)
+
+    def final_report(self, wall_seconds: float) -> Callable[[], Report]:
+        """After the teardown: the report of the run, gathered when first called (nothing
+        changes the runtime's statistics any more; the compile clock is read now). A run
+        whose caller never reads its report does not pay for it."""
+        compiled = compile_clock.seconds() - self.scheduler.compiled
+        return lambda: Report.collect(self.apis.values(), self.scheduler, wall_seconds, compiled)

@@ -66,6 +66,23 @@ EXACT_BINARY: dict[str, str] = {
 FLOAT_OPS: frozenset[str] = DEFINED_OPS | frozenset(EXACT_UNARY) | frozenset(EXACT_BINARY)
 """Every float arithmetic op of the three paths."""
 
+EXP_F32_INV_LN2 = 1.4426950408889634
+"""`math.exp` of f32: 1 / ln 2, rounded to f64."""
+
+EXP_F32_LN2 = 0.6931471805599453
+"""`math.exp` of f32: ln 2, rounded to f64."""
+
+EXP_F32_LIMITS = (-160.0, 130.0)
+"""`math.exp` of f32 (`semantics._exp_f32`, `numpy_semantics.exp_f32`): the range
+`x / ln 2` is clamped to. Beyond it the
+result is 0 or +inf in f32 anyway (e^x underflows below x = -103.98 and overflows above
+88.73), and inside it `2^k` is a normal f64 whose exponent bits are `k + 1023`."""
+
+EXP_F32_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(11, -1, -1))
+"""`math.exp` of f32: the Taylor coefficients 1/n! of e^t, highest first (Horner's order),
+each rounded to f64. Over |t| <= ln(2) / 2 the polynomial of degree 11, evaluated in f64,
+is within a relative 2^-46 of e^t, far below the f32 result's half ulp (2^-25)."""
+
 
 def arity(name: str) -> int:
     if name in UNARY_DEFINED or name in EXACT_UNARY:

@@ -12,10 +12,15 @@ calls that compiled code:
 * the NumPy kernel backend and host code call a Numba-compiled ufunc of the *same*
   function (`ufunc(name)`), which runs the same machine code per element.
 
-The transcendentals are the C library's (glibc's `expf`, `exp`, ... through LLVM), whose
-error is within about one ulp of the correctly rounded result. Ops that IEEE-754 defines
-exactly (`+ - * /`, `sqrt`, comparisons, `floor`, ...) are correctly rounded by any
-implementation, so the backends use NumPy's or LLVM's directly.
+The transcendentals are the C library's (glibc's `exp`, `logf`, ... through LLVM), whose
+error is within about one ulp of the correctly rounded result, except `math.exp` of f32,
+which is devplan's own (`_exp_f32`): arithmetic only, so that LLVM vectorises it in a
+kernel's loop (a C call an element cannot be), computed in f64 within a relative 2^-44
+of e^x and rounded once: the correctly rounded result, unless e^x lies that close to a
+midpoint between two f32 values (`bench/transcendental_ulp.py` measures it).
+
+Ops that IEEE-754 defines exactly (`+ - * /`, `sqrt`, comparisons, `floor`, ...) are
+correctly rounded by any implementation, so the backends use NumPy's or LLVM's directly.
 
 Rules kept here (the MLIR LangRef's):
 
@@ -51,7 +56,7 @@ from typing import Any
 import numpy as np
 from llvmlite import ir  # pyright: ignore[reportMissingTypeStubs]
 from numba.core import types  # pyright: ignore[reportMissingTypeStubs]
-from numba.extending import intrinsic  # pyright: ignore[reportMissingTypeStubs]
+from numba.extending import intrinsic, overload  # pyright: ignore[reportMissingTypeStubs]
 
 from . import numba_cache
 from .scalar_ops import (
@@ -61,6 +66,10 @@ from .scalar_ops import (
     DIVISIONS,
     EXACT_BINARY,
     EXACT_UNARY,
+    EXP_F32_INV_LN2,
+    EXP_F32_LIMITS,
+    EXP_F32_LN2,
+    EXP_F32_TAYLOR,
     FAULTING_OPS,
     FLOAT_OPS,
     FORMATS,
@@ -216,6 +225,56 @@ def _rsqrt(x: Any) -> Any:
     return 1.0 / np.sqrt(x) if x != 0 else math.copysign(np.inf, x)
 
 
+_INV_LN2 = EXP_F32_INV_LN2
+_LN2 = EXP_F32_LN2
+_EXP_LO, _EXP_HI = EXP_F32_LIMITS
+_C = EXP_F32_TAYLOR
+
+
+def _exp_f32(x: Any) -> Any:
+    """e^x of an f32 `x`: with z = x / ln 2 (in f64) and k the integer nearest z,
+    e^x = 2^k * e^t for t = (z - k) * ln 2, |t| <= ln(2) / 2; e^t by its Taylor
+    polynomial of degree 11 (`EXP_F32_TAYLOR`), 2^k from its exponent bits, their
+    product (exact) rounded once to f32, which also gives subnormals, 0 and +inf at the
+    ends. z is clamped to `EXP_F32_LIMITS` (for +-inf and NaN too), so every step is
+    defined; a NaN `x` is the result. Every step is one IEEE-754 operation in f64
+    (no fused multiply-add: Numba compiles without contraction), so NumPy computes the
+    same bits (`numpy_semantics.exp_f32`). Branch-free after if-conversion: LLVM
+    vectorises it."""
+    z = np.float64(x) * _INV_LN2
+    if not z > _EXP_LO:  # (NaN too: replaced by x below)
+        z = _EXP_LO
+    if z > _EXP_HI:
+        z = _EXP_HI
+    k = math.floor(z + 0.5)
+    t = (z - k) * _LN2
+    p = _C[0] * t + _C[1]
+    p = p * t + _C[2]
+    p = p * t + _C[3]
+    p = p * t + _C[4]
+    p = p * t + _C[5]
+    p = p * t + _C[6]
+    p = p * t + _C[7]
+    p = p * t + _C[8]
+    p = p * t + _C[9]
+    p = p * t + _C[10]
+    p = p * t + _C[11]
+    power = bitcast(np.int64(k + 1023) << 52, np.float64(0.0))
+    y = np.float32(p * power)
+    return x if x != x else y
+
+
+def _exp(x: Any) -> Any:
+    """`math.exp`: `_exp_f32` for f32, the C library's `exp` for f64 (Numba-compiled code
+    picks the implementation by type, `_exp_by_type`)."""
+    return math.exp(x)
+
+
+@overload(_exp)
+def _exp_by_type(x: Any) -> Any:
+    return _exp_f32 if x == types.float32 else _exp
+
+
 def _fma_bf16(a: Any, b: Any, c: Any) -> Any:
     """`math.fma` of bf16 values (given and returned in f64): a * b is exact in f64; the
     sum is rounded to odd (TwoSum finds what f64 rounding dropped), which makes the one
@@ -232,7 +291,7 @@ def _fma_bf16(a: Any, b: Any, c: Any) -> Any:
 
 
 _UNARY_DEFS: dict[str, Callable[[Any], Any]] = {
-    "math.exp": lambda x: math.exp(x),
+    "math.exp": lambda x: _exp(x),
     "math.exp2": lambda x: np.exp2(x),
     "math.expm1": lambda x: math.expm1(x),
     "math.log": lambda x: math.log(x),

@@ -10,6 +10,7 @@ memory goes back to a cache of its own (`HOST_BLOCKS`) when the last array viewi
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from collections import deque
@@ -115,17 +116,22 @@ class HostBlocks:
         self.reused = 0
         """Arrays made on a kept block (for tests and measurements)."""
 
-    def zeros(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    def zeros(
+        self, shape: tuple[int, ...], dtype: np.dtype[Any], zeroed: bool = True
+    ) -> np.ndarray[Any, Any]:
         """A zeroed C-contiguous array of `shape` and `dtype`, on a kept block if there is
-        one of its size (a MemoryError when there is none and the allocator has none)."""
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        one of its size (a MemoryError when there is none and the allocator has none).
+        With `zeroed=False` a kept block keeps its old bytes: for an array whose every
+        element is written before anything reads it."""
+        nbytes = math.prod(shape) * dtype.itemsize
         if nbytes < self.min_bytes:
             return np.zeros(shape, dtype)
         block = self._take(nbytes)
         if block is None:
             block = aligned_bytes(nbytes, self.alignment)
         else:
-            block.fill(0)
+            if zeroed:
+                block.fill(0)
             self.reused += 1
         return np.asarray(_Owner(self, block, shape, dtype))
 
@@ -180,9 +186,12 @@ HOST_BLOCKS = HostBlocks(capacity=512 << 20)
 """The process's cache of host blocks of dead arrays (see `HostBlocks`)."""
 
 
-def host_zeros(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    """A zeroed host array whose memory is reused once it and its views die (`HostBlocks`)."""
-    return HOST_BLOCKS.zeros(shape, dtype)
+def host_zeros(
+    shape: tuple[int, ...], dtype: np.dtype[Any], zeroed: bool = True
+) -> np.ndarray[Any, Any]:
+    """A zeroed host array whose memory is reused once it and its views die (`HostBlocks`);
+    with `zeroed=False`, one whose contents are unspecified (see `HostBlocks.zeros`)."""
+    return HOST_BLOCKS.zeros(shape, dtype, zeroed)
 
 
 __all__ = [

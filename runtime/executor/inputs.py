@@ -15,8 +15,9 @@ import math
 import sys
 import weakref
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from xdsl.dialects import func, memref
@@ -35,16 +36,47 @@ from ..host.values import element_type, from_python, to_numpy_scalar
 from .messages import placed_at
 from .state import Execution, as_memref_type, device_of, host_capacity, system_for
 
-EntryFacts = tuple[tuple[bool, ...], tuple[str, ...]]
-"""Per argument of an entry function: whether host code only reads it
-(`only_read_arguments`), and its name in messages (`argument_name`)."""
+
+class ArgumentFacts(NamedTuple):
+    """What binding an input to one argument of an entry function checks and does, found
+    once per function (each run then compares the input's dtype and shape only)."""
+
+    name: str
+    """The argument in messages (`argument_name`)."""
+    memref: MemRefType[Attribute] | None
+    """Its type when it is a memref (an array is expected), else None (a scalar)."""
+    dtype: np.dtype[Any] | None
+    """The dtype an array input must have (None when the executor has none: binding
+    then raises the error naming the argument)."""
+    shape: tuple[int, ...]
+    """The memref's sizes (-1: dynamic)."""
+    space: DeviceAttr | None
+    """The memref's memory space (None: host memory)."""
+    read_only: bool
+    """Whether host code only reads it (`only_read_arguments`): a read-only view of a
+    C-contiguous input serves."""
+
+
+EntryFacts = tuple[ArgumentFacts, ...]
+"""The `ArgumentFacts` of each argument of an entry function."""
 
 
 def entry_facts(function: func.FuncOp) -> EntryFacts:
     """The `EntryFacts` of the entry `function`."""
-    count = len(function.function_type.inputs.data)
-    names = tuple(argument_name(function, i) for i in range(count))
-    return only_read_arguments(function), names
+    facts: list[ArgumentFacts] = []
+    read_only = only_read_arguments(function)
+    types = function.function_type.inputs.data
+    for i in range(len(types)):
+        memref_type = as_memref_type(types[i]) if isinstance(types[i], MemRefType) else None
+        dtype, shape, space = None, (), None
+        if memref_type is not None:
+            with suppress(DevplanError):  # (raised again, naming the argument, at binding)
+                dtype = numpy_dtype(element_type(memref_type))
+            shape = tuple(d.data for d in memref_type.shape)
+            space = memory_space_of(memref_type)
+        name = argument_name(function, i)
+        facts.append(ArgumentFacts(name, memref_type, dtype, shape, space, read_only[i]))
+    return tuple(facts)
 
 
 def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -99,21 +131,28 @@ def bind_inputs(
 ) -> tuple[list[Any], list[Buffer]]:
     """The run-time values of `inputs` for the entry `function`, and the device buffers
     made for them (the driver frees them at the end of the run)."""
-    types = function.function_type.inputs.data
-    if len(inputs) != len(types):
+    if len(inputs) != len(facts):
         raise DevplanError(
-            f"error: {signature(function)} takes {len(types)} argument(s), got {len(inputs)}"
+            f"error: {signature(function)} takes {len(facts)} argument(s), got {len(inputs)}"
         )
     args: list[Any] = []
     owned: list[Buffer] = []
-    read_only, names = facts
-    written = source_type(function).inputs.data
-    for i, (type_, value) in enumerate(zip(types, inputs, strict=True)):
-        what = names[i]
-        if isinstance(type_, MemRefType):
-            array = _checked_array(type_, value, what, written[i])  # pyright: ignore[reportUnknownArgumentType]
-            space = memory_space_of(type_)  # pyright: ignore[reportUnknownArgumentType]
-            if space is None and read_only[i] and array.flags.c_contiguous:
+    for i, (fact, value) in enumerate(zip(facts, inputs, strict=True)):
+        what = fact.name
+        type_ = fact.memref
+        if type_ is not None:
+            if (
+                type(value) is np.ndarray
+                and value.dtype == fact.dtype
+                and value.ndim == len(fact.shape)
+                and all(d < 0 or d == n for d, n in zip(fact.shape, value.shape, strict=True))
+            ):
+                array: np.ndarray[Any, Any] = value  # the common case, checked cheaply
+            else:
+                written = source_type(function).inputs.data[i]
+                array = _checked_array(type_, value, what, written)
+            space = fact.space
+            if space is None and fact.read_only and array.flags.c_contiguous:
                 # Host code only reads it: a read-only view of the caller's array serves
                 # (a write through it would raise, never reach the caller's data).
                 view = array.view()
@@ -127,7 +166,7 @@ def bind_inputs(
                 owned.append(buffer)
                 args.append(buffer)
         else:
-            args.append(from_python(type_, value, what))
+            args.append(from_python(function.function_type.inputs.data[i], value, what))
     return args, owned
 
 

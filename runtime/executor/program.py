@@ -230,7 +230,7 @@ class Program:
         for site in ex.launch_sites.values():
             site.release()
         ex.freed_host.clear()
-        report = runtime.report(wall_seconds=time.perf_counter() - began)
+        report = runtime.final_report(wall_seconds=time.perf_counter() - began)
         if strict and leaks:
             listed = "; ".join(b.describe() for b in leaks)
             raise DevplanError(

@@ -6,8 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -29,20 +28,32 @@ if TYPE_CHECKING:
     from ..streams import Stream, Token
 
 
-@dataclass
 class ExecutionResult:
     """What a run gives back.
 
     `outputs` has one entry per result of the entry function: a memref result is a
     NumPy array (a host copy, whatever memory it lived in), a scalar result a NumPy
     scalar of its type (`np.float32`, `np.int64` for `index`, `np.bool_` for `i1`;
-    `.shape == ()`, so `np.asarray` gives a 0-d array).
+    `.shape == ()`, so `np.asarray` gives a 0-d array). `report` is the run's `Report`,
+    gathered on first use when given as a function (`Runtime.final_report`).
     """
 
-    outputs: list[Any]
-    report: Report
-    leaks: list[Buffer] = field(default_factory=list[Buffer])
-    """Device buffers the program allocated and never freed."""
+    def __init__(
+        self,
+        outputs: list[Any],
+        report: Report | Callable[[], Report],
+        leaks: list[Buffer] | None = None,
+    ) -> None:
+        self.outputs = outputs
+        self._report = report
+        self.leaks: list[Buffer] = leaks if leaks is not None else []
+        """Device buffers the program allocated and never freed."""
+
+    @property
+    def report(self) -> Report:
+        if callable(self._report):
+            self._report = self._report()
+        return self._report
 
 
 class Execution:

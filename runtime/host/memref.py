@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, BFloat16Type, MemRefType, NoneA
 from xdsl.ir import Operation
 
 from ...analysis.dtypes import is_integer_like, numpy_dtype
+from ...analysis.overwritten_memory import overwritten_before_read
 from ...diagnostics import error_at
 from ...dispatch import OpTable
 from .. import scalar_ops
@@ -79,6 +80,9 @@ def _alloc(c: Compiler, op: Operation) -> Step:
     shape = shape_with(op, type_, [c.slot(v) for v in op.dynamic_sizes])
     dtype = numpy_dtype(type_.element_type)
     r = c.slot(op.memref)
+    # Zeroed unless a launch writes every element before anything reads it: then a
+    # reused block's old bytes are never seen.
+    zeroed = not (isinstance(op, memref.AllocOp) and overwritten_before_read(op))
 
     def run(f: Frame) -> None:
         dims = shape(f)
@@ -91,7 +95,7 @@ def _alloc(c: Compiler, op: Operation) -> Step:
                 f"(the host holds {capacity} bytes)",
             )
         try:
-            f[r] = host_zeros(dims, dtype)  # (reused memory: see `storage.HostBlocks`)
+            f[r] = host_zeros(dims, dtype, zeroed)  # (reused memory: `storage.HostBlocks`)
         except MemoryError:
             raise error_at(
                 op, f"allocating {type_} needs {nbytes} bytes: out of host memory"

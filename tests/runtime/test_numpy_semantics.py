@@ -181,17 +181,21 @@ def _unary_cases(dtype: type[np.floating[Any]]) -> np.ndarray[Any, Any]:
 
 @pytest.mark.parametrize("f32", [True, False], ids=["f32", "f64"])
 def test_transcendentals_through_the_c_library_give_the_bits_of_semantics(f32: bool) -> None:
-    """Every op of `LIBM_UNARY` one C call an element, and `rsqrt` in NumPy: the compiled
-    definitions' results, bit for bit, on 0-d operands as on arrays."""
+    """Every op of `LIBM_UNARY` one C call an element, `rsqrt` and the f32 `exp` in NumPy:
+    the compiled definitions' results, bit for bit, on 0-d operands as on arrays."""
     dtype = np.float32 if f32 else np.float64
     x = _unary_cases(dtype)
     view = np.uint32 if f32 else np.uint64
     assert numpy_semantics.libm_unary("math.log", f32=False) is None  # Numba's NaN sign
-    names = [n for n in sorted(numpy_semantics.LIBM_UNARY) if f32 or n != "math.log"]
-    for name in [*names, "math.rsqrt"]:
+    assert numpy_semantics.libm_unary("math.exp", f32=True) is None  # arithmetic in f32
+    names = [
+        n for n, symbols in sorted(numpy_semantics.LIBM_UNARY.items()) if symbols[0 if f32 else 1]
+    ]
+    in_numpy = ["math.rsqrt", "math.exp"] if f32 else ["math.rsqrt"]
+    for name in [*names, *in_numpy]:
         compute = (
             numpy_semantics.libm_unary(name, f32)
-            if name != "math.rsqrt"
+            if name in names
             else numpy_semantics.float_function(name, f32)
         )
         assert compute is not None, name
@@ -206,3 +210,17 @@ def test_transcendentals_through_the_c_library_give_the_bits_of_semantics(f32: b
         )
         assert type(one) is dtype, name
         assert one.view(view) == dtype(semantics.ufunc(name)(dtype(0.75))).view(view), name
+
+
+def test_f32_exp_in_numpy_gives_the_bits_of_semantics_across_the_whole_range() -> None:
+    """`exp_f32` against the compiled definition on one f32 bit pattern in 4099 (every
+    exponent, both signs, NaNs and infinities): the two compute one f64 method in the
+    same operations, so every result has the same bits."""
+    x = np.arange(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        expected = semantics.ufunc("math.exp")(x)
+        got = numpy_semantics.exp_f32(x)
+    wrong = np.flatnonzero(got.view(np.uint32) != expected.view(np.uint32))
+    assert not wrong.size, (
+        f"exp({x[wrong[0]]!r}) gives {got[wrong[0]]!r}, semantics {expected[wrong[0]]!r}"
+    )
