@@ -15,9 +15,10 @@ The proof has two parts:
   of bounds `gid < memref.dim(param, d)` (`ult` or `slt`) of those dimensions: every
   thread inside the parameter's shape stores its element, and nothing reads the old ones.
 * `overwritten_before_read(alloc)`: the first op of the allocation's block that uses its
-  result is a `device.launch` taking it as exactly one argument that the kernel overwrites,
-  with constant grid and block sizes whose products along each axis reach the static size
-  of the dimension that axis indexes.
+  result is a `device.launch` (or its flat view, a rank-1 `device.view` of every element
+  in order, and then a launch: the fill kernel's) taking it as exactly one argument that
+  the kernel overwrites, with constant grid and block sizes whose products along each
+  axis reach the static size of the dimension that axis indexes.
 
 Not handled (the memory is zeroed as before): dynamic sizes, grids computed at run time,
 stores in loops or under other guards, kernels that also read the parameter, a first use
@@ -28,7 +29,7 @@ buffers unspecified either way (`runtime/kernels/numba_backend.py`).
 from __future__ import annotations
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, NoneAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from ..dialects import device as dev
@@ -76,10 +77,12 @@ def overwritten_before_read(alloc: memref.AllocOp) -> bool:
     block = alloc.parent_block()
     if block is None:
         return False
-    users = {block.find_ancestor_op_in_block(use.operation) for use in result.uses}
-    first = alloc.next_op
-    while first is not None and first not in users:
-        first = first.next_op
+    first = _first_user(alloc, result)
+    if isinstance(first, dev.ViewOp) and _views_whole(first):
+        # Its flat view (the fill kernel's) is the same memory, element for element.
+        view = first.result
+        first = _first_user(first, result, view)
+        result = view
     if not isinstance(first, dev.LaunchOp):
         return False
     positions = [i for i, arg in enumerate(first.args) if arg is result]
@@ -95,6 +98,38 @@ def overwritten_before_read(alloc: memref.AllocOp) -> bool:
     return all(
         (grid[axis] or 0) * (threads[axis] or 0) >= size
         for size, axis in zip(shape, axes, strict=True)
+    )
+
+
+def _first_user(after: Operation, *values: SSAValue) -> Operation | None:
+    """The first op after `after` in its block that uses one of `values` (or holds a
+    use in its regions)."""
+    block = after.parent_block()
+    if block is None:
+        return None
+    users = {block.find_ancestor_op_in_block(use.operation) for v in values for use in v.uses}
+    first = after.next_op
+    while first is not None and first not in users:
+        first = first.next_op
+    return first
+
+
+def _views_whole(view: dev.ViewOp) -> bool:
+    """Whether `view` is a rank-1 view of every element of its row-major source, in order
+    (offset 0, stride 1, as many elements as the source's static shape)."""
+    source, flat = view.source.type, view.result.type
+    if not isinstance(source, MemRefType):
+        return False
+    if len(view.sizes) != 1 or not isinstance(source.layout, NoneAttr):
+        return False
+    count = 1
+    for n in source.get_shape():
+        count *= n
+    return (
+        _constant(view.offset) == 0
+        and _constant(view.strides[0]) == 1
+        and _constant(view.sizes[0]) == count
+        and flat.get_shape() == (count,)
     )
 
 

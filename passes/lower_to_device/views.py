@@ -121,6 +121,21 @@ def layout(low: Lowering, buffer: SSAValue) -> tuple[SSAValue, Size, list[Size]]
     return buffer, 0, _row_major(low, [extent(low, buffer, d) for d in range(rank)])
 
 
+def flat_view(low: Lowering, buffer: SSAValue) -> SSAValue | None:
+    """A rank-1 `device.view` of every element of `buffer`, when it is a row-major buffer
+    of rank 2 or more (not itself a strided view): a kernel over it needs no division to
+    find an element's place (the fill kernel). None for any other buffer."""
+    type_ = memref_type(buffer.type)
+    if type_.get_num_dims() < 2 or buffer in low.strided or not isinstance(type_.layout, NoneAttr):
+        return None
+    count = low.element_count(buffer)
+    shape = [count if isinstance(count, int) else DYNAMIC_INDEX]
+    flat = MemRefType(type_.element_type, shape, NoneAttr(), type_.memory_space)
+    one, zero = index_value(low, 1), index_value(low, 0)
+    view = dev.ViewOp(buffer, zero, [index_value(low, count)], [one], flat)
+    return low.emit(view).results[0]
+
+
 def _row_major(low: Lowering, sizes: Sequence[Size]) -> list[Size]:
     return [product(low, sizes[d + 1 :]) for d in range(len(sizes))]
 

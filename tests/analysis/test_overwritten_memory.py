@@ -93,3 +93,38 @@ def test_a_launch_storing_each_element_in_bounds_overwrites_its_output() -> None
 def test_any_doubt_keeps_the_zeroing(changes: dict[str, str]) -> None:
     _, alloc = _program(**changes)
     assert not overwritten_before_read(alloc)
+
+
+FILL = """
+func.func @main(%v: f32) -> tensor<64x512xf32> {
+  %e = tensor.empty() : tensor<64x512xf32>
+  %a = linalg.fill ins(%v : f32) outs(%e : tensor<64x512xf32>) -> tensor<64x512xf32>
+  return %a : tensor<64x512xf32>
+}
+"""
+
+
+def _fill_alloc(**change: str) -> memref.AllocOp:
+    lowered = devplan.apply(devplan.parse(FILL), "default-pipeline")
+    text = str(lowered)
+    for old, new in change.items():
+        assert old in text
+        text = text.replace(old, new)
+    module = devplan.parse(text)
+    return next(op for op in module.walk() if isinstance(op, memref.AllocOp))
+
+
+@pytest.mark.parametrize(
+    ("change", "overwritten"),
+    [
+        ({}, True),  # lowered as it is: the fill kernel over the buffer's flat view
+        ({"sizes(%2)": "sizes(%3)", "memref<32768xf32>": "memref<128xf32>"}, False),  # 128 only
+        ({"offset(%1)": "offset(%0)"}, False),  # a view from element 1
+        ({"strides(%0)": "strides(%1)"}, False),  # every element of the view is element 0
+    ],
+    ids=["whole", "part", "shifted", "stride-0"],
+)
+def test_a_fill_through_a_flat_view_of_the_whole_buffer_overwrites_it(
+    change: dict[str, str], overwritten: bool
+) -> None:
+    assert overwritten_before_read(_fill_alloc(**change)) is overwritten

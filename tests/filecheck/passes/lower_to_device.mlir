@@ -157,8 +157,8 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 
 // -----
 
-// linalg.fill is a fill kernel (a tensor.empty only a fill writes over allocates
-// nothing), tensor.empty an allocation, linalg.matmul a kernel where each thread
+// linalg.fill is a fill kernel over a flat view of its buffer, one thread an element
+// (a tensor.empty only a fill writes over allocates nothing), tensor.empty an allocation, linalg.matmul a kernel where each thread
 // computes 8 rows of one column (reads clamped to the last row and column, no step over
 // k for a result with no rows or columns; k in steps of 4 with one math.fma per row and
 // step, then the steps left one by one, each loop followed by a barrier; then the
@@ -166,7 +166,7 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // min(256, max_num_threads) threads, fewer for a narrow result, along y.
 
 // CHECK-LABEL: kernel.module @cuda_kernels target #target.target<"cuda"> {
-// CHECK:         kernel.func @fill_f32_2d(%out: memref<?x?xf32>, %value: f32) {
+// CHECK:         kernel.func @fill_f32(%out: memref<?xf32>, %value: f32) {
 // CHECK:           memref.store %value, %out[
 // CHECK:         kernel.func @matmul_f32_rows8(%lhs: memref<?x?xf32>, %rhs: memref<?x?xf32>, %acc: memref<?x?xf32>, %out: memref<?x?xf32>) {
 // CHECK:           %[[LAST_COL:.*]] = arith.minsi
@@ -197,7 +197,8 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // CHECK-LABEL: func.func @matmul(
 // CHECK-NOT:     %e = device.alloc
 // CHECK:         %z = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
-// CHECK-NEXT:    device.launch @cuda_kernels::@fill_f32_2d on #vdev.device<"cuda", 0> grid(%{{.*}}, %{{.*}}, %{{.*}}) block(%{{.*}}, %{{.*}}, %{{.*}}) args(%z, %zero)
+// CHECK-NEXT:    %[[FLAT:.*]] = device.view %z offset(%{{.*}}) sizes(%{{.*}}) strides(%{{.*}}) : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">> to memref<960xf32, #vdev.device<"cuda", 0, ?, "global">>
+// CHECK-NEXT:    device.launch @cuda_kernels::@fill_f32 on #vdev.device<"cuda", 0> grid(%{{.*}}, %{{.*}}, %{{.*}}) block(%{{.*}}, %{{.*}}, %{{.*}}) args(%[[FLAT]], %zero)
 // CHECK-NEXT:    %m = device.alloc() : memref<40x24xf32, #vdev.device<"cuda", 0, ?, "global">>
 // CHECK-NEXT:    device.launch @cuda_kernels::@matmul_f32_rows8 on #vdev.device<"cuda", 0> grid(%[[FIVE:.*]], %[[ONE:.*]], %[[ONE]]) block(%[[COLUMNS:.*]], %[[ONE]], %[[ONE]]) args(%a, %b, %z, %m)
 // CHECK-NEXT:    device.free %z
