@@ -7,7 +7,7 @@ the blocks numbered `first` to `last - 1` and returns True at the first fault, a
 compiled with `numba.njit` at the first launch for the argument types, and cached on disk
 (`kernel_cache.py`). This module compiles that source and launches it.
 
-Large launches (`PARALLEL_THREADS`) of kernels whose blocks write disjoint elements
+Large launches (`PARALLEL_THREADS`; fewer over big arrays: `BIG_ARRAYS_FACTOR`) of kernels
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
 blocks in parallel, in chunks of consecutive blocks handed to whichever thread is free
 (a thread the machine's other work delays does not hold the others back): each chunk of
@@ -57,6 +57,17 @@ cached kernels (which is the kernel's IR, not the code generated from it)."""
 PARALLEL_THREADS = 1 << 16
 """Launches of at least this many threads run their blocks in parallel (`prange`), when the
 kernel's blocks are free of races (see `ranges.separating_axes`)."""
+
+BIG_ARRAYS_FACTOR = 4
+"""A launch of a kernel with loops over arrays of `BIG_ARRAYS` elements or more in all
+runs in parallel from `PARALLEL_THREADS / BIG_ARRAYS_FACTOR` threads: each thread then
+loops over a long stretch of them (a convolution as a matmul: 24,576 threads of 576
+multiply-adds on 8 rows each took 4.8 ms in order, 2.7-3.1 ms on 2 cores). Launches of
+fewer threads (a row reduction: one thread a row) lose more to handing chunks to Numba's
+threads than they gain (layernorm's five kernels on 1024x1024: 1.16 ms in order, 1.83 ms
+in parallel, `bench/level1_ops.py`)."""
+
+BIG_ARRAYS = 1 << 20
 
 LOOP_FREE_FACTOR = 256
 """A kernel without loops (a few operations a thread) runs in parallel only from
@@ -112,6 +123,8 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
         """How many chunks of blocks to run in parallel (0: run the blocks in order)."""
         blocks = grid[0] * grid[1] * grid[2]
         least = PARALLEL_THREADS * (LOOP_FREE_FACTOR if loop_free else 1)
+        if not loop_free and _elements(args) >= BIG_ARRAYS:
+            least //= BIG_ARRAYS_FACTOR
         if axes is None or blocks < 2 or blocks * block[0] * block[1] * block[2] < least:
             return 0
         if any(size > 1 and axis not in axes for axis, size in zip("xyz", grid, strict=True)):
@@ -166,6 +179,11 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
             raise fault_error(kernel, messages, fault, args)
 
     return run, source
+
+
+def _elements(args: list[Any]) -> int:
+    """How many elements the array arguments of a launch hold in all."""
+    return sum(a.size for a in args if isinstance(a, np.ndarray))
 
 
 def _namespace(kernel: Kernel, calls_back: bool) -> tuple[dict[str, Any], str, dict[int, str]]:
