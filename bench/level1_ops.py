@@ -4,9 +4,9 @@
     .venv/bin/python bench/level1_ops.py [--repeat 5] [--only softmax,matmul]
 
 Each program is planned and lowered once (default-pipeline), compiled to closures, run
-once to compile its kernels (on a fresh kernel cache directory), then run `--repeat`
-times with warm kernels. NumPy does the same computation the usual NumPy way (conv:
-im2col + matmul) `--repeat` times. The table gives the medians, the ratio NumPy / devplan
+once to compile its kernels (on a fresh kernel cache directory), then `WARM_UP` times
+untimed and `--repeat` times timed, with warm kernels. NumPy does the same computation
+the usual NumPy way (conv: im2col + matmul), as many times. The table gives the medians, the ratio NumPy / devplan
 (>= 1: devplan is as fast) and the goal of issue #26. The cold compile of each generated
 kernel is the wall time of the compile clock's blocks that name it in the cold run
 (`compile_clock.compiles`: its source generated, then Numba's compile of it, and of its
@@ -214,7 +214,16 @@ CASES: dict[str, tuple[Callable[[], tuple[str, list[Any], Callable[[list[Any]], 
 """Name -> (program, inputs and NumPy's way; the goal ratio NumPy / devplan)."""
 
 
+WARM_UP = 10
+"""Untimed runs before the timed ones, of devplan and of NumPy alike: the first few warm
+runs of a program are slower (the blocks of its buffers first faulted in and then kept
+for reuse, Numba's thread pool started), up to 3x for the elementwise case."""
+
+
 def median(fn: Callable[[], object], repeat: int) -> float:
+    """The median wall time of `repeat` runs of `fn`, after `WARM_UP` untimed ones."""
+    for _ in range(WARM_UP):
+        fn()
     times: list[float] = []
     for _ in range(repeat):
         start = time.perf_counter()
