@@ -1576,7 +1576,7 @@ def test_devplan_run_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
 def test_a_bug_in_devplan_exits_2_and_asks_for_a_report(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def broken(args: object) -> int:
+    def broken(args: object, own_process: bool = False) -> int:
         raise KeyError("slot")
 
     monkeypatch.setattr(run_tool, "run", broken)
