@@ -480,6 +480,8 @@ class DeviceAPI(ABC):
                 f"{where}: offset {offset}, shape {dims}, strides {steps} reach element "
                 f"{last} of a buffer of {count} elements"
             )
+        if not math.prod(dims):
+            offset = 0  # no element: where it starts has no meaning, and may be past the end
         nbytes = math.prod(dims) * base.dtype.itemsize
         view = Buffer(
             _new_buffer_id(), base.device, dims, base.dtype, base.scope, nbytes, label,

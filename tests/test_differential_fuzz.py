@@ -48,6 +48,7 @@ import os
 import random
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,6 +115,15 @@ def check_and_keep(drawn: Drawn, strategy: str = "default") -> None:
 @given(programs())
 def test_planned_and_lowered_programs_compute_what_the_oracle_computes(drawn: Drawn) -> None:
     check_and_keep(drawn)
+
+
+KEPT = sorted((ROOT / "tests" / "fuzz_kept").glob("*.mlir"))
+"""Programs the fuzzer once found failing, fixed since: each is checked every run."""
+
+
+@pytest.mark.parametrize("path", KEPT, ids=[p.stem for p in KEPT])
+def test_kept_failing_programs_compute_what_the_oracle_computes(path: Path) -> None:
+    check(path.read_text())
 
 
 @pytest.mark.parametrize("form", MOVEMENT_FORMS)

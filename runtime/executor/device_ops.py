@@ -185,6 +185,8 @@ def host_view(
     if not source.flags.c_contiguous:
         raise error_at(op, f"'{op.name}' of a strided host array; view its base")
     size = source.itemsize
+    if not math.prod(dims):
+        offset = 0  # no element: where it starts has no meaning, and may be past the end
     return np.ndarray(
         tuple(dims), source.dtype, source.reshape(-1), offset=offset * size,
         strides=[t * size for t in steps],
