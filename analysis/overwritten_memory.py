@@ -71,23 +71,21 @@ def overwritten_arguments(kernel: KernelFuncOp) -> dict[int, tuple[int, ...]]:
 def overwritten_before_read(alloc: memref.AllocOp) -> bool:
     """Whether a launch writes every element of `alloc`'s memory before anything else
     uses it (see the module docstring)."""
-    result = alloc.memref
     if alloc.dynamic_sizes:
         return False
-    block = alloc.parent_block()
-    if block is None:
-        return False
-    first = _first_user(alloc, result)
+    memory = result = alloc.memref
+    first = _first_user(alloc, memory)
     if isinstance(first, dev.ViewOp) and _views_whole(first):
         # Its flat view (the fill kernel's) is the same memory, element for element.
-        view = first.result
-        first = _first_user(first, result, view)
-        result = view
+        result = first.result
+        first = _first_user(first, memory, result)
     if not isinstance(first, dev.LaunchOp):
         return False
-    positions = [i for i, arg in enumerate(first.args) if arg is result]
+    # The memory reaches the kernel once (through the view when there is one): another
+    # argument holding it could read what the zeroing would have written.
+    positions = [i for i, arg in enumerate(first.args) if arg in (memory, result)]
     kernel = lookup_kernel(first, first.kernel)
-    if len(positions) != 1 or kernel is None:
+    if len(positions) != 1 or first.args[positions[0]] is not result or kernel is None:
         return False
     axes = overwritten_arguments(kernel).get(positions[0])
     grid = [_constant(v) for v in first.grid]

@@ -122,10 +122,14 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
     def parallel(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> int:
         """How many chunks of blocks to run in parallel (0: run the blocks in order)."""
         blocks = grid[0] * grid[1] * grid[2]
-        least = PARALLEL_THREADS * (LOOP_FREE_FACTOR if loop_free else 1)
-        if not loop_free and _elements(args) >= BIG_ARRAYS:
-            least //= BIG_ARRAYS_FACTOR
-        if axes is None or blocks < 2 or blocks * block[0] * block[1] * block[2] < least:
+        if axes is None or blocks < 2:
+            return 0
+        threads_in_all = blocks * block[0] * block[1] * block[2]
+        if threads_in_all < PARALLEL_THREADS * (LOOP_FREE_FACTOR if loop_free else 1) and (
+            loop_free
+            or threads_in_all < PARALLEL_THREADS // BIG_ARRAYS_FACTOR
+            or _elements(args) < BIG_ARRAYS
+        ):
             return 0
         if any(size > 1 and axis not in axes for axis, size in zip("xyz", grid, strict=True)):
             return 0
