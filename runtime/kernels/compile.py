@@ -44,10 +44,9 @@ def _compile_numba(kernel: Kernel, what: str) -> tuple[Callable[..., None], str]
 
 
 def _compile_cuda(kernel: Kernel, what: str) -> tuple[Callable[..., None], str]:
-    # numba.cuda compiles at the first launch, which the compile clock does not see yet.
     from .cuda_backend import compile_cuda
 
-    return compile_cuda(kernel)
+    return compile_cuda(kernel, what)
 
 
 COMPILERS: dict[str, Compiler] = {

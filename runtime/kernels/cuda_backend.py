@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation
 
 from ...diagnostics import DevplanError, diagnostic_at
+from ..compile_clock import numba_compile_for
 from . import numba_ops
 from .common import BARRIER_MESSAGE, Kernel, KernelError, contains_barrier, dtype_of, int_width
 from .numba_backend import fault_error, is_f16
@@ -423,9 +424,14 @@ def _gpu_argument(
     return copy
 
 
-def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
+def compile_cuda(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], str]:
     """A run(grid, block, args) launcher of `kernel` as a `numba.cuda.jit` kernel, and its
-    source. Raises a `DevplanError` when there is no GPU and no simulator."""
+    source. Raises a `DevplanError` when there is no GPU and no simulator.
+
+    On a GPU, the first launch compiles the kernel for its arguments' types (or loads it
+    from Numba's cache) in a compile-clock block saying `compiling <what>`, before it
+    launches: numba-cuda would compile inside the launch, unseen by the progress line and
+    counted as kernel time. The simulator compiles nothing (it runs the kernel's Python)."""
     cuda = numba_cuda()
     gen = CudaSource(kernel, cuda, simulated=is_simulated())
     source = gen.generate()
@@ -438,6 +444,9 @@ def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
     err = fresh.copy()
     on_gpu: dict[int, Any] = {}
     """The error buffer in each GPU's memory (by device id), made at its first launch."""
+    compiled = [not hasattr(jitted, "compile")]
+    """Whether the kernel was compiled before a launch (the simulator's kernels, which run
+    their Python, have nothing to compile)."""
 
     def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
         gpu = getattr(cuda.get_current_device(), "id", 0)  # the simulator's has no id
@@ -454,6 +463,9 @@ def compile_cuda(kernel: Kernel) -> tuple[Callable[..., None], str]:
         staged: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = []
         args = [_gpu_argument(cuda, a, staged) for a in args]
         try:
+            if not compiled[0]:
+                numba_compile_for(jitted, [buffer, *args], what or f"kernel @{kernel.name}")
+                compiled[0] = True  # a later launch with other types compiles in the launch
             jitted[grid, block](buffer, *args)
             buffer.copy_to_host(err)  # waits for the kernel
             for view, copy in staged:

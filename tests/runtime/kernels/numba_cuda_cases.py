@@ -476,6 +476,7 @@ def fresh_memory() -> dict[str, Any]:
 
 def kernels() -> dict[str, Any]:
     from devplan.dialects.kernel import KernelFuncOp
+    from devplan.runtime import compile_clock
     from devplan.runtime.kernels.compile import compile_kernel
 
     results: dict[str, Any] = {}
@@ -485,9 +486,11 @@ def kernels() -> dict[str, Any]:
         outcome: dict[str, Any] = {}
         for backend in ("numba-cuda", "numpy"):
             args = make_args()
+            before = len(compile_clock.compiles())
             compile_kernel(func, backend)(grid, block, args)
             arrays = [a for a in args if isinstance(a, np.ndarray)]
-            outcome[backend] = {"outputs": [a.tolist() for a in arrays]}
+            compiles = [what for what, _ in compile_clock.compiles()[before:]]
+            outcome[backend] = {"outputs": [a.tolist() for a in arrays], "compiles": compiles}
         results[name] = outcome
     return results
 

@@ -135,6 +135,19 @@ def test_rank_zero_memrefs_and_scalar_arguments(simulated: dict[str, Any]) -> No
     assert simulated["scalars"]["numba-cuda"]["outputs"] == [15.0]
 
 
+def test_a_gpu_compiles_each_kernel_before_its_first_launch_on_the_compile_clock(
+    simulated: dict[str, Any],
+) -> None:
+    """Its source is generated, then (on a GPU, not in the simulator, which runs the
+    kernel's Python) numba-cuda compiles it for the launch's types in a block of its own,
+    which prints the progress line and is kept out of the kernel's time."""
+    for name in ("scalars", "coords", "index_switch"):
+        compiles = simulated[name]["numba-cuda"]["compiles"]
+        assert len(compiles) == (2 if ON_GPU else 1), (name, compiles)
+        assert all(c.startswith("compiling kernel @") for c in compiles), compiles
+        assert all(c.endswith("(numba-cuda)") for c in compiles), compiles
+
+
 def test_thread_and_block_ids_and_dims_on_three_axes(simulated: dict[str, Any]) -> None:
     assert_outputs_agree(simulated["coords"])
     (out,) = simulated["coords"]["numba-cuda"]["outputs"]
