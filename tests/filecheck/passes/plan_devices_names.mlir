@@ -1,4 +1,5 @@
 // RUN: devplan-opt %s -p 'plan-devices{explain=true}' -o /dev/null 2>&1 | filecheck %s
+// RUN: devplan-opt %s -p plan-devices | filecheck %s --check-prefix=PLAN
 // (Not in plan_devices.mlir: plain xdsl-opt, which that file also runs, cannot parse a
 // linalg.generic with two results, `-> (t, t)`, in xDSL 0.74.)
 
@@ -22,3 +23,7 @@ builtin.module attributes {vdev.default_device = #vdev.device<"cpu", 0>, vdev.ta
 
 // CHECK:       plan_devices_names.mlir:[[# @LINE - 11]]:5: remark: 'linalg.generic' (%two:2) is on cuda:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 5]] (target and scope by default)
 // CHECK:       plan_devices_names.mlir:[[# @LINE - 7]]:5: remark: 'arith.negf' (%n) is on cuda:0/global: decided by the 'vdev.on_device' hint at line [[# @LINE - 6]], through dataflow: %two#0 is operand 0 of 'arith.negf' at line [[# @LINE - 7]] (target and scope by default)
+
+// The op with two results gets one device for each of them, as a primitive op: one device.
+// PLAN:       %two, %two_1 = linalg.generic
+// PLAN-SAME:  attrs =  {vdev.device = [[[GPU:#vdev.device<"cuda", 0, #target.target<"cuda">, "global">]], [[GPU]]]} {
