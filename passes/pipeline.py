@@ -12,7 +12,6 @@ caller sends progress.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -30,6 +29,8 @@ PassFactories = dict[str, Callable[[], type[ModulePass]]]
 
 
 def _suggestion(word: str, choices: list[str]) -> str:
+    import difflib  # here, not at the top: only a misspelt name pays for it
+
     close = difflib.get_close_matches(word, choices, n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
