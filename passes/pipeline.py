@@ -35,6 +35,14 @@ def _suggestion(word: str, choices: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def verified_by_itself(ran: ModulePass | None) -> bool:
+    """Whether pass `ran` verified the IR it produced (a pass class saying
+    `verifies_result = True`, as `default-pipeline` does), so that a driver verifying
+    after every pass may skip it: verifying a lowered program costs about as much as
+    lowering it."""
+    return bool(getattr(ran, "verifies_result", False))
+
+
 def pass_options(pass_class: type[ModulePass]) -> list[str]:
     """The options of a pass as written on the command line (`max-iterations`)."""
     return [
