@@ -33,7 +33,7 @@ from .diagnostics import (
 from .dialects.target import Target
 from .dialects.target_kinds import TargetError
 from .dialects.virtual_device import VirtualDevice
-from .passes.pipeline import build_pipeline
+from .passes.pipeline import build_pipeline, verified_by_itself
 from .system.module_verifiers import MODULE_VERIFIERS
 
 if TYPE_CHECKING:
@@ -154,7 +154,8 @@ def apply(
     else:
         with collect_remarks(remarks):
             parsed.apply(ctx or context(), module)
-    verify_located(module, MODULE_VERIFIERS)
+    if not (parsed.passes and verified_by_itself(parsed.passes[-1])):
+        verify_located(module, MODULE_VERIFIERS)
     return module
 
 

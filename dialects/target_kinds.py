@@ -11,7 +11,6 @@ users register) is the registry's business, in `dialects/target.py`.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -440,6 +439,8 @@ def describe(value: object) -> str:
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    import difflib  # here, not at the top: only a misspelt name pays for it
+
     near = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
     return f" (did you mean '{near[0]}'?)" if near else ""
 

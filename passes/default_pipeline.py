@@ -16,6 +16,7 @@ pass that produced the bad IR):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -55,6 +56,10 @@ class DefaultPipelinePass(ModulePass):
     verified (their remarks are not repeated)."""
 
     name = "default-pipeline"
+
+    verifies_result: ClassVar[bool] = True
+    """It verifies what it produced (`verified_by_itself`): a driver that verifies after
+    each pass need not verify after this one again."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         source = op.clone()

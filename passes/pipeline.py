@@ -12,7 +12,6 @@ caller sends progress.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -30,8 +29,18 @@ PassFactories = dict[str, Callable[[], type[ModulePass]]]
 
 
 def _suggestion(word: str, choices: list[str]) -> str:
+    import difflib  # here, not at the top: only a misspelt name pays for it
+
     close = difflib.get_close_matches(word, choices, n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def verified_by_itself(ran: ModulePass | None) -> bool:
+    """Whether pass `ran` verified the IR it produced (a pass class saying
+    `verifies_result = True`, as `default-pipeline` does), so that a driver verifying
+    after every pass may skip it: verifying a lowered program costs about as much as
+    lowering it."""
+    return bool(getattr(ran, "verifies_result", False))
 
 
 def pass_options(pass_class: type[ModulePass]) -> list[str]:

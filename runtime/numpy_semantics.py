@@ -385,25 +385,34 @@ def fma_f32(a: Any, b: Any, c: Any) -> Any:
     side of any other). When no element is a midpoint, a NaN, or below f32's normal range
     (where rounding drops more bits), that rounding is the result."""
     with np.errstate(invalid="ignore", over="ignore"):  # a signalling NaN quiets in f64
-        x = np.asarray(a, dtype=np.float64)
-        y = np.asarray(b, dtype=np.float64)
-        z = np.asarray(c, dtype=np.float64)
-        p = x * y
-        s = p + z
-        low, midpoint = _F32_MIDPOINT_BITS
-        awkward = ~(np.abs(s) >= _F32_TINY) | ((s.view(np.int64) & low) == midpoint)
-        if not awkward.any():
-            return s.astype(np.float32)[()]
-        # A NaN operand is the result, the first of a, b, c: 0 * inf is invalid only
-        # when c is no NaN (f64's p + c would give p's default NaN instead of c)
-        s = np.asarray(np.where(np.isnan(z) & ~np.isnan(x) & ~np.isnan(y), z, s))
-        back = s - z
-        dropped = (p - back) + (z - (s - back))  # NaN when s is not finite: nothing dropped
-        even = (s.view(np.int64) & 1) == 0
-        nudge = (dropped != 0) & even & np.isfinite(s)
-        toward = np.where(dropped > 0, np.inf, -np.inf)
-        odd: Array = np.where(nudge, np.nextafter(s, toward), s)
-        out: Array = odd.astype(np.float32)
+        return fma_f32_quiet(a, b, c)
+
+
+def fma_f32_quiet(a: Any, b: Any, c: Any) -> Any:
+    """`fma_f32` for a caller that already ignores floating-point errors
+    (`np.errstate(all="ignore")`, as kernel launches do): a kernel calls it once per op
+    on a few hundred lanes, where entering that state again costs a sixth of the call,
+    and so does each NumPy call saved (`count_nonzero` rather than `any`, the product
+    converting one operand to f64 rather than three)."""
+    x = np.asarray(a, dtype=np.float64)
+    p = x * b  # exact: f32 operands, an f64 product
+    s = p + c
+    low, midpoint = _F32_MIDPOINT_BITS
+    awkward = ~(np.abs(s) >= _F32_TINY) | ((s.view(np.int64) & low) == midpoint)
+    if not np.count_nonzero(awkward):
+        return s.astype(np.float32)[()]
+    y = np.asarray(b, dtype=np.float64)
+    z = np.asarray(c, dtype=np.float64)
+    # A NaN operand is the result, the first of a, b, c: 0 * inf is invalid only
+    # when c is no NaN (f64's p + c would give p's default NaN instead of c)
+    s = np.asarray(np.where(np.isnan(z) & ~np.isnan(x) & ~np.isnan(y), z, s))
+    back = s - z
+    dropped = (p - back) + (z - (s - back))  # NaN when s is not finite: nothing dropped
+    even = (s.view(np.int64) & 1) == 0
+    nudge = (dropped != 0) & even & np.isfinite(s)
+    toward = np.where(dropped > 0, np.inf, -np.inf)
+    odd: Array = np.where(nudge, np.nextafter(s, toward), s)
+    out: Array = odd.astype(np.float32)
     return out[()]
 
 
@@ -534,19 +543,20 @@ def _rsqrt(x: Any) -> Any:
     return out[()] if a.ndim == 0 else out
 
 
-def float_function(name: str, f32: bool) -> Callable[..., Any]:
+def float_function(name: str, f32: bool, quiet: bool = False) -> Callable[..., Any]:
     """The function computing float op `name` (of `scalar_ops.FLOAT_OPS`) over arrays and
     scalars: NumPy's ufunc for an op IEEE-754 defines exactly, this module's NumPy code
     where it has it (min/max, `rsqrt`; `fma` and `exp` of f32 when `f32`), the C library's
     function for the transcendentals that are one call of it, else `semantics`' compiled ufunc of
-    the definition, which loads Numba on first use."""
+    the definition, which loads Numba on first use. `quiet`: for a caller that ignores
+    floating-point errors already (kernels: see `fma_f32_quiet`)."""
     exact = scalar_ops.EXACT_UNARY.get(name) or scalar_ops.EXACT_BINARY.get(name)
     if exact is not None:
         return getattr(np, exact)
     if name in FLOAT_BINARY:
         return FLOAT_BINARY[name]
     if name == "math.fma" and f32:
-        return fma_f32
+        return fma_f32_quiet if quiet else fma_f32
     if name == "math.rsqrt":
         return _rsqrt
     if name == "math.exp" and f32:

@@ -39,7 +39,7 @@ from ..diagnostics import (
 )
 from ..diagnostics.expected import check_diagnostics, expected_diagnostics, produced_diagnostics
 from ..diagnostics.progress import progress_to
-from ..passes.pipeline import build_pipeline, pass_option_fields
+from ..passes.pipeline import build_pipeline, pass_option_fields, verified_by_itself
 from ..passes.registry import PASSES
 from .console import (
     STDIN,
@@ -133,7 +133,7 @@ class DevplanOptMain(xDSLOptMain):
         if previous is not None and self.args.time_passes:
             elapsed = time.perf_counter() - self._pass_started
             print(f"pass '{previous.name}' took {elapsed * 1e3:.3f} ms", file=sys.stderr)
-        if not self.args.disable_verify:
+        if not self.args.disable_verify and not verified_by_itself(previous):
             try:
                 verify_located(module, MODULE_VERIFIERS)
             except LocatedError as e:

@@ -129,10 +129,9 @@ def _launch_generic(
     generic is made for: the launch records `generic`'s work)."""
     out = args[len(args) - len(generic.outputs)]
     rows = _rows(loops, out)
-    kernel = low.kernels.kernel(
+    kernel = low.kernels.kernel_by_text(
         low.target(device, op), kernel_stem(generic, loops),
-        str(generic_kernel("kernel", generic, loops, rows is not None)),
-        lambda kname: generic_kernel(kname, generic, loops, rows is not None), op,
+        generic_kernel("kernel", generic, loops, rows is not None), op,
     )  # fmt: skip
     if rows is None:
         low.launch_over(device, kernel, out, args, op, generic)
@@ -314,10 +313,9 @@ def _block_reduction(
     threads = 1
     while threads * 2 <= min(ELEMENTWISE_BLOCK, max_threads(target)):
         threads *= 2
-    text = str(block_reduction_kernel("kernel", op, loops, combine, threads))
-    kernel = low.kernels.kernel(
-        target, f"block_{kernel_stem(op, loops)}", text,
-        lambda name: block_reduction_kernel(name, op, loops, combine, threads), op,
+    kernel = low.kernels.kernel_by_text(
+        target, f"block_{kernel_stem(op, loops)}",
+        block_reduction_kernel("kernel", op, loops, combine, threads), op,
     )  # fmt: skip
     buffers = [a for a in args if a is not None]
     grid = low.blocks_for(low.element_count(buffers[-1]), 1)

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     SymbolRefAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -93,6 +94,19 @@ class KernelLibrary:
         found = SymbolRefAttr(module.sym_name.data, [name])
         self.kernels[(target, key)] = found
         return found
+
+    def kernel_by_text(
+        self, target: TargetAttr, stem: str, built: kn.KernelFuncOp, source: Operation
+    ) -> SymbolRefAttr:
+        """`kernel` keyed by the printed form of `built` (a kernel named `@kernel`), which
+        is the kernel itself, renamed, when it is the first to compute what it does: a
+        kernel is built once, not once for its key and again for the module."""
+
+        def rename(name: str) -> kn.KernelFuncOp:
+            built.sym_name = StringAttr(name)
+            return built
+
+        return self.kernel(target, stem, str(built), rename, source)
 
 
 class KernelBuilder:

@@ -145,7 +145,6 @@ from xdsl.dialects.func import CallOp
 from xdsl.passes import ModulePass
 
 from ...diagnostics import emit_remark
-from .cost_strategy import CostPlacement
 from .planner import Planner
 from .rewrite import rewrite
 from .specialisation import NeedsSpecialisation, Specialiser
@@ -195,6 +194,9 @@ class PlanDevicesPass(ModulePass):
                 continue
             remarks: list[str] = []
             if self.strategy == "cost":
+                # Here, not at the top: the cost model's min cut is built only when asked.
+                from .cost_strategy import CostPlacement
+
                 placement = CostPlacement(planner, self.dynamic_size, self.explain)
                 placement.place()
                 remarks += placement.remarks

@@ -285,7 +285,13 @@ def bitwise(op: str, x: Value, y: Value, width: int) -> Value:
 
 
 def minmax(op: str, x: Value, y: Value, width: int) -> Value:
-    """`arith.maxsi/minsi/maxui/minui`."""
+    """`arith.maxsi/minsi/maxui/minui`; an affine operand whose range lies wholly on one
+    side of the other's is decided by range, and stays affine when it is the result (a
+    clamp `min(row, rows - 1)` that never bites keeps a load a view)."""
+    if isinstance(x, Affine) or isinstance(y, Affine):
+        x_first = _cmp_ranges("sle" if op[-2] == "s" else "ule", _range(x), _range(y))
+        if x_first is not None:
+            return x if x_first == op.startswith("min") else y
     return integer(f"arith.{op}", x, y, width)
 
 
@@ -758,6 +764,9 @@ def dim(f: Faults, site: int, mem: Array, d: Value, skip: int = 0) -> Value:
 
 
 def _affine_view(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value]) -> Array:
+    sliced = _sliced_view(f.lanes, mem, idx)
+    if sliced is not None:
+        return sliced
     lanes = f.lanes
     strides = [0] * lanes.ndim
     used = [False] * lanes.ndim
@@ -777,6 +786,38 @@ def _affine_view(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequen
     base = mem[tuple(slice(s, s + 1) for s in start)]
     shape = tuple(e if u else 1 for e, u in zip(lanes.shape, used, strict=True))
     return as_strided(base, shape=shape, strides=strides)
+
+
+def _sliced_view(lanes: Lanes, mem: Array, idx: Sequence[Value]) -> Array | None:
+    """The view `_affine_view` makes, by basic slicing, when each affine index steps
+    forward along one lane axis of its own, the axes in the order of the memory's
+    dimensions, and every index stays in bounds (a kernel's row or column: as_strided
+    costs some ten times more, in a loop that loads once per iteration); else None."""
+    keys: list[int | slice] = []
+    shape = [1] * lanes.ndim
+    last = -1
+    for i, n in zip(idx, mem.shape, strict=True):
+        if not isinstance(i, Affine):
+            if not 0 <= i < n:
+                return None
+            keys.append(int(i))
+            continue
+        axis = -1
+        for k, (c, extent) in enumerate(zip(i.coeffs, lanes.shape, strict=True)):
+            if c and extent > 1:
+                if axis >= 0:
+                    return None
+                axis = k
+        if axis <= last:  # (also an index that steps along no axis of more than one lane)
+            return None
+        step, extent = i.coeffs[axis], lanes.shape[axis]
+        end = i.offset + step * (extent - 1)
+        if step < 0 or i.offset < 0 or end >= n:
+            return None
+        keys.append(slice(i.offset, end + 1, step))
+        shape[axis] = extent
+        last = axis
+    return mem[tuple(keys)].reshape(shape)
 
 
 def _report_oob(f: Faults, site: int, buffer: SSAValue, mem: Array, idx: Sequence[Value]) -> None:

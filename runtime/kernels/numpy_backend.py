@@ -448,7 +448,8 @@ class NumpySource(SourceWriter):
         if fmt == "bf16" and name == "math.fma":
             name = "fma_bf16"  # rounded to odd in f64 first (see semantics)
         f32 = isinstance(op.results[0].type, Float32Type)
-        fn = self.const("U", numpy_semantics.float_function(name, f32))
+        # (a launch runs under np.errstate(all="ignore"): see launch.CompiledKernel)
+        fn = self.const("U", numpy_semantics.float_function(name, f32, quiet=True))
         # f16's + - * / sqrt are NumPy's (computed in f32, rounded once: exact)
         exact = name in scalar_ops.EXACT_BINARY or name in scalar_ops.EXACT_UNARY
         narrow = fmt if fmt == "bf16" or (fmt == "f16" and not exact) else None

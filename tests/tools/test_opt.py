@@ -1,5 +1,6 @@
 """`devplan-opt` (and what devplan-run shares with it) as a user runs them: the console
-scripts in a subprocess, stdin, exit statuses, what goes to stdout and to stderr."""
+scripts in a subprocess, stdin, exit statuses, what goes to stdout and to stderr; and,
+run in-process, how often devplan-opt verifies the program."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import EXAMPLES, ROOT, TESTS
+
+import devplan
 
 BIN = Path(sys.executable).parent
 OPT = str(BIN / "devplan-opt")
@@ -248,3 +252,28 @@ def test_a_kernel_compile_over_a_second_prints_its_line_and_stats_keep_it_apart(
     assert wall_seconds(compiling.split("wall time ")[1].split(" (")[0]) >= 1.2
     cuda0 = next(line for line in lines if line.startswith("cuda:0 ")).split()
     assert wall_seconds(" ".join(cuda0[-5:-3])) < 1.0  # kernel (wall)
+
+
+def test_default_pipeline_output_is_verified_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """default-pipeline verifies what it produced; devplan-opt, which verifies after every
+    pass, does not verify it again (for mlp.mlir that would cost as much as lowering)."""
+    from devplan.passes import default_pipeline
+    from devplan.tools import opt
+
+    checked: list[int] = []
+
+    def counting(module: Any, verifiers: Any = ()) -> None:
+        checked.append(sum(1 for _ in module.walk()))
+        verify(module, verifiers)
+
+    verify = opt.verify_located
+    monkeypatch.setattr(opt, "verify_located", counting)
+    monkeypatch.setattr(default_pipeline, "verify_located", counting)
+    assert opt.main([str(MLP), "-p", "default-pipeline"]) == 0
+    assert "device.launch" in capsys.readouterr().out
+    source_ops = sum(1 for _ in devplan.parse(str(MLP)).walk())
+    lowered_ops = max(checked)
+    assert lowered_ops > 3 * source_ops  # (the input, then the lowered program, once)
+    assert sorted(checked) == [source_ops, lowered_ops]
