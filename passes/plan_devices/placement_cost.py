@@ -33,8 +33,8 @@ Solver.
     acceptance, so the result is never worse than the default placement.
   * Max flow is `scipy.sparse.csgraph.maximum_flow` on integer capacities: the costs
     are scaled so that their sum fits in 2^30 units and rounded; the source side of the
-    cut is read from the residual graph. The final placement is compared with the
-    default one in exact floating point and the better kept.
+    cut is read from the residual graph (in 64-bit integers). The final placement is
+    compared with the default one in exact floating point and the better kept.
 """
 
 from __future__ import annotations
@@ -162,7 +162,10 @@ class _Graph:
         sparse, csgraph = _scipy()
         graph = sparse.csr_matrix((caps, (self.rows, self.cols)), shape=shape, dtype=np.int32)
         flow = csgraph.maximum_flow(graph, 0, 1).flow
-        residual = (graph - flow).tocsr()
+        # In 64 bits: an infinite edge whose reverse edge carries flow has a residual
+        # capacity above int32's range, which wrapped to a negative one (no residual) and
+        # hid nodes from the search below (a cut worth one copy more than the minimum).
+        residual = (graph.astype(np.int64) - flow.astype(np.int64)).tocsr()
         residual.data = np.where(residual.data > 0, 1, 0).astype(np.int32)
         residual.eliminate_zeros()
         reached = csgraph.breadth_first_order(residual, 0, directed=True, return_predecessors=False)

@@ -666,4 +666,3 @@ def _in_control_flow_of(op: Operation, function: FuncOp) -> bool:
             return False
         parent = parent.parent_op()
     return parent is function
-
