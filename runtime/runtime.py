@@ -98,6 +98,9 @@ class Runtime:
         self._built: tuple[System, tuple[object, ...]] | None = None
         """The system and DeviceAPI factories `from_system` built it of (None: built
         otherwise, never renewed)."""
+        self.kept: dict[object, object] = {}
+        """What the executor keeps with the runtime for the next run, which renews it (the
+        launch sites of its program); empty in a runtime built anew."""
         self._unread: weakref.ref[_RunReport] | None = None
         """The report of the last run (`final_report`), while its reader may still read it."""
 

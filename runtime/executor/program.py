@@ -18,7 +18,7 @@ import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects import func, memref
@@ -224,6 +224,8 @@ class Program:
             spare = None
         runtime = Runtime.from_system(resolved, spare=spare)
         ex = Execution(runtime, resolved)
+        # A renewed runtime brings the launch sites of its last run (`LaunchSite.renew`).
+        ex.launch_sites = cast(dict[Operation, Any], runtime.kept)
         began = time.perf_counter()
         # Kernels run under this error state (IEEE results are values, not warnings);
         # the teardown is inside it too, since it runs what async work is still queued.
