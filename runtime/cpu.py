@@ -26,6 +26,7 @@ class CPUDeviceAPI(DeviceAPI):
     """Host memory: every scope of a CPU device is visible to host code."""
 
     api_name = "cpu"
+    renewable = True  # all its state is the base class's
 
     def host_can_access(self, scope: str) -> bool:
         return True

@@ -229,6 +229,12 @@ class DeviceAPI(ABC):
     """The kernel backends whose kernels run on this device's memory; None: all of them
     (memory held in NumPy arrays)."""
 
+    renewable = False
+    """Whether `renew` may return an API of this very class to the state its constructor
+    built: true of a class whose state is all the base class's (`cpu`, `simulated`). Read
+    from the class's own namespace, never inherited: a subclass with state of its own is
+    not renewed unless it says so itself."""
+
     def __init__(
         self,
         device: Device,
@@ -272,6 +278,7 @@ class DeviceAPI(ABC):
         self._current_stream = self._default_stream
         self._pool: WorkspacePool | None = None
         self.torn_down = False
+        self._abandoned = False
 
     # -- what subclasses decide ----------------------------------------------------------
 
@@ -750,8 +757,9 @@ class DeviceAPI(ABC):
 
     def teardown(self) -> list[Buffer]:
         """Finish all streams, return the workspace pool's pages; the leaked buffers."""
+        device = self.device
         for stream in self.scheduler.streams:
-            if stream.device == self.device:
+            if stream.device is device or stream.device == device:
                 self.scheduler.sync(stream)
         leaks = self.live_buffers()
         if self._pool is not None:
@@ -759,12 +767,42 @@ class DeviceAPI(ABC):
         self.torn_down = True
         return leaks
 
+    def can_renew(self) -> bool:
+        """Whether `renew` applies: the class is `renewable` (its own attribute), and the API
+        was torn down, not abandoned, holding no memory (no buffer live, no view kept)."""
+        return (
+            type(self).__dict__.get("renewable", False) is True
+            and self.torn_down
+            and not self._abandoned
+            and not self._live
+            and not self._storage
+        )
+
+    def renew(self, scheduler: Scheduler) -> None:
+        """Become what the constructor built, on `scheduler` (its default stream a new one
+        there): for the next run of a program, which then need not build its DeviceAPIs
+        again (`Runtime.from_system` with a spare). Call only when `can_renew()`; the old
+        statistics are gone, so a report of the old run must have been gathered first."""
+        assert self.can_renew()
+        for stats in self.scopes.values():
+            stats.in_use = stats.peak = stats.allocations = stats.frees = stats.buffers = 0
+        self._unzeroed.clear()
+        self._views.clear()
+        self._views_of.clear()
+        self.frees = 0
+        self.scheduler = scheduler
+        self._default_stream = scheduler.new_stream(self.device)
+        self._current_stream = self._default_stream
+        self._pool = None
+        self.torn_down = False
+
     def abandon(self) -> None:
         """After a fault elsewhere in the run: end the device's part of the run without
         running what is still queued. A device whose memory lives in this process has
         nothing to free (its buffers go with the run); a `ray` device ends its actor's
         session."""
         self.torn_down = True
+        self._abandoned = True
 
     # -- internals -------------------------------------------------------------------------
 

@@ -94,22 +94,44 @@ class Runtime:
         if scheduler.host not in self.apis:
             raise DeviceError(f"no DeviceAPI for the host device {scheduler.host}")
         self.torn_down = False
+        self._abandoned = False
+        self._built: tuple[System, tuple[object, ...]] | None = None
+        """The system and DeviceAPI factories `from_system` built it of (None: built
+        otherwise, never renewed)."""
+        self.kept: dict[object, object] = {}
+        """What the executor keeps with the runtime for the next run, which renews it (the
+        launch sites of its program); empty in a runtime built anew."""
+        self._unread: weakref.ref[_RunReport] | None = None
+        """The report of the last run (`final_report`), while its reader may still read it."""
 
     @classmethod
-    def from_system(cls, system: System, registry: DeviceAPIRegistry | None = None) -> Runtime:
+    def from_system(
+        cls,
+        system: System,
+        registry: DeviceAPIRegistry | None = None,
+        spare: Runtime | None = None,
+    ) -> Runtime:
         """One DeviceAPI per device of `system`, its links as the cost model; each device's
         `api` is looked up in `registry` (by default `device_apis()`: the built-in APIs
-        and those registered for the process, as they are now)."""
+        and those registered for the process, as they are now).
+
+        `spare`, the runtime of an earlier run that was torn down, is renewed and returned
+        instead when it can be (see `_renew`): a program that runs many times then builds
+        its DeviceAPIs once. Otherwise it is left as it is."""
         registry = registry if registry is not None else device_apis()
         _check_api_names(system, registry)
         plan = _plans.get(system)
         if plan is None:
             plan = _plans[system] = _RuntimePlan(system)
+        factories = tuple(registry.get(d[0]) for d in plan.devices)
+        if spare is not None and spare._renew(system, factories):
+            return spare
         scheduler = Scheduler(plan.cost_model, host=plan.host)
         apis: list[DeviceAPI] = []
         try:
-            for api_name, device, scopes, attrs, host_scopes, options in plan.devices:
-                factory = registry.get(api_name)
+            for (api_name, device, scopes, attrs, host_scopes, options), factory in zip(
+                plan.devices, factories, strict=True
+            ):
                 api = factory(
                     device=device,
                     scopes=dict(scopes),
@@ -124,7 +146,9 @@ class Runtime:
             for built in apis:  # a ray device built before the failure ends its session
                 built.abandon()
             raise
-        return cls(apis, scheduler)
+        runtime = cls(apis, scheduler)
+        runtime._built = (system, factories)
+        return runtime
 
     # -- devices ---------------------------------------------------------------------------
 
@@ -223,6 +247,34 @@ class Runtime:
         for api in self.apis.values():
             api.abandon()
         self.torn_down = True
+        self._abandoned = True
+
+    def _renew(self, system: System, factories: tuple[object, ...]) -> bool:
+        """Become the runtime `from_system(system)` would build of `factories`, on a new
+        scheduler, when this one was built so, torn down without a fault, and each of its
+        DeviceAPIs can renew (`DeviceAPI.can_renew`: nothing live, a class whose state is
+        all the base class's). The report of its last run is gathered first, if anyone can
+        still read it. False, and nothing changed, otherwise."""
+        built = self._built
+        if (
+            built is None
+            or built[0] is not system
+            or built[1] != factories
+            or not self.torn_down
+            or self._abandoned
+            or not all(api.can_renew() for api in self.apis.values())
+        ):
+            return False
+        unread = self._unread() if self._unread is not None else None
+        if unread is not None:
+            unread()
+        self._unread = None
+        old = self.scheduler
+        self.scheduler = Scheduler(old.cost_model, host=old.host)
+        for api in self.apis.values():
+            api.renew(self.scheduler)
+        self.torn_down = False
+        return True
 
     def report(self, wall_seconds: float | None = None) -> Report:
         """Statistics so far (see `Report`); wall time since the runtime was built by default."""
@@ -233,4 +285,28 @@ class Runtime:
         changes the runtime's statistics any more; the compile clock is read now). A run
         whose caller never reads its report does not pay for it."""
         compiled = compile_clock.seconds() - self.scheduler.compiled
-        return lambda: Report.collect(self.apis.values(), self.scheduler, wall_seconds, compiled)
+        report = _RunReport(list(self.apis.values()), self.scheduler, wall_seconds, compiled)
+        self._unread = weakref.ref(report)
+        return report
+
+
+class _RunReport:
+    """The report of a run, gathered when first called, then kept: before its runtime is
+    renewed for another run (`Runtime._renew`), a report still referenced is gathered."""
+
+    __slots__ = ("__weakref__", "_gather", "_report")
+
+    def __init__(
+        self, apis: list[DeviceAPI], scheduler: Scheduler, wall_seconds: float, compiled: float
+    ) -> None:
+        self._report: Report | None = None
+        self._gather: Callable[[], Report] | None = lambda: Report.collect(
+            apis, scheduler, wall_seconds, compiled
+        )
+
+    def __call__(self) -> Report:
+        if self._report is None:
+            assert self._gather is not None
+            self._report = self._gather()
+            self._gather = None
+        return self._report

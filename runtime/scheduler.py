@@ -187,6 +187,8 @@ class Scheduler:
         """How many tokens were submitted (the next token's id)."""
         self.totals = Totals()
         self.streams: list[Stream] = []
+        self._stream_counts: dict[Device, int] = {}
+        """Streams made so far per device (the next one's index)."""
         self.engine_ready: dict[tuple[str, str], float] = {}
         self.current: Token | None = None
         """The token whose effect is running (kernels may take device views then)."""
@@ -203,7 +205,8 @@ class Scheduler:
     # -- streams -------------------------------------------------------------------------
 
     def new_stream(self, device: Device) -> Stream:
-        index = sum(1 for s in self.streams if s.device == device)
+        index = self._stream_counts.get(device, 0)
+        self._stream_counts[device] = index + 1
         stream = Stream(device, index, len(self.streams))
         self.streams.append(stream)
         return stream

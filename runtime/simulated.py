@@ -19,6 +19,7 @@ class SimulatedDeviceAPI(DeviceAPI):
     """Isolated device memory with per-scope capacities."""
 
     api_name = "simulated"
+    renewable = True  # all its state is the base class's
 
     def host_can_access(self, scope: str) -> bool:
         return scope in self.host_scopes

@@ -1,13 +1,14 @@
 """`device.launch` in the executor: the launch step, its fast path, and what a launch costs.
 
 Each `device.launch` op compiles to one step (`compile_launch`) and, in each run, one
-`LaunchSite` holding what its launches share: the compiled kernel, the DeviceAPI of its
-device, the device's limits, the stream of an async launch, the modelled time of the
-last grid and block. A launch takes the general path (`LaunchSite.launch`): every check,
-then the DeviceAPI submits it. A blocking launch that repeats its site's last launch
-(the same grid, block and argument objects, no buffer of its device freed since, nothing
-queued) skips the checks that launch passed and runs the compiled kernel on the views it
-saw: this is the executor's per-launch overhead, kept short.
+`LaunchSite` (the last run's, when the run renewed that run's runtime) holding what its
+launches share: the compiled kernel, the DeviceAPI of its device, the device's limits,
+the stream of an async launch, the modelled time of the last grid and block. A launch
+takes the general path (`LaunchSite.launch`): every check, then the DeviceAPI submits
+it. A blocking launch that repeats its site's last launch (the same grid, block and
+argument objects, no buffer of its device freed since, nothing queued) skips the checks
+that launch passed and runs the compiled kernel on the views it saw: this is the
+executor's per-launch overhead, kept short.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def compile_launch(p: LaunchCompiler, op: dev.LaunchOp) -> Step:
     compiled: list[KernelFacts] = []
     """The launch's kernel compiled, what it writes and the sizes it declares: found at the
     first launch (compiling may fail: a later launch tries again) and kept for every run,
-    since each run makes its launch sites anew."""
+    since a run on a runtime built anew makes its launch sites anew."""
 
     def kernel_facts() -> KernelFacts:
         if not compiled:
@@ -101,16 +102,16 @@ def compile_launch(p: LaunchCompiler, op: dev.LaunchOp) -> Step:
             return type(error)(f"{error}\n{note}")
         return placed_at(op, error)
 
+    def new_site(ex: Execution) -> LaunchSite:
+        return LaunchSite(
+            ex, p, device, op, blocking, name, shared, label, cost, located, kernel_facts()
+        )
+
     def run(f: Frame) -> None:
         ex: Execution = f[0]
         site = current[0]
         if site is None or site.ex is not ex:
-            site = ex.launch_sites.get(op)
-            if site is None:
-                site = ex.launch_sites[op] = LaunchSite(
-                    ex, p, device, op, blocking, name, shared, label, cost, located, kernel_facts()
-                )
-            current[0] = site
+            site = current[0] = _site_in(ex, op, new_site)
         key = read(f)
         if (
             all(map(operator.is_, key, site.key))
@@ -135,6 +136,19 @@ def compile_launch(p: LaunchCompiler, op: dev.LaunchOp) -> Step:
             f[token_slot] = token
 
     return run
+
+
+def _site_in(
+    ex: Execution, op: dev.LaunchOp, new_site: Callable[[Execution], LaunchSite]
+) -> LaunchSite:
+    """The launch site of `op` in the run `ex`: made on its first launch, or the site of
+    the last run on the same runtime (renewed since), which serves `ex` from now on."""
+    site = ex.launch_sites.get(op)
+    if site is None:
+        site = ex.launch_sites[op] = new_site(ex)
+    elif site.ex is not ex:
+        site.renew(ex)
+    return site
 
 
 class KernelFacts(NamedTuple):
@@ -260,6 +274,19 @@ class LaunchSite:
                 f"block (kernel.alloc_shared), more than {device} has "
                 f"(max_shared_memory_per_block = {capacity})",
             )
+
+    def renew(self, ex: Execution) -> None:
+        """Serve `ex`, a run on the runtime this site's run ran on, renewed since
+        (`Runtime.from_system` with a spare): its DeviceAPI is the same object, with the
+        same attributes and limits, so only what belongs to a run is made again — the
+        scheduler's totals, the current stream, the stream of an async launch."""
+        assert ex.api(self.device, self.op) is self.api
+        self.ex = ex
+        self.scheduler = self.api.scheduler
+        self.totals = self.scheduler.totals.kernel_totals(self.device_name)
+        if self.stream is not None:
+            self.stream = ex.stream(self.device, "compute", self.op)
+        self.now = self.api.get_current_stream(self.device)
 
     def release(self) -> None:
         """Let go of the memory the last launch took, at the end of its run: the site and

@@ -18,7 +18,7 @@ import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects import func, memref
@@ -51,6 +51,10 @@ from .state import (
 
 if TYPE_CHECKING:
     from ..kernels.launch import CompiledKernel
+    from ..runtime import Runtime
+
+_SPARE_RUNTIMES = 2
+"""The most runtimes of finished runs a program keeps for its next runs."""
 
 KERNEL_BACKENDS = ("numpy", "numba", "numba-cuda")
 """Kernel backends a program may run its kernels with."""
@@ -84,6 +88,10 @@ class Program:
         self._entry_facts: dict[func.FuncOp, EntryFacts] = {}
         self._own_system: System | None = None
         """The system runs use when given none (see `run`), resolved on first use."""
+        self._spares: list[Runtime] = []
+        """Runtimes of finished runs that leaked nothing, which the next runs renew rather
+        than build anew (`Runtime.from_system`); one a run, so runs at once in several
+        threads never share one."""
         for op in module.ops:
             if isinstance(op, func.FuncOp):
                 self.functions[op.sym_name.data] = CompiledFunction(op.sym_name.data, op)
@@ -192,7 +200,9 @@ class Program:
         strict: bool = False,
     ) -> ExecutionResult:
         """Run `@entry` on `inputs` on a new `Runtime` of `system` (None: the module's
-        own `vdev.system`, else the embedded default)."""
+        own `vdev.system`, else the embedded default): the runtime of an earlier run
+        that leaked nothing renewed when it can be (`Runtime.from_system`), which
+        behaves as one built anew and saves building its DeviceAPIs again."""
         from ..runtime import Runtime
 
         compiled = self.functions.get(entry)
@@ -208,8 +218,14 @@ class Program:
             resolved = self._own_system
         else:
             resolved = system_for(self.module, system)
-        runtime = Runtime.from_system(resolved)
+        try:
+            spare: Runtime | None = self._spares.pop()  # (atomic: runs may overlap)
+        except IndexError:
+            spare = None
+        runtime = Runtime.from_system(resolved, spare=spare)
         ex = Execution(runtime, resolved)
+        # A renewed runtime brings the launch sites of its last run (`LaunchSite.renew`).
+        ex.launch_sites = cast(dict[Operation, Any], runtime.kept)
         began = time.perf_counter()
         # Kernels run under this error state (IEEE results are values, not warnings);
         # the teardown is inside it too, since it runs what async work is still queued.
@@ -231,6 +247,8 @@ class Program:
             site.release()
         ex.freed_host.clear()
         report = runtime.final_report(wall_seconds=time.perf_counter() - began)
+        if not leaks and len(self._spares) < _SPARE_RUNTIMES:
+            self._spares.append(runtime)
         if strict and leaks:
             listed = "; ".join(b.describe() for b in leaks)
             raise DevplanError(

@@ -8,7 +8,8 @@ parallel with `prange`. Each block runs one of two paths:
 * the **fast path**, without bounds checks and with unsigned indices so that LLVM
   vectorises the thread loop, when the block's value ranges prove every access in bounds
   and every guard uniform (`ranges.py` writes that test, evaluated once for a run of up
-  to `RUN_BLOCKS` consecutive blocks along x, and per block when the run fails);
+  to `RUN_BLOCKS` consecutive blocks, whole grid rows or part of one, then row by row
+  and block by block when a run fails);
 * the **checked path** otherwise: every access checked, faults reported exactly as the
   NumPy backend reports them. Faults other than bounds (division by zero, ...) are checked
   on both paths, so either path meets the same first fault.
@@ -194,34 +195,48 @@ class NumbaSource(NumbaOps):
 
     def runs_of_blocks(self) -> None:
         """Emit the loop over blocks of a kernel with a fast path. The ranges are first
-        evaluated over a *run* of up to `RUN_BLOCKS` consecutive blocks of one grid row
-        (block x ids `bix_lo` to `bix_hi`): when the whole run is fast, its blocks run the
-        fast path with one test for all. Else each block of the run is tested alone and
-        runs the fast or the checked path. Blocks run in order either way."""
+        evaluated over a *run* of up to `RUN_BLOCKS` consecutive blocks: whole grid rows
+        (block y ids `biy_lo` to `biy_hi`, every x id) when the run starts a row and a
+        row has at most `RUN_BLOCKS` blocks, else blocks of one grid row (block x ids
+        `bix_lo` to `bix_hi`). When the whole run is fast, its blocks run the fast path
+        with one test for all (for a grid of a few blocks along x, the test would else
+        cost about as much as a block's work). A run of rows that is not fast is tested
+        again row by row, and a run of one row that is not fast block by block, each
+        block then running the fast or the checked path. Blocks run in order either way."""
         self.emit("b = first")
         self.emit("alone = first  # blocks below `alone` are tested one by one")
+        self.emit("one_row = first  # runs below `one_row` stay within one grid row")
         self.emit("while b < last:")
         self.depth += 1
         self.emit("bix = b % gx")
         self.emit("biy = (b // gx) % gy")
         self.emit("biz = b // (gx * gy)")
         self.emit(f"run = 1 if b < alone else min(gx - bix, last - b, {RUN_BLOCKS})")
+        self.emit("rows = 1")
+        self.emit("if (b >= one_row) & (bix == 0) & (run == gx):")
+        self.emit(f"    rows = max(1, min(gy - biy, (last - b) // gx, {RUN_BLOCKS} // gx))")
         self.emit("bix_lo = bix")
         self.emit("bix_hi = bix + run - 1")
+        self.emit("biy_lo = biy")
+        self.emit("biy_hi = biy + rows - 1")
         for line in self.ranges.lines:
             self.emit(line)
         self.emit("if fast:")
         self.depth += 1
-        self.emit("for bix in range(bix_lo, bix_hi + 1):")
-        self.depth += 1
+        self.emit("for biy in range(biy_lo, biy_hi + 1):")
+        self.emit("    for bix in range(bix_lo, bix_hi + 1):")
+        self.depth += 2
         self.zero_shared_memory()
         self.fast = True
         self.block_body()
         self.fast = False
-        self.depth -= 1
-        self.emit("b += run")
+        self.depth -= 2
+        self.emit("b += run * rows")
         self.emit("continue")
         self.depth -= 1
+        self.emit("if rows > 1:")
+        self.emit("    one_row = b + run * rows")
+        self.emit("    continue")
         self.emit("if run > 1:")
         self.emit("    alone = b + run")
         self.emit("    continue")

@@ -7,8 +7,9 @@ and writes that decision as Python source the backend puts at the start of each 
 
 Phase 1 (compile time): walk the kernel in program order and give every integer value an
 *interval* over the threads of one block when it is a function of what is fixed for the
-block or bounded per thread — block ids (fixed; along x, `[bix_lo, bix_hi]`: the ids of
-a run of consecutive blocks whose ranges are evaluated together), thread ids
+block or bounded per thread — block ids (fixed along z; along x and y, `[bix_lo, bix_hi]`
+and `[biy_lo, biy_hi]`: the ids of a run of consecutive blocks whose ranges are evaluated
+together, part of one grid row or whole rows), thread ids
 (`[0, block_dim - 1]`), block and grid dims, memref sizes (`memref.dim` of a parameter
 with a constant dimension), scalar parameters and constants — through `addi`, `subi`,
 `muli`, `maxsi`, `minsi`, `andi`, `divsi`/`floordivsi`/`remsi` by a positive divisor,
@@ -179,8 +180,9 @@ class BlockRanges:
                 self.exact(result, str(int(value)), width)
             case "kernel.thread_id":
                 self.define(result, "0", f"b{_axis(op)}_ - 1", width)
-            case "kernel.block_id" if _axis(op) == "x":
-                self.define(result, "bix_lo", "bix_hi", width)  # a run of blocks along x
+            case "kernel.block_id" if _axis(op) in ("x", "y"):
+                axis = _axis(op)  # a run of blocks along x, or of whole grid rows along y
+                self.define(result, f"bi{axis}_lo", f"bi{axis}_hi", width)
             case "kernel.block_id" | "kernel.block_dim" | "kernel.grid_dim":
                 which = {"block_id": "bi", "block_dim": "b", "grid_dim": "g"}[short]
                 suffix = "_" if short == "block_dim" else ""

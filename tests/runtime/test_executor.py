@@ -773,3 +773,46 @@ def test_bf16_constants_and_fill_values_reach_memory_as_their_bit_patterns() -> 
         constant, filled = devplan.execute(module, [], kernel_backend=backend).outputs
         assert [hex(b) for b in constant] == ["0x3fc0", "0xbe80", "0x3dcd"]  # 0.1 rounds up
         assert [hex(b) for b in filled] == ["0x3fc0", "0x3fc0"]
+
+
+# --- runs of one program ----------------------------------------------------------------
+
+SIZES = f"""
+func.func @big() {{
+  %d = device.alloc() : memref<64xf32, {G}>
+  device.free %d : memref<64xf32, {G}>
+  func.return
+}}
+func.func @small() {{
+  %d = device.alloc() : memref<4xf32, {G}>
+  device.free %d : memref<4xf32, {G}>
+  func.return
+}}
+func.func @leaky() {{
+  %d = device.alloc() : memref<4xf32, {G}>
+  func.return
+}}
+"""
+
+
+def test_each_report_of_a_program_says_its_own_run_while_later_runs_renew_the_runtime() -> None:
+    module = devplan.parse(SIZES)
+    big = devplan.execute(module, [], entry="big")  # its report is read only at the end
+    small = devplan.execute(module, [], entry="small")
+    again = devplan.execute(module, [], entry="small")
+    for result, peak in ((big, 256), (small, 16), (again, 16)):
+        gpu = result.report.devices["cuda:0"]
+        assert (gpu.allocations, gpu.frees, gpu.peak_bytes["global"]) == (1, 1, peak)
+        assert gpu.in_use_bytes["global"] == 0
+
+
+def test_a_run_that_leaks_leaves_later_runs_of_its_program_only_their_own_leaks() -> None:
+    module = devplan.parse(SIZES)
+    for _ in range(2):
+        leaky = devplan.execute(module, [], entry="leaky")
+        assert [b.label for b in leaky.leaks] == ["%d at <string>:13:3"]
+        assert leaky.report.devices["cuda:0"].in_use_bytes["global"] == 16
+    clean = devplan.execute(module, [], entry="small", strict=True)
+    assert clean.leaks == []
+    assert clean.report.leaks == []
+    assert clean.report.devices["cuda:0"].peak_bytes["global"] == 16

@@ -96,6 +96,36 @@ def test_repeated_launches_at_one_site_all_run_and_are_counted(backend: str) -> 
         assert len(result.report.tokens) == n + 2  # the launches and the two copies
 
 
+ASYNC_BUMPS = program(
+    f"""
+  %d = device.alloc() : {M}
+  device.copy %h to %d : memref<4xf32> to {M}
+  scf.for %i = %c0 to %n step %c1 {{
+    %t = device.launch async [] @k::@bump on #vdev.device<"cuda", 0> grid(%c1, %c1, %c1) block(%c1, %c1, %c1) args(%d) : {M}
+    device.wait %t
+  }}
+  device.copy %d to %h : {M} to memref<4xf32>
+  device.free %d : {M}"""
+)
+"""`%n` async launches, each waited for: h[0] = n."""
+
+
+def test_later_runs_of_a_program_launch_on_streams_and_totals_of_their_own_run() -> None:
+    # Each run after the first renews the runtime of the last, and its launch sites.
+    module = devplan.parse(ASYNC_BUMPS)
+    model_seconds: dict[int, float] = {}
+    for n in (1, 3, 1):
+        result = devplan.execute(module, [n])
+        assert result.outputs[0].tolist() == [float(n), 0.0, 0.0, 0.0]
+        assert result.report.devices["cuda:0"].launches == n
+        kernels = [t for t in result.report.tokens if t.kind == "kernel"]
+        assert [t.stream.name for t in kernels] == ["cuda:0/s1"] * n
+        assert result.report.tracks["cuda:0"][:2] == ["cuda:0/default", "cuda:0/s1"]
+        assert model_seconds.setdefault(n, result.report.model_seconds) == pytest.approx(
+            result.report.model_seconds, rel=1e-12
+        )
+
+
 def test_a_launch_after_its_buffer_was_freed_is_a_use_after_free_at_the_launch() -> None:
     text = program(
         f"""

@@ -183,3 +183,57 @@ def test_system_naming_the_cuda_api_without_a_gpu_is_a_clear_error(
     text = SMALL.replace('api = "simulated"', 'api = "cuda"')
     with pytest.raises(DeviceError, match="cuda:0: no CUDA GPU is available"):
         Runtime.from_system(System.from_text(text, "cuda.toml"))
+
+
+def _used_and_torn_down(system: System) -> Runtime:
+    """A runtime of `system` after a run that copied into a GPU buffer and freed it."""
+    rt = Runtime.from_system(system)
+    gpu = rt.api(GPU0)
+    b = gpu.alloc_data_space(GPU0, (4,), "float32", label="%b")
+    rt.copy(np.ones(4, np.float32), b)
+    gpu.set_stream(GPU0, gpu.create_stream(GPU0))
+    gpu.free_data_space(GPU0, b)
+    assert rt.teardown() == []
+    return rt
+
+
+def test_a_spare_runtime_torn_down_clean_is_renewed_to_what_from_system_builds() -> None:
+    system = System.default()
+    rt = _used_and_torn_down(system)
+    report = rt.final_report(wall_seconds=1.0)  # not read yet
+    renewed = Runtime.from_system(system, spare=rt)
+    assert renewed is rt
+    assert report().devices["cuda:0"].allocations == 1  # the old run's, gathered in time
+    built = Runtime.from_system(system)
+    assert renewed.report().devices == built.report().devices
+    assert [s.name for s in renewed.scheduler.streams] == [s.name for s in built.scheduler.streams]
+    gpu = renewed.api(GPU0)
+    assert gpu.get_current_stream(GPU0) is renewed.scheduler.streams[1]
+    b = gpu.alloc_data_space(GPU0, (2,), "float32", label="%again")
+    assert renewed.teardown() == [b]
+
+
+def test_a_spare_runtime_that_leaked_was_abandoned_or_is_of_another_kind_is_not_renewed() -> None:
+    system = System.default()
+    leaked = Runtime.from_system(system)
+    leaked.api(GPU0).alloc_data_space(GPU0, (4,), "float32", label="%kept")
+    leaked.teardown()
+    abandoned = Runtime.from_system(system)
+    abandoned.abandon()
+    live = Runtime.from_system(system)  # never torn down
+    other = _used_and_torn_down(System.from_text(SMALL, "small.toml"))
+    for spare in (leaked, abandoned, live, other):
+        assert Runtime.from_system(system, spare=spare) is not spare
+
+    class PinnedEverythingAPI(SimulatedDeviceAPI):  # inherits `renewable`, never says it
+        def host_can_access(self, scope: str) -> bool:
+            return True
+
+    registry = DeviceAPIRegistry()
+    registry.register("cpu", CPUDeviceAPI)
+    registry.register("simulated", PinnedEverythingAPI)
+    user = Runtime.from_system(system, registry)
+    user.teardown()
+    assert Runtime.from_system(system, registry, spare=user) is not user
+    built = _used_and_torn_down(system)  # built of the default registry's factories
+    assert Runtime.from_system(system, registry, spare=built) is not built

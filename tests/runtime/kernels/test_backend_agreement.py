@@ -323,6 +323,46 @@ def test_one_faulting_thread_among_many_blocks_is_reported_alike(
     agree(FAULT_IN_ONE_BLOCK, (gx, gy, 1), (bx, by, 1), [a, c, target])
 
 
+ACCUMULATE_ROWS = """
+kernel.func @acc(%a: memref<?x?xf32>, %c: memref<?x?xf32>) {{
+  %c0 = arith.constant 0 : index
+  %tx = kernel.thread_id x
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %dx = kernel.block_dim x
+  %q0 = arith.muli %bx, %dx : index
+  %col = arith.addi %q0, %tx : index
+  %n = memref.dim %c, %c0 : memref<?x?xf32>
+  %in = arith.cmpi {pred}, %by, %n : index
+  scf.if %in {{
+    %x = memref.load %a[%by, %col] : memref<?x?xf32>
+    %y = memref.load %c[%by, %col] : memref<?x?xf32>
+    %z = arith.addf %x, %y : f32
+    memref.store %z, %c[%by, %col] : memref<?x?xf32>
+  }}
+  kernel.return
+}}
+"""
+
+
+@pytest.mark.parametrize("pred", ["ult", "ule"])
+def test_runs_of_whole_grid_rows_give_the_buffers_and_first_fault_of_blocks_in_order(
+    pred: str,
+) -> None:
+    # Two blocks a grid row: the numba backend tests runs of up to 32 rows at once. Rows
+    # 37 to 39 have no row of %c: guarded off (ult), so the second run is not uniform
+    # and is tested row by row; or the first of them faults (ule).
+    text = ACCUMULATE_ROWS.format(pred=pred)
+    a = np.arange(40 * 8, dtype=np.float32).reshape(40, 8)
+    c = np.ones((37, 8), np.float32)
+    agree(text, (2, 40, 1), (4, 1, 1), [a, c])
+    got = outcome(parse_kernel(text), "numba", (2, 40, 1), (4, 1, 1), [a, c])
+    if pred == "ult":
+        np.testing.assert_array_equal(got[1], a[:37] + 1)  # each block ran once
+    else:
+        assert "index [37, 0] is outside shape (37, 8) (block (0, 37, 0), thread (0" in got
+
+
 FAULT_IN_TWO_BLOCKS = """
 kernel.func @g(%a: memref<?x?xf32>, %c: memref<?x?xf32>, %target: index) {
   %c0 = arith.constant 0 : index

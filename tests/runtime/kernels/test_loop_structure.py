@@ -282,7 +282,7 @@ def block_is_fast(text: str, block_id: tuple[int, int], grid: Any, block: Any, a
     env |= {"I_arith_divsi": semantics.int_scalar("arith.divsi")}
     env |= {"I_arith_floordivsi": semantics.int_scalar("arith.floordivsi")}
     x, y = block_id
-    env |= {"bix_lo": x, "bix_hi": x, "biy": y, "biz": 0}
+    env |= {"bix_lo": x, "bix_hi": x, "biy_lo": y, "biy_hi": y, "biz": 0}
     env |= dict(zip(("gx", "gy", "gz", "bx_", "by_", "bz_"), (*grid, *block), strict=True))
     env |= {kernel.name_of(p): a for p, a in zip(kernel.params, args, strict=True)}
     exec("\n".join(ranges.lines), env)

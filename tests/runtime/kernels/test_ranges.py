@@ -82,7 +82,7 @@ def fast(
     env |= {"I_arith_divsi": semantics.int_scalar("arith.divsi")}
     env |= {"I_arith_floordivsi": semantics.int_scalar("arith.floordivsi")}
     last = block_id if last_block_id is None else last_block_id
-    env |= {"bix_lo": block_id, "bix_hi": last, "biy": 0, "biz": 0}
+    env |= {"bix_lo": block_id, "bix_hi": last, "biy_lo": 0, "biy_hi": 0, "biz": 0}
     env |= {"bx_": block_dim, "by_": 1, "bz_": 1}
     env |= {"gx": grid_dim, "gy": 1, "gz": 1}
     env |= {kernel.name_of(p): a for p, a in zip(kernel.params, args, strict=True)}
