@@ -23,6 +23,12 @@ folder beside the source as Numba would put them (an installed or checked-out pa
 not a place to write to).
 
 `njit(...)` and `vectorize(signatures, ...)` are Numba's decorators with this cache.
+`njit(by_type=True)` also compiles a function called from compiled code once per argument
+*types*: Numba's own dispatcher compiles a callee again for every combination of constant
+arguments at its call sites (a constant is typed as its literal value), so a kernel calling
+`int_fault(op, flags, x, y, width)` at twelve sites compiled it twelve times, each with its
+own callees, and a kernel's first compile spent seconds on them. LLVM inlines the callee
+into the caller either way, where the constants fold as they did in the specialisations.
 """
 
 from __future__ import annotations
@@ -37,10 +43,12 @@ from typing import Any, cast
 
 import numba  # pyright: ignore[reportMissingTypeStubs]
 from numba.core import config as numba_config  # pyright: ignore[reportMissingTypeStubs]
+from numba.core import types  # pyright: ignore[reportMissingTypeStubs]
 from numba.core.caching import (  # pyright: ignore[reportMissingTypeStubs]
     FunctionCache,
     IndexDataCacheFile,
 )
+from numba.core.registry import CPUDispatcher  # pyright: ignore[reportMissingTypeStubs]
 from numba.np.ufunc.ufuncbuilder import UFuncBuilder  # pyright: ignore[reportMissingTypeStubs]
 
 from .cache_location import cache_dir
@@ -136,12 +144,33 @@ def _cache_path(source: Path, numba_choice: str) -> str:
     return str(path)
 
 
-def njit(cache: bool = True, **options: Any) -> Callable[[Callable[..., Any]], Any]:
+class _ByTypeDispatcher(CPUDispatcher):  # pyright: ignore[reportUntypedBaseClass]
+    """A dispatcher that compiled code calls through its arguments' types without their
+    constant values (`njit(by_type=True)`, see the module docstring)."""
+
+    def get_call_template(self, args: Any, kws: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+        unliteral = cast(Callable[[Any], Any], types.unliteral)  # pyright: ignore[reportUnknownMemberType]
+        named: dict[str, Any] = kws
+        base: Any = super()
+        return base.get_call_template(
+            tuple(unliteral(a) for a in args), {k: unliteral(v) for k, v in named.items()}
+        )
+
+
+def njit(
+    cache: bool = True, by_type: bool = False, **options: Any
+) -> Callable[[Callable[..., Any]], Any]:
     """`numba.njit(**options)` whose compiled code is cached in `SharedFunctionCache`
-    (`cache=False`: not cached, for functions whose source is in no file)."""
+    (`cache=False`: not cached, for functions whose source is in no file); `by_type`:
+    compiled once per argument types when called from compiled code (module docstring)."""
 
     def decorate(function: Callable[..., Any]) -> Any:
-        dispatcher: Any = numba.njit(**options)(function)  # pyright: ignore[reportUnknownMemberType]
+        dispatcher: Any
+        if by_type:
+            targetoptions = {"nopython": True, **options}
+            dispatcher = _ByTypeDispatcher(py_func=function, locals={}, targetoptions=targetoptions)
+        else:
+            dispatcher = numba.njit(**options)(function)  # pyright: ignore[reportUnknownMemberType]
         if cache:
             dispatcher._cache = SharedFunctionCache(function)
         return dispatcher

@@ -99,7 +99,7 @@ from .scalar_ops import (
     shift_message,
 )
 
-_jit = numba_cache.njit(error_model="numpy")
+_jit = numba_cache.njit(by_type=True, error_model="numpy")
 
 
 def _llvm_fma_typing(typingctx: Any, a: Any, b: Any, c: Any) -> Any:

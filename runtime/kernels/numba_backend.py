@@ -227,7 +227,7 @@ def _compiled_at_first_call(
 
     def call(*args: Any) -> None:
         if not jitted:
-            options = {"error_model": "numpy", "parallel": True, "nogil": True}
+            options: dict[str, Any] = {"error_model": "numpy", "parallel": True, "nogil": True}
             dispatcher = _njit(cache=cache, **options)(run_par)
             compile_for(dispatcher, args, f"{what}, in parallel")
             jitted.append(dispatcher)
@@ -267,6 +267,7 @@ def _load_cached(kernel: Kernel) -> dict[str, Any] | None:
             "from devplan.runtime.numba_cache import njit\n"
             "from devplan.runtime import semantics\n"
             "from devplan.runtime.kernels.atomics import atomic_cas\n"
+            "from devplan.runtime.kernels.numba_ops import record_fault\n"
             + "".join(f"from devplan.runtime.kernels.numba_ops import {h}\n" for h in HELPERS)
             + "".join(
                 f"S_{name.replace('.', '_')} = semantics.scalar({name!r})\n"

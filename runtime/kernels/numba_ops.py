@@ -30,7 +30,7 @@ from xdsl.dialects import scf
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects.kernel import AssertOp, PrintfOp
-from .. import semantics
+from .. import numba_cache, semantics
 from . import device_io
 from .atomics import atomic_cas
 from .common import (
@@ -117,7 +117,7 @@ class NumbaOps(SourceWriter):
     """Writes the per-thread code of one kernel's ops (see the module docstring)."""
 
     def __init__(self, kernel: Kernel) -> None:
-        namespace: dict[str, Any] = {"np": np, "semantics": semantics}
+        namespace: dict[str, Any] = {"np": np, "semantics": semantics, "record_fault": record_fault}
         namespace.update({name: globals()[name] for name in HELPERS})
         super().__init__(kernel, namespace)
         self.messages: dict[int, str] = {}
@@ -166,9 +166,7 @@ class NumbaOps(SourceWriter):
         """Emit: record a fault of this thread at `site`, then stop the kernel."""
         values = [str(kind), str(site), "bix", "biy", "biz", "tix", "tiy", "tiz"]
         values += details or []
-        self.emit("(" + ", ".join(f"err[{i}]" for i in range(len(values))) + ") = (")
-        self.emit("    " + ", ".join(values) + ",)")
-        self.emit("return True")
+        self.emit(f"return record_fault(err, ({', '.join(values)}))")
 
     def hoist_constants(self, block: Block) -> None:
         for op in block.walk():
@@ -728,6 +726,17 @@ def _float_literal(value: float) -> str:
     if math.isinf(value):
         return "np.inf" if value > 0 else "-np.inf"
     return repr(value)
+
+
+@numba_cache.njit(by_type=True, nogil=True)
+def record_fault(err: Any, values: Any) -> bool:
+    """Write a fault's `values` (kind, site, block, thread, details) into the error vector
+    `err`; True, which the faulting thread returns. One call a fault site, compiled once
+    per number of values: storing them one by one at every site made a kernel of many
+    checks seconds slower to compile."""
+    for i in range(len(values)):
+        err[i] = values[i]
+    return True
 
 
 HELPERS: tuple[str, ...] = ()

@@ -142,3 +142,28 @@ def test_without_numba_cache_dir_the_cache_is_kept_out_of_the_source_tree(tmp_pa
     assert any(name.startswith("semantics.def_math_cosh") for name in cached), cached
     after = sorted(source.glob("*.nb?")) if source.exists() else []
     assert after == before
+
+
+def _wrapped(x: Any, width: Any) -> Any:
+    return (x + (1 << width)) % (1 << width)
+
+
+def _at_three_widths(wrapped: Any) -> Any:
+    """A compiled function calling `wrapped` with three constant widths."""
+    import numba  # pyright: ignore[reportMissingTypeStubs]
+
+    def three_widths(x: Any) -> Any:
+        return wrapped(x, 8), wrapped(x, 16), wrapped(x, 32)
+
+    return numba.njit(three_widths)  # pyright: ignore[reportUnknownMemberType]
+
+
+def test_a_by_type_function_is_compiled_once_for_all_constants_at_its_call_sites() -> None:
+    """Called from compiled code with constant widths (typed as their literal values), a
+    `by_type` function compiles one specialisation for int64, where Numba's dispatcher
+    compiles one per constant (kernels calling `semantics`' definitions paid seconds for
+    them); the results are those of each call."""
+    for by_type, compiled in ((True, 1), (False, 3)):
+        wrapped: Any = numba_cache.njit(cache=False, by_type=by_type)(_wrapped)
+        assert _at_three_widths(wrapped)(-1) == (255, 65535, 2**32 - 1)
+        assert len(wrapped.overloads) == compiled, by_type
