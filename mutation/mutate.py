@@ -125,7 +125,8 @@ MODULES: dict[str, Module] = {
     ),
     "semantics": Module(
         ("runtime/semantics.py",),
-        ("tests/runtime/test_op_semantics.py",),
+        # the LangRef model's every op x type (the numba path on a sample) and named cases
+        ("tests/runtime/test_op_semantics.py", "tests/runtime/test_arith_semantics.py"),
         600.0,
     ),
     # The integer ops and float extrema of host code and the numpy backend, over whole

@@ -461,10 +461,14 @@ def test_extended_arithmetic_gives_both_halves() -> None:
 # ---------------------------------------------------------------- narrow formats
 
 
+F16_SPECIALS = [0x7E01, 0xFE10, 0x7C00, 0xFC00]
+"""Quiet NaNs with a payload and either sign, and both infinities, as f16 bit patterns."""
+
 NARROW = Program(
     inputs={
         "ha": ("f16", [0.1, 65504.0, 1e-7, -3.0]),
         "hb": ("f16", [0.2, 65504.0, 1e-7, 0.3333]),
+        "hc": ("f16", list(np.array(F16_SPECIALS, np.uint16).view(np.float16))),
         "ba": ("bf16", bf16([1.5, 1.0, -2.0, 3.0])),
         "bb": ("bf16", bf16([1.0078125, 2.0**-8, 0.5, 0.0])),
         "bc": ("bf16", bf16([-(2.0**-100), -(2.0**-40), 1.0, -0.0])),
@@ -477,6 +481,7 @@ NARROW = Program(
         "%hfma = math.fma %ha, %hb, %ha : f16",
         "%hext = arith.extf %ha : f16 to f32",
         "%hexp = math.exp %hb : f16",
+        "%hneg = arith.negf %hc : f16",
         "%badd = arith.addf %ba, %bb : bf16",
         "%bmul = arith.mulf %ba, %bb : bf16",
         "%bfma = math.fma %ba, %bb, %bc : bf16",
@@ -486,7 +491,7 @@ NARROW = Program(
         "%bexp = math.exp %ba : bf16",
     ],
     results={
-        **{n: "f16" for n in ("hadd", "hmul", "hfma", "hexp")},
+        **{n: "f16" for n in ("hadd", "hmul", "hfma", "hexp", "hneg")},
         "hext": "f32",
         **{n: "bf16" for n in ("badd", "bmul", "bfma", "btrunc", "bint", "bexp")},
         "bext": "f32",
@@ -514,6 +519,8 @@ def test_f16_arithmetic_rounds_once_on_every_path() -> None:
         expect_narrow("hfma", (a * b + a).astype(np.float16))  # exact in f64 here
     expect_narrow("hext", a.astype(np.float32))
     expect_narrow("hexp", narrow()["host"]["hexp"])
+    # negation flips the sign bit of NaNs and infinities too, keeping a NaN's payload
+    expect_narrow("hneg", (np.array(F16_SPECIALS, np.uint16) ^ 0x8000).view(np.float16))
 
 
 def test_bf16_arithmetic_rounds_once_on_every_path() -> None:
