@@ -274,6 +274,29 @@ def test_an_unplanned_module_is_refused_at_the_first_unplaced_op() -> None:
         devplan.apply(module, "lower-to-device")
 
 
+def test_a_call_result_placed_apart_from_where_its_callee_returns_it_is_refused() -> None:
+    """A module planned by hand (or edited after planning) whose call result's device is
+    not the callee's result device: a located error, not a buffer on either device."""
+    cpu = '#vdev.device<"cpu", 0, #target.target<"llvm">, "global">'
+    gpu = '#vdev.device<"cuda", 0, #target.target<"cuda">, "global">'
+    module = devplan.parse(
+        f'builtin.module attributes {{vdev.targets = [#target.target<"cuda">]}} {{\n'
+        f"  func.func @f(%x: tensor<4xf32> {{vdev.device = {cpu}}}) -> "
+        f"(tensor<4xf32> {{vdev.device = {cpu}}}) {{\n"
+        "    func.return %x : tensor<4xf32>\n  }\n"
+        f"  func.func @main(%x: tensor<4xf32> {{vdev.device = {cpu}}}) -> "
+        f"(tensor<4xf32> {{vdev.device = {gpu}}}) {{\n"
+        f"    %r = func.call @f(%x) {{vdev.device = [{gpu}]}} : (tensor<4xf32>) -> tensor<4xf32>\n"
+        "    func.return %r : tensor<4xf32>\n  }\n}"
+    )
+    with pytest.raises(
+        devplan.DevplanError,
+        match=r"<string>:6:5: error: 'func.call' result 0 is placed on #vdev.device<\"cuda\", 0"
+        r".* but @f returns it on #vdev.device<\"cpu\", 0",
+    ):
+        devplan.apply(module, "lower-to-device")
+
+
 DYNAMIC_ADD = """
 func.func @main(%a: tensor<?xf32> {vdev.device = {G0}}, %b: tensor<?xf32> {vdev.device = {G0}})
     -> (tensor<?xf32> {vdev.device = {G0}}) {

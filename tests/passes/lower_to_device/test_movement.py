@@ -322,3 +322,22 @@ def test_a_reshape_shape_that_contradicts_its_static_result_type_is_a_run_time_e
         r"from its result type's 3",
     ):
         devplan.execute(devplan.parse(RESHAPE), [x, np.array([2, 3])], kernel_backend="numpy")
+
+
+CONCAT_DYNAMIC = """func.func @main(%a: tensor<2x?xf32>, %b: tensor<3x?xf32>) -> tensor<5x?xf32> {
+  %cat = tensor.concat dim(0) %a, %b : (tensor<2x?xf32>, tensor<3x?xf32>) -> tensor<5x?xf32>
+  return %cat : tensor<5x?xf32>
+}"""
+
+
+@pytest.mark.parametrize("widths", [(4, 5), (5, 4)])
+def test_a_concat_whose_operands_differ_off_its_axis_is_a_located_run_time_error(
+    widths: tuple[int, int],
+) -> None:
+    """Either operand may be the odd one out: each is checked against operand 0's extent."""
+    a = np.ones((2, widths[0]), np.float32)
+    b = np.ones((3, widths[1]), np.float32)
+    with pytest.raises(
+        devplan.DevplanError, match=r"<string>:2:3: .*dimension 1 of operand 1 differs"
+    ):
+        devplan.execute(devplan.parse(CONCAT_DYNAMIC), [a, b], kernel_backend="numpy")
