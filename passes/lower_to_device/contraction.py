@@ -55,9 +55,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
     IntegerType,
-    MemRefType,
     NoneAttr,
-    StridedLayoutAttr,
     TensorType,
 )
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
@@ -79,9 +77,9 @@ from .generic_kernel import GenericLoops
 from .kernel_builder import ELEMENTWISE_BLOCK, max_threads
 from .kernels import MATMUL_ROWS, matmul_kernel
 from .lowering import Lowering
-from .sizes import Size, extent, index_value, product, sum_sizes
+from .sizes import Size, extent, product, sum_sizes
 from .types import kernel_element, memref_type, type_text
-from .views import layout
+from .views import layout, row_major_strides, strided_view
 
 
 @dataclass(frozen=True)
@@ -227,15 +225,7 @@ def _row_major(low: Lowering, buffer: SSAValue) -> bool:
 
 def _view(low: Lowering, buffer: SSAValue, sizes: Sequence[Size]) -> SSAValue:
     """The row-major buffer `buffer`'s elements seen in `sizes`, row-major."""
-    base = memref_type(buffer.type)
-    shape = [n if isinstance(n, int) else DYNAMIC_INDEX for n in sizes]
-    type_ = MemRefType(base.element_type, shape, NoneAttr(), base.memory_space)
-    strides = [product(low, sizes[d + 1 :]) for d in range(len(sizes))]
-    view = dev.ViewOp(
-        buffer, low.index(0), [index_value(low, n) for n in sizes],
-        [index_value(low, t) for t in strides], type_,
-    )  # fmt: skip
-    return low.emit(view).results[0]
+    return strided_view(low, buffer, 0, sizes, row_major_strides(low, sizes), identity=True)
 
 
 def _pack(
@@ -264,7 +254,7 @@ def _pack(
     window = _window(low, source, m, order) if viewed else None
     if window is not None:
         base, offset, strides = window
-        view = _strided_view(low, base, offset, sizes, strides)
+        view = strided_view(low, base, offset, sizes, strides)
         packed = low.alloc(buffer_type, [n for n in sizes if not isinstance(n, int)])
         low.emit(dev.CopyOp(view, packed))
         return packed
@@ -328,24 +318,6 @@ def _linear(e: AffineExpr) -> tuple[dict[int, int], int] | None:
     if e.kind == AffineBinaryOpKind.Mul and not rhs[0]:
         return {d: c * rhs[1] for d, c in lhs[0].items()}, lhs[1] * rhs[1]
     return None
-
-
-def _strided_view(
-    low: Lowering, base: SSAValue, offset: Size, sizes: Sequence[Size], strides: Sequence[Size]
-) -> SSAValue:
-    """A `device.view` of the row-major buffer `base` (strides may overlap or be 0)."""
-    base_type = memref_type(base.type)
-    shape = [n if isinstance(n, int) else DYNAMIC_INDEX for n in sizes]
-    layout_attr = StridedLayoutAttr(
-        [t if isinstance(t, int) else None for t in strides],
-        offset if isinstance(offset, int) else None,
-    )
-    type_ = MemRefType(base_type.element_type, shape, layout_attr, base_type.memory_space)
-    view = dev.ViewOp(
-        base, index_value(low, offset), [index_value(low, n) for n in sizes],
-        [index_value(low, t) for t in strides], type_,
-    )  # fmt: skip
-    return low.emit(view).results[0]
 
 
 def _renumber(e: AffineExpr, position: dict[int, int]) -> AffineExpr:

@@ -118,7 +118,7 @@ def layout(low: Lowering, buffer: SSAValue) -> tuple[SSAValue, Size, list[Size]]
     if found is not None:
         return found
     rank = memref_type(buffer.type).get_num_dims()
-    return buffer, 0, _row_major(low, [extent(low, buffer, d) for d in range(rank)])
+    return buffer, 0, row_major_strides(low, [extent(low, buffer, d) for d in range(rank)])
 
 
 def flat_view(low: Lowering, buffer: SSAValue) -> SSAValue | None:
@@ -136,12 +136,41 @@ def flat_view(low: Lowering, buffer: SSAValue) -> SSAValue | None:
     return low.emit(view).results[0]
 
 
-def _row_major(low: Lowering, sizes: Sequence[Size]) -> list[Size]:
+def row_major_strides(low: Lowering, sizes: Sequence[Size]) -> list[Size]:
+    """The strides of a row-major buffer of `sizes`."""
     return [product(low, sizes[d + 1 :]) for d in range(len(sizes))]
 
 
 def _times(low: Lowering, a: Size, b: Size) -> Size:
     return product(low, [a, b])
+
+
+def strided_view(
+    low: Lowering,
+    base: SSAValue,
+    offset: Size,
+    sizes: Sequence[Size],
+    strides: Sequence[Size],
+    shape: Sequence[int] | None = None,
+    identity: bool = False,
+) -> SSAValue:
+    """A `device.view` of the row-major buffer `base`: no allocation, no copy; `strides`
+    may overlap or be 0. Its type has `shape` (default: `sizes`, static where they are)
+    and a strided layout, static where its strides and offset are; with `identity` and
+    offset 0 (the elements of `base` in row-major order), the identity layout."""
+    base_type = memref_type(base.type)
+    if shape is None:
+        shape = [n if isinstance(n, int) else DYNAMIC_INDEX for n in sizes]
+    layout: Attribute = NoneAttr()
+    if not (identity and offset == 0):
+        static = [t if isinstance(t, int) else None for t in strides]
+        layout = StridedLayoutAttr(static, offset if isinstance(offset, int) else None)
+    type_ = MemRefType(base_type.element_type, shape, layout, base_type.memory_space)
+    view = dev.ViewOp(
+        base, index_value(low, offset), [index_value(low, n) for n in sizes],
+        [index_value(low, t) for t in strides], type_,
+    )  # fmt: skip
+    return low.emit(view).results[0]
 
 
 def _device_view(
@@ -153,28 +182,18 @@ def _device_view(
     strides: Sequence[Size],
     reshape: bool = False,
 ) -> SSAValue:
-    """A `device.view` of the row-major buffer `base` as `op`'s result: no allocation,
-    no copy. A slice's has a strided layout (static where its strides and offset are), as
-    has a reshape's of a slice; a reshape's of `base` itself is the identity layout."""
-    base_type = memref_type(base.type)
+    """`strided_view` of `base` as `op`'s result (of its result type's shape): a slice's
+    has a strided layout, as has a reshape's of a slice; a reshape's of `base` itself is
+    the identity layout."""
     shape = tensor_type(op.results[0].type).get_shape()
-    layout: Attribute = NoneAttr()
-    if not (reshape and offset == 0):
-        static = [t if isinstance(t, int) else None for t in strides]
-        layout = StridedLayoutAttr(static, offset if isinstance(offset, int) else None)
-    type_ = MemRefType(base_type.element_type, shape, layout, base_type.memory_space)
-    view = dev.ViewOp(
-        base, index_value(low, offset), [index_value(low, n) for n in sizes],
-        [index_value(low, t) for t in strides], type_,
-    )  # fmt: skip
-    return low.emit(view).results[0]
+    return strided_view(low, base, offset, sizes, strides, shape, identity=reshape)
 
 
 def _row_major_view(low: Lowering, op: Operation, source: SSAValue, sizes: list[Size]) -> None:
     """`op`'s result: `source`'s elements, consecutive in row-major order (`becomes_view`),
     seen in `sizes`: a view of the buffer they are in, at their offset there."""
     base, offset, _ = layout(low, source)
-    steps = _row_major(low, sizes)
+    steps = row_major_strides(low, sizes)
     view = _device_view(low, op, base, offset, sizes, steps, reshape=True)
     if base is not source:
         low.strided[view] = (base, offset, steps)
