@@ -94,7 +94,6 @@ class Runtime:
         if scheduler.host not in self.apis:
             raise DeviceError(f"no DeviceAPI for the host device {scheduler.host}")
         self.torn_down = False
-        self._abandoned = False
         self._built: tuple[System, tuple[object, ...]] | None = None
         """The system and DeviceAPI factories `from_system` built it of (None: built
         otherwise, never renewed)."""
@@ -247,7 +246,6 @@ class Runtime:
         for api in self.apis.values():
             api.abandon()
         self.torn_down = True
-        self._abandoned = True
 
     def _renew(self, system: System, factories: tuple[object, ...]) -> bool:
         """Become the runtime `from_system(system)` would build of `factories`, on a new
@@ -261,8 +259,7 @@ class Runtime:
             or built[0] is not system
             or built[1] != factories
             or not self.torn_down
-            or self._abandoned
-            or not all(api.can_renew() for api in self.apis.values())
+            or not all(api.can_renew() for api in self.apis.values())  # none abandoned
         ):
             return False
         unread = self._unread() if self._unread is not None else None
