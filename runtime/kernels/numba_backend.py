@@ -7,7 +7,8 @@ the blocks numbered `first` to `last - 1` and returns True at the first fault, a
 compiled with `numba.njit` at the first launch for the argument types, and cached on disk
 (`kernel_cache.py`). This module compiles that source and launches it.
 
-Large launches (`PARALLEL_THREADS`; fewer over big arrays: `BIG_ARRAYS_FACTOR`) of kernels
+Large launches (`PARALLEL_THREADS`; fewer over big arrays: `BIG_ARRAYS_FACTOR`; more, and only
+with a core to spare, without loops: `LOOP_FREE_FACTOR`) of kernels
 (`ranges.separating_axes`, and no written array overlapping another argument) run their
 blocks in parallel, in chunks of consecutive blocks handed to whichever thread is free
 (a thread the machine's other work delays does not hold the others back): each chunk of
@@ -23,6 +24,8 @@ returns; the launcher turns that into the same `KernelError` the NumPy backend r
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -69,11 +72,41 @@ in parallel, `bench/level1_ops.py`)."""
 
 BIG_ARRAYS = 1 << 20
 
-LOOP_FREE_FACTOR = 256
+LOOP_FREE_FACTOR = 16
 """A kernel without loops (a few operations a thread) runs in parallel only from
-`LOOP_FREE_FACTOR * PARALLEL_THREADS` threads: in order, a launch of 2^20 such threads
-takes about 0.2 ms, while handing chunks of blocks to Numba's threads took about 8 ms a
-launch on 2 cores at a load of 3-4 (`bench/level1_ops.py`)."""
+`LOOP_FREE_FACTOR * PARALLEL_THREADS` threads, and only while the machine has a core to
+spare (`spare_core`): each chunk of such blocks is a few microseconds of work, so a launch
+lasts as long as its slowest thread's chunks. On 2 cores, a 1024x1024 broadcast add took
+0.14 ms in parallel against 0.18 ms in order on an idle machine (`bench/level1_ops.py`,
+medians of 21), while at a load of 3-4 a parallel launch of 2^20 such threads took about
+8 ms, against 0.2 ms in order."""
+
+LOAD_FILE = Path("/proc/loadavg")
+"""Linux's load: its fourth field is `runnable/all` scheduling entities at this moment."""
+
+SPARE_CORE_SECONDS = 0.05
+"""How long `spare_core` keeps its answer: a launch reads the load at most this often."""
+
+_spare_core: list[float | bool] = [-1.0, False]
+"""`spare_core`'s last answer: [when (`time.monotonic`), answer]."""
+
+
+def spare_core() -> bool:
+    """Whether no other work is runnable on a core beside the calling thread, so that a
+    parallel launch's second thread finds an idle core, as OpenMP's dynamic adjustment
+    of threads (`OMP_DYNAMIC`) reads the system's load. It reads the count of runnable
+    threads at this moment, not the 1-minute load average: that average counts this
+    process's own parallel launches, so that a run of them would stop itself. False where
+    the load cannot be read (not Linux)."""
+    now = time.monotonic()
+    if now - float(_spare_core[0]) < SPARE_CORE_SECONDS:
+        return bool(_spare_core[1])
+    try:
+        runnable = int(LOAD_FILE.read_text().split()[3].split("/")[0])
+    except (OSError, IndexError, ValueError):
+        runnable = 1 << 30
+    _spare_core[:] = [now, runnable <= (os.cpu_count() or 1) - 1]
+    return bool(_spare_core[1])
 
 
 def is_f16(type_: Any) -> bool:
@@ -132,6 +165,8 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
         ):
             return 0
         if any(size > 1 and axis not in axes for axis, size in zip("xyz", grid, strict=True)):
+            return 0
+        if loop_free and not spare_core():
             return 0
         threads = numba.get_num_threads()
         if threads < 2 or _aliased(written, args):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,6 +12,7 @@ import pytest
 import devplan
 from devplan.diagnostics import DevplanError
 from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime.kernels import numba_backend
 from devplan.runtime.kernels.common import KernelError
 from devplan.runtime.kernels.compile import BACKENDS, compile_kernel
 
@@ -814,3 +817,33 @@ def test_ops_with_regions_nest_64_deep_and_a_65th_is_a_located_error(backend: st
         "<string>:70:3: error: in kernel @deep: 'scf.if' is nested in 64 ops with regions; "
         "the kernel backends run at most 64 nested"
     )
+
+
+def test_a_large_loop_free_launch_runs_in_parallel_only_with_a_core_to_spare(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """2^20 threads of a vector add: their blocks run in parallel while nothing but the
+    launching thread is runnable on a core, in order when other work is runnable on
+    every core or the load cannot be read; the sum is the same either way."""
+    assert numba_backend.numba.get_num_threads() >= 2, "blocks never run in parallel here"
+    launches: list[int] = []
+    chunk_size = numba_backend._set_chunksize  # pyright: ignore[reportPrivateUsage]
+
+    def recording(size: int) -> int:
+        launches.append(size)
+        return chunk_size(size)
+
+    monkeypatch.setattr(numba_backend, "_set_chunksize", recording)
+    cores = os.cpu_count() or 1
+    func = kernel(VECTOR_ADD)
+    for runnable, parallel in ((1, True), (cores, False), (None, False)):
+        load = tmp_path / f"loadavg-{runnable}"
+        if runnable is not None:
+            load.write_text(f"3.10 2.00 1.50 {runnable}/412 9876\n")
+        monkeypatch.setattr(numba_backend, "LOAD_FILE", load)
+        monkeypatch.setattr(numba_backend, "_spare_core", [-1.0, False])
+        a, b, c = vectors(1 << 20, seed=cores)
+        launches.clear()
+        run(func, "numba", (4096, 1, 1), (256, 1, 1), [a, b, c])
+        np.testing.assert_array_equal(c, a + b)
+        assert bool(launches) == parallel, (runnable, cores)
