@@ -87,8 +87,9 @@ LOAD_FILE = Path("/proc/loadavg")
 SPARE_CORE_SECONDS = 0.05
 """How long `spare_core` keeps its answer: a launch reads the load at most this often."""
 
-_spare_core: list[float | bool] = [-1.0, False]
-"""`spare_core`'s last answer: [when (`time.monotonic`), answer]."""
+_load_read_at = -SPARE_CORE_SECONDS
+"""When (`time.monotonic`) `spare_core` last read the load; `_spare` is what it found."""
+_spare = False
 
 
 def spare_core() -> bool:
@@ -98,15 +99,15 @@ def spare_core() -> bool:
     threads at this moment, not the 1-minute load average: that average counts this
     process's own parallel launches, so that a run of them would stop itself. False where
     the load cannot be read (not Linux)."""
+    global _load_read_at, _spare
     now = time.monotonic()
-    if now - float(_spare_core[0]) < SPARE_CORE_SECONDS:
-        return bool(_spare_core[1])
-    try:
-        runnable = int(LOAD_FILE.read_text().split()[3].split("/")[0])
-    except (OSError, IndexError, ValueError):
-        runnable = 1 << 30
-    _spare_core[:] = [now, runnable <= (os.cpu_count() or 1) - 1]
-    return bool(_spare_core[1])
+    if now - _load_read_at >= SPARE_CORE_SECONDS:
+        try:
+            runnable = int(LOAD_FILE.read_text().split()[3].split("/")[0])
+        except (OSError, IndexError, ValueError):
+            runnable = 1 << 30
+        _load_read_at, _spare = now, runnable <= (os.cpu_count() or 1) - 1
+    return _spare
 
 
 def is_f16(type_: Any) -> bool:
@@ -166,10 +167,8 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
             return 0
         if any(size > 1 and axis not in axes for axis, size in zip("xyz", grid, strict=True)):
             return 0
-        if loop_free and not spare_core():
-            return 0
         threads = numba.get_num_threads()
-        if threads < 2 or _aliased(written, args):
+        if threads < 2 or _aliased(written, args) or (loop_free and not spare_core()):
             return 0
         return min(blocks, 4 * threads)
 
