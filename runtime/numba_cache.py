@@ -22,6 +22,10 @@ files go under devplan's cache directory (`cache_location.py`), not into a `__py
 folder beside the source as Numba would put them (an installed or checked-out package is
 not a place to write to).
 
+A function loaded from this cache is loaded without Numba's refresh of its target context
+(which imports every lowering registry Numba has, an eighth of a warm devplan-run), unless
+it is a ufunc's loop (`SharedFunctionCache.load_overload`).
+
 `njit(...)` and `vectorize(signatures, ...)` are Numba's decorators with this cache.
 `njit(by_type=True)` also compiles a function called from compiled code once per argument
 *types*: Numba's own dispatcher compiles a callee again for every combination of constant
@@ -49,6 +53,7 @@ from numba.core.caching import (  # pyright: ignore[reportMissingTypeStubs]
     IndexDataCacheFile,
 )
 from numba.core.registry import CPUDispatcher  # pyright: ignore[reportMissingTypeStubs]
+from numba.core.runtime.nrt import rtsys  # pyright: ignore[reportMissingTypeStubs]
 from numba.np.ufunc.ufuncbuilder import UFuncBuilder  # pyright: ignore[reportMissingTypeStubs]
 
 from .cache_location import cache_dir
@@ -112,10 +117,12 @@ class _KeyedCacheFile(IndexDataCacheFile):  # pyright: ignore[reportUntypedBaseC
 
 
 class SharedFunctionCache(FunctionCache):  # pyright: ignore[reportUntypedBaseClass]
-    """Numba's per-function cache with `_KeyedCacheFile` as its storage."""
+    """Numba's per-function cache with `_KeyedCacheFile` as its storage; `refresh`: load
+    entries as Numba does, after refreshing the target context (see `load_overload`)."""
 
-    def __init__(self, py_func: Callable[..., Any]) -> None:
+    def __init__(self, py_func: Callable[..., Any], refresh: bool = False) -> None:
         super().__init__(py_func)  # pyright: ignore[reportUnknownMemberType]
+        self.refresh = refresh
         numba_cache = cast(Any, self)
         numba_cache._cache_path = _cache_path(
             Path(inspect.getfile(py_func)).resolve(), numba_cache._cache_path
@@ -125,6 +132,25 @@ class SharedFunctionCache(FunctionCache):  # pyright: ignore[reportUntypedBaseCl
             filename_base=numba_cache._impl.filename_base,
             source_stamp=numba_cache._impl.locator.get_source_stamp(),
         )
+
+    def load_overload(self, sig: object, target_context: Any) -> object:
+        """The cached overload of `sig`, or None. Numba's refreshes `target_context` first,
+        which imports and installs every lowering registry Numba has (about 90 ms of CPU,
+        an eighth of a warm `devplan-run` on the numba backend); machine code loaded from a
+        cache and called from Python needs none of them, only Numba's runtime (NRT)
+        initialised, which the refresh also does and this does alone unless `refresh`.
+        What needs the registries later refreshes the context itself: a compile
+        (`compiler.compile_extra`) and the first lookup of a lowering that misses
+        (`BaseContext.get_function`). A ufunc's loop wrappers, built from the loaded
+        loops, look up constants without that fallback: `vectorize` loads with `refresh`."""
+        if self.refresh:
+            target_context.refresh()
+        else:
+            rtsys.initialize(target_context)  # pyright: ignore[reportUnknownMemberType]
+        numba_cache = cast(Any, self)
+        with numba_cache._guard_against_spurious_io_errors():
+            return numba_cache._load_overload(sig, target_context)
+        return None  # the `with` swallowed an I/O error: a miss, as in Numba's
 
 
 def _cache_path(source: Path, numba_choice: str) -> str:
@@ -184,7 +210,7 @@ def vectorize(signatures: Sequence[str], **options: Any) -> Callable[[Callable[.
 
     def decorate(function: Callable[..., Any]) -> Any:
         builder: Any = UFuncBuilder(function, cache=False, targetoptions=options)
-        builder.nb_func.cache = SharedFunctionCache(function)
+        builder.nb_func.cache = SharedFunctionCache(function, refresh=True)
         for signature in signatures:
             builder.add(signature)
         return builder.build_ufunc()

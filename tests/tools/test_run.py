@@ -47,13 +47,16 @@ import atexit, json, runpy, sys
 loaded = lambda: {
     "scipy": sorted(n for n in sys.modules if n.startswith("scipy")),
     "numba": "numba" in sys.modules,
+    "numba's lowering registries": "numba.cpython.cmathimpl" in sys.modules,
 }
 atexit.register(lambda: print(json.dumps(loaded()), file=sys.stderr))
 sys.argv = ["devplan-run", *sys.argv[1:]]
 runpy.run_module("devplan.tools.run", run_name="__main__")
 """
 """devplan-run as its own process (argv from the command line), printing on stderr at exit
-which SciPy modules it loaded and whether it loaded Numba (the last line)."""
+which SciPy modules it loaded, whether it loaded Numba, and whether Numba refreshed its
+target context (which imports `numba.cpython.cmathimpl` with every other lowering registry).
+The last line."""
 
 
 def run_as_the_program(args: list[str]) -> tuple[str, dict[str, object]]:
@@ -67,10 +70,14 @@ def run_as_the_program(args: list[str]) -> tuple[str, dict[str, object]]:
 def test_a_numba_run_as_the_program_loads_no_scipy_and_prints_what_numpy_does(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The second run loads its kernels from the cache the first filled, without Numba's
+    refresh of its target context (`SharedFunctionCache.load_overload`)."""
     args = [str(EXAMPLES / "mlp.mlir"), "--random-args", "0"]
     out, loaded = run_as_the_program([*args, "--kernel-backend", "numba"])
-    assert loaded == {"scipy": [], "numba": True}
-    assert out == run_cli(args, capsys)[1]
+    assert (loaded["scipy"], loaded["numba"]) == ([], True)
+    warm_out, warm = run_as_the_program([*args, "--kernel-backend", "numba"])
+    assert warm == {"scipy": [], "numba": True, "numba's lowering registries": False}
+    assert out == warm_out == run_cli(args, capsys)[1]
 
 
 def test_a_numba_run_of_a_program_without_kernels_loads_no_numba(tmp_path: Path) -> None:
@@ -78,7 +85,7 @@ def test_a_numba_run_of_a_program_without_kernels_loads_no_numba(tmp_path: Path)
     program.write_text(SCALE)
     args = [str(program), "--random-args", "0", "--kernel-backend", "numba"]
     _, loaded = run_as_the_program(args)
-    assert loaded == {"scipy": [], "numba": False}
+    assert loaded == {"scipy": [], "numba": False, "numba's lowering registries": False}
 
 
 def test_print_full_prints_every_value(capsys: pytest.CaptureFixture[str]) -> None:
