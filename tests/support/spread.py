@@ -92,8 +92,10 @@ def slack(
             slacks.append(np.zeros(np.shape(want)))
             continue
         bf16 = name == "bf16"
-        cancelled = _values(np.asarray(magnitude), bf16) - np.abs(_values(np.asarray(want), bf16))
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore"):  # inf - inf where both are infinite: no slack
+            cancelled = _values(np.asarray(magnitude), bf16) - np.abs(
+                _values(np.asarray(want), bf16)
+            )
             slacks.append(np.nan_to_num(n * UNIT_ROUNDOFF[name] * np.maximum(cancelled, 0.0)))
     return slacks
 
