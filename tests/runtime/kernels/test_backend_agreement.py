@@ -6,6 +6,10 @@ thread in one block of many) and their launches; both backends run them on copie
 same inputs, and either both finish with bitwise equal buffers, or both fail with the same
 message. The numba backend is also run with its blocks in parallel, which must give the
 same buffers and the same first fault as running them in order.
+
+Each distinct kernel costs a Numba compile (about a second, most of it the same for a
+small kernel as for a large one), each launch of it far less: a drawn kernel computes
+several drawn expressions and is launched on several drawn grids.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ DTYPES = {
 }
 FLOAT_BINARY = ("addf", "subf", "mulf", "divf", "maximumf", "minimumf", "maxnumf", "minnumf")
 INT_BINARY = ("addi", "subi", "muli", "andi", "ori", "xori", "maxsi", "minsi", "divsi", "remsi")
+NEVER_FAULTING = INT_BINARY[:-2]
+"""The integer ops without undefined behaviour (no division)."""
 
 
 def parse_kernel(text: str) -> KernelFuncOp:
@@ -71,11 +77,21 @@ def assert_same(expected: Any, got: Any) -> None:
         assert same, (x, y)
 
 
+Launch = tuple[tuple[int, int, int], tuple[int, int, int], list[Any]]
+"""A launch's grid, block and arguments."""
+
+
 def agree(text: str, grid: Any, block: Any, args: list[Any]) -> None:
-    """Both backends agree, and the numba backend agrees with itself in parallel."""
+    """Both backends give the same outcome of the launch."""
+    agree_on_launches(text, [(grid, block, args)])
+
+
+def agree_on_launches(text: str, launches: list[Launch]) -> None:
+    """Both backends give the same outcome of each launch of one kernel (compiled once)."""
     func = parse_kernel(text)
-    expected = outcome(func, "numpy", grid, block, args)
-    assert_same(expected, outcome(func, "numba", grid, block, args))
+    for grid, block, args in launches:
+        expected = outcome(func, "numpy", grid, block, args)
+        assert_same(expected, outcome(func, "numba", grid, block, args))
 
 
 class Builder:
@@ -93,8 +109,11 @@ class Builder:
 
 
 @st.composite
-def expressions(draw: st.DrawFn, b: Builder, t: str, leaves: list[str], depth: int) -> str:
-    """An SSA value of type `t`: a random expression tree over `leaves`."""
+def expressions(
+    draw: st.DrawFn, b: Builder, t: str, leaves: list[str], depth: int, faulting: bool = True
+) -> str:
+    """An SSA value of type `t`: a random expression tree over `leaves` (dividing by
+    zero only when `faulting`)."""
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         if draw(st.booleans()):
             return draw(st.sampled_from(leaves))
@@ -103,8 +122,8 @@ def expressions(draw: st.DrawFn, b: Builder, t: str, leaves: list[str], depth: i
         else:
             value = str(draw(st.integers(-3, 5)))
         return b.emit(f"arith.constant {value} : {t}")
-    x = draw(expressions(b, t, leaves, depth - 1))
-    y = draw(expressions(b, t, leaves, depth - 1))
+    x = draw(expressions(b, t, leaves, depth - 1, faulting))
+    y = draw(expressions(b, t, leaves, depth - 1, faulting))
     kind = draw(st.integers(0, 4))
     if kind == 0:  # a comparison and a select
         pred = draw(st.sampled_from(["olt", "oge", "une"] if t in FLOATS else ["slt", "ult", "ne"]))
@@ -117,20 +136,28 @@ def expressions(draw: st.DrawFn, b: Builder, t: str, leaves: list[str], depth: i
                 f"{draw(st.sampled_from(['arith.negf', 'math.absf', 'math.sqrt']))} {x} : {t}"
             )
         return b.emit(f"arith.{draw(st.sampled_from(FLOAT_BINARY))} {x}, {y} : {t}")
-    return b.emit(f"arith.{draw(st.sampled_from(INT_BINARY))} {x}, {y} : {t}")
+    ops = INT_BINARY if faulting else NEVER_FAULTING
+    return b.emit(f"arith.{draw(st.sampled_from(ops))} {x}, {y} : {t}")
+
+
+EXPRESSIONS = 2
+"""Drawn expressions a generated elementwise kernel computes, each into its own output."""
+
+LAUNCHES = 3
+"""Launches of each generated kernel: one Numba compile, then each launch is cheap."""
 
 
 @st.composite
-def elementwise(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
-    """`c[lin] = expr(a[lin], b[lin], s)` over a 1-D to 3-D grid, guarded by `lin < n` (or
-    not, or off by one), optionally summed over an `scf.for` loop."""
-    t = draw(st.sampled_from(FLOATS + INTS))
-    dims = draw(st.integers(1, 3))
-    grid = [draw(st.integers(1, 3)) if d < dims else 1 for d in range(3)]
-    block = [draw(st.integers(1, 6)) if d < dims else 1 for d in range(3)]
-    threads = int(np.prod(grid)) * int(np.prod(block))
+def elementwise(draw: st.DrawFn) -> tuple[str, list[Launch]]:
+    """`out_j[lin] = expr_j(a_j[lin], b_j[lin], s_j)` for `EXPRESSIONS` expressions of
+    independently drawn types, over a 1-D to 3-D grid, guarded by `lin < n` (or not, or
+    off by one), optionally summed over one `scf.for` loop carrying them all; launched
+    `LAUNCHES` times on grids of their own. Only the first expression may divide by zero:
+    the backends report different faults when two ops fault in different threads (the
+    NumPy backend the first faulting op's first thread, the Numba backend the first
+    faulting thread's op)."""
+    types = [draw(st.sampled_from(FLOATS + INTS)) for _ in range(EXPRESSIONS)]
     guard = draw(st.sampled_from(["ult", "slt", "ule", "none"]))
-    n = draw(st.integers(max(1, threads // 2), threads)) if guard != "none" else threads
     b = Builder()
     ids = []
     for axis in "xyz":
@@ -152,32 +179,47 @@ def elementwise(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
     lin = b.emit(f"arith.addi {lin}, {ix} : index")
     head = list(b.lines)
     b.lines = []
-    x = b.emit(f"memref.load %a[{lin}] : memref<?x{t}>")
-    y = b.emit(f"memref.load %b[{lin}] : memref<?x{t}>")
-    loop = draw(st.booleans())
-    if loop:
+    loads = [
+        (b.emit(f"memref.load %a{j}[{lin}] : memref<?x{t}>"),
+         b.emit(f"memref.load %b{j}[{lin}] : memref<?x{t}>"))
+        for j, t in enumerate(types)
+    ]  # fmt: skip
+    if draw(st.booleans()):
+        carried = ", ".join(f"%p{j} = {x}" for j, (x, _) in enumerate(loads))
+        results = "%acc" if EXPRESSIONS == 1 else f"%acc:{EXPRESSIONS}"
         b.lines.append(
-            f"    %acc = scf.for %k = %c0 to %m step %c1 iter_args(%s0 = {x}) -> ({t}) {{"
+            f"    {results} = scf.for %k = %c0 to %m step %c1 iter_args({carried}) "
+            f"-> ({', '.join(types)}) {{"
         )
         inner = Builder()
         inner.count = 1000
-        if t in FLOATS:
-            k = inner.emit("arith.index_cast %k : index to i64")
-            k = inner.emit(f"arith.sitofp {k} : i64 to {t}")
-        else:
-            k = inner.emit(f"arith.index_cast %k : index to {t}")
-        e = draw(expressions(inner, t, ["%s0", y, k, "%s"], 2))
+        yielded = []
+        for j, (t, (_, y)) in enumerate(zip(types, loads, strict=True)):
+            if t in FLOATS:
+                k = inner.emit("arith.index_cast %k : index to i64")
+                k = inner.emit(f"arith.sitofp {k} : i64 to {t}")
+            else:
+                k = inner.emit(f"arith.index_cast %k : index to {t}")
+            leaves = [f"%p{j}", y, k, f"%s{j}"]
+            yielded.append(draw(expressions(inner, t, leaves, 2, faulting=j == 0)))
         b.lines += [f"  {line}" for line in inner.lines]
-        b.lines.append(f"      scf.yield {e} : {t}")
+        b.lines.append(f"      scf.yield {', '.join(yielded)} : {', '.join(types)}")
         b.lines.append("    }")
-        result = "%acc"
+        outputs = ["%acc"] if EXPRESSIONS == 1 else [f"%acc#{j}" for j in range(EXPRESSIONS)]
     else:
-        result = draw(expressions(b, t, [x, y, "%s"], 3))
-    b.lines.append(f"    memref.store {result}, %c[{lin}] : memref<?x{t}>")
+        outputs = [
+            draw(expressions(b, t, [x, y, f"%s{j}"], 3, faulting=j == 0))
+            for j, (t, (x, y)) in enumerate(zip(types, loads, strict=True))
+        ]
+    for j, (t, result) in enumerate(zip(types, outputs, strict=True)):
+        b.lines.append(f"    memref.store {result}, %out{j}[{lin}] : memref<?x{t}>")
     body = list(b.lines)
+    params = "".join(
+        f"%a{j}: memref<?x{t}>, %b{j}: memref<?x{t}>, %out{j}: memref<?x{t}>, %s{j}: {t}, "
+        for j, t in enumerate(types)
+    )
     lines = [
-        f"kernel.func @ew(%a: memref<?x{t}>, %b: memref<?x{t}>, %c: memref<?x{t}>, "
-        f"%s: {t}, %m: index) {{",
+        f"kernel.func @ew({params}%m: index) {{",
         "    %c0 = arith.constant 0 : index",
         "    %c1 = arith.constant 1 : index",
         *head,
@@ -185,32 +227,45 @@ def elementwise(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
     if guard == "none":
         lines += body
     else:
-        lines.append(f"    %n = memref.dim %c, %c0 : memref<?x{t}>")
+        lines.append(f"    %n = memref.dim %out0, %c0 : memref<?x{types[0]}>")
         lines.append(f"    %in = arith.cmpi {guard}, {lin}, %n : index")
         lines.append("    scf.if %in {")
         lines += [f"  {line}" for line in body]
         lines.append("    }")
     lines += ["    kernel.return", "}"]
+    launches = [draw(elementwise_launch(types, guard)) for _ in range(LAUNCHES)]
+    return "\n".join(lines), launches
+
+
+@st.composite
+def elementwise_launch(draw: st.DrawFn, types: list[str], guard: str) -> Launch:
+    """A grid of 1 to 3 dimensions for `elementwise`'s kernel and its arguments: `n`
+    elements an array (all of the grid's threads without a guard, else half to all)."""
+    dims = draw(st.integers(1, 3))
+    grid = [draw(st.integers(1, 3)) if d < dims else 1 for d in range(3)]
+    block = [draw(st.integers(1, 6)) if d < dims else 1 for d in range(3)]
+    threads = int(np.prod(grid)) * int(np.prod(block))
+    n = draw(st.integers(max(1, threads // 2), threads)) if guard != "none" else threads
     rng = np.random.default_rng(draw(st.integers(0, 1000)))
-    dtype = DTYPES[t]
-    if t in FLOATS:
-        a, bb = (rng.standard_normal(n).astype(dtype) for _ in range(2))
-        scalar: Any = float(draw(st.sampled_from([0.5, -1.0, 2.0])))
-    else:
-        info = np.iinfo(dtype)
-        lo, hi = max(info.min, -100), min(info.max, 100)
-        a, bb = (rng.integers(lo, hi, n).astype(dtype) for _ in range(2))
-        scalar = draw(st.integers(-4, 4))
-    c = np.zeros(n, dtype)
-    return "\n".join(lines), tuple(grid), tuple(block), [a, bb, c, scalar, draw(st.integers(0, 3))]
+    args: list[Any] = []
+    for t in types:
+        dtype = DTYPES[t]
+        if t in FLOATS:
+            a, b = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+            scalar: Any = float(draw(st.sampled_from([0.5, -1.0, 2.0])))
+        else:
+            info = np.iinfo(dtype)
+            lo, hi = max(info.min, -100), min(info.max, 100)
+            a, b = (rng.integers(lo, hi, n).astype(dtype) for _ in range(2))
+            scalar = draw(st.integers(-4, 4))
+        args += [a, b, np.zeros(n, dtype), scalar]
+    return tuple(grid), tuple(block), [*args, draw(st.integers(0, 3))]
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=4)
 @given(elementwise())
-def test_backends_agree_on_generated_elementwise_kernels(
-    case: tuple[str, Any, Any, list[Any]],
-) -> None:
-    agree(*case)
+def test_backends_agree_on_generated_elementwise_kernels(case: tuple[str, list[Launch]]) -> None:
+    agree_on_launches(*case)
 
 
 SUM = """
@@ -259,18 +314,18 @@ kernel.func @sum(%a: memref<?x{t}>, %out: memref<?x{t}>) {{
 """
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=4)
 @given(
     st.sampled_from(["f32", "f64", "i32", "i64"]),
     st.integers(0, 5),
-    st.integers(1, 6),
-    st.integers(0, 10_000),
     st.booleans(),
+    st.lists(st.tuples(st.integers(1, 6), st.integers(0, 10_000)), min_size=3, max_size=3),
 )
 def test_backends_agree_on_shared_memory_reductions(
-    t: str, log_block: int, blocks: int, seed: int, fault: bool
+    t: str, log_block: int, fault: bool, launches: list[tuple[int, int]]
 ) -> None:
-    """A tree reduction per block; with `fault`, the last block stores one past the end."""
+    """A tree reduction per block; with `fault`, the last block stores one past the end.
+    Each kernel is launched on several grids, of `blocks` blocks over `n` elements."""
     bs = 1 << log_block
     text = SUM.format(t=t, bs=bs, steps=log_block, add="addf" if t in FLOATS else "addi")
     if fault:
@@ -278,11 +333,13 @@ def test_backends_agree_on_shared_memory_reductions(
             "memref.store %total, %out[%bx]",
             "%bad = arith.addi %bx, %c1 : index\n    memref.store %total, %out[%bad]",
         )
-    rng = np.random.default_rng(seed)
-    n = blocks * bs - int(rng.integers(0, bs))
-    a = rng.integers(-50, 50, max(n, 1)).astype(DTYPES[t])
-    out = np.zeros(blocks, DTYPES[t])
-    agree(text, (blocks, 1, 1), (bs, 1, 1), [a, out])
+    runs: list[Launch] = []
+    for blocks, seed in launches:
+        rng = np.random.default_rng(seed)
+        n = blocks * bs - int(rng.integers(0, bs))
+        a = rng.integers(-50, 50, max(n, 1)).astype(DTYPES[t])
+        runs.append(((blocks, 1, 1), (bs, 1, 1), [a, np.zeros(blocks, DTYPES[t])]))
+    agree_on_launches(text, runs)
 
 
 FAULT_IN_ONE_BLOCK = """
@@ -486,6 +543,24 @@ def test_blocks_indexing_ranges_of_different_widths_are_not_found_free_of_races(
     assert separating_axes(Kernel(parse_kernel(text))) is None
 
 
+def run_blocks_in_parallel(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make the numba backend run the blocks of every launch free of races in parallel:
+    of any size, and (loop-free ones too) whatever the machine's load. The list returned
+    gets an entry at each launch run in parallel."""
+    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    monkeypatch.setattr(numba_backend, "spare_core", lambda: True)
+    parallel: list[int] = []
+    chunk_size = numba_backend._set_chunksize  # pyright: ignore[reportPrivateUsage]
+
+    def recording(size: int) -> int:
+        if size == 1:  # set for the launch; the previous size is set back after it
+            parallel.append(size)
+        return chunk_size(size)
+
+    monkeypatch.setattr(numba_backend, "_set_chunksize", recording)
+    return parallel
+
+
 def test_blocks_reading_what_later_blocks_write_give_the_buffers_of_blocks_in_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -495,8 +570,9 @@ def test_blocks_reading_what_later_blocks_write_give_the_buffers_of_blocks_in_or
     grid, block = (1 << 16, 1, 1), (1, 1, 1)
     args = [np.arange(2 << 16, dtype=np.float32)]
     expected = outcome(func, "numpy", grid, block, args)
-    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    parallel = run_blocks_in_parallel(monkeypatch)
     assert_same(expected, outcome(func, "numba", grid, block, args))
+    assert not parallel
 
 
 ATOMIC_SUM = """
@@ -527,8 +603,9 @@ def test_blocks_writing_one_element_with_atomics_run_in_order(
     assert separating_axes(Kernel(func)) is None
     grid, block, args = (1 << 16, 1, 1), (1, 1, 1), [np.zeros(1, np.float32)]
     expected = outcome(func, "numpy", grid, block, args)
-    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    parallel = run_blocks_in_parallel(monkeypatch)
     assert_same(expected, outcome(func, "numba", grid, block, args))
+    assert not parallel
 
 
 @pytest.mark.parametrize("target", [-1, 5, 700, 4095])
@@ -545,8 +622,9 @@ def test_parallel_blocks_give_the_results_and_first_fault_of_blocks_in_order(
     in_order = outcome(func, "numba", grid, block, args)
     assert isinstance(in_order, str)
     assert "divides by zero" in in_order
-    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    parallel = run_blocks_in_parallel(monkeypatch)
     assert_same(in_order, outcome(func, "numba", grid, block, args))
+    assert parallel
     assert_same(outcome(func, "numpy", grid, block, args), in_order)
 
 
@@ -558,17 +636,19 @@ def test_parallel_blocks_without_a_fault_give_the_buffers_of_blocks_in_order(
     args = [c.copy(), c, -1]
     grid, block = (8, 4, 1), (8, 8, 1)  # 2048 threads: thread 4000 does not exist
     in_order = outcome(func, "numba", grid, block, args)
-    monkeypatch.setattr(numba_backend, "PARALLEL_THREADS", 0)
+    parallel = run_blocks_in_parallel(monkeypatch)
     assert_same(in_order, outcome(func, "numba", grid, block, args))
+    assert parallel
     assert_same(outcome(func, "numpy", grid, block, args), in_order)
 
 
 @st.composite
-def loops_over_shared_memory(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
+def loops_over_shared_memory(draw: st.DrawFn) -> tuple[str, list[Launch]]:
     """A loop alone between two barriers, reading the block's row of `a` staged in shared
     memory: `out[i] = p + q` after `(p, q) = loop k < m: (f(p, q, s[k]), g(p, q, s[k]))`.
     The numba backend's fast path runs such a loop with the thread loop inside it when
-    its body cannot fault; `m` past the block size makes the loads fault instead."""
+    its body cannot fault; `m` past the block size makes the loads fault instead. Each
+    kernel is launched `LAUNCHES` times, with its own `m`, blocks and inputs."""
     t = draw(st.sampled_from(FLOATS + INTS))
     shared = f'memref<8x{t}, #vdev.device<?, ?, ?, "shared">>'
     inner = Builder()
@@ -600,22 +680,25 @@ def loops_over_shared_memory(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]
         "    kernel.return",
         "}",
     ]
-    blocks = draw(st.integers(1, 4))
-    rng = np.random.default_rng(draw(st.integers(0, 1000)))
-    dtype = DTYPES[t]
-    n = blocks * 8
-    if t in FLOATS:
-        a = rng.standard_normal(n).astype(dtype)
-    else:
-        a = rng.integers(-100, 100, n).astype(dtype)
-    m = draw(st.sampled_from([8, 5, 9, 1, 0]))
-    return "\n".join(lines), (blocks, 1, 1), (8, 1, 1), [a, np.zeros(n, dtype), m]
+    launches: list[Launch] = []
+    for _ in range(LAUNCHES):
+        blocks = draw(st.integers(1, 4))
+        rng = np.random.default_rng(draw(st.integers(0, 1000)))
+        dtype = DTYPES[t]
+        n = blocks * 8
+        if t in FLOATS:
+            a = rng.standard_normal(n).astype(dtype)
+        else:
+            a = rng.integers(-100, 100, n).astype(dtype)
+        m = draw(st.sampled_from([8, 5, 9, 1, 0]))
+        launches.append(((blocks, 1, 1), (8, 1, 1), [a, np.zeros(n, dtype), m]))
+    return "\n".join(lines), launches
 
 
-@settings(SETTINGS, max_examples=5)
+@settings(SETTINGS, max_examples=3)
 @given(loops_over_shared_memory())
-def test_backends_agree_on_loops_over_shared_memory(case: tuple[str, Any, Any, list[Any]]) -> None:
-    agree(*case)
+def test_backends_agree_on_loops_over_shared_memory(case: tuple[str, list[Launch]]) -> None:
+    agree_on_launches(*case)
 
 
 INTERCHANGED_HEAD = """
@@ -653,11 +736,12 @@ INTERCHANGED_TAIL = """
 
 
 @st.composite
-def interchanged_loops(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
+def interchanged_loops(draw: st.DrawFn) -> tuple[str, list[Launch]]:
     """A store-free loop over k after a barrier (the numba backend runs it interchanged):
     its body mixes loads the same in every thread (`A[row0, k]`, `V[k]`, hoisted before
     the strip of threads) with per-thread ones, float and index ops on them, and yields
-    any value in reach, including the iv, values of earlier phases and hoisted ones."""
+    any value in reach, including the iv, values of earlier phases and hoisted ones.
+    Each kernel is launched `LAUNCHES` times, with its own block size and inputs."""
     pool: dict[str, list[str]] = {
         "f32": ["%s", "%v", "%zf"],
         "f64": ["%p", "%zd"],
@@ -691,26 +775,28 @@ def interchanged_loops(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
         lines.append(f"    %w{number} = {rhs}")
         pool[t].append(f"%w{number}")
     lines.append(f"    scf.yield {pick('f32')}, {pick('f64')}, {pick('index')} : f32, f64, index")
-    threads = draw(st.sampled_from([3, 5, 260]))
-    rng = np.random.default_rng(draw(st.integers(0, 1000)))
-    n, k = 2 * threads, draw(st.integers(1, 4))
-    args = [
-        rng.standard_normal((n, k)).astype(np.float32),
-        rng.standard_normal(n).astype(np.float32),
-        np.zeros(n, np.float32),
-        np.zeros(n),
-        np.zeros(n, np.int64),
-    ]
-    text = INTERCHANGED_HEAD + "\n".join(lines) + INTERCHANGED_TAIL
-    return text, (2, 1, 1), (threads, 1, 1), args
+    launches: list[Launch] = []
+    for _ in range(LAUNCHES):
+        threads = draw(st.sampled_from([3, 5, 260]))
+        rng = np.random.default_rng(draw(st.integers(0, 1000)))
+        n, k = 2 * threads, draw(st.integers(1, 4))
+        args = [
+            rng.standard_normal((n, k)).astype(np.float32),
+            rng.standard_normal(n).astype(np.float32),
+            np.zeros(n, np.float32),
+            np.zeros(n),
+            np.zeros(n, np.int64),
+        ]
+        launches.append(((2, 1, 1), (threads, 1, 1), args))
+    return INTERCHANGED_HEAD + "\n".join(lines) + INTERCHANGED_TAIL, launches
 
 
-@settings(SETTINGS, max_examples=6)
+@settings(SETTINGS, max_examples=4)
 @given(interchanged_loops())
-def test_backends_agree_on_interchanged_loops(case: tuple[str, Any, Any, list[Any]]) -> None:
+def test_backends_agree_on_interchanged_loops(case: tuple[str, list[Launch]]) -> None:
     from devplan.runtime.kernels.common import Kernel
     from devplan.runtime.kernels.numba_source import STRIP, NumbaSource
 
     source = NumbaSource(Kernel(parse_kernel(case[0]))).generate()
     assert f"for j in range(min({STRIP}, bx_ - tx0)):" in source
-    agree(*case)
+    agree_on_launches(*case)

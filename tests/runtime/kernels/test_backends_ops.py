@@ -1,11 +1,14 @@
 """Every scalar op gives the same result in both kernel backends and in a NumPy/Python oracle.
 
 The ops of one family (float binary, float unary, integer binary of one type, compares,
-casts from one type, ...) run in one elementwise kernel with one output per op
-(`c_k[i] = op_k(a[i], b[i])`, tail masked) over inputs drawn by hypothesis, including NaN,
-infinities and integer extremes: Numba compiles a kernel once whatever its number of ops,
-so a family costs one compile, not one per op. Each op's result is still checked on its
-own, and a failure names the op (and type).
+casts, ...) run in one elementwise kernel with one output per op
+(`c_k[i] = op_k(a_p[i], b_p[i])`, tail masked, each op reading its own pair p of inputs)
+over inputs drawn by hypothesis, including NaN, infinities and integer extremes: a Numba
+compile of a small kernel is mostly a fixed cost, so a family costs one compile, not one
+per op. The small families of the casts, one a source type, share one kernel, each test
+checking its own casts (4 compiles fewer); the large families keep a kernel each: one
+kernel of every f32 family compiled slower than the four apart (12.5 against 11.6 CPU-s).
+Each op's result is still checked on its own, and a failure names the op (and type).
 """
 
 from __future__ import annotations
@@ -30,32 +33,43 @@ DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64
 DTYPES["index"] = np.int64
 
 
+Op = tuple[str, int, str]
+"""One op of a batched kernel: its line (`%z = ...` from `%x` and `%y`), the input pair it
+reads `%x` and `%y` from, and its result type."""
+
+
 @cache
-def batched(
-    lines: tuple[str, ...], a_type: str, b_type: str, c_types: tuple[str, ...]
-) -> KernelFuncOp:
-    """A kernel computing, for each k, `%z` with `lines[k]` from `%x = a[i]` and `%y = b[i]`
-    into `c_k[i]` of type `c_types[k]` (`%z` and the line's other results are renamed apart)."""
-    params = "".join(f", %c{k}: memref<?x{t}>" for k, t in enumerate(c_types))
+def batched(ops: tuple[Op, ...], inputs: tuple[tuple[str, str], ...]) -> KernelFuncOp:
+    """A kernel computing, for each op k, `%z` with its line from `%x = a_p[i]` and
+    `%y = b_p[i]` of its input pair p (of the types `inputs[p]`) into `c_k[i]` (`%z` and
+    the line's other results are renamed apart)."""
+    params = "".join(
+        f"%a{p}: memref<?x{a}>, %b{p}: memref<?x{b}>, " for p, (a, b) in enumerate(inputs)
+    )
+    params += ", ".join(f"%c{k}: memref<?x{t}>" for k, (_, _, t) in enumerate(ops))
+    loads = "".join(
+        f"      %x{p} = memref.load %a{p}[%i] : memref<?x{a}>\n"
+        f"      %y{p} = memref.load %b{p}[%i] : memref<?x{b}>\n"
+        for p, (a, b) in enumerate(inputs)
+    )
     body = ""
-    for k, (line, c_type) in enumerate(zip(lines, c_types, strict=True)):
+    for k, (line, p, c_type) in enumerate(ops):
         named = line.replace("%z", f"%z{k}").replace("%lt", f"%lt{k}")
+        named = named.replace("%x", f"%x{p}").replace("%y", f"%y{p}")
         body += f"      {named}\n      memref.store %z{k}, %c{k}[%i] : memref<?x{c_type}>\n"
     text = f"""
 kernel.module @k target #target.target<"cuda"> {{
-  kernel.func @op(%a: memref<?x{a_type}>, %b: memref<?x{b_type}>{params}) {{
+  kernel.func @op({params}) {{
     %zero = arith.constant 0 : index
     %tx = kernel.thread_id x
     %bx = kernel.block_id x
     %bd = kernel.block_dim x
     %i0 = arith.muli %bx, %bd : index
     %i = arith.addi %i0, %tx : index
-    %n = memref.dim %a, %zero : memref<?x{a_type}>
+    %n = memref.dim %a0, %zero : memref<?x{inputs[0][0]}>
     %in = arith.cmpi ult, %i, %n : index
     scf.if %in {{
-      %x = memref.load %a[%i] : memref<?x{a_type}>
-      %y = memref.load %b[%i] : memref<?x{b_type}>
-{body}    }}
+{loads}{body}    }}
     kernel.return
   }}
 }}"""
@@ -65,33 +79,57 @@ kernel.module @k target #target.target<"cuda"> {{
 
 def elementwise(op_line: str, a_type: str, b_type: str, c_type: str) -> KernelFuncOp:
     """A kernel computing `%z` with `op_line` from `%x = a[i]` and `%y = b[i]` into c[i]."""
-    return batched((op_line,), a_type, b_type, (c_type,))
+    return batched(((op_line, 0, c_type),), ((a_type, b_type),))
 
 
-def run_all(func: KernelFuncOp, a: Any, b: Any, c_dtypes: Sequence[Any]) -> dict[str, list[Any]]:
-    """Each backend's outputs (one array per op) of `func` launched over `a` and `b`."""
+def run_all(
+    func: KernelFuncOp, pairs: Sequence[tuple[Any, Any]], c_dtypes: Sequence[Any]
+) -> dict[str, list[Any]]:
+    """Each backend's outputs (one array per op) of `func` launched over the input arrays
+    `pairs` (all of one length)."""
     outs: dict[str, list[Any]] = {}
+    n = len(pairs[0][0])
     for backend in ("numpy", "numba"):
-        cs = [np.zeros(len(a), dtype=d) for d in c_dtypes]
-        compile_kernel(func, backend)((((len(a) + 7) // 8), 1, 1), (8, 1, 1), [a, b, *cs])
+        cs = [np.zeros(n, dtype=d) for d in c_dtypes]
+        args = [array for pair in pairs for array in pair]
+        compile_kernel(func, backend)((((n + 7) // 8), 1, 1), (8, 1, 1), [*args, *cs])
         outs[backend] = cs
     return outs
 
 
-def run_both(func: KernelFuncOp, a: Any, b: Any, c_dtype: Any) -> tuple[Any, Any]:
-    outs = run_all(func, a, b, [c_dtype])
-    return outs["numpy"][0], outs["numba"][0]
+class Family:
+    """Ops batched in one kernel: their names (`lines`: name -> op line, each reading the
+    input pair `pair_of[name]`, 0 by default), the kernel, and each op's output dtype
+    (`c_types`: one type for all, or one per name)."""
+
+    def __init__(
+        self,
+        lines: dict[str, str],
+        inputs: Sequence[tuple[str, str]],
+        c_types: dict[str, str] | str,
+        pair_of: dict[str, int] | None = None,
+    ) -> None:
+        self.names = list(lines)
+        types = [c_types if isinstance(c_types, str) else c_types[n] for n in self.names]
+        pairs = pair_of or {}
+        ops = tuple((lines[n], pairs.get(n, 0), t) for n, t in zip(self.names, types, strict=True))
+        self.func = batched(ops, tuple(inputs))
+        self.dtypes = [DTYPES[t] for t in types]
+
+    def run(self, *pairs: tuple[Any, Any]) -> dict[str, list[Any]]:
+        return run_all(self.func, pairs, self.dtypes)
+
+    def run_some(self, names: Sequence[str], *pairs: tuple[Any, Any]) -> dict[str, list[Any]]:
+        """Each backend's outputs of the ops `names` only (in that order)."""
+        index = [self.names.index(name) for name in names]
+        return {backend: [got[k] for k in index] for backend, got in self.run(*pairs).items()}
 
 
 def family(
     lines: dict[str, str], a_type: str, b_type: str, c_types: dict[str, str] | str
-) -> tuple[list[str], KernelFuncOp, list[Any]]:
-    """The names of a family of ops (`lines`: name -> op line), its one kernel, and the
-    dtype of each op's output (`c_types`: one type for all, or one per name)."""
-    names = list(lines)
-    types = [c_types if isinstance(c_types, str) else c_types[n] for n in names]
-    func = batched(tuple(lines[n] for n in names), a_type, b_type, tuple(types))
-    return names, func, [DTYPES[t] for t in types]
+) -> Family:
+    """The ops `lines` (name -> op line) of one input pair of types `a_type`, `b_type`."""
+    return Family(lines, [(a_type, b_type)], c_types)
 
 
 def assert_each(
@@ -116,17 +154,37 @@ floats32 = hnp.arrays(
 )
 ordinary32 = hnp.arrays(np.float32, st.integers(1, 40), elements=st.floats(-30, 30, width=32))
 
+
+def zeros_ordered(pick: Callable[..., Any], larger: bool) -> Callable[..., Any]:
+    """`pick` (NumPy's max or min, which leave the sign of two zeros unspecified) with
+    -0 below +0, as MLIR's maximumf/minimumf/maxnumf/minnumf order them."""
+
+    def ordered(x: Any, y: Any) -> Any:
+        negative = np.signbit(x) & np.signbit(y) if larger else np.signbit(x) | np.signbit(y)
+        zero = np.where(negative, np.float32(-0.0), np.float32(0.0))
+        return np.where((x == 0) & (y == 0), zero, pick(x, y))
+
+    return ordered
+
+
 FLOAT_BINARY: dict[str, Callable[..., Any]] = {
     "arith.addf": np.add,
     "arith.subf": np.subtract,
     "arith.mulf": np.multiply,
     "arith.divf": np.divide,
-    "arith.maximumf": np.maximum,
-    "arith.minimumf": np.minimum,
-    "arith.maxnumf": np.fmax,
-    "arith.minnumf": np.fmin,
+    "arith.maximumf": zeros_ordered(np.maximum, larger=True),
+    "arith.minimumf": zeros_ordered(np.minimum, larger=False),
+    "arith.maxnumf": zeros_ordered(np.fmax, larger=True),
+    "arith.minnumf": zeros_ordered(np.fmin, larger=False),
     "math.copysign": np.copysign,
 }
+
+
+def same_floats_and_zero_signs(got: Any, want: Any, err_msg: str) -> None:
+    """Equal values (NaN to NaN), and zeros of the same sign."""
+    np.testing.assert_array_equal(got, want, err_msg=err_msg)
+    zeros = want == 0
+    assert (np.signbit(got[zeros]) == np.signbit(want[zeros])).all(), f"{err_msg}: sign of 0"
 
 
 @settings(max_examples=40, deadline=None)
@@ -135,10 +193,12 @@ def test_float_binary_ops_agree_exactly(data: st.DataObject) -> None:
     a = data.draw(floats32)
     b = data.draw(hnp.arrays(np.float32, len(a), elements=st.floats(width=32)))
     lines = {op: f"%z = {op} %x, %y : f32" for op in sorted(FLOAT_BINARY)}
-    names, func, dtypes = family(lines, "f32", "f32", "f32")
-    outs = run_all(func, a, b, dtypes)
+    ops = family(lines, "f32", "f32", "f32")
+    outs = ops.run((a, b))
     with np.errstate(all="ignore"):
-        assert_each(names, outs, lambda op: FLOAT_BINARY[op](a, b), what="f32")
+        assert_each(
+            ops.names, outs, lambda op: FLOAT_BINARY[op](a, b), same_floats_and_zero_signs, "f32"
+        )
 
 
 FLOAT_UNARY: dict[str, Callable[..., Any]] = {
@@ -168,8 +228,8 @@ FLOAT_UNARY: dict[str, Callable[..., Any]] = {
 @given(a=ordinary32)
 def test_float_unary_ops_agree_within_an_ulp_or_two(a: Any) -> None:
     lines = {op: f"%z = {op} %x : f32" for op in sorted(FLOAT_UNARY)}
-    names, func, dtypes = family(lines, "f32", "f32", "f32")
-    outs = run_all(func, a, a, dtypes)
+    ops = family(lines, "f32", "f32", "f32")
+    outs = ops.run((a, a))
 
     def close(got: Any, want: Any, err_msg: str) -> None:
         np.testing.assert_allclose(
@@ -178,7 +238,7 @@ def test_float_unary_ops_agree_within_an_ulp_or_two(a: Any) -> None:
 
     with np.errstate(all="ignore"):
         assert_each(
-            names,
+            ops.names,
             outs,
             lambda op: FLOAT_UNARY[op](a.astype(np.float64)).astype(np.float32),
             close,
@@ -233,8 +293,8 @@ def test_integer_binary_ops_agree_and_wrap_at_their_width(
         b[(a == low) & (b == -1)] = 1
     ops = [op for op in sorted(INT_BINARY) if ("div" in op or "rem" in op) == divides]
     lines = {op: f"%z = {op} %x, %y : {type_}" for op in ops}
-    names, func, dtypes = family(lines, type_, type_, type_)
-    outs = run_all(func, a, b, dtypes)
+    ops = family(lines, type_, type_, type_)
+    outs = ops.run((a, b))
 
     def expected(op: str) -> list[int]:
         pairs = zip(a.tolist(), b.tolist(), strict=True)
@@ -243,7 +303,7 @@ def test_integer_binary_ops_agree_and_wrap_at_their_width(
     def same_list(got: Any, want: list[int], err_msg: str) -> None:
         assert got.tolist() == want, err_msg
 
-    assert_each(names, outs, expected, same_list, type_)
+    assert_each(ops.names, outs, expected, same_list, type_)
 
 
 SHIFTS: dict[str, Callable[[int, int], int]] = {
@@ -253,7 +313,7 @@ SHIFTS: dict[str, Callable[[int, int], int]] = {
 }
 
 
-def shifts() -> tuple[list[str], KernelFuncOp, list[Any]]:
+def shifts() -> Family:
     return family({op: f"%z = {op} %x, %y : i32" for op in SHIFTS}, "i32", "i32", "i32")
 
 
@@ -262,8 +322,8 @@ def shifts() -> tuple[list[str], KernelFuncOp, list[Any]]:
 def test_shift_ops_agree_between_backends(data: st.DataObject) -> None:
     a = data.draw(hnp.arrays(np.int32, st.integers(1, 30)))
     b = data.draw(hnp.arrays(np.int32, len(a), elements=st.integers(0, 31)))
-    names, func, dtypes = shifts()
-    outs = run_all(func, a, b, dtypes)
+    ops = shifts()
+    outs = ops.run((a, b))
 
     def expected(op: str) -> list[int]:
         pairs = zip(a.tolist(), b.tolist(), strict=True)
@@ -272,7 +332,7 @@ def test_shift_ops_agree_between_backends(data: st.DataObject) -> None:
     def same_list(got: Any, want: list[int], err_msg: str) -> None:
         assert got.tolist() == want, err_msg
 
-    assert_each(names, outs, expected, same_list, "i32")
+    assert_each(ops.names, outs, expected, same_list, "i32")
 
 
 CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
@@ -284,8 +344,8 @@ def test_cmpi_predicates_agree(data: st.DataObject) -> None:
     a = data.draw(hnp.arrays(np.int32, st.integers(1, 30), elements=st.integers(-3, 3)))
     b = data.draw(hnp.arrays(np.int32, len(a), elements=st.integers(-3, 3)))
     lines = {pred: f"%z = arith.cmpi {pred}, %x, %y : i32" for pred in CMPI}
-    names, func, dtypes = family(lines, "i32", "i32", "i1")
-    outs = run_all(func, a, b, dtypes)
+    ops = family(lines, "i32", "i32", "i1")
+    outs = ops.run((a, b))
 
     def expected(pred: str) -> Any:
         x, y = a.astype(np.int64), b.astype(np.int64)
@@ -295,7 +355,7 @@ def test_cmpi_predicates_agree(data: st.DataObject) -> None:
         by_key = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}
         return by_key[key]
 
-    assert_each(names, outs, expected, what="cmpi i32")
+    assert_each(ops.names, outs, expected, what="cmpi i32")
 
 
 CMPF: dict[str, Callable[[Any, Any], Any]] = {
@@ -325,9 +385,9 @@ def test_cmpf_predicates_agree_with_nan(data: st.DataObject) -> None:
     a = data.draw(hnp.arrays(np.float32, st.integers(1, 30), elements=few))
     b = data.draw(hnp.arrays(np.float32, len(a), elements=few))
     lines = {pred: f"%z = arith.cmpf {pred}, %x, %y : f32" for pred in sorted(CMPF)}
-    names, func, dtypes = family(lines, "f32", "f32", "i1")
-    outs = run_all(func, a, b, dtypes)
-    assert_each(names, outs, lambda pred: CMPF[pred](a, b), what="cmpf f32")
+    ops = family(lines, "f32", "f32", "i1")
+    outs = ops.run((a, b))
+    assert_each(ops.names, outs, lambda pred: CMPF[pred](a, b), what="cmpf f32")
 
 
 def unsigned32(a: Any) -> Any:
@@ -354,12 +414,24 @@ for _line, _src, _dst, _oracle in CAST_LIST:
     CASTS.setdefault(_src, {})[_line] = (_line, _dst, _oracle)
 
 
-def casts_from(src: str) -> tuple[list[str], KernelFuncOp, list[Any]]:
-    ops = CASTS[src]
-    return family({n: ops[n][0] for n in ops}, src, src, {n: ops[n][1] for n in ops})
+SOURCES = sorted(CASTS)
 
 
-@pytest.mark.parametrize("src", sorted(CASTS))
+def casts() -> Family:
+    """The casts from every source type in one kernel (input pair p holds `SOURCES[p]`
+    values): the tests of each source share its compile, each checking its own casts."""
+    lines = {n: op[0] for src in SOURCES for n, op in CASTS[src].items()}
+    c_types = {n: op[1] for src in SOURCES for n, op in CASTS[src].items()}
+    pair_of = {n: p for p, src in enumerate(SOURCES) for n in CASTS[src]}
+    return Family(lines, [(src, src) for src in SOURCES], c_types, pair_of)
+
+
+def cast_inputs(src: str, a: Any) -> list[tuple[Any, Any]]:
+    """`a` as the input of the casts from `src`, zeros as the others'."""
+    return [(a, a) if s == src else (np.zeros(len(a), DTYPES[s]),) * 2 for s in SOURCES]
+
+
+@pytest.mark.parametrize("src", SOURCES)
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_casts_agree_between_backends_and_with_numpy(src: str, data: st.DataObject) -> None:
@@ -369,31 +441,32 @@ def test_casts_agree_between_backends_and_with_numpy(src: str, data: st.DataObje
     else:
         elements = None
     a = data.draw(hnp.arrays(dtype, st.integers(1, 30), elements=elements))
-    names, func, dtypes = casts_from(src)
-    outs = run_all(func, a, a, dtypes)
+    names = list(CASTS[src])
+    outs = casts().run_some(names, *cast_inputs(src, a))
     assert_each(names, outs, lambda name: CASTS[src][name][2](a), what=f"from {src}")
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_fptosi_of_nan_or_out_of_range_is_an_error(backend: str) -> None:
-    _, func, dtypes = casts_from("f32")
-    a = np.array([1.5, 3e9], dtype=np.float32)
-    outs = [np.zeros(2, d) for d in dtypes]
+    ops = casts()
+    inputs = cast_inputs("f32", np.array([1.5, 3e9], dtype=np.float32))
+    outs = [np.zeros(2, d) for d in ops.dtypes]
+    args = [array for pair in inputs for array in pair]
     with pytest.raises(KernelError, match=r"'arith.fptosi' converts NaN .* thread \(1, 0, 0\)"):
-        compile_kernel(func, backend)((1, 1, 1), (8, 1, 1), [a, a, *outs])
+        compile_kernel(ops.func, backend)((1, 1, 1), (8, 1, 1), [*args, *outs])
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_shift_by_the_width_is_an_error(backend: str) -> None:
-    _, func, dtypes = shifts()
+    ops = shifts()
     a = np.array([1, 1], dtype=np.int32)
     b = np.array([3, 32], dtype=np.int32)
-    outs = [np.zeros(2, d) for d in dtypes]
+    outs = [np.zeros(2, d) for d in ops.dtypes]
     with pytest.raises(
         KernelError,
         match=r"'arith.shli' .*by 32 bits or more \(block \(0, 0, 0\), thread \(1, 0, 0\)\)",
     ):
-        compile_kernel(func, backend)((1, 1, 1), (2, 1, 1), [a, b, *outs])
+        compile_kernel(ops.func, backend)((1, 1, 1), (2, 1, 1), [a, b, *outs])
 
 
 @settings(max_examples=30, deadline=None)
@@ -425,7 +498,7 @@ APPROX_BINARY: dict[str, Callable[..., Any]] = {
 }
 
 
-def approx_and_fma() -> tuple[list[str], KernelFuncOp, list[Any]]:
+def approx_and_fma() -> Family:
     """The transcendental binary ops and `math.fma` (of x, y, x) in one kernel."""
     lines = {op: f"%z = {op} %x, %y : f32" for op in sorted(APPROX_BINARY)}
     lines["math.fma"] = "%z = math.fma %x, %y, %x : f32"
@@ -437,10 +510,9 @@ def approx_and_fma() -> tuple[list[str], KernelFuncOp, list[Any]]:
 def test_transcendental_binary_ops_agree_within_an_ulp_or_two(data: st.DataObject) -> None:
     a = data.draw(hnp.arrays(np.float32, st.integers(1, 30), elements=st.floats(0.5, 4, width=32)))
     b = data.draw(hnp.arrays(np.float32, len(a), elements=st.floats(-3, 3, width=32)))
-    names, func, dtypes = approx_and_fma()
-    outs = run_all(func, a, b, dtypes)
-    k = len(APPROX_BINARY)
-    del names[k:]  # fma is checked exactly below
+    ops = approx_and_fma()
+    outs = ops.run((a, b))
+    names = ops.names[: len(APPROX_BINARY)]  # fma is checked exactly below
 
     def close(got: Any, want: Any, err_msg: str) -> None:
         np.testing.assert_allclose(got, want, rtol=1.2e-6, atol=1e-7, err_msg=err_msg)
@@ -455,9 +527,7 @@ def test_transcendental_binary_ops_agree_within_an_ulp_or_two(data: st.DataObjec
 
 
 def test_fma_multiplies_then_adds() -> None:
-    names, func, dtypes = approx_and_fma()
     a = np.array([1.5, -2.0, 3.0], dtype=np.float32)
     b = np.array([2.0, 4.0, 0.5], dtype=np.float32)
-    outs = run_all(func, a, b, dtypes)
-    fma = names.index("math.fma")
-    assert_each(["math.fma"], {k: [v[fma]] for k, v in outs.items()}, lambda _: a * b + a)
+    outs = approx_and_fma().run_some(["math.fma"], (a, b))
+    assert_each(["math.fma"], outs, lambda _: a * b + a)
