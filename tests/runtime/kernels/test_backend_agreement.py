@@ -22,6 +22,7 @@ from devplan.dialects.kernel import KernelFuncOp
 from devplan.runtime.kernels import numba_backend
 from devplan.runtime.kernels.common import KernelError
 from devplan.runtime.kernels.compile import compile_kernel
+from devplan.runtime.kernels.numba_source import STRIP
 
 SETTINGS = settings(
     max_examples=8,
@@ -691,7 +692,7 @@ def interchanged_loops(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
         lines.append(f"    %w{number} = {rhs}")
         pool[t].append(f"%w{number}")
     lines.append(f"    scf.yield {pick('f32')}, {pick('f64')}, {pick('index')} : f32, f64, index")
-    threads = draw(st.sampled_from([3, 5, 260]))
+    threads = draw(st.sampled_from([3, 5, STRIP + 4]))  # the last: two strips
     rng = np.random.default_rng(draw(st.integers(0, 1000)))
     n, k = 2 * threads, draw(st.integers(1, 4))
     args = [
@@ -709,7 +710,7 @@ def interchanged_loops(draw: st.DrawFn) -> tuple[str, Any, Any, list[Any]]:
 @given(interchanged_loops())
 def test_backends_agree_on_interchanged_loops(case: tuple[str, Any, Any, list[Any]]) -> None:
     from devplan.runtime.kernels.common import Kernel
-    from devplan.runtime.kernels.numba_source import STRIP, NumbaSource
+    from devplan.runtime.kernels.numba_source import NumbaSource
 
     source = NumbaSource(Kernel(parse_kernel(case[0]))).generate()
     assert f"for j in range(min({STRIP}, bx_ - tx0)):" in source
