@@ -58,10 +58,13 @@ Phase 2 — one walk that rebuilds each function, op by op, consulting the facts
     `addf`: the result is as close to the exact sum, and a CPU does it in one
     instruction; MLIR's own lowering of vector contractions makes `vector.fma`s too).
     Blocks of 8 rows go along x (blocks run in turn then read the same columns of B)
-    and 1-D blocks of `min(256, max_num_threads)` threads (fewer for a narrower result)
-    along the columns, on y; threads past the last row or column read the last one and
-    store nothing, and a `kernel.barrier` after each loop over k parts it from what
-    follows (so the numba backend vectorises it across a block's columns);
+    and 1-D blocks along the columns, on y, of all of them when they fit in
+    `min(W, max_num_threads)` threads (W: 1024 on a CPU, 256 on a GPU,
+    `contraction.matmul_columns`), else of the widest block of at least 256 that
+    divides them evenly, else of 256 (`contraction.matmul_threads`);
+    threads past the last row or column read the last one and store nothing, and a
+    `kernel.barrier` after each loop over k parts it from what follows (so the numba
+    backend vectorises it across a block's columns);
   * `tensor.empty`: an allocation (zeroed by every DeviceAPI), or nothing when only
     generics that never read it write over it (each allocates its result); `tensor.dim`
     a `memref.dim` (sizes are host values, wherever the buffer lives);

@@ -30,6 +30,11 @@ MATMUL_ROWS = 8
 """Rows of the result each thread of a matmul kernel computes (one column of them)."""
 MATMUL_UNROLL = 4
 """Steps of k one iteration of a matmul kernel's loop over k takes."""
+MATMUL_COLUMNS = 1024
+"""Threads (columns of the result) of one block of a matmul kernel, at most: on a CPU the
+numba backend runs the loop over k with the block's threads inside it, so that each
+pass over k reads 1024 consecutive elements of a row of B (4 KiB of f32, a whole page,
+which the hardware prefetcher streams) instead of a quarter page a pass."""
 
 SHORT_NAMES = {
     "addf": "add", "addi": "add", "subf": "sub", "subi": "sub", "mulf": "mul",

@@ -61,7 +61,7 @@ _JIT = "@njit(cache=CACHE, error_model='numpy', nogil=True)"
 # division by zero is checked explicitly. Without the GIL, launches the scheduler runs at
 # once really run at once, and the watchdog's timer thread runs while a kernel loops.
 
-STRIP = 256
+STRIP = 1024
 """Threads of a block row an interchanged loop runs at once (see `interchange`)."""
 
 RUN_BLOCKS = 64

@@ -162,8 +162,9 @@ func.func @masks(%a: tensor<8xf32> {vdev.device = #vdev.device<"cuda", 0, #targe
 // computes 8 rows of one column (reads clamped to the last row and column, no step over
 // k for a result with no rows or columns; k in steps of 4 with one math.fma per row and
 // step, then the steps left one by one, each loop followed by a barrier; then the
-// guarded stores), launched with blocks of 8 rows along x and a 1-D block of
-// min(256, max_num_threads) threads, fewer for a narrow result, along y.
+// guarded stores), launched with blocks of 8 rows along x and 1-D blocks along y of
+// all the columns when at most min(W, max_num_threads) (W: 1024 on a CPU, 256 on a
+// GPU, as here), else of the widest block of at least 256 that divides them, else 256.
 
 // CHECK-LABEL: kernel.module @cuda_kernels target #target.target<"cuda"> {
 // CHECK:         kernel.func @fill_f32(%out: memref<?xf32>, %value: f32) {

@@ -152,3 +152,45 @@ def test_contractions_run_the_matmul_kernel_as_the_oracle_computes(
     magnitude = evaluate(devplan.parse(text), [np.abs(x) for x in inputs])[0]
     error = np.abs(got["numpy"].outputs[0].astype(np.float64) - want)
     assert np.all(error <= 2 * 36 * float(np.finfo(np.float32).eps) * magnitude)
+
+
+def test_matmul_blocks_are_all_the_columns_or_divide_them_evenly() -> None:
+    from devplan.passes.lower_to_device.contraction import matmul_threads
+
+    assert matmul_threads(24, 1024) == 24  # a narrow result: no idle threads
+    assert matmul_threads(1024, 1024) == 1024
+    assert matmul_threads(54 * 54, 1024) == 972  # a conv's pixels: 3 blocks, none ragged
+    assert matmul_threads(1100, 1024) == 550
+    assert matmul_threads(1031, 1024) == 256  # a prime: the last block is ragged
+    assert matmul_threads(2000, 64) == 64  # no divisor as wide as the block
+    assert matmul_threads(5000, 1024) == 1000
+
+
+def test_matmul_blocks_widen_past_256_columns_on_a_cpu_only() -> None:
+    from devplan.passes.lower_to_device.contraction import matmul_columns
+
+    assert matmul_columns(devplan.Target("llvm")) == 1024
+    assert matmul_columns(devplan.Target("cuda")) == 256  # registers: see matmul_columns
+    assert matmul_columns(devplan.Target("rocm")) == 256
+
+
+def test_a_matmul_in_blocks_that_divide_its_columns_agrees_across_backends() -> None:
+    m, k, n = 9, 6, 1100  # two blocks of 550 columns, and a ragged tile of rows
+    text = f"""func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>, %c: tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%c : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  return %r : tensor<{m}x{n}xf32>
+}}
+"""
+    lowered = str(devplan.apply(devplan.parse(text), "default-pipeline"))
+    launch = next(line for line in lowered.splitlines() if "matmul_f32_rows8 on" in line)
+    threads = launch.split("block(")[1].split(",")[0]
+    assert f"{threads} = arith.constant 550 : index" in lowered, lowered
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (m, n))]
+    got = [
+        devplan.execute(devplan.parse(text), inputs, kernel_backend=backend, strict=True)
+        for backend in ("numpy", "numba")
+    ]
+    np.testing.assert_array_equal(got[1].outputs[0], got[0].outputs[0])
+    a, b, c = (x.astype(np.float64) for x in inputs)
+    np.testing.assert_allclose(got[0].outputs[0], c + a @ b, rtol=1e-5, atol=1e-5)
