@@ -144,9 +144,8 @@ class SharedFunctionCache(FunctionCache):  # pyright: ignore[reportUntypedBaseCl
         (`BaseContext.get_function`). A ufunc's loop wrappers, built from the loaded
         loops, look up constants without that fallback: `vectorize` loads with `refresh`."""
         if self.refresh:
-            target_context.refresh()
-        else:
-            rtsys.initialize(target_context)  # pyright: ignore[reportUnknownMemberType]
+            return super().load_overload(sig, target_context)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        rtsys.initialize(target_context)  # pyright: ignore[reportUnknownMemberType]
         numba_cache = cast(Any, self)
         with numba_cache._guard_against_spurious_io_errors():
             return numba_cache._load_overload(sig, target_context)

@@ -187,9 +187,8 @@ def elementwise(draw: st.DrawFn) -> tuple[str, list[Launch]]:
     ]  # fmt: skip
     if draw(st.booleans()):
         carried = ", ".join(f"%p{j} = {x}" for j, (x, _) in enumerate(loads))
-        results = "%acc" if EXPRESSIONS == 1 else f"%acc:{EXPRESSIONS}"
         b.lines.append(
-            f"    {results} = scf.for %k = %c0 to %m step %c1 iter_args({carried}) "
+            f"    %acc:{EXPRESSIONS} = scf.for %k = %c0 to %m step %c1 iter_args({carried}) "
             f"-> ({', '.join(types)}) {{"
         )
         inner = Builder()
@@ -206,7 +205,7 @@ def elementwise(draw: st.DrawFn) -> tuple[str, list[Launch]]:
         b.lines += [f"  {line}" for line in inner.lines]
         b.lines.append(f"      scf.yield {', '.join(yielded)} : {', '.join(types)}")
         b.lines.append("    }")
-        outputs = ["%acc"] if EXPRESSIONS == 1 else [f"%acc#{j}" for j in range(EXPRESSIONS)]
+        outputs = [f"%acc#{j}" for j in range(EXPRESSIONS)]
     else:
         outputs = [
             draw(expressions(b, t, [x, y, f"%s{j}"], 3, faulting=j == 0))
