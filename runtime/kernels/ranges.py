@@ -42,6 +42,8 @@ fault is found in the same thread either way.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -75,6 +77,9 @@ class BlockRanges:
     """Block-level statements computing the intervals and `fast`."""
     known: set[SSAValue] = field(default_factory=set[SSAValue])
     """Values with an interval (`l_<name>`, `h_<name>`)."""
+    bounds: dict[SSAValue, tuple[str, str]] = field(default_factory=dict[SSAValue, tuple[str, str]])
+    """The expressions of each known value's bounds: `l_<name>` and `h_<name>`, a number,
+    or `l_<name>` for both."""
     guards: dict[Operation, str] = field(default_factory=dict[Operation, str])
     """`scf.if` ops with an interval condition: the block-level value the fast path tests."""
     possible: bool = True
@@ -115,26 +120,37 @@ class BlockRanges:
     # -- intervals -------------------------------------------------------------------------
 
     def lo(self, value: SSAValue) -> str:
-        return f"l_{self.kernel.name_of(value)}"
+        return self.bounds.get(value, (f"l_{self.kernel.name_of(value)}", ""))[0]
 
     def hi(self, value: SSAValue) -> str:
-        return f"h_{self.kernel.name_of(value)}"
+        return self.bounds.get(value, ("", f"h_{self.kernel.name_of(value)}"))[1]
 
     def define(self, value: SSAValue, lo: str, hi: str, width: int) -> None:
-        self.lines.append(f"{self.lo(value)} = {lo}")
-        self.lines.append(f"{self.hi(value)} = {hi}")
-        bound = _bound(width)
+        """The interval [lo, hi] of `value`. A bound that is a number is folded into the
+        expressions that use it, and two equal bounds are one variable: each line emitted
+        costs Numba compile time, and most bounds of a kernel are constants or equal."""
+        name = self.kernel.name_of(value)
+        low = lo if _literal(lo) is not None else f"l_{name}"
+        high = hi if _literal(hi) is not None else low if lo == hi else f"h_{name}"
+        if low != lo:
+            self.lines.append(f"{low} = {lo}")
+        if high not in (hi, low):
+            self.lines.append(f"{high} = {hi}")
+        self.bounds[value] = (low, high)
         if width > 1:
-            self.require(f"({self.lo(value)} >= {-bound}) & ({self.hi(value)} < {bound})")
+            bound = _bound(width)
+            self.require(_both(_compare(low, ">=", -bound), _compare(high, "<", bound)))
         self.known.add(value)
 
     def exact(self, value: SSAValue, expr: str, width: int) -> None:
-        self.define(value, expr, self.lo(value), width)
+        self.define(value, expr, expr, width)
 
     def require(self, condition: str, reach: str = "True") -> None:
         # Each condition is a boolean of its own, combined with `&` and `|`, never `and`
         # or `or`: a short-circuit is a branch, and Numba's SSA and liveness passes grow
         # with branches times variables.
+        if condition == "True" or reach == "False":
+            return
         name = f"fc{len(self.conditions)}"
         self.conditions.append(name)
         if reach == "True":
@@ -174,6 +190,11 @@ class BlockRanges:
         ops = op.operands
         lo = [self.lo(o) for o in ops]
         hi = [self.hi(o) for o in ops]
+        values = [_literal(a) if a == b else None for a, b in zip(lo, hi, strict=True)]
+        if short in _FOLDED and None not in values:
+            folded = str(_FOLDED[short](*cast(list[int], values)))
+            self.define(result, folded, folded, width)
+            return
         match op.name:
             case "arith.constant":
                 value = constant_value(op)
@@ -192,9 +213,7 @@ class BlockRanges:
             case "arith.subi":
                 self.define(result, f"{lo[0]} - {hi[1]}", f"{hi[0]} - {lo[1]}", width)
             case "arith.muli":
-                corners = [f"{a} * {b}" for a in (lo[0], hi[0]) for b in (lo[1], hi[1])]
-                low, high = f"min({', '.join(corners)})", f"max({', '.join(corners)})"
-                self.define(result, low, high, width)
+                self.define(result, *_product(lo, hi, values), width)
             case "arith.maxsi" | "arith.minsi":
                 f = "max" if short == "maxsi" else "min"
                 self.define(result, f"{f}({lo[0]}, {lo[1]})", f"{f}({hi[0]}, {hi[1]})", width)
@@ -339,10 +358,10 @@ class BlockRanges:
             return
         shape = self.shape_of(buffer)
         checks = [
-            f"({self.lo(i)} >= 0) & ({self.hi(i)} < {size})"
+            _both(_compare(self.lo(i), ">=", 0), _compare(self.hi(i), "<", size))
             for i, size in zip(index, shape, strict=True)
         ]
-        self.require(" & ".join(checks), reach)
+        self.require(_both(*checks), reach)
 
     def shape_of(self, buffer: SSAValue) -> list[str]:
         type_ = buffer.type
@@ -364,6 +383,56 @@ def constant_dim(op: Operation) -> int | None:
         return None
     d = int(constant_value(owner))
     return d if 0 <= d < len(type_.get_shape()) else None
+
+
+_FOLDED: dict[str, Callable[[int, int], int]] = {
+    "addi": operator.add,
+    "subi": operator.sub,
+    "muli": operator.mul,
+    "minsi": min,
+    "maxsi": max,
+}
+"""Ops whose interval over constant operands is computed when generating (the intervals
+of a fast block stay within 32 bits, so the int64 code would compute the same)."""
+
+
+def _compare(expr: str, relation: str, bound: int | str) -> str:
+    """`expr <relation> bound`, decided when both are numbers."""
+    left, right = _literal(expr), _literal(str(bound))
+    if left is None or right is None:
+        return f"({expr} {relation} {bound})"
+    return str(left >= right if relation == ">=" else left < right)
+
+
+def _both(*conditions: str) -> str:
+    """The conjunction of conditions, those decided when generating left out or deciding it."""
+    if "False" in conditions:
+        return "False"
+    terms = [c for c in conditions if c != "True"]
+    return " & ".join(terms) if terms else "True"
+
+
+def _literal(expr: str) -> int | None:
+    """The integer `expr` spells, if it is one."""
+    try:
+        return int(expr)
+    except ValueError:
+        return None
+
+
+def _product(lo: list[str], hi: list[str], values: list[int | None]) -> tuple[str, str]:
+    """The bounds of a product of two intervals: the extremes of its corners, two of them
+    when a factor is one value, their signs known when it is a constant."""
+    for c, other in ((values[0], 1), (values[1], 0)):
+        if c is not None:
+            low, high = f"{lo[other]} * {c}", f"{hi[other]} * {c}"
+            return (low, high) if c >= 0 else (high, low)
+    firsts = (lo[0],) if lo[0] == hi[0] else (lo[0], hi[0])
+    seconds = (lo[1],) if lo[1] == hi[1] else (lo[1], hi[1])
+    corners = [f"{a} * {b}" for a in firsts for b in seconds]
+    if len(corners) == 1:
+        return corners[0], corners[0]
+    return f"min({', '.join(corners)})", f"max({', '.join(corners)})"
 
 
 def _thread_dependent(value: SSAValue) -> bool:
