@@ -176,10 +176,26 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
     """The error vector of launches in order (reset after a fault)."""
     f16_params = [i for i, p in enumerate(kernel.params) if is_f16(p.type)]
     """Parameters in f16 memory: the kernel reads and writes their bit patterns."""
+    read_params = [
+        i
+        for i, p in enumerate(kernel.params)
+        if isinstance(p.type, MemRefType) and i not in written
+    ]
+    """Memory the kernel only reads, passed to it read-only: Numba compiles a function
+    once per argument types, read-only arrays apart, and the executor passes a program's
+    inputs read-only but buffers other kernels wrote writable (a matmul's kernel takes some
+    20 CPU-s to compile: once, not once per mix of the two)."""
 
     def run(grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any]) -> None:
+        given = args
+        for i in read_params:
+            if args[i].flags.writeable:
+                if args is given:
+                    args = list(given)
+                args[i] = args[i].view()
+                args[i].flags.writeable = False
         if f16_params:
-            args = list(args)
+            args = list(args) if args is given else args
             for i in f16_params:
                 args[i] = args[i].view(np.uint16)
         chunks = parallel(grid, block, args) if axes is not None else 0
