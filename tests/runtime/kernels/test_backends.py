@@ -555,6 +555,29 @@ def test_compile_kernel_compiles_each_kernel_once_per_backend() -> None:
     assert compile_kernel(func, "numba") is not compile_kernel(func, "numpy")
 
 
+def test_numba_compiles_a_kernel_once_for_writable_and_read_only_inputs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The executor passes a program's inputs read-only and what other kernels wrote
+    writable; Numba compiles a function once per argument types, read-only arrays apart."""
+    namespaces: list[dict[str, Any]] = []
+    generate = numba_backend._namespace  # pyright: ignore[reportPrivateUsage]
+
+    def recorded(*args: Any) -> Any:
+        generated = generate(*args)
+        namespaces.append(generated[0])
+        return generated
+
+    monkeypatch.setattr(numba_backend, "_namespace", recorded)
+    a, b, c = vectors(40)
+    run(kernel(VECTOR_ADD), "numba", (2, 1, 1), (32, 1, 1), [a, b, c])
+    a.flags.writeable = b.flags.writeable = False
+    c[:] = 0
+    run(kernel(VECTOR_ADD), "numba", (2, 1, 1), (32, 1, 1), [a, b, c])
+    assert np.array_equal(c, a + b)
+    assert [len(n["blocks"].signatures) for n in namespaces] == [1, 1]
+
+
 # ---------------------------------------------------------------- launch shapes and boxes
 
 COORDS = """
