@@ -135,15 +135,45 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
         namespace, source, messages = _namespace(kernel, calls_back)
     except RecursionError as e:
         raise _cannot_compile(kernel, _TOO_LARGE) from e
-    blocks: Any = namespace["blocks"]
+    split = "blocks_fast" in namespace
+    """Whether the paths are functions of their own (`NumbaSource.split`): then the
+    checked path is compiled at the first launch that meets a block it must run."""
+    fast = _FirstCall(namespace["blocks_fast" if split else "blocks"], what)
+    checked = _FirstCall(namespace.get("blocks_checked"), f"{what}, with bounds checks")
 
-    def first_blocks(*call: Any) -> bool:
-        nonlocal jitted
-        compile_for(blocks, call, what)
-        jitted = blocks  # later launches call Numba's dispatcher directly
-        return blocks(*call)
+    def run_blocks(
+        first: int, last: int, grid: Any, block: Any, err: Any, args: Any, path: Any = fast
+    ) -> None:
+        """Run blocks `first` to `last - 1` in order, faults recorded in `err`, starting
+        on `path` and going from one path to the other where it stops."""
+        stop = path.call(first, last, *grid, *block, err, *args)
+        while split and stop < last and not err[0]:
+            path = checked if path is fast else fast
+            stop = path.call(stop, last, *grid, *block, err, *args)
 
-    jitted: Callable[..., bool] = first_blocks
+    def run_in_parallel(chunks: int, nblocks: int, grid: Any, block: Any, args: Any) -> Any:
+        """Run the blocks in `chunks` chunks of consecutive blocks in parallel; the error
+        vector of the first chunk that faults (else of the first chunk)."""
+        errs = np.zeros((chunks, ERR_SIZE), dtype=np.int64)
+        stops = np.empty(chunks, dtype=np.int64)
+        # One chunk at a time to whichever thread is free: a thread the machine's other
+        # work delays does not hold the others back.
+        previous = _set_chunksize(1)
+        try:
+            jitted_par(*grid, *block, errs, stops, *args)
+        finally:
+            _set_chunksize(previous)
+        for chunk, stop in enumerate(stops.tolist()):
+            # The first chunk that faults, on its fast path or in the blocks after the
+            # first it could not run fast (run now, in order), holds the fault a run of
+            # the blocks in order meets.
+            last = (chunk + 1) * nblocks // chunks
+            if not errs[chunk, 0] and stop < last:
+                run_blocks(stop, last, grid, block, errs[chunk], args, checked)
+            if errs[chunk, 0]:
+                return errs[chunk]
+        return errs[0]
+
     jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"], what)
     loops = kernel.has_while
     axes = None if calls_back or loops else separating_axes(kernel)
@@ -199,30 +229,20 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
             for i in f16_params:
                 args[i] = args[i].view(np.uint16)
         chunks = parallel(grid, block, args) if axes is not None else 0
+        nblocks = grid[0] * grid[1] * grid[2]
         try:
             if chunks:
-                errs = np.zeros((chunks, ERR_SIZE), dtype=np.int64)
-                # One chunk at a time to whichever thread is free: a thread the machine's
-                # other work delays does not hold the others back.
-                previous = _set_chunksize(1)
-                try:
-                    jitted_par(*grid, *block, errs, *args)
-                finally:
-                    _set_chunksize(previous)
-                # Chunks hold consecutive blocks, each stopped at its first fault: the
-                # first faulting chunk holds the fault a run of the blocks in order meets.
-                faulted = np.flatnonzero(errs[:, 0])
-                err = errs[faulted[0]] if faulted.size else errs[0]
+                err = run_in_parallel(chunks, nblocks, grid, block, args)
             elif loops:
                 err = np.zeros(ERR_SIZE, dtype=np.int64)
                 with watchdog.watching() as watch:
                     watch.attach(err, STOP_FLAG)
-                    jitted(0, grid[0] * grid[1] * grid[2], *grid, *block, err, *args)
+                    run_blocks(0, nblocks, grid, block, err, args)
                 if err[0] == STOPPED:
                     raise watch.error(kernel, int(err[1]), err[2:5].tolist(), err[5:8].tolist())
             else:
                 err = np.zeros(ERR_SIZE, dtype=np.int64) if own_errors else no_fault
-                jitted(0, grid[0] * grid[1] * grid[2], *grid, *block, err, *args)
+                run_blocks(0, nblocks, grid, block, err, args)
         except NumbaError as e:  # a gap in this backend, reported at the kernel
             raise _cannot_compile(kernel, str(e).splitlines()[0]) from e
         except RecursionError as e:  # Numba's passes recurse along chains of branches
@@ -284,6 +304,21 @@ def _compiled_at_first_call(
         jitted[0](*args)
 
     return call
+
+
+class _FirstCall:
+    """A kernel's Numba function, compiled (or loaded from the cache) on the compile clock
+    at its first call, for that call's types: `call` is then Numba's dispatcher."""
+
+    def __init__(self, dispatcher: Any, what: str) -> None:
+        self.dispatcher = dispatcher
+        self.what = what
+        self.call: Callable[..., Any] = self.first
+
+    def first(self, *args: Any) -> Any:
+        compile_for(self.dispatcher, args, self.what)
+        self.call = self.dispatcher
+        return self.dispatcher(*args)
 
 
 compile_for = numba_compile_for

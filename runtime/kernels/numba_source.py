@@ -14,6 +14,13 @@ parallel with `prange`. Each block runs one of two paths:
   NumPy backend reports them. Faults other than bounds (division by zero, ...) are checked
   on both paths, so either path meets the same first fault.
 
+The two paths are two functions (`NumbaSource.split`): `blocks_fast` runs blocks on the
+fast path and returns at the first that is not fast, `blocks_checked` runs blocks on the
+checked path and returns at the next fast run; a launch calls them in turn. The checked
+path costs Numba about as much to compile as the rest of the kernel, and is compiled only
+for a launch that needs it (a fault, a partial last block, an access the ranges cannot
+bound). Kernels that call back into Python (printf, assert) keep one `blocks`.
+
 Within a block, the shape of the code depends on the kernel:
 
 * **No barrier, no shared memory**: three nested loops (block z, y, x) around the body —
@@ -89,6 +96,9 @@ class NumbaSource(NumbaOps):
         """The suffix of the names of the lane being emitted in a jammed group."""
         self.shared_ivs: set[SSAValue] = set()
         """Induction variables of jammed loops: one for every lane."""
+        self.paths: dict[str, tuple[int, int, str]] = {}
+        """Where the fast and the checked path of `blocks` start and end (in `lines`),
+        and the indentation of their first lines: `split` makes a function of each."""
 
     # ------------------------------------------------------------ helpers
 
@@ -140,6 +150,7 @@ class NumbaSource(NumbaOps):
                 self.spill(value)
         params = "".join(self.v(p) + ", " for p in kernel.params)
         dims = "gx, gy, gz, bx_, by_, bz_"
+        start = len(self.lines)
         self.lines.append(_JIT)
         self.lines.append(f"def blocks(first, last, {dims}, err, {params}):")
         self.emit("nthr = bx_ * by_ * bz_")
@@ -169,18 +180,49 @@ class NumbaSource(NumbaOps):
             self.depth -= 1
         self.device_io_epilogue()
         self.emit("return False")
+        run_chunk = f"blocks(first, last, {dims}, errs[chunk], {params})\n"
+        run_chunk += "        stops[chunk] = last"
+        if len(self.paths) == 2:
+            self.lines[start:] = self.split(self.lines[start:], start)
+            run_chunk = f"stops[chunk] = blocks_fast(first, last, {dims}, errs[chunk], {params})"
         self.lines += [
             "",
             "# Compiled with parallel=True at the first parallel launch (`compile_numba`).",
-            f"def run_par({dims}, errs, {params}):",
+            f"def run_par({dims}, errs, stops, {params}):",
             "    nblocks = gx * gy * gz",
             "    nchunks = errs.shape[0]",
             "    for chunk in prange(nchunks):",
             "        first = chunk * nblocks // nchunks",
             "        last = (chunk + 1) * nblocks // nchunks",
-            f"        blocks(first, last, {dims}, errs[chunk], {params})",
+            f"        {run_chunk}",
         ]
         return "\n".join(self.lines) + "\n"
+
+    def split(self, lines: list[str], start: int) -> list[str]:
+        """`blocks_fast` and `blocks_checked`, made of the `lines` of `blocks` (from line
+        `start`), each with one of its paths. Where `blocks` would run the other path,
+        `blocks_fast` returns the block it stopped at (a block that is not fast), and
+        `blocks_checked` the block it stopped at (the start of a fast run, after
+        `first`: each call runs at least one block). Both return `last` when done."""
+        assert lines[1].startswith("def blocks(")
+        assert lines[-1].strip() == "return False"
+        functions: list[str] = []
+        for name, other, stop in (
+            ("blocks_fast", "checked", ["return b"]),
+            ("blocks_checked", "fast", ["if b > first:", "    return b"]),
+        ):
+            begin, end, indent = self.paths[other]
+            begin, end = begin - start, end - start
+            functions += [
+                lines[0],
+                lines[1].replace("def blocks(", f"def {name}(", 1),
+                *lines[2:begin],
+                *(indent + line for line in stop),
+                *lines[end:-1],
+                lines[-1].replace("return False", "return last"),
+                "",
+            ]
+        return functions[:-1]
 
     def block_ids(self) -> None:
         """Emit the ids of block `b` (and zero its shared memory)."""
@@ -223,6 +265,7 @@ class NumbaSource(NumbaOps):
             self.emit(line)
         self.emit("if fast:")
         self.depth += 1
+        fast = len(self.lines), "    " * self.depth
         self.emit("for biy in range(biy_lo, biy_hi + 1):")
         self.emit("    for bix in range(bix_lo, bix_hi + 1):")
         self.depth += 2
@@ -233,6 +276,7 @@ class NumbaSource(NumbaOps):
         self.depth -= 2
         self.emit("b += run * rows")
         self.emit("continue")
+        fast_end = len(self.lines)
         self.depth -= 1
         self.emit("if rows > 1:")
         self.emit("    one_row = b + run * rows")
@@ -240,9 +284,13 @@ class NumbaSource(NumbaOps):
         self.emit("if run > 1:")
         self.emit("    alone = b + run")
         self.emit("    continue")
+        checked = len(self.lines), "    " * self.depth
         self.zero_shared_memory()
         self.block_body()
         self.emit("b += 1")
+        if not self.calls_back:  # (printf and assert run their blocks in order)
+            self.paths["fast"] = (fast[0], fast_end, fast[1])
+            self.paths["checked"] = (checked[0], len(self.lines), checked[1])
         self.depth -= 1
 
     def shared_memory(self) -> None:

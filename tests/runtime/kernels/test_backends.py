@@ -575,7 +575,7 @@ def test_numba_compiles_a_kernel_once_for_writable_and_read_only_inputs(
     c[:] = 0
     run(kernel(VECTOR_ADD), "numba", (2, 1, 1), (32, 1, 1), [a, b, c])
     assert np.array_equal(c, a + b)
-    assert [len(n["blocks"].signatures) for n in namespaces] == [1, 1]
+    assert [len(n["blocks_fast"].signatures) for n in namespaces] == [1, 1]
 
 
 # ---------------------------------------------------------------- launch shapes and boxes

@@ -42,7 +42,7 @@ func = next(op for op in module.walk() if isinstance(op, KernelFuncOp))
 x = np.arange(4.0)
 compile_kernel(func, "numba")((1, 1, 1), (4, 1, 1), [x, 2.0])
 assert x.tolist() == [0.0, 2.0, 4.0, 6.0]
-blocks = next(m for n, m in sys.modules.items() if n.startswith("devplan_kernel_")).blocks
+blocks = next(m for n, m in sys.modules.items() if n.startswith("devplan_kernel_")).blocks_fast
 print(json.dumps({{"hits": sum(blocks.stats.cache_hits.values()),
                   "misses": sum(blocks.stats.cache_misses.values()),
                   "generated": len(generated)}}))
