@@ -138,8 +138,15 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
     split = "blocks_fast" in namespace
     """Whether the paths are functions of their own (`NumbaSource.split`): then the
     checked path is compiled at the first launch that meets a block it must run."""
-    fast = _FirstCall(namespace["blocks_fast" if split else "blocks"], what)
-    checked = _FirstCall(namespace.get("blocks_checked"), f"{what}, with bounds checks")
+    fast = _FirstCall(lambda: namespace["blocks_fast" if split else "blocks"], what)
+    checked = _FirstCall(lambda: namespace["blocks_checked"], f"{what}, with bounds checks")
+    # A process that never launches the kernel in parallel does not pay for its
+    # parallel dispatcher (nor loads its code).
+    parallel_options: dict[str, Any] = {"error_model": "numpy", "parallel": True, "nogil": True}
+    jitted_par = _FirstCall(
+        lambda: _njit(cache=namespace["CACHE"], **parallel_options)(namespace["run_par"]),
+        f"{what}, in parallel",
+    )
 
     def run_blocks(
         first: int, last: int, grid: Any, block: Any, err: Any, args: Any, path: Any = fast
@@ -160,7 +167,7 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
         # work delays does not hold the others back.
         previous = _set_chunksize(1)
         try:
-            jitted_par(*grid, *block, errs, stops, *args)
+            jitted_par.call(*grid, *block, errs, stops, *args)
         finally:
             _set_chunksize(previous)
         for chunk, stop in enumerate(stops.tolist()):
@@ -174,7 +181,6 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
                 return errs[chunk]
         return errs[0]
 
-    jitted_par = _compiled_at_first_call(namespace["run_par"], namespace["CACHE"], what)
     loops = kernel.has_while
     axes = None if calls_back or loops else separating_axes(kernel)
     loop_free = not any(op.name == "scf.for" for op in kernel.func.walk())
@@ -288,37 +294,21 @@ def _cannot_compile(kernel: Kernel, why: str) -> KernelError:
     )
 
 
-def _compiled_at_first_call(
-    run_par: Callable[..., None], cache: bool, what: str
-) -> Callable[..., None]:
-    """`run_par` compiled with `parallel=True` when first called: a process that never
-    launches the kernel in parallel does not pay for its dispatcher (nor loads its code)."""
-    jitted: list[Callable[..., None]] = []
-
-    def call(*args: Any) -> None:
-        if not jitted:
-            options: dict[str, Any] = {"error_model": "numpy", "parallel": True, "nogil": True}
-            dispatcher = _njit(cache=cache, **options)(run_par)
-            compile_for(dispatcher, args, f"{what}, in parallel")
-            jitted.append(dispatcher)
-        jitted[0](*args)
-
-    return call
-
-
 class _FirstCall:
-    """A kernel's Numba function, compiled (or loaded from the cache) on the compile clock
-    at its first call, for that call's types: `call` is then Numba's dispatcher."""
+    """A kernel's Numba function, made by `make` and compiled (or loaded from the cache)
+    on the compile clock at its first call, for that call's types: `call` is then
+    Numba's dispatcher, called directly."""
 
-    def __init__(self, dispatcher: Any, what: str) -> None:
-        self.dispatcher = dispatcher
+    def __init__(self, make: Callable[[], Any], what: str) -> None:
+        self.make = make
         self.what = what
         self.call: Callable[..., Any] = self.first
 
     def first(self, *args: Any) -> Any:
-        compile_for(self.dispatcher, args, self.what)
-        self.call = self.dispatcher
-        return self.dispatcher(*args)
+        dispatcher = self.make()
+        compile_for(dispatcher, args, self.what)
+        self.call = dispatcher
+        return dispatcher(*args)
 
 
 compile_for = numba_compile_for
