@@ -17,9 +17,9 @@ parallel with `prange`. Each block runs one of two paths:
 The two paths are two functions (`NumbaSource.split`): `blocks_fast` runs blocks on the
 fast path and returns at the first that is not fast, `blocks_checked` runs blocks on the
 checked path and returns at the next fast run; a launch calls them in turn. The checked
-path costs Numba about as much to compile as the rest of the kernel, and is compiled only
-for a launch that needs it (a fault, a partial last block, an access the ranges cannot
-bound). Kernels that call back into Python (printf, assert) keep one `blocks`.
+path, some 30 % of a kernel's compile time, is compiled only for a launch that needs it
+(a fault, a partial last block, an access the ranges cannot bound). Kernels that call
+back into Python (printf, assert) keep one `blocks`.
 
 Within a block, the shape of the code depends on the kernel:
 
