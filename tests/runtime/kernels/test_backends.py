@@ -12,6 +12,7 @@ import pytest
 import devplan
 from devplan.diagnostics import DevplanError
 from devplan.dialects.kernel import KernelFuncOp
+from devplan.runtime import compile_clock
 from devplan.runtime.kernels import numba_backend
 from devplan.runtime.kernels.common import KernelError
 from devplan.runtime.kernels.compile import BACKENDS, compile_kernel
@@ -553,6 +554,22 @@ def test_compile_kernel_compiles_each_kernel_once_per_backend() -> None:
     func = kernel(VECTOR_ADD)
     assert compile_kernel(func, "numpy") is compile_kernel(func, "numpy")
     assert compile_kernel(func, "numba") is not compile_kernel(func, "numpy")
+
+
+def test_numba_compiles_the_checked_path_at_the_first_launch_that_needs_it() -> None:
+    """A launch whose blocks all pass the fast test compiles the fast path alone; the
+    first launch with a partial block compiles the checked path; later launches of the
+    compiled kernel compile nothing."""
+    launch = compile_kernel(kernel(VECTOR_ADD), "numba")
+    compiled: list[list[str]] = []
+    for n in (64, 40, 40, 64):
+        a, b, c = vectors(n)
+        before = len(compile_clock.compiles())
+        launch(grid=(2, 1, 1), block=(32, 1, 1), args=[a, b, c])
+        assert np.array_equal(c, a + b)
+        compiled.append([what for what, _ in compile_clock.compiles()[before:]])
+    what = "compiling kernel @add (numba)"
+    assert compiled == [[what], [f"{what}, with bounds checks"], [], []]
 
 
 def test_numba_compiles_a_kernel_once_for_writable_and_read_only_inputs(
