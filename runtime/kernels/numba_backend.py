@@ -84,6 +84,9 @@ medians of 21), while at a load of 3-4 a parallel launch of 2^20 such threads to
 LOAD_FILE = Path("/proc/loadavg")
 """Linux's load: its fourth field is `runnable/all` scheduling entities at this moment."""
 
+OWN_THREADS = Path("/proc/self/task")
+"""This process's threads, each with its scheduling state in `<tid>/stat`."""
+
 SPARE_CORE_SECONDS = 0.05
 """How long `spare_core` keeps its answer: a launch reads the load at most this often."""
 
@@ -93,21 +96,45 @@ _spare = False
 
 
 def spare_core() -> bool:
-    """Whether no other work is runnable on a core beside the calling thread, so that a
-    parallel launch's second thread finds an idle core, as OpenMP's dynamic adjustment
-    of threads (`OMP_DYNAMIC`) reads the system's load. It reads the count of runnable
-    threads at this moment, not the 1-minute load average: that average counts this
-    process's own parallel launches, so that a run of them would stop itself. False where
-    the load cannot be read (not Linux)."""
+    """Whether no other process's work is runnable beside this process's, leaving a core
+    idle for a parallel launch's second thread, as OpenMP's dynamic adjustment of threads
+    (`OMP_DYNAMIC`) reads the system's load. It reads the count of runnable threads at
+    this moment, not the 1-minute load average (which counts this process's own parallel
+    launches, so that a run of them would stop itself), less this process's own runnable
+    threads: after a parallel launch Numba's OpenMP workers spin for some milliseconds
+    (as do OpenBLAS's after a NumPy matmul), and counted as load they turned the next
+    launches serial, so that the same program ran in parallel or in order by what ran
+    just before it (`bench/level1_ops.py`'s softmax swung 2x between runs). The calling
+    thread's own count is among them. False where the load cannot be read (not Linux)."""
     global _load_read_at, _spare
     now = time.monotonic()
     if now - _load_read_at >= SPARE_CORE_SECONDS:
         try:
             runnable = int(LOAD_FILE.read_text().split()[3].split("/")[0])
+            others = runnable - _own_runnable()
         except (OSError, IndexError, ValueError):
-            runnable = 1 << 30
-        _load_read_at, _spare = now, runnable <= (os.cpu_count() or 1) - 1
+            others = 1 << 30
+        _load_read_at, _spare = now, others <= (os.cpu_count() or 1) - 2
     return _spare
+
+
+def _own_runnable() -> int:
+    """How many of this process's threads are running or runnable (`R`), the caller's
+    among them; a thread that ends while they are read is not counted."""
+    running = 0
+    for tid in os.listdir(OWN_THREADS):
+        try:
+            fd = os.open(OWN_THREADS / tid / "stat", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            stat = os.read(fd, 512)
+        finally:
+            os.close(fd)
+        # `pid (comm) state ...`: comm may hold spaces and parentheses, the state follows
+        # the last `)`
+        running += stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+    return running
 
 
 def is_f16(type_: Any) -> bool:

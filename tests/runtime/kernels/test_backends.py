@@ -866,8 +866,9 @@ def test_a_large_loop_free_launch_runs_in_parallel_only_with_a_core_to_spare(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """2^20 threads of a vector add on 2 cores: their blocks run in parallel while nothing
-    but the launching thread is runnable, in order when other work is runnable on the
-    other core or the load cannot be read; the sum is the same either way."""
+    but this process's threads is runnable (the launching thread, and a worker still
+    spinning after a parallel launch), in order when another process's work is runnable
+    on the other core or the load cannot be read; the sum is the same either way."""
     assert numba_backend.numba.get_num_threads() >= 2, "blocks never run in parallel here"
     launches: list[int] = []
     chunk_size = numba_backend._set_chunksize  # pyright: ignore[reportPrivateUsage]
@@ -879,14 +880,21 @@ def test_a_large_loop_free_launch_runs_in_parallel_only_with_a_core_to_spare(
     monkeypatch.setattr(numba_backend, "_set_chunksize", recording)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     func = kernel(VECTOR_ADD)
-    for runnable, parallel in ((1, True), (2, False), (None, False)):
+    cases = [(1, "RS", True), (2, "RS", False), (2, "RRS", True), (3, "RRS", False)]
+    for runnable, states, parallel in [*cases, (None, "R", False)]:
         load = tmp_path / f"loadavg-{runnable}"
         if runnable is not None:
             load.write_text(f"3.10 2.00 1.50 {runnable}/412 9876\n")
+        tasks = tmp_path / f"task-{runnable}-{states}"
+        for tid, state in enumerate(states, start=700):
+            (tasks / str(tid)).mkdir(parents=True)
+            # (a thread's name may hold spaces and parentheses)
+            (tasks / str(tid) / "stat").write_text(f"{tid} (numba (omp) {tid}) {state} 1 1 0\n")
+        monkeypatch.setattr(numba_backend, "OWN_THREADS", tasks)
         monkeypatch.setattr(numba_backend, "LOAD_FILE", load)
         monkeypatch.setattr(numba_backend, "_load_read_at", -numba_backend.SPARE_CORE_SECONDS)
         a, b, c = vectors(1 << 20, seed=2)
         launches.clear()
         run(func, "numba", (4096, 1, 1), (256, 1, 1), [a, b, c])
         np.testing.assert_array_equal(c, a + b)
-        assert bool(launches) == parallel, runnable
+        assert bool(launches) == parallel, (runnable, states)
