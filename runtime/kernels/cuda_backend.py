@@ -46,7 +46,9 @@ before Numba is first imported).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from typing import Any, cast
 
 import numpy as np
@@ -98,6 +100,28 @@ def is_simulated() -> bool:
     from numba.core import config  # pyright: ignore[reportMissingTypeStubs]
 
     return bool(getattr(config, "ENABLE_CUDASIM", False))
+
+
+SIMULATOR_SWITCH_SECONDS = 2e-4
+"""Python's thread switch interval during a simulated launch. The simulator runs each CUDA
+thread as a Python thread while the launching thread polls them, holding the GIL; a thread
+that releases the GIL (Numba compiling a semantics function at its first call, through
+llvmlite's thousands of C calls) waits up to the switch interval (5 ms by default) to get
+it back each time. The scalar-op cases of the simulator's tests took 149 s cold at 5 ms
+and 34 s at 0.2 ms; warm, where nothing compiles, 14-19 s at any interval from 5 ms to
+0.05 ms (`tests/runtime/kernels/numba_cuda_cases.py`)."""
+
+
+@contextmanager
+def _switching_often() -> Generator[None]:
+    """Python threads switch at most `SIMULATOR_SWITCH_SECONDS` apart inside (or as often
+    as they did, when that is more often)."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, SIMULATOR_SWITCH_SECONDS))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 # Device functions (compiled for the GPU by `cuda.jit(device=True)` on first use).
@@ -444,6 +468,7 @@ def compile_cuda(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], s
     err = fresh.copy()
     on_gpu: dict[int, Any] = {}
     """The error buffer in each GPU's memory (by device id), made at its first launch."""
+    simulated = is_simulated()
     compiled = [not hasattr(jitted, "compile")]
     """Whether the kernel was compiled before a launch (the simulator's kernels, which run
     their Python, have nothing to compile)."""
@@ -466,7 +491,11 @@ def compile_cuda(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], s
             if not compiled[0]:
                 numba_compile_for(jitted, [buffer, *args], what or f"kernel @{kernel.name}")
                 compiled[0] = True  # a later launch with other types compiles in the launch
-            jitted[grid, block](buffer, *args)
+            if simulated:
+                with _switching_often():
+                    jitted[grid, block](buffer, *args)
+            else:
+                jitted[grid, block](buffer, *args)
             buffer.copy_to_host(err)  # waits for the kernel
             for view, copy in staged:
                 view[...] = copy

@@ -301,3 +301,21 @@ def test_gpu_spellings_of_float_ops_agree_within_a_few_ulps(simulated: dict[str,
         got, want = op_outputs(outcome, "numba-cuda"), op_outputs(outcome, "numpy")
         np.testing.assert_allclose(got, want, rtol=4 * 2.0**-23, atol=0, err_msg=name)
     assert len(simulated["ops-gpu-spellings"]) == 24
+
+
+def test_simulated_launches_switch_threads_often_and_restore_the_interval() -> None:
+    """Under the simulator a launch runs with Python's switch interval at most
+    `SIMULATOR_SWITCH_SECONDS` (a simulated thread that compiles otherwise waits 5 ms
+    for the GIL at each of llvmlite's calls), and gives back the interval it found; a
+    smaller interval set by the process is kept."""
+    from devplan.runtime.kernels import cuda_backend
+
+    before = sys.getswitchinterval()
+    try:
+        for given, inside in ((5e-3, cuda_backend.SIMULATOR_SWITCH_SECONDS), (1e-5, 1e-5)):
+            sys.setswitchinterval(given)
+            with cuda_backend._switching_often():  # pyright: ignore[reportPrivateUsage]
+                assert sys.getswitchinterval() == pytest.approx(inside)
+            assert sys.getswitchinterval() == pytest.approx(given)
+    finally:
+        sys.setswitchinterval(before)
