@@ -75,7 +75,9 @@ def test_pip_install_of_the_source_tree_gives_a_working_package(tmp_path: Path) 
         ),
     )
     env = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", env])
+    # Without a pip of its own (bootstrapping one costs some 5 CPU-s): this pip installs
+    # into it (`--python`).
+    run([sys.executable, "-m", "venv", "--without-pip", env])
     python = env / "bin" / "python"
     site = Path(
         run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip()
@@ -83,7 +85,8 @@ def test_pip_install_of_the_source_tree_gives_a_working_package(tmp_path: Path) 
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     # --ignore-installed: pip sees the dependencies' copies as installed already, and
     # must neither skip xdsl nor try to remove what it finds there.
-    pip = [python, "-m", "pip", "install", "--no-deps", "--ignore-installed", "-q"]
+    pip = [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps"]
+    pip += ["--ignore-installed", "-q"]
     quiet = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     run([*pip, source], env=quiet)
     run([*pip, f"xdsl=={xdsl.__version__}"], env=quiet)  # for its xdsl-opt script
