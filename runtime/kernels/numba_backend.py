@@ -165,8 +165,20 @@ def compile_numba(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], 
     split = "blocks_fast" in namespace
     """Whether the paths are functions of their own (`NumbaSource.split`): then the
     checked path is compiled at the first launch that meets a block it must run."""
-    fast = _FirstCall(lambda: namespace["blocks_fast" if split else "blocks"], what)
-    checked = _FirstCall(lambda: namespace["blocks_checked"], f"{what}, with bounds checks")
+
+    def with_checks(name: str) -> Callable[[], Any]:
+        """The maker of the function `name`, whose code checks every fault site: a
+        located error instead when there are more sites than `MAX_CHECKED_SITES`."""
+
+        def make() -> Any:
+            if len(kernel.sites) > MAX_CHECKED_SITES:
+                raise _cannot_compile(kernel, _too_many_checks(len(kernel.sites), split))
+            return namespace[name]
+
+        return make
+
+    fast = _FirstCall((lambda: namespace["blocks_fast"]) if split else with_checks("blocks"), what)
+    checked = _FirstCall(with_checks("blocks_checked"), f"{what}, with bounds checks")
     # A process that never launches the kernel in parallel does not pay for its
     # parallel dispatcher (nor loads its code).
     parallel_options: dict[str, Any] = {"error_model": "numpy", "parallel": True, "nogil": True}
@@ -309,6 +321,25 @@ def _namespace(kernel: Kernel, calls_back: bool) -> tuple[dict[str, Any], str, d
 
 
 _TOO_LARGE = "it is too large for Numba's compiler (maximum recursion depth exceeded)"
+
+MAX_CHECKED_SITES = 256
+"""The most fault sites (bounds-checked accesses, divisions, ...) the numba backend compiles
+checked code for. Each is a branch to a fault exit inside the thread loops, and Numba's
+compile time and memory grow about with their square: a chain of loads launched with
+a faulting block compiled (both paths) in 15 s for 100 loads, 47 s for 200 (0.4 GB); its
+checked path took 78 s for 500 on a faster machine (1.9 GB), and was killed at 24 GB
+for 3000. The kernels devplan generates have at most
+63 (every kernel `make test` compiles); the fast path of a kernel that has one compiles
+in time linear in its size, so only launches that need the checked path meet this."""
+
+
+def _too_many_checks(sites: int, split: bool) -> str:
+    needs = "this launch needs its bounds-checked path" if split else "its code checks them all"
+    return (
+        f"it has {sites} fault sites (checked accesses and divisions) and {needs}; the "
+        f"numba backend compiles checks for at most {MAX_CHECKED_SITES}, since Numba's "
+        "compile time grows with their square"
+    )
 
 
 def _cannot_compile(kernel: Kernel, why: str) -> KernelError:

@@ -448,6 +448,30 @@ def test_a_kernel_too_large_for_numbas_compiler_is_a_located_error_not_a_recursi
     assert args[1].tolist() == [44.0, 44.0]
 
 
+def test_a_launch_needing_checks_of_more_fault_sites_than_numba_compiles_is_a_located_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Numba's compile time grows with the square of a kernel's checked sites: beyond
+    `MAX_CHECKED_SITES` a launch that needs the checked path is a located error (not
+    minutes and gigabytes of compiling), while launches the fast path runs still run.
+    Here the limit is set at and one below the kernel's own count of sites."""
+    func = parse_kernel(long_chain_kernel(4))
+    sites = len(compile_kernel(func, "numba").kernel.sites)
+    assert sites == 7  # the loop (its step), its load, four loads and the store
+    in_bounds = [np.ones(8, np.float32), np.zeros(2, np.float32)]
+    past_the_end = [np.ones(8, np.float32), np.zeros(1, np.float32)]  # thread 1 faults
+    cannot = "error: in kernel @chain: numba cannot compile this kernel (use the numpy backend): "
+    for limit, outcome in ((sites, "out-of-bounds store"), (sites - 1, f"it has {sites} fault")):
+        monkeypatch.setattr(numba_backend, "MAX_CHECKED_SITES", limit)
+        launch = compile_kernel(parse_kernel(long_chain_kernel(4)), "numba")  # (a new op)
+        launch((1, 1, 1), (2, 1, 1), in_bounds)
+        assert in_bounds[1].tolist() == [8.0, 8.0]
+        with pytest.raises(KernelError) as caught:
+            launch((1, 1, 1), (2, 1, 1), past_the_end)
+        assert outcome in str(caught.value), limit
+        assert (cannot in str(caught.value)) == (limit < sites)
+
+
 def index_chain_kernel(length: int) -> str:
     """Shared memory, a barrier, then a store at the end of a chain of `length` index ops
     from the thread id, clamped by `minsi` (each analysis of the numba backend follows
