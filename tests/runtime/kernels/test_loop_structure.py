@@ -470,6 +470,15 @@ def test_a_launch_needing_checks_of_more_fault_sites_than_numba_compiles_is_a_lo
             launch((1, 1, 1), (2, 1, 1), past_the_end)
         assert outcome in str(caught.value), limit
         assert (cannot in str(caught.value)) == (limit < sites)
+    # A kernel that prints has no fast path: all its code checks, so every launch needs it.
+    printing = long_chain_kernel(4).replace(
+        "  kernel.return", '  kernel.printf "%d\\n" (%tx) : index\n  kernel.return'
+    )
+    with pytest.raises(KernelError) as caught:
+        compile_kernel(parse_kernel(printing), "numba")((1, 1, 1), (2, 1, 1), in_bounds)
+    assert "fault sites (checked accesses and divisions) and its code checks them all" in str(
+        caught.value
+    )
 
 
 def index_chain_kernel(length: int) -> str:
