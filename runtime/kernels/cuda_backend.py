@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Generator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, cast
 
 import numpy as np
@@ -491,10 +491,7 @@ def compile_cuda(kernel: Kernel, what: str = "") -> tuple[Callable[..., None], s
             if not compiled[0]:
                 numba_compile_for(jitted, [buffer, *args], what or f"kernel @{kernel.name}")
                 compiled[0] = True  # a later launch with other types compiles in the launch
-            if simulated:
-                with _switching_often():
-                    jitted[grid, block](buffer, *args)
-            else:
+            with _switching_often() if simulated else nullcontext():
                 jitted[grid, block](buffer, *args)
             buffer.copy_to_host(err)  # waits for the kernel
             for view, copy in staged:

@@ -133,7 +133,8 @@ def _own_runnable() -> int:
             os.close(fd)
         # `pid (comm) state ...`: comm may hold spaces and parentheses, the state follows
         # the last `)`
-        running += stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+        state = stat.rindex(b")") + 2
+        running += stat[state : state + 1] == b"R"
     return running
 
 
@@ -323,22 +324,22 @@ def _namespace(kernel: Kernel, calls_back: bool) -> tuple[dict[str, Any], str, d
 _TOO_LARGE = "it is too large for Numba's compiler (maximum recursion depth exceeded)"
 
 MAX_CHECKED_SITES = 256
-"""The most fault sites (bounds-checked accesses, divisions, ...) the numba backend compiles
-checked code for. Each is a branch to a fault exit inside the thread loops, and Numba's
-compile time and memory grow about with their square: a chain of loads launched with
-a faulting block compiled (both paths) in 15 s for 100 loads, 47 s for 200 (0.4 GB); its
-checked path took 78 s for 500 on a faster machine (1.9 GB), and was killed at 24 GB
-for 3000. The kernels devplan generates have at most
-63 (every kernel `make test` compiles); the fast path of a kernel that has one compiles
-in time linear in its size, so only launches that need the checked path meet this."""
+"""The most fault sites (ops that may fault: accesses, divisions, loop steps) the numba
+backend compiles checked code for. Each is a branch to a fault exit inside the thread
+loops, and Numba's compile time and memory grow about with their square: a chain of
+loads launched with a faulting block compiled (both paths) in 15 s for 100 loads, 47 s
+for 200 (0.4 GB); its checked path took 78 s for 500 on a faster machine (1.9 GB), and
+was killed at 24 GB for 3000. The kernels devplan generates have at most 63 (every
+kernel `make test` compiles); the fast path of a kernel that has one compiles in time
+linear in its size, so only launches that need the checked path meet this."""
 
 
 def _too_many_checks(sites: int, split: bool) -> str:
     needs = "this launch needs its bounds-checked path" if split else "its code checks them all"
     return (
-        f"it has {sites} fault sites (checked accesses and divisions) and {needs}; the "
-        f"numba backend compiles checks for at most {MAX_CHECKED_SITES}, since Numba's "
-        "compile time grows with their square"
+        f"it has {sites} fault sites (ops that may fault: accesses, divisions, loop steps) "
+        f"and {needs}; the numba backend compiles checks for at most {MAX_CHECKED_SITES}, "
+        "since Numba's compile time grows with their square"
     )
 
 

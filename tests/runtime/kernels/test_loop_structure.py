@@ -476,8 +476,9 @@ def test_a_launch_needing_checks_of_more_fault_sites_than_numba_compiles_is_a_lo
     )
     with pytest.raises(KernelError) as caught:
         compile_kernel(parse_kernel(printing), "numba")((1, 1, 1), (2, 1, 1), in_bounds)
-    assert "fault sites (checked accesses and divisions) and its code checks them all" in str(
-        caught.value
+    assert (
+        "fault sites (ops that may fault: accesses, divisions, loop steps) and its code "
+        "checks them all" in str(caught.value)
     )
 
 
